@@ -160,7 +160,7 @@ type Segment struct {
 	// Expandable is segment["is_expandable"].
 	Expandable bool
 	// Stack is the stack at segment creation (segment["frames"]).
-	Stack StackID
+	Stack  StackID
 	Blocks []Block
 }
 
