@@ -1,0 +1,105 @@
+// Package analyze holds pure functions over a decoded snapshot: the
+// allocator replay, memory_stats() figures, leaks and peaks. It never
+// prints and never does I/O; it returns plain data for package report.
+package analyze
+
+// Pool selects a row of memory_stats(): all pools, the large pool or the
+// small pool (torch.cuda.memory_stats keys "all", "large_pool",
+// "small_pool").
+type Pool int
+
+// The pools, in the order memory_summary() prints them.
+const (
+	PoolAll Pool = iota
+	PoolLarge
+	PoolSmall
+	NumPools
+)
+
+// String returns the memory_stats() key of the pool.
+func (p Pool) String() string {
+	switch p {
+	case PoolAll:
+		return "all"
+	case PoolLarge:
+		return "large_pool"
+	case PoolSmall:
+		return "small_pool"
+	}
+	return "?"
+}
+
+// Stat is one memory_stats() family: "current", "peak", "allocated"
+// (cumulative increases) and "freed" (cumulative decreases), in bytes or
+// counts (c10/core/CachingDeviceAllocator.h Stat).
+type Stat struct {
+	Current, Peak, Allocated, Freed int64
+}
+
+// Exactness says how much a figure can be trusted.
+type Exactness uint8
+
+const (
+	// Unknown: the file does not carry what is needed (print "?").
+	Unknown Exactness = iota
+	// Exact: equal to what torch.cuda.memory_stats() reported.
+	Exact
+	// LowerBound: the trace does not cover the whole run (recording
+	// started late or the ring buffer wrapped); the true figure is at
+	// least this.
+	LowerBound
+)
+
+// String names the exactness as --format json prints it.
+func (e Exactness) String() string {
+	switch e {
+	case Exact:
+		return "exact"
+	case LowerBound:
+		return "lower_bound"
+	}
+	return "unknown"
+}
+
+// MemoryStats mirrors torch.cuda.memory_stats(device): each [NumPools]Stat
+// is indexed by Pool. Byte families are in bytes.
+type MemoryStats struct {
+	Device int
+
+	Allocation    [NumPools]Stat // "allocation": count of active_allocated blocks
+	Segment       [NumPools]Stat // "segment": count of cudaMalloc'd segments
+	Active        [NumPools]Stat // "active": count of active_* blocks
+	InactiveSplit [NumPools]Stat // "inactive_split": count of free blocks in split segments
+
+	AllocatedBytes     [NumPools]Stat // "allocated_bytes"
+	ReservedBytes      [NumPools]Stat // "reserved_bytes"
+	ActiveBytes        [NumPools]Stat // "active_bytes"
+	InactiveSplitBytes [NumPools]Stat // "inactive_split_bytes"
+	RequestedBytes     [NumPools]Stat // "requested_bytes"
+
+	OversizeAllocations Stat // "oversize_allocations"
+	OversizeSegments    Stat // "oversize_segments"
+
+	NumAllocRetries   int64 // "num_alloc_retries"
+	NumOOMs           int64 // "num_ooms"
+	NumSyncAllStreams int64 // "num_sync_all_streams"
+	NumDeviceAlloc    int64 // "num_device_alloc"
+	NumDeviceFree     int64 // "num_device_free"
+	MaxSplitSize      int64 // "max_split_size" in bytes, -1 = unlimited
+
+	// Known says which figures are exact, lower bounds or unknown.
+	Known Known
+}
+
+// Known records the exactness of each kind of figure in a MemoryStats.
+type Known struct {
+	// Current covers every Stat.Current (the Cur Usage column).
+	Current Exactness
+	// History covers Peak, Allocated and Freed (Peak Usage, Tot Alloc,
+	// Tot Freed).
+	History Exactness
+	// NumOOMs covers NumOOMs ("CUDA OOMs").
+	NumOOMs Exactness
+	// NumAllocRetries covers NumAllocRetries ("cudaMalloc retries").
+	NumAllocRetries Exactness
+}
