@@ -1,0 +1,44 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "snapview",
+		Short: "read PyTorch CUDA memory snapshots offline and tell where the GPU memory went",
+		Long: `snapview reads the memory snapshots PyTorch writes
+(torch.cuda.memory._dump_snapshot() pickles, torch.cuda.memory_snapshot()
+lists, the same data as JSON, gzip- or xz-compressed) and tells where the GPU
+memory went: memory_summary() tables, segments and blocks, leaks grouped by
+allocation stack, the state at the peak or at an OOM, and an HTML timeline.
+
+It needs no GPU, no PyTorch and no network.
+
+Record a snapshot in your PyTorch program with:
+
+    torch.cuda.memory._record_memory_history(max_entries=100000)
+    ... run your steps ...
+    torch.cuda.memory._dump_snapshot("snap.pickle")`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &usageError{err}
+	})
+	root.AddCommand(
+	// Each command lives in its own file as newXxxCmd().
+	)
+	return root
+}
+
+// exactArgs is cobra.ExactArgs that returns a usage error.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return &usageError{err}
+		}
+		return nil
+	}
+}
