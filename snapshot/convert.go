@@ -1,0 +1,722 @@
+package snapshot
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+)
+
+// converter turns pickle values into the model, interning strings, frames
+// and stacks. Errors are sticky: the first one wins and later calls are
+// cheap no-ops, so field extraction stays linear.
+type converter struct {
+	s   *Snapshot
+	err error
+
+	strs        map[string]StrID
+	framesByPtr map[*pdict]FrameID
+	frames      map[Frame]FrameID
+	stacksByPtr map[*plist]StackID
+	stacks      map[string]StackID
+	actions     map[string]Action
+	unknown     map[string]int
+	warnings    map[string]int
+	keyBuf      []byte
+}
+
+func newConverter() *converter {
+	s := &Snapshot{
+		Frames:  []Frame{},
+		Stacks:  [][]FrameID{{}},
+		Strings: []string{""},
+	}
+	return &converter{
+		s:           s,
+		strs:        map[string]StrID{"": 0},
+		framesByPtr: map[*pdict]FrameID{},
+		frames:      map[Frame]FrameID{},
+		stacksByPtr: map[*plist]StackID{},
+		stacks:      map[string]StackID{"": 0},
+		actions:     map[string]Action{},
+		unknown:     map[string]int{},
+		warnings:    map[string]int{},
+	}
+}
+
+// fieldError is a schema fault at a path such as segments[3].blocks[0].size.
+type fieldError struct {
+	path string
+	msg  string
+}
+
+func (e *fieldError) Error() string { return e.path + ": " + e.msg }
+
+func (c *converter) failf(path, format string, args ...any) {
+	if c.err == nil {
+		c.err = &fieldError{path: path, msg: fmt.Sprintf(format, args...)}
+	}
+}
+
+func (c *converter) warnf(format string, args ...any) {
+	c.warnings[fmt.Sprintf(format, args...)]++
+}
+
+func (c *converter) str(s string) StrID {
+	if id, ok := c.strs[s]; ok {
+		return id
+	}
+	id := StrID(len(c.s.Strings))
+	c.s.Strings = append(c.s.Strings, s)
+	c.strs[s] = id
+	return id
+}
+
+// asInt returns v as an int64. Integers wider than 64 bits wrap modulo 2^64
+// with a warning (PyTorch writes 2^64-1 for a -1 cast to unsigned).
+func (c *converter) asInt(v val, path string) (int64, bool) {
+	switch x := v.x.(type) {
+	case nil:
+		return v.n, true
+	case *big.Int:
+		u := new(big.Int).And(x, new(big.Int).SetUint64(math.MaxUint64))
+		w := int64(u.Uint64())
+		if x.Sign() > 0 && x.BitLen() == 64 {
+			c.warnf("%s holds %s, which looks like %d cast to unsigned", path, x, w)
+		} else {
+			c.warnf("%s holds %s, wider than 64 bits; kept modulo 2^64", path, x)
+		}
+		return w, true
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<63 {
+			return int64(x), true
+		}
+	case boolT:
+		// Python bools are ints.
+		if x {
+			return 1, true
+		}
+		return 0, true
+	}
+	c.failf(path, "want int, got %s", v.typeName())
+	return 0, false
+}
+
+// asUint returns v as a uint64, for addresses and stream handles.
+func (c *converter) asUint(v val, path string) uint64 {
+	if x, ok := v.x.(*big.Int); ok && x.Sign() > 0 && x.IsUint64() {
+		return x.Uint64()
+	}
+	n, _ := c.asInt(v, path)
+	return uint64(n)
+}
+
+func (c *converter) asString(v val, path string) string {
+	switch x := v.x.(type) {
+	case string:
+		return x
+	case noneT:
+		return ""
+	}
+	c.failf(path, "want str, got %s", v.typeName())
+	return ""
+}
+
+func (c *converter) asBool(v val, path string) bool {
+	switch x := v.x.(type) {
+	case boolT:
+		return bool(x)
+	case nil:
+		return v.n != 0
+	}
+	c.failf(path, "want bool, got %s", v.typeName())
+	return false
+}
+
+func (c *converter) asFloat(v val, path string) float64 {
+	switch x := v.x.(type) {
+	case float64:
+		return x
+	case nil:
+		return float64(v.n)
+	}
+	c.failf(path, "want float, got %s", v.typeName())
+	return 0
+}
+
+func (c *converter) asDict(v val, path string) *pdict {
+	if d, ok := v.x.(*pdict); ok {
+		return d
+	}
+	c.failf(path, "want dict, got %s", v.typeName())
+	return nil
+}
+
+// asList returns the items of a list (or tuple); None counts as empty.
+func (c *converter) asList(v val, path string) []val {
+	switch x := v.x.(type) {
+	case *plist:
+		if x.evMode {
+			c.failf(path, "want a list of %s, got a list of trace entries", "values")
+			return nil
+		}
+		return x.items
+	case *ptuple:
+		return x.items
+	case noneT:
+		return nil
+	}
+	c.failf(path, "want list, got %s", v.typeName())
+	return nil
+}
+
+func (c *converter) unknownKey(path string) { c.unknown[path]++ }
+
+// frame converts one frame dict.
+func (c *converter) frame(v val, path string) FrameID {
+	d, ok := v.x.(*pdict)
+	if !ok {
+		c.failf(path, "want frame dict, got %s", v.typeName())
+		return 0
+	}
+	if id, ok := c.framesByPtr[d]; ok {
+		return id
+	}
+	var f Frame
+	for i := 0; i+1 < len(d.kv); i += 2 {
+		k, _ := d.kv[i].x.(string)
+		switch k {
+		case "filename":
+			f.Filename = c.asString(d.kv[i+1], path+".filename")
+		case "line":
+			f.Line, _ = c.asInt(d.kv[i+1], path+".line")
+		case "name":
+			f.Name = c.asString(d.kv[i+1], path+".name")
+		case "fx_node_op", "fx_node_name", "fx_node_target", "fx_original_trace":
+		default:
+			c.unknownKey("frames[]." + k)
+		}
+	}
+	id, ok := c.frames[f]
+	if !ok {
+		id = FrameID(len(c.s.Frames))
+		c.s.Frames = append(c.s.Frames, f)
+		c.frames[f] = id
+	}
+	c.framesByPtr[d] = id
+	return id
+}
+
+// stack converts a frame list. PyTorch shares one list object among all
+// entries with the same traceback, so the pointer is checked first.
+func (c *converter) stack(v val, path string) StackID {
+	var items []val
+	switch x := v.x.(type) {
+	case *plist:
+		if id, ok := c.stacksByPtr[x]; ok {
+			return id
+		}
+		items = x.items
+	case noneT:
+		return NoStack
+	default:
+		items = c.asList(v, path)
+	}
+	if len(items) == 0 {
+		return NoStack
+	}
+	ids := make([]FrameID, len(items))
+	c.keyBuf = c.keyBuf[:0]
+	for i, it := range items {
+		ids[i] = c.frame(it, path)
+		c.keyBuf = binary.AppendUvarint(c.keyBuf, uint64(ids[i]))
+	}
+	id, ok := c.stacks[string(c.keyBuf)]
+	if !ok {
+		id = StackID(len(c.s.Stacks))
+		c.s.Stacks = append(c.s.Stacks, ids)
+		c.stacks[string(c.keyBuf)] = id
+	}
+	if l, ok := v.x.(*plist); ok {
+		c.stacksByPtr[l] = id
+	}
+	return id
+}
+
+// entry converts one trace entry dict (device_traces[d][i]).
+func (c *converter) entry(d *pdict) TraceEntry {
+	const path = "device_traces[][]"
+	var e TraceEntry
+	var deviceFree uint64
+	hasFree := false
+	for i := 0; i+1 < len(d.kv); i += 2 {
+		k, _ := d.kv[i].x.(string)
+		v := d.kv[i+1]
+		switch k {
+		case "action":
+			name := c.asString(v, path+".action")
+			a, ok := ParseAction(name)
+			if !ok {
+				a = c.unknownAction(name)
+			}
+			e.Action = a
+		case "addr":
+			e.Addr = Addr(c.asUint(v, path+".addr"))
+			e.Flags |= FlagAddr
+		case "device_free":
+			deviceFree = c.asUint(v, path+".device_free")
+			hasFree = true
+		case "size":
+			e.Size, _ = c.asInt(v, path+".size")
+		case "stream":
+			e.Stream = c.asUint(v, path+".stream")
+		case "time_us":
+			e.TimeUS, _ = c.asInt(v, path+".time_us")
+			e.Flags |= FlagTime
+		case "frames":
+			e.Stack = c.stack(v, path+".frames")
+			e.Flags |= FlagFrames
+		case "compile_context":
+			e.CompileContext = c.str(c.asString(v, path+".compile_context"))
+		case "user_metadata":
+			e.UserMetadata = c.str(c.asString(v, path+".user_metadata"))
+		default:
+			c.unknownKey(path + "." + k)
+		}
+	}
+	if e.Action == ActionOOM && hasFree {
+		e.Addr = Addr(deviceFree)
+	}
+	return e
+}
+
+func (c *converter) unknownAction(name string) Action {
+	c.unknown["action:"+name]++
+	if a, ok := c.actions[name]; ok {
+		return a
+	}
+	n := len(c.s.UnknownActions)
+	if int(ActionFirstUnknown)+n > 255 {
+		return 255
+	}
+	a := ActionFirstUnknown + Action(n)
+	c.s.UnknownActions = append(c.s.UnknownActions, name)
+	c.actions[name] = a
+	return a
+}
+
+// root converts the top-level value.
+func (c *converter) root(v val) {
+	switch x := v.x.(type) {
+	case *plist:
+		c.s.Legacy = true
+		c.segments(v, "segments")
+		return
+	case *pdict:
+		var hasSegs bool
+		for i := 0; i+1 < len(x.kv); i += 2 {
+			k, ok := x.kv[i].x.(string)
+			if !ok {
+				c.failf("top level", "want str key, got %s (%v)", x.kv[i].typeName(), errNotSnapshot)
+				return
+			}
+			c.s.TopLevelKeys = append(c.s.TopLevelKeys, k)
+			val := x.kv[i+1]
+			switch k {
+			case "segments":
+				hasSegs = true
+				c.segments(val, "segments")
+			case "device_traces":
+				c.s.HasDeviceTraces = true
+				c.traces(val)
+			case "allocator_settings":
+				c.settings(val)
+			case "external_annotations":
+				c.s.HasAnnotations = true
+				c.annotations(val)
+			default:
+				c.unknownKey(k)
+			}
+		}
+		if !hasSegs && !c.s.HasDeviceTraces && c.err == nil {
+			c.err = fmt.Errorf("a pickled dict with neither segments nor device_traces: %w", errNotSnapshot)
+		}
+		return
+	}
+	c.err = fmt.Errorf("the file holds a %s, not a dict or a list of segments: %w", v.typeName(), errNotSnapshot)
+}
+
+func (c *converter) segments(v val, path string) {
+	items := c.asList(v, path)
+	c.s.Segments = make([]Segment, 0, len(items))
+	for i, it := range items {
+		if c.err != nil {
+			return
+		}
+		c.s.Segments = append(c.s.Segments, c.segment(it, fmt.Sprintf("%s[%d]", path, i)))
+	}
+}
+
+func (c *converter) segment(v val, path string) Segment {
+	var s Segment
+	d := c.asDict(v, path)
+	if d == nil {
+		return s
+	}
+	var blocks []val
+	have := map[string]bool{}
+	for i := 0; i+1 < len(d.kv); i += 2 {
+		k, _ := d.kv[i].x.(string)
+		v := d.kv[i+1]
+		p := path + "." + k
+		have[k] = true
+		switch k {
+		case "device":
+			n, _ := c.asInt(v, p)
+			if n < 0 || n > 1<<16 {
+				c.failf(p, "device ordinal %d out of range", n)
+			}
+			s.Device = int(n)
+		case "address":
+			s.Address = Addr(c.asUint(v, p))
+		case "total_size":
+			s.TotalSize, _ = c.asInt(v, p)
+		case "allocated_size":
+			s.AllocatedSize, _ = c.asInt(v, p)
+		case "active_size":
+			s.ActiveSize, _ = c.asInt(v, p)
+		case "requested_size":
+			s.RequestedSize, _ = c.asInt(v, p)
+		case "stream":
+			s.Stream = c.asUint(v, p)
+		case "segment_type":
+			s.Type = c.asString(v, p)
+		case "segment_pool_id":
+			ids := c.asList(v, p)
+			if len(ids) != 2 {
+				if c.err == nil {
+					c.failf(p, "want a pair of ints, got %d items", len(ids))
+				}
+				break
+			}
+			s.Pool[0], _ = c.asInt(ids[0], p+"[0]")
+			s.Pool[1], _ = c.asInt(ids[1], p+"[1]")
+		case "is_expandable":
+			s.Expandable = c.asBool(v, p)
+		case "frames":
+			s.Stack = c.stack(v, p)
+		case "blocks":
+			blocks = c.asList(v, p)
+		default:
+			c.unknownKey("segments[]." + k)
+		}
+	}
+	s.Blocks = make([]Block, 0, len(blocks))
+	addr := s.Address
+	var alloc, active, req int64
+	for i, bv := range blocks {
+		if c.err != nil {
+			break
+		}
+		b := c.block(bv, fmt.Sprintf("%s.blocks[%d]", path, i), addr)
+		addr = b.Address + Addr(b.Size)
+		switch b.State {
+		case StateActiveAllocated:
+			alloc += b.Size
+			active += b.Size
+			req += b.RequestedSize
+		case StateActivePendingFree:
+			active += b.Size
+			req += b.RequestedSize
+		}
+		s.Blocks = append(s.Blocks, b)
+	}
+	if !have["allocated_size"] {
+		s.AllocatedSize = alloc
+	}
+	if !have["active_size"] {
+		s.ActiveSize = active
+	}
+	if !have["requested_size"] {
+		s.RequestedSize = req
+	}
+	if !have["total_size"] {
+		var t int64
+		for _, b := range s.Blocks {
+			t += b.Size
+		}
+		s.TotalSize = t
+	}
+	return s
+}
+
+// block converts one block; next is where it starts if the file does not
+// say (PyTorch 2.0 blocks have no address).
+func (c *converter) block(v val, path string, next Addr) Block {
+	b := Block{Address: next}
+	d := c.asDict(v, path)
+	if d == nil {
+		return b
+	}
+	var history []val
+	hasReq, hasFrames := false, false
+	for i := 0; i+1 < len(d.kv); i += 2 {
+		k, _ := d.kv[i].x.(string)
+		v := d.kv[i+1]
+		p := path + "." + k
+		switch k {
+		case "address":
+			b.Address = Addr(c.asUint(v, p))
+		case "size":
+			b.Size, _ = c.asInt(v, p)
+		case "requested_size":
+			b.RequestedSize, _ = c.asInt(v, p)
+			hasReq = true
+		case "state":
+			st := c.asString(v, p)
+			switch st {
+			case "active_allocated":
+				b.State = StateActiveAllocated
+			case "active_pending_free", "active_awaiting_free":
+				b.State = StateActivePendingFree
+			case "inactive":
+				b.State = StateInactive
+			default:
+				c.unknown["state:"+st]++
+			}
+		case "frames":
+			b.Stack = c.stack(v, p)
+			hasFrames = true
+		case "history":
+			history = c.asList(v, p)
+		default:
+			c.unknownKey("segments[].blocks[]." + k)
+		}
+	}
+	if len(history) > 0 && (!hasReq || !hasFrames) {
+		// PyTorch 2.0: history[0] is the newest allocation of the block.
+		h := c.asDict(history[0], path+".history[0]")
+		if h != nil {
+			for i := 0; i+1 < len(h.kv); i += 2 {
+				k, _ := h.kv[i].x.(string)
+				switch k {
+				case "real_size":
+					if !hasReq {
+						b.RequestedSize, _ = c.asInt(h.kv[i+1], path+".history[0].real_size")
+						hasReq = true
+					}
+				case "frames":
+					if !hasFrames {
+						b.Stack = c.stack(h.kv[i+1], path+".history[0].frames")
+					}
+				}
+			}
+		}
+	}
+	if !hasReq {
+		b.RequestedSize = b.Size
+	}
+	return b
+}
+
+func (c *converter) traces(v val) {
+	var lists []val
+	switch x := v.x.(type) {
+	case *plist:
+		if x.evMode {
+			// A flat list of entries: one device.
+			c.s.Traces = [][]TraceEntry{c.traceList(x, "device_traces")}
+			return
+		}
+		lists = x.items
+	default:
+		lists = c.asList(v, "device_traces")
+	}
+	c.s.Traces = make([][]TraceEntry, len(lists))
+	for d, lv := range lists {
+		if c.err != nil {
+			return
+		}
+		p := fmt.Sprintf("device_traces[%d]", d)
+		switch l := lv.x.(type) {
+		case *plist:
+			c.s.Traces[d] = c.traceList(l, p)
+		case noneT:
+		default:
+			c.failf(p, "want list, got %s", lv.typeName())
+		}
+	}
+}
+
+func (c *converter) traceList(l *plist, path string) []TraceEntry {
+	if l.evError != nil {
+		c.failf(path, "%v", l.evError)
+		return nil
+	}
+	if l.evMode {
+		return l.events
+	}
+	out := make([]TraceEntry, 0, len(l.items))
+	for i, it := range l.items {
+		switch x := it.x.(type) {
+		case *pdict:
+			out = append(out, c.entry(x))
+		case *evList:
+			out = append(out, x.events[it.n])
+		default:
+			c.failf(fmt.Sprintf("%s[%d]", path, i), "want trace entry dict, got %s", it.typeName())
+			return nil
+		}
+	}
+	return out
+}
+
+func (c *converter) settings(v val) {
+	if _, ok := v.x.(noneT); ok {
+		return
+	}
+	d := c.asDict(v, "allocator_settings")
+	if d == nil {
+		return
+	}
+	st := &AllocatorSettings{MaxSplitSize: -1}
+	for i := 0; i+1 < len(d.kv); i += 2 {
+		k, _ := d.kv[i].x.(string)
+		v := d.kv[i+1]
+		p := "allocator_settings." + k
+		switch k {
+		case "PYTORCH_CUDA_ALLOC_CONF":
+			st.Conf = c.asString(v, p)
+		case "max_split_size":
+			st.MaxSplitSize, _ = c.asInt(v, p)
+		case "garbage_collection_threshold":
+			st.GarbageCollectionThreshold = c.asFloat(v, p)
+		case "expandable_segments":
+			st.ExpandableSegments = c.asBool(v, p)
+		case "roundup_power2_divisions":
+			rd := c.asDict(v, p)
+			if rd == nil {
+				break
+			}
+			st.RoundupPower2Divisions = map[int64]int64{}
+			for j := 0; j+1 < len(rd.kv); j += 2 {
+				var key int64
+				switch kk := rd.kv[j].x.(type) {
+				case string:
+					n, err := strconv.ParseInt(kk, 10, 64)
+					if err != nil {
+						c.failf(p, "key %q is not a number", kk)
+					}
+					key = n
+				default:
+					key, _ = c.asInt(rd.kv[j], p)
+				}
+				st.RoundupPower2Divisions[key], _ = c.asInt(rd.kv[j+1], p)
+			}
+		}
+		st.Raw = append(st.Raw, KeyValue{Key: k, Value: display(v)})
+	}
+	sort.Slice(st.Raw, func(i, j int) bool { return st.Raw[i].Key < st.Raw[j].Key })
+	c.s.Settings = st
+}
+
+// display formats a settings value as Python would print it, briefly.
+func display(v val) string {
+	switch x := v.x.(type) {
+	case nil:
+		return strconv.FormatInt(v.n, 10)
+	case *big.Int:
+		return x.String()
+	case boolT:
+		if x {
+			return "True"
+		}
+		return "False"
+	case noneT:
+		return "None"
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case string:
+		return strconv.Quote(x)
+	case *pdict:
+		type kv struct{ k, v string }
+		var kvs []kv
+		for i := 0; i+1 < len(x.kv); i += 2 {
+			kvs = append(kvs, kv{display(x.kv[i]), display(x.kv[i+1])})
+		}
+		out := "{"
+		for i, e := range kvs {
+			if i > 0 {
+				out += ", "
+			}
+			if i >= 32 {
+				out += "…"
+				break
+			}
+			out += e.k + ": " + e.v
+		}
+		return out + "}"
+	case *plist:
+		return fmt.Sprintf("[%d items]", len(x.items)+len(x.events))
+	case *ptuple:
+		return fmt.Sprintf("(%d items)", len(x.items))
+	}
+	return v.typeName()
+}
+
+func (c *converter) annotations(v val) {
+	items := c.asList(v, "external_annotations")
+	c.s.Annotations = make([]Annotation, 0, len(items))
+	for i, it := range items {
+		p := fmt.Sprintf("external_annotations[%d]", i)
+		var a Annotation
+		var kv []val
+		switch x := it.x.(type) {
+		case *pdict:
+			kv = x.kv
+		case *evList:
+			// A dict with an "action" key in the annotation list: newer
+			// PyTorch may put one here; keep going without it.
+			c.unknownKey("external_annotations[].action")
+			continue
+		default:
+			c.failf(p, "want dict, got %s", it.typeName())
+			return
+		}
+		for j := 0; j+1 < len(kv); j += 2 {
+			k, _ := kv[j].x.(string)
+			v := kv[j+1]
+			switch k {
+			case "stage":
+				a.Stage = c.asString(v, p+".stage")
+			case "name":
+				a.Name = c.asString(v, p+".name")
+			case "device":
+				n, _ := c.asInt(v, p+".device")
+				a.Device = int(n)
+			case "time_us":
+				a.TimeUS, _ = c.asInt(v, p+".time_us")
+			default:
+				c.unknownKey("external_annotations[]." + k)
+			}
+		}
+		c.s.Annotations = append(c.s.Annotations, a)
+	}
+}
+
+// finish sorts the side tables into the snapshot.
+func (c *converter) finish() {
+	for k, n := range c.unknown {
+		c.s.Unknown = append(c.s.Unknown, Count{Name: k, Count: n})
+	}
+	sort.Slice(c.s.Unknown, func(i, j int) bool { return c.s.Unknown[i].Name < c.s.Unknown[j].Name })
+	for w, n := range c.warnings {
+		if n > 1 {
+			w = fmt.Sprintf("%s (%d times)", w, n)
+		}
+		c.s.Warnings = append(c.s.Warnings, w)
+	}
+	sort.Strings(c.s.Warnings)
+}

@@ -1,0 +1,711 @@
+package snapshot
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"unicode/utf8"
+)
+
+// This file is a small pickle virtual machine for the opcode subset that
+// memory snapshots use (protocols 2 to 5, see ../shared/docs/snapshot-format.md
+// §1.1): dicts, lists, tuples, str, int of any width, float, bool and None,
+// with the memo. It never resolves globals: GLOBAL, STACK_GLOBAL, REDUCE,
+// BUILD, NEWOBJ and friends are errors, so a hostile file cannot run code.
+//
+// Trace entries are the bulk of a snapshot (millions of small dicts). To keep
+// memory in proportion to the model rather than to the pickle's object tree,
+// a dict that looks like a trace entry (it has an "action" key) is converted
+// to a TraceEntry as soon as it is appended to a list, and the dict is
+// dropped. The memo keeps a reference to the converted entry, so the pickle's
+// semantics are kept even if a file refers to the same entry twice.
+
+// pkind is the kind of a non-int pickle value held in val.x.
+type noneT struct{}
+type markT struct{}
+type boolT bool
+
+// val is one pickle value. Ints live in n with x == nil; every other value
+// is in x: noneT, markT, boolT, float64, string, []byte, *big.Int, *plist,
+// *pdict, *ptuple, or *evList (a trace entry converted in place; n is its
+// index in the list's events).
+type val struct {
+	n int64
+	x any
+}
+
+type plist struct {
+	items []val
+	// events holds the trace entries converted while appending; a list is
+	// in event mode when its first appended item was a trace-entry dict.
+	events  []TraceEntry
+	evMode  bool
+	evError error // first item of an event-mode list that was not an entry
+}
+
+// evList is a plist seen through a converted trace entry in the memo.
+type evList plist
+
+type pdict struct {
+	kv   []val // key, value, key, value, ...
+	memo int64 // memo index of this dict, or -1
+}
+
+type ptuple struct {
+	items []val
+}
+
+func (v val) isInt() bool { return v.x == nil }
+
+// typeName names a value's Python type for error messages.
+func (v val) typeName() string {
+	switch x := v.x.(type) {
+	case nil, *big.Int:
+		return "int"
+	case noneT:
+		return "None"
+	case markT:
+		return "mark"
+	case boolT:
+		return "bool"
+	case float64:
+		return "float"
+	case string:
+		return "str"
+	case []byte:
+		return "bytes"
+	case *plist:
+		return "list"
+	case *pdict:
+		return "dict"
+	case *ptuple:
+		return "tuple"
+	case *evList:
+		return "dict"
+	default:
+		_ = x
+		return "object"
+	}
+}
+
+// errNotSnapshot marks faults that show the file is a pickle of something
+// other than a memory snapshot.
+var errNotSnapshot = errors.New("not a PyTorch memory snapshot")
+
+// pickleError is a fault at a byte offset of the pickle stream.
+type pickleError struct {
+	off int64
+	msg string
+	err error
+}
+
+func (e *pickleError) Error() string {
+	return fmt.Sprintf("%s at byte %d", e.msg, e.off)
+}
+
+func (e *pickleError) Unwrap() error { return e.err }
+
+// Limits that keep hostile input from taking memory out of proportion to
+// the file.
+const (
+	maxChunk       = 1 << 20 // read long strings in pieces of this size
+	denseMemoSlack = 1 << 16 // memo indexes beyond len+slack go to a map
+)
+
+type machine struct {
+	r        *bufio.Reader
+	off      int64
+	proto    int
+	stack    []val
+	marks    []int
+	memo     []val
+	memoFar  map[uint64]val
+	conv     *converter
+	buf      [8]byte
+	lastDict *pdict // dict at the top of the stack when it was created
+}
+
+func (m *machine) fail(msg string, args ...any) error {
+	return &pickleError{off: m.off, msg: fmt.Sprintf(msg, args...)}
+}
+
+func (m *machine) failNot(msg string, args ...any) error {
+	return &pickleError{off: m.off, msg: "not a PyTorch memory snapshot: " + fmt.Sprintf(msg, args...), err: errNotSnapshot}
+}
+
+func (m *machine) truncated() error {
+	return &pickleError{off: m.off, msg: "truncated pickle (ends before its STOP opcode)", err: io.ErrUnexpectedEOF}
+}
+
+func (m *machine) readByte() (byte, error) {
+	b, err := m.r.ReadByte()
+	if err != nil {
+		return 0, m.truncated()
+	}
+	m.off++
+	return b, nil
+}
+
+func (m *machine) readN(n int) ([]byte, error) {
+	b := m.buf[:n]
+	if _, err := io.ReadFull(m.r, b); err != nil {
+		return nil, m.truncated()
+	}
+	m.off += int64(n)
+	return b, nil
+}
+
+// readBytes reads n bytes. It never allocates more than the input holds: a
+// declared length of 4 GB in a short file fails after reading what exists.
+func (m *machine) readBytes(n uint64) ([]byte, error) {
+	if n <= uint64(m.r.Buffered()) || n <= 4096 {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(m.r, b); err != nil {
+			return nil, m.truncated()
+		}
+		m.off += int64(n)
+		return b, nil
+	}
+	var out []byte
+	for n > 0 {
+		c := n
+		if c > maxChunk {
+			c = maxChunk
+		}
+		start := len(out)
+		out = append(out, make([]byte, c)...)
+		k, err := io.ReadFull(m.r, out[start:])
+		m.off += int64(k)
+		if err != nil {
+			return nil, m.truncated()
+		}
+		n -= c
+	}
+	return out, nil
+}
+
+// readString reads n bytes of UTF-8 as a string without an extra copy for
+// short strings.
+func (m *machine) readString(n uint64) (string, error) {
+	if n <= uint64(m.r.Buffered()) {
+		b, _ := m.r.Peek(int(n))
+		s := string(b)
+		m.r.Discard(int(n))
+		m.off += int64(n)
+		return s, nil
+	}
+	b, err := m.readBytes(n)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+func (m *machine) push(v val) { m.stack = append(m.stack, v) }
+
+func (m *machine) pop() (val, error) {
+	n := len(m.stack)
+	if n == 0 || (len(m.marks) > 0 && m.marks[len(m.marks)-1] >= n) {
+		return val{}, m.fail("malformed pickle: stack underflow")
+	}
+	v := m.stack[n-1]
+	m.stack = m.stack[:n-1]
+	return v, nil
+}
+
+func (m *machine) top() (*val, error) {
+	n := len(m.stack)
+	if n == 0 || (len(m.marks) > 0 && m.marks[len(m.marks)-1] >= n) {
+		return nil, m.fail("malformed pickle: stack underflow")
+	}
+	return &m.stack[n-1], nil
+}
+
+// popMark returns the items above the topmost mark and removes them and the
+// mark. The returned slice aliases the stack and is valid until the next
+// push.
+func (m *machine) popMark() ([]val, error) {
+	if len(m.marks) == 0 {
+		return nil, m.fail("malformed pickle: no MARK on the stack")
+	}
+	k := m.marks[len(m.marks)-1]
+	m.marks = m.marks[:len(m.marks)-1]
+	items := m.stack[k:]
+	m.stack = m.stack[:k]
+	return items, nil
+}
+
+func (m *machine) memoPut(idx uint64, v val) {
+	if idx < uint64(len(m.memo)) {
+		m.memo[idx] = v
+	} else if idx < uint64(len(m.memo))+denseMemoSlack {
+		for uint64(len(m.memo)) < idx {
+			m.memo = append(m.memo, val{x: noneT{}})
+		}
+		m.memo = append(m.memo, v)
+	} else {
+		if m.memoFar == nil {
+			m.memoFar = map[uint64]val{}
+		}
+		m.memoFar[idx] = v
+	}
+	if d, ok := v.x.(*pdict); ok {
+		d.memo = int64(idx)
+	}
+}
+
+func (m *machine) memoGet(idx uint64) (val, error) {
+	if idx < uint64(len(m.memo)) {
+		return m.memo[idx], nil
+	}
+	if v, ok := m.memoFar[idx]; ok {
+		return v, nil
+	}
+	return val{}, m.fail("malformed pickle: memo index %d was never stored", idx)
+}
+
+// appendTo appends items to a list, converting trace-entry dicts on the way.
+func (m *machine) appendTo(l *plist, items []val) {
+	for _, it := range items {
+		if len(l.items) == 0 && len(l.events) == 0 && !l.evMode {
+			l.evMode = isEntryDict(it)
+		}
+		if !l.evMode {
+			l.items = append(l.items, it)
+			continue
+		}
+		switch x := it.x.(type) {
+		case *pdict:
+			if isEntryDict(it) {
+				e := m.conv.entry(x)
+				l.events = append(l.events, e)
+				if x.memo >= 0 {
+					m.memoPut(uint64(x.memo), val{n: int64(len(l.events) - 1), x: (*evList)(l)})
+				}
+				continue
+			}
+		case *evList:
+			l.events = append(l.events, x.events[it.n])
+			continue
+		}
+		if l.evError == nil {
+			l.evError = fmt.Errorf("item %d is a %s, not a trace entry dict", len(l.events), it.typeName())
+		}
+	}
+}
+
+// isEntryDict reports whether v is a dict with an "action" key: a trace
+// entry.
+func isEntryDict(v val) bool {
+	switch x := v.x.(type) {
+	case *pdict:
+		for i := 0; i+1 < len(x.kv); i += 2 {
+			if k, ok := x.kv[i].x.(string); ok && k == "action" {
+				return true
+			}
+		}
+	case *evList:
+		return true
+	}
+	return false
+}
+
+// run executes the pickle until STOP and returns the top-level value.
+func (m *machine) run() (val, error) {
+	for {
+		op, err := m.readByte()
+		if err != nil {
+			if m.off == 0 {
+				return val{}, &pickleError{msg: "empty file", err: io.ErrUnexpectedEOF}
+			}
+			return val{}, err
+		}
+		switch op {
+		case 0x80: // PROTO
+			b, err := m.readByte()
+			if err != nil {
+				return val{}, err
+			}
+			if b < 2 || b > 5 {
+				return val{}, m.fail("unsupported pickle protocol %d (snapshots use 2 to 5)", b)
+			}
+			m.proto = int(b)
+		case 0x95: // FRAME
+			if _, err := m.readN(8); err != nil {
+				return val{}, err
+			}
+		case '.': // STOP
+			v, err := m.pop()
+			if err != nil {
+				return val{}, err
+			}
+			return v, nil
+		case '(': // MARK
+			m.marks = append(m.marks, len(m.stack))
+		case '0': // POP
+			if len(m.stack) > 0 && len(m.marks) > 0 && m.marks[len(m.marks)-1] == len(m.stack) {
+				m.marks = m.marks[:len(m.marks)-1]
+			} else if _, err := m.pop(); err != nil {
+				return val{}, err
+			}
+		case '1': // POP_MARK
+			if _, err := m.popMark(); err != nil {
+				return val{}, err
+			}
+		case '2': // DUP
+			t, err := m.top()
+			if err != nil {
+				return val{}, err
+			}
+			m.push(*t)
+		case 'N':
+			m.push(val{x: noneT{}})
+		case 0x88:
+			m.push(val{x: boolT(true)})
+		case 0x89:
+			m.push(val{x: boolT(false)})
+		case 'J': // BININT
+			b, err := m.readN(4)
+			if err != nil {
+				return val{}, err
+			}
+			m.push(val{n: int64(int32(binary.LittleEndian.Uint32(b)))})
+		case 'K': // BININT1
+			b, err := m.readByte()
+			if err != nil {
+				return val{}, err
+			}
+			m.push(val{n: int64(b)})
+		case 'M': // BININT2
+			b, err := m.readN(2)
+			if err != nil {
+				return val{}, err
+			}
+			m.push(val{n: int64(binary.LittleEndian.Uint16(b))})
+		case 0x8a, 0x8b: // LONG1, LONG4
+			var n uint64
+			if op == 0x8a {
+				b, err := m.readByte()
+				if err != nil {
+					return val{}, err
+				}
+				n = uint64(b)
+			} else {
+				b, err := m.readN(4)
+				if err != nil {
+					return val{}, err
+				}
+				n = uint64(binary.LittleEndian.Uint32(b))
+				if int32(n) < 0 {
+					return val{}, m.fail("malformed pickle: negative LONG4 length")
+				}
+			}
+			b, err := m.readBytes(n)
+			if err != nil {
+				return val{}, err
+			}
+			m.push(decodeLong(b))
+		case 'G': // BINFLOAT
+			b, err := m.readN(8)
+			if err != nil {
+				return val{}, err
+			}
+			m.push(val{x: math.Float64frombits(binary.BigEndian.Uint64(b))})
+		case 0x8c, 'X', 0x8d: // SHORT_BINUNICODE, BINUNICODE, BINUNICODE8
+			n, err := m.readLen(op)
+			if err != nil {
+				return val{}, err
+			}
+			s, err := m.readString(n)
+			if err != nil {
+				return val{}, err
+			}
+			if !utf8.ValidString(s) {
+				return val{}, m.fail("malformed pickle: string is not UTF-8")
+			}
+			m.push(val{x: s})
+		case 'U', 'T': // SHORT_BINSTRING, BINSTRING (Python 2 str)
+			n, err := m.readLen(op)
+			if err != nil {
+				return val{}, err
+			}
+			s, err := m.readString(n)
+			if err != nil {
+				return val{}, err
+			}
+			m.push(val{x: s})
+		case 'C', 'B', 0x8e: // SHORT_BINBYTES, BINBYTES, BINBYTES8
+			n, err := m.readLen(op)
+			if err != nil {
+				return val{}, err
+			}
+			b, err := m.readBytes(n)
+			if err != nil {
+				return val{}, err
+			}
+			m.push(val{x: b})
+		case '}': // EMPTY_DICT
+			m.push(val{x: &pdict{memo: -1}})
+		case ']': // EMPTY_LIST
+			m.push(val{x: &plist{}})
+		case ')': // EMPTY_TUPLE
+			m.push(val{x: &ptuple{}})
+		case 'd': // DICT
+			items, err := m.popMark()
+			if err != nil {
+				return val{}, err
+			}
+			if len(items)%2 != 0 {
+				return val{}, m.fail("malformed pickle: DICT with an odd number of items")
+			}
+			d := &pdict{memo: -1, kv: append([]val(nil), items...)}
+			m.push(val{x: d})
+		case 'l': // LIST
+			items, err := m.popMark()
+			if err != nil {
+				return val{}, err
+			}
+			l := &plist{}
+			cp := append([]val(nil), items...)
+			m.appendTo(l, cp)
+			m.push(val{x: l})
+		case 't': // TUPLE
+			items, err := m.popMark()
+			if err != nil {
+				return val{}, err
+			}
+			m.push(val{x: &ptuple{items: append([]val(nil), items...)}})
+		case 0x85, 0x86, 0x87: // TUPLE1, TUPLE2, TUPLE3
+			k := int(op - 0x84)
+			if len(m.stack) < k || (len(m.marks) > 0 && m.marks[len(m.marks)-1] > len(m.stack)-k) {
+				return val{}, m.fail("malformed pickle: stack underflow")
+			}
+			t := &ptuple{items: append([]val(nil), m.stack[len(m.stack)-k:]...)}
+			m.stack = m.stack[:len(m.stack)-k]
+			m.push(val{x: t})
+		case 'a': // APPEND
+			v, err := m.pop()
+			if err != nil {
+				return val{}, err
+			}
+			t, err := m.top()
+			if err != nil {
+				return val{}, err
+			}
+			l, ok := t.x.(*plist)
+			if !ok {
+				return val{}, m.fail("malformed pickle: APPEND to a %s", t.typeName())
+			}
+			m.appendTo(l, []val{v})
+		case 'e': // APPENDS
+			items, err := m.popMark()
+			if err != nil {
+				return val{}, err
+			}
+			t, err := m.top()
+			if err != nil {
+				return val{}, err
+			}
+			l, ok := t.x.(*plist)
+			if !ok {
+				return val{}, m.fail("malformed pickle: APPENDS to a %s", t.typeName())
+			}
+			m.appendTo(l, items)
+		case 's': // SETITEM
+			v, err := m.pop()
+			if err != nil {
+				return val{}, err
+			}
+			k, err := m.pop()
+			if err != nil {
+				return val{}, err
+			}
+			t, err := m.top()
+			if err != nil {
+				return val{}, err
+			}
+			d, ok := t.x.(*pdict)
+			if !ok {
+				return val{}, m.fail("malformed pickle: SETITEM on a %s", t.typeName())
+			}
+			d.kv = append(d.kv, k, v)
+		case 'u': // SETITEMS
+			items, err := m.popMark()
+			if err != nil {
+				return val{}, err
+			}
+			if len(items)%2 != 0 {
+				return val{}, m.fail("malformed pickle: SETITEMS with an odd number of items")
+			}
+			t, err := m.top()
+			if err != nil {
+				return val{}, err
+			}
+			d, ok := t.x.(*pdict)
+			if !ok {
+				return val{}, m.fail("malformed pickle: SETITEMS on a %s", t.typeName())
+			}
+			d.kv = append(d.kv, items...)
+		case 0x94: // MEMOIZE
+			t, err := m.top()
+			if err != nil {
+				return val{}, err
+			}
+			m.memoPut(uint64(len(m.memo)), *t)
+		case 'q', 'r': // BINPUT, LONG_BINPUT
+			var idx uint64
+			if op == 'q' {
+				b, err := m.readByte()
+				if err != nil {
+					return val{}, err
+				}
+				idx = uint64(b)
+			} else {
+				b, err := m.readN(4)
+				if err != nil {
+					return val{}, err
+				}
+				idx = uint64(binary.LittleEndian.Uint32(b))
+			}
+			t, err := m.top()
+			if err != nil {
+				return val{}, err
+			}
+			m.memoPut(idx, *t)
+		case 'h', 'j': // BINGET, LONG_BINGET
+			var idx uint64
+			if op == 'h' {
+				b, err := m.readByte()
+				if err != nil {
+					return val{}, err
+				}
+				idx = uint64(b)
+			} else {
+				b, err := m.readN(4)
+				if err != nil {
+					return val{}, err
+				}
+				idx = uint64(binary.LittleEndian.Uint32(b))
+			}
+			v, err := m.memoGet(idx)
+			if err != nil {
+				return val{}, err
+			}
+			m.push(v)
+		case 'c': // GLOBAL
+			mod, _ := m.readLine()
+			name, _ := m.readLine()
+			return val{}, m.failNot("the pickle refers to the Python class %s.%s", mod, name)
+		case 0x93: // STACK_GLOBAL
+			name, _ := m.pop()
+			mod, _ := m.pop()
+			ms, _ := mod.x.(string)
+			ns, _ := name.x.(string)
+			return val{}, m.failNot("the pickle refers to the Python class %s.%s", ms, ns)
+		case 'R', 'b', 0x81, 0x92, 'i', 'o', 'P', 'Q', 0x82, 0x83, 0x84, 0x96, 0x97, 0x98:
+			return val{}, m.failNot("the pickle builds Python objects (opcode %s)", opName(op))
+		case 0x8f, 0x90, 0x91: // EMPTY_SET, ADDITEMS, FROZENSET
+			return val{}, m.failNot("the pickle holds a set")
+		default:
+			if m.off == 1 && op != 0x80 {
+				return val{}, m.fail("not a pickle of protocol 2 to 5 (first byte 0x%02x)", op)
+			}
+			return val{}, m.fail("unsupported pickle opcode 0x%02x", op)
+		}
+	}
+}
+
+func (m *machine) readLen(op byte) (uint64, error) {
+	switch op {
+	case 0x8c, 'U', 'C':
+		b, err := m.readByte()
+		return uint64(b), err
+	case 'X', 'T', 'B':
+		b, err := m.readN(4)
+		if err != nil {
+			return 0, err
+		}
+		n := binary.LittleEndian.Uint32(b)
+		if op == 'T' && int32(n) < 0 {
+			return 0, m.fail("malformed pickle: negative string length")
+		}
+		return uint64(n), nil
+	default:
+		b, err := m.readN(8)
+		if err != nil {
+			return 0, err
+		}
+		return binary.LittleEndian.Uint64(b), nil
+	}
+}
+
+func (m *machine) readLine() (string, error) {
+	var out []byte
+	for len(out) < 256 {
+		b, err := m.readByte()
+		if err != nil {
+			return string(out), err
+		}
+		if b == '\n' {
+			break
+		}
+		out = append(out, b)
+	}
+	return string(out), nil
+}
+
+func opName(op byte) string {
+	switch op {
+	case 'R':
+		return "REDUCE"
+	case 'b':
+		return "BUILD"
+	case 0x81:
+		return "NEWOBJ"
+	case 0x92:
+		return "NEWOBJ_EX"
+	case 'i':
+		return "INST"
+	case 'o':
+		return "OBJ"
+	case 'P', 'Q':
+		return "PERSID"
+	}
+	return fmt.Sprintf("0x%02x", op)
+}
+
+// decodeLong decodes a little-endian two's-complement integer of any width
+// (LONG1/LONG4). Values that fit int64 stay ints; others become *big.Int
+// (e.g. 2^64-1, which PyTorch writes for a -1 cast to unsigned).
+func decodeLong(b []byte) val {
+	if len(b) == 0 {
+		return val{}
+	}
+	if len(b) <= 8 {
+		var u uint64
+		for i := len(b) - 1; i >= 0; i-- {
+			u = u<<8 | uint64(b[i])
+		}
+		if b[len(b)-1]&0x80 != 0 && len(b) < 8 {
+			u |= ^uint64(0) << (8 * uint(len(b)))
+		}
+		return val{n: int64(u)}
+	}
+	// Big-endian magnitude for math/big.
+	be := make([]byte, len(b))
+	for i := range b {
+		be[len(b)-1-i] = b[i]
+	}
+	z := new(big.Int).SetBytes(be)
+	if b[len(b)-1]&0x80 != 0 {
+		z.Sub(z, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
+	}
+	if z.IsInt64() {
+		return val{n: z.Int64()}
+	}
+	return val{x: z}
+}
