@@ -1,0 +1,253 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/snapview/snapview/analyze"
+)
+
+var update = flag.Bool("update", false, "update golden files under testdata/")
+
+// sharedSnapshots returns ../shared/snapshots (relative to the repository
+// root), or skips the test when the shared corpus is absent.
+func sharedSnapshots(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "shared", "snapshots")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("shared corpus absent (%v): skipping", err)
+	}
+	return dir
+}
+
+func TestFormatTorchSize(t *testing.T) {
+	// Expected strings printed by torch/cuda/memory.py _format_size
+	// (PyTorch 2.11) for the same arguments.
+	tests := []struct {
+		sz, pref int64
+		want     string
+	}{
+		{0, 0, "     0 B  "},
+		{1, 1, "     1 B  "},
+		{786431, 786431, "786431 B  "},
+		{786432, 786432, "   768 KiB"},
+		{1023, 786432, "     0 KiB"},
+		{194259968, 194259968, "189707 KiB"},
+		{1048576, 1048576, "  1024 KiB"},
+		{805306367, 805306367, "786431 KiB"},
+		{805306368, 805306368, "   768 MiB"},
+		{1 << 62, 1 << 62, "  4096 PiB"},
+		{1<<63 - 1, 1<<63 - 1, "  8191 PiB"},
+		{5, 1<<63 - 1, "     0 PiB"},
+		{1536, 0, "  1536 B  "},
+		{-1, -1, "    -1 B  "},
+		{-1025, 786432, "    -2 KiB"},
+		{1048576, 1 << 40, "     0 GiB"},
+	}
+	for _, tt := range tests {
+		if got := FormatTorchSize(tt.sz, tt.pref); got != tt.want {
+			t.Errorf("FormatTorchSize(%d, %d) = %q, want %q", tt.sz, tt.pref, got, tt.want)
+		}
+	}
+}
+
+func TestFormatTorchCount(t *testing.T) {
+	// Expected strings printed by torch/cuda/memory.py _format_count.
+	tests := []struct {
+		cnt, pref int64
+		want      string
+	}{
+		{0, 0, "      0   "},
+		{7, 7, "      7   "},
+		{749999, 749999, " 749999   "},
+		{750000, 750000, "    750 K "},
+		{999, 750000, "      0 K "},
+		{1234567, 1234567, "   1234 K "},
+		{749999999, 749999999, " 749999 K "},
+		{750000000, 750000000, "    750 M "},
+		{1<<63 - 1, 1<<63 - 1, "9223372036854 M "},
+		{-1, -1, "     -1   "},
+		{-1001, 750000, "     -2 K "},
+		{12, 750000000, "      0 M "},
+	}
+	for _, tt := range tests {
+		if got := FormatTorchCount(tt.cnt, tt.pref); got != tt.want {
+			t.Errorf("FormatTorchCount(%d, %d) = %q, want %q", tt.cnt, tt.pref, got, tt.want)
+		}
+	}
+}
+
+// torchCase is one memory_summary() text captured next to the
+// memory_stats() it was printed from.
+type torchCase struct {
+	name        string
+	stats       *analyze.MemoryStats
+	want        string
+	abbreviated bool
+}
+
+// torchCases collects every summary in the shared corpus with its stats:
+// torch2.11/*/summary.txt, two_devices' per-device summaries,
+// big/*/summary.txt and both summaries of each torch2.11-probe/*.extra.json.
+func torchCases(t *testing.T) []torchCase {
+	t.Helper()
+	root := sharedSnapshots(t)
+	var cases []torchCase
+	load := func(statsPath string) []*analyze.MemoryStats {
+		data, err := os.ReadFile(statsPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := analyze.ParseStatsJSON(data, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", statsPath, err)
+		}
+		return st
+	}
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, pat := range []string{"torch2.11/*/summary.txt", "big/*/summary.txt"} {
+		files, _ := filepath.Glob(filepath.Join(root, pat))
+		for _, f := range files {
+			dir := filepath.Dir(f)
+			cases = append(cases, torchCase{
+				name:  filepath.Base(dir),
+				stats: load(filepath.Join(dir, "stats.json"))[0],
+				want:  read(f),
+			})
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(root, "torch2.11/*/snapshot.summary.dev*.txt"))
+	for _, f := range files {
+		dir := filepath.Dir(f)
+		stats := load(filepath.Join(dir, "snapshot.stats.json"))
+		dev := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "snapshot.summary.dev"), ".txt")
+		var st *analyze.MemoryStats
+		for _, s := range stats {
+			if dev == strconv.Itoa(s.Device) {
+				st = s
+			}
+		}
+		if st == nil {
+			t.Fatalf("%s: no stats for device %s", f, dev)
+		}
+		cases = append(cases, torchCase{name: filepath.Base(dir) + "/dev" + dev, stats: st, want: read(f)})
+	}
+	files, _ = filepath.Glob(filepath.Join(root, "torch2.11-probe/*.extra.json"))
+	for _, f := range files {
+		var extra struct {
+			Summary       string `json:"memory_summary"`
+			SummaryAbbrev string `json:"memory_summary_abbrev"`
+		}
+		if err := json.Unmarshal([]byte(read(f)), &extra); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		st := load(f)[0]
+		name := "probe/" + strings.TrimSuffix(filepath.Base(f), ".extra.json")
+		cases = append(cases,
+			torchCase{name: name, stats: st, want: extra.Summary},
+			torchCase{name: name + "/abbreviated", stats: st, want: extra.SummaryAbbrev, abbreviated: true})
+	}
+	return cases
+}
+
+// TestWriteTorchSummaryCorpus requires byte equality with every
+// memory_summary() text in the shared corpus, built from the memory_stats()
+// captured at the same moment.
+func TestWriteTorchSummaryCorpus(t *testing.T) {
+	cases := torchCases(t)
+	var full, abbrev int
+	for _, c := range cases {
+		var buf bytes.Buffer
+		if err := writeTorchSummary(&buf, c.stats, c.abbreviated); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(c.want, buf.String()); diff != "" {
+			t.Errorf("%s: summary mismatch (-torch +ours):\n%s", c.name, diff)
+			continue
+		}
+		if c.abbreviated {
+			abbrev++
+		} else {
+			full++
+		}
+	}
+	t.Logf("%d full and %d abbreviated memory_summary() texts match byte for byte", full, abbrev)
+	if full < 31 {
+		t.Errorf("only %d full summaries checked; the corpus has 31", full)
+	}
+}
+
+// markedStats is a MemoryStats with recognisable figures, for the golden
+// tests of the '?' and '+' markers.
+func markedStats(known analyze.Known) *analyze.MemoryStats {
+	m := map[string]int64{}
+	for i, f := range (&analyze.MemoryStats{}).Figures() {
+		m[f.Key] = int64(i+1) * 1_234_567
+	}
+	st, err := analyze.StatsFromFlat(1, m)
+	if err != nil {
+		panic(err)
+	}
+	st.Known = known
+	return st
+}
+
+func TestWriteTorchSummaryMarkers(t *testing.T) {
+	tests := []struct {
+		name   string
+		known  analyze.Known
+		golden string
+	}{
+		{"exact", analyze.Known{Current: analyze.Exact, History: analyze.Exact, NumOOMs: analyze.Exact, NumAllocRetries: analyze.Exact}, "torch.exact.txt"},
+		{"current only", analyze.Known{Current: analyze.Exact}, "torch.current_only.txt"},
+		{"lower bounds", analyze.Known{Current: analyze.Exact, History: analyze.LowerBound, NumOOMs: analyze.LowerBound}, "torch.lower_bound.txt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteTorchSummary(&buf, markedStats(tt.known)); err != nil {
+				t.Fatal(err)
+			}
+			got := buf.String()
+			// Markers never move a column: every line keeps torch's width.
+			for i, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+				if n := len(line); n != torchWidth+2 {
+					t.Errorf("line %d is %d bytes, want %d: %q", i+1, n, torchWidth+2, line)
+				}
+			}
+			checkGolden(t, filepath.Join("testdata", tt.golden), got)
+		})
+	}
+}
+
+// checkGolden compares got with the golden file, or rewrites it under
+// -update.
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
