@@ -1,0 +1,271 @@
+package analyze
+
+import (
+	"errors"
+
+	"github.com/snapview/snapview/snapshot"
+)
+
+// Replay replays PyTorch's caching allocator (c10/cuda/CUDACachingAllocator.cpp,
+// DeviceCachingAllocator) over the trace of one device, s.Traces[device],
+// and returns the allocator state and the memory_stats() figures after
+// every trace entry.
+//
+// The rules mirror the allocator's own:
+//
+//   - an alloc entry carries the requested size; the block is carved from
+//     the front of the free block at the entry's address and its size is
+//     round_size(requested) (round_size, honouring
+//     allocator_settings.roundup_power2_divisions), unless the free block
+//     is not split (should_split: small pool or expandable segments when
+//     the remainder is under 512 bytes; large pool when the remainder is
+//     1 MiB or less, or the request is at least max_split_size), in which
+//     case the block keeps the whole free block (alloc_found_block);
+//   - allocation and allocated_bytes drop at free_requested (free); active,
+//     active_bytes and requested_bytes drop at free_completed, where the
+//     block merges with its free neighbours (free_block, try_merge_blocks);
+//   - inactive_split and inactive_split_bytes change by the net change in
+//     free blocks of split segments, as alloc_found_block and free_block
+//     compute it, and are not kept for expandable segments;
+//   - segment_alloc and segment_free add and remove one cudaMalloc'd
+//     segment (alloc_block, release_block); segment_map and segment_unmap
+//     map and unmap pages of an expandable segment (map_block,
+//     unmap_block): they change reserved_bytes only, as torch keeps no
+//     segment count for expandable segments;
+//   - an oom entry counts one num_ooms (malloc).
+//
+// When the trace does not begin with the allocator's first allocation
+// (recording started late, or the ring buffer wrapped and dropped the
+// oldest entries), the state before the first entry is seeded by undoing
+// the trace backwards from the segments in the file; Result.Seeded is then
+// true and the history figures (peaks, totals, num_ooms) are lower bounds.
+// Either way the replayed end state is compared with the file's segments
+// (Result.Check).
+//
+// A device that has segments but no trace entries (no history recorded, or
+// a legacy segment list) yields a Result with empty series whose Stats hold
+// the current figures of the file's segments. Replay returns an error only
+// when device is negative or the snapshot holds nothing for it.
+func Replay(s *snapshot.Snapshot, device int) (*Result, error) {
+	return nil, errors.New("replay: not implemented yet")
+}
+
+// Result is the outcome of [Replay] for one device.
+//
+// The series Allocated, Active, Reserved and Requested have one value per
+// trace entry: entry i's value is the figure after applying
+// s.Traces[Device][i], summed over all pools (the "all" row of
+// memory_stats()), in bytes.
+type Result struct {
+	// Device is the CUDA device ordinal replayed.
+	Device int
+
+	// Stats are the memory_stats() figures after the last entry (at dump
+	// time), with Stats.Known saying which are exact: Current figures are
+	// exact; Peak, Allocated, Freed and NumOOMs are exact when the trace
+	// starts at the allocator's first allocation (Seeded is false), lower
+	// bounds when it was seeded, unknown without a trace.
+	// NumAllocRetries and NumSyncAllStreams are never derivable: a cudaMalloc
+	// retry or a synchronize-all leaves no trace entry of its own (an OOM
+	// implies one retry, a successful retry is indistinguishable from an
+	// empty_cache followed by a cudaMalloc), so they stay 0 and Unknown.
+	Stats MemoryStats
+
+	// Allocated is allocated_bytes.all.current after each entry.
+	Allocated []int64
+	// Active is active_bytes.all.current after each entry.
+	Active []int64
+	// Reserved is reserved_bytes.all.current after each entry.
+	Reserved []int64
+	// Requested is requested_bytes.all.current after each entry.
+	Requested []int64
+
+	// Allocs is every allocation's lifetime: first the blocks already
+	// active before the first entry (AllocIndex -1, in address order), then
+	// one per alloc entry in trace order.
+	Allocs []Allocation
+
+	// PeakIndex is the first entry where Allocated is highest, -1 when the
+	// trace is empty.
+	PeakIndex int
+
+	// OOMs are the indexes of the oom entries, in trace order.
+	OOMs []int
+
+	// Seeded is true when the state before the first entry was not empty:
+	// it was reconstructed backwards from the file's segments, so the
+	// trace misses the start of the run.
+	Seeded bool
+
+	// Check compares the replayed end state with the file's segments.
+	Check EndCheck
+
+	snap *snapshot.Snapshot
+	seed []snapshot.Segment // the state before the first entry
+	cfg  allocConfig
+}
+
+// Allocation is one block's life as an allocation: from its alloc entry (or
+// from before the trace) to its free_requested and free_completed entries
+// (or to the end of the trace). Indexes are trace entry indexes of
+// s.Traces[Result.Device].
+type Allocation struct {
+	// Addr is the block's device address.
+	Addr snapshot.Addr
+	// Size is the block's size in bytes (the rounded request, or the
+	// whole free block when the allocator did not split it).
+	Size int64
+	// Requested is the caller's unrounded size in bytes.
+	Requested int64
+	// Stream is the cudaStream_t value the block belongs to.
+	Stream uint64
+	// Pool is the private pool id of the block's segment ((0, 0) for the
+	// default pools). Trace entries carry no pool id, so it is only known
+	// for segments still present in the file; a private-pool segment
+	// released before the dump reads as (0, 0).
+	Pool snapshot.PoolID
+	// Large is true for the large pool (blocks over 1 MiB).
+	Large bool
+	// Stack is the allocation stack: the alloc entry's frames, or the
+	// block's frames in the file for a block alive before the trace.
+	Stack snapshot.StackID
+	// AllocIndex is the alloc entry, -1 when the block was alive before
+	// the first entry.
+	AllocIndex int
+	// FreeRequested is the free_requested entry, -1 when the block was not
+	// freed by the end of the trace (or, for a block already pending free
+	// when the trace began, when that happened before the first entry).
+	FreeRequested int
+	// FreeCompleted is the free_completed entry, -1 when the block is still
+	// active at the end of the trace.
+	FreeCompleted int
+}
+
+// Alive reports whether the allocation is still allocated (not yet
+// free_requested) after entry i; i = -1 asks about the state before the
+// first entry.
+func (a *Allocation) Alive(i int) bool {
+	if a.AllocIndex > i {
+		return false
+	}
+	if a.FreeRequested >= 0 {
+		return a.FreeRequested > i
+	}
+	return a.FreeCompleted < 0 || a.FreeCompleted > i
+}
+
+// EndCheck is the comparison of the replayed end state with the segments
+// and blocks the file holds for the device.
+type EndCheck struct {
+	// Equal is true when every segment (address, size, stream, pool kind,
+	// expandability) and every block (address, size, state, and requested
+	// size of active blocks) agree, and the replay met no inconsistency.
+	Equal bool
+	// Segments and Blocks count what the file holds for the device.
+	Segments, Blocks int
+	// Differences describes each disagreement in a line, in address order
+	// (at most maxDifferences lines, then a count of the rest).
+	Differences []string
+}
+
+// State is the allocator state of one device after one trace entry: what
+// [Result.StateAt] returns.
+type State struct {
+	Device int
+	// Index is the trace entry after which the state is taken; -1 is the
+	// state before the first entry.
+	Index int
+	// Entry is that trace entry (nil for Index -1).
+	Entry *snapshot.TraceEntry
+	// Stats are the memory_stats() figures at that moment, with the same
+	// exactness as Result.Stats.
+	Stats MemoryStats
+	// Segments are the segments, in address order, each with its blocks.
+	Segments []StateSegment
+	// Free summarises the free (inactive) blocks per pool and stream,
+	// sorted by private pool id, large pool first, then stream.
+	Free []FreeSpace
+	// OOM describes the failed request when Entry is an oom entry.
+	OOM *OOMInfo
+}
+
+// StateSegment is one segment of a State: one cudaMalloc, or one
+// contiguous mapped range of an expandable segment.
+type StateSegment struct {
+	Addr       snapshot.Addr
+	Size       int64 // bytes reserved; the blocks tile [Addr, Addr+Size)
+	Stream     uint64
+	Large      bool
+	Pool       snapshot.PoolID
+	Expandable bool
+	// Stack is the segment_alloc entry's frames (or the file's segment
+	// frames for a segment older than the trace).
+	Stack  snapshot.StackID
+	Blocks []StateBlock
+}
+
+// StateBlock is one block of a StateSegment.
+type StateBlock struct {
+	Addr snapshot.Addr
+	Size int64
+	// Requested is the requested size of an active block, 0 for an
+	// inactive one.
+	Requested int64
+	State     snapshot.BlockState
+	Stack     snapshot.StackID
+	// Alloc indexes Result.Allocs for an active block, -1 for an inactive
+	// one.
+	Alloc int
+}
+
+// FreeSpace is the fragmentation of one (pool, stream): the free bytes
+// inside its segments and its largest free block.
+type FreeSpace struct {
+	Large  bool
+	Pool   snapshot.PoolID
+	Stream uint64
+	// FreeBytes is the sum of the inactive blocks; Blocks their number.
+	FreeBytes int64
+	Blocks    int
+	// Largest is the largest inactive block, in bytes.
+	Largest int64
+	// Reserved is the sum of the segment sizes.
+	Reserved int64
+}
+
+// OOMInfo explains an oom entry: the request that failed against what was
+// free.
+type OOMInfo struct {
+	// Size is the rounded request that failed (the entry's size), bytes.
+	Size int64
+	// Large is true when the request was for the large pool.
+	Large bool
+	// DeviceFree is the free device memory cudaMemGetInfo reported, bytes.
+	DeviceFree int64
+	Stream     uint64
+	// LargestFree is the largest inactive block of the request's pool
+	// (default pools) and stream, the largest block the allocator could
+	// have reused; FreeInPool the sum of that pool's inactive blocks.
+	LargestFree int64
+	FreeInPool  int64
+}
+
+// StateAt returns the allocator state after trace entry i (i = -1: before
+// the first entry). It replays from the seeded initial state up to i, so
+// it costs one pass over the first i+1 entries.
+func (r *Result) StateAt(i int) (*State, error) {
+	return nil, errors.New("replay: not implemented yet")
+}
+
+// IndexAtTime returns the last trace entry whose time_us is at most us
+// (microseconds since the Unix epoch), or -1 when every entry is later.
+func (r *Result) IndexAtTime(us int64) int {
+	return -1
+}
+
+// allocConfig is the part of allocator_settings the replay needs.
+type allocConfig struct {
+	maxSplit   int64 // max_split_size in bytes; math.MaxInt64 when unlimited
+	divisions  [16]int64
+	expandable bool
+}
