@@ -13,13 +13,18 @@ import (
 // and stacks. Errors are sticky: the first one wins and later calls are
 // cheap no-ops, so field extraction stays linear.
 type converter struct {
-	s   *Snapshot
-	err error
+	s    *Snapshot
+	err  error
+	pool *strPool
+	// m, while a pickle is being read, takes converted frame dicts and
+	// lists back: their memo slots are swapped for compact references.
+	m *machine
+	// ids is scratch space for stack conversion.
+	ids []FrameID
 
 	strs        map[string]StrID
 	framesByPtr map[*pdict]FrameID
 	frames      map[Frame]FrameID
-	stacksByPtr map[*plist]StackID
 	stacks      map[string]StackID
 	actions     map[string]Action
 	unknown     map[string]int
@@ -35,10 +40,10 @@ func newConverter() *converter {
 	}
 	return &converter{
 		s:           s,
+		pool:        newStrPool(),
 		strs:        map[string]StrID{"": 0},
 		framesByPtr: map[*pdict]FrameID{},
 		frames:      map[Frame]FrameID{},
-		stacksByPtr: map[*plist]StackID{},
 		stacks:      map[string]StackID{"": 0},
 		actions:     map[string]Action{},
 		unknown:     map[string]int{},
@@ -114,9 +119,9 @@ func (c *converter) asUint(v val, path string) uint64 {
 }
 
 func (c *converter) asString(v val, path string) string {
-	switch x := v.x.(type) {
-	case string:
-		return x
+	switch v.x.(type) {
+	case strRef:
+		return c.pool.list[v.n]
 	case noneT:
 		return ""
 	}
@@ -162,6 +167,10 @@ func (c *converter) asList(v val, path string) []val {
 			c.failf(path, "want a list of %s, got a list of trace entries", "values")
 			return nil
 		}
+		if x.stack > 0 {
+			c.failf(path, "want a list of %s, got a list of frames", "values")
+			return nil
+		}
 		return x.items
 	case *ptuple:
 		return x.items
@@ -176,6 +185,9 @@ func (c *converter) unknownKey(path string) { c.unknown[path]++ }
 
 // frame converts one frame dict.
 func (c *converter) frame(v val, path string) FrameID {
+	if _, ok := v.x.(frameRef); ok {
+		return FrameID(v.n)
+	}
 	d, ok := v.x.(*pdict)
 	if !ok {
 		c.failf(path, "want frame dict, got %s", v.typeName())
@@ -186,7 +198,7 @@ func (c *converter) frame(v val, path string) FrameID {
 	}
 	var f Frame
 	for i := 0; i+1 < len(d.kv); i += 2 {
-		k, _ := d.kv[i].x.(string)
+		k, _ := c.pool.str(d.kv[i])
 		switch k {
 		case "filename":
 			f.Filename = c.asString(d.kv[i+1], path+".filename")
@@ -205,7 +217,11 @@ func (c *converter) frame(v val, path string) FrameID {
 		c.s.Frames = append(c.s.Frames, f)
 		c.frames[f] = id
 	}
-	c.framesByPtr[d] = id
+	if c.m != nil && d.memo >= 0 {
+		c.m.replaceMemo(d.memo, val{n: int64(id), x: frameRef{}})
+	} else {
+		c.framesByPtr[d] = id
+	}
 	return id
 }
 
@@ -214,9 +230,14 @@ func (c *converter) frame(v val, path string) FrameID {
 func (c *converter) stack(v val, path string) StackID {
 	var items []val
 	switch x := v.x.(type) {
+	case stackRef:
+		return StackID(v.n)
 	case *plist:
-		if id, ok := c.stacksByPtr[x]; ok {
-			return id
+		if x.stack > 0 {
+			if c.m != nil {
+				c.m.recycleList(x)
+			}
+			return x.stack - 1
 		}
 		items = x.items
 	case noneT:
@@ -225,22 +246,38 @@ func (c *converter) stack(v val, path string) StackID {
 		items = c.asList(v, path)
 	}
 	if len(items) == 0 {
+		if l, ok := v.x.(*plist); ok && c.m != nil {
+			c.m.replaceMemo(l.memo, val{n: int64(NoStack), x: stackRef{}})
+			c.m.recycleList(l)
+		}
 		return NoStack
 	}
-	ids := make([]FrameID, len(items))
+	ids := c.ids[:0]
 	c.keyBuf = c.keyBuf[:0]
-	for i, it := range items {
-		ids[i] = c.frame(it, path)
-		c.keyBuf = binary.AppendUvarint(c.keyBuf, uint64(ids[i]))
+	for _, it := range items {
+		f := c.frame(it, path)
+		ids = append(ids, f)
+		c.keyBuf = binary.AppendUvarint(c.keyBuf, uint64(f))
 	}
+	c.ids = ids
 	id, ok := c.stacks[string(c.keyBuf)]
 	if !ok {
 		id = StackID(len(c.s.Stacks))
-		c.s.Stacks = append(c.s.Stacks, ids)
+		c.s.Stacks = append(c.s.Stacks, append([]FrameID(nil), ids...))
 		c.stacks[string(c.keyBuf)] = id
 	}
-	if l, ok := v.x.(*plist); ok {
-		c.stacksByPtr[l] = id
+	if l, ok := v.x.(*plist); ok && c.err == nil {
+		l.stack = id + 1
+		if c.m != nil {
+			c.m.replaceMemo(l.memo, val{n: int64(id), x: stackRef{}})
+			for _, it := range l.items {
+				if d, ok := it.x.(*pdict); ok {
+					c.m.recycleDict(d)
+				}
+			}
+			c.m.recycleList(l)
+		}
+		l.items = l.items[:0]
 	}
 	return id
 }
@@ -252,7 +289,7 @@ func (c *converter) entry(d *pdict) TraceEntry {
 	var deviceFree uint64
 	hasFree := false
 	for i := 0; i+1 < len(d.kv); i += 2 {
-		k, _ := d.kv[i].x.(string)
+		k, _ := c.pool.str(d.kv[i])
 		v := d.kv[i+1]
 		switch k {
 		case "action":
@@ -317,7 +354,7 @@ func (c *converter) root(v val) {
 	case *pdict:
 		var hasSegs bool
 		for i := 0; i+1 < len(x.kv); i += 2 {
-			k, ok := x.kv[i].x.(string)
+			k, ok := c.pool.str(x.kv[i])
 			if !ok {
 				c.failf("top level", "want str key, got %s (%v)", x.kv[i].typeName(), errNotSnapshot)
 				return
@@ -368,7 +405,7 @@ func (c *converter) segment(v val, path string) Segment {
 	var blocks []val
 	have := map[string]bool{}
 	for i := 0; i+1 < len(d.kv); i += 2 {
-		k, _ := d.kv[i].x.(string)
+		k, _ := c.pool.str(d.kv[i])
 		v := d.kv[i+1]
 		p := path + "." + k
 		have[k] = true
@@ -463,7 +500,7 @@ func (c *converter) block(v val, path string, next Addr) Block {
 	var history []val
 	hasReq, hasFrames := false, false
 	for i := 0; i+1 < len(d.kv); i += 2 {
-		k, _ := d.kv[i].x.(string)
+		k, _ := c.pool.str(d.kv[i])
 		v := d.kv[i+1]
 		p := path + "." + k
 		switch k {
@@ -500,7 +537,7 @@ func (c *converter) block(v val, path string, next Addr) Block {
 		h := c.asDict(history[0], path+".history[0]")
 		if h != nil {
 			for i := 0; i+1 < len(h.kv); i += 2 {
-				k, _ := h.kv[i].x.(string)
+				k, _ := c.pool.str(h.kv[i])
 				switch k {
 				case "real_size":
 					if !hasReq {
@@ -556,7 +593,7 @@ func (c *converter) traceList(l *plist, path string) []TraceEntry {
 		return nil
 	}
 	if l.evMode {
-		return l.events
+		return l.takeEvents()
 	}
 	out := make([]TraceEntry, 0, len(l.items))
 	for i, it := range l.items {
@@ -564,7 +601,7 @@ func (c *converter) traceList(l *plist, path string) []TraceEntry {
 		case *pdict:
 			out = append(out, c.entry(x))
 		case *evList:
-			out = append(out, x.events[it.n])
+			out = append(out, (*plist)(x).event(it.n))
 		default:
 			c.failf(fmt.Sprintf("%s[%d]", path, i), "want trace entry dict, got %s", it.typeName())
 			return nil
@@ -583,7 +620,7 @@ func (c *converter) settings(v val) {
 	}
 	st := &AllocatorSettings{MaxSplitSize: -1}
 	for i := 0; i+1 < len(d.kv); i += 2 {
-		k, _ := d.kv[i].x.(string)
+		k, _ := c.pool.str(d.kv[i])
 		v := d.kv[i+1]
 		p := "allocator_settings." + k
 		switch k {
@@ -603,8 +640,9 @@ func (c *converter) settings(v val) {
 			st.RoundupPower2Divisions = map[int64]int64{}
 			for j := 0; j+1 < len(rd.kv); j += 2 {
 				var key int64
-				switch kk := rd.kv[j].x.(type) {
-				case string:
+				switch rd.kv[j].x.(type) {
+				case strRef:
+					kk := c.pool.list[rd.kv[j].n]
 					n, err := strconv.ParseInt(kk, 10, 64)
 					if err != nil {
 						c.failf(p, "key %q is not a number", kk)
@@ -616,14 +654,14 @@ func (c *converter) settings(v val) {
 				st.RoundupPower2Divisions[key], _ = c.asInt(rd.kv[j+1], p)
 			}
 		}
-		st.Raw = append(st.Raw, KeyValue{Key: k, Value: display(v)})
+		st.Raw = append(st.Raw, KeyValue{Key: k, Value: c.display(v)})
 	}
 	sort.Slice(st.Raw, func(i, j int) bool { return st.Raw[i].Key < st.Raw[j].Key })
 	c.s.Settings = st
 }
 
 // display formats a settings value as Python would print it, briefly.
-func display(v val) string {
+func (c *converter) display(v val) string {
 	switch x := v.x.(type) {
 	case nil:
 		return strconv.FormatInt(v.n, 10)
@@ -638,13 +676,13 @@ func display(v val) string {
 		return "None"
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
-	case string:
-		return strconv.Quote(x)
+	case strRef:
+		return strconv.Quote(c.pool.list[v.n])
 	case *pdict:
 		type kv struct{ k, v string }
 		var kvs []kv
 		for i := 0; i+1 < len(x.kv); i += 2 {
-			kvs = append(kvs, kv{display(x.kv[i]), display(x.kv[i+1])})
+			kvs = append(kvs, kv{c.display(x.kv[i]), c.display(x.kv[i+1])})
 		}
 		out := "{"
 		for i, e := range kvs {
@@ -659,7 +697,7 @@ func display(v val) string {
 		}
 		return out + "}"
 	case *plist:
-		return fmt.Sprintf("[%d items]", len(x.items)+len(x.events))
+		return fmt.Sprintf("[%d items]", len(x.items)+x.evLen)
 	case *ptuple:
 		return fmt.Sprintf("(%d items)", len(x.items))
 	}
@@ -686,7 +724,7 @@ func (c *converter) annotations(v val) {
 			return
 		}
 		for j := 0; j+1 < len(kv); j += 2 {
-			k, _ := kv[j].x.(string)
+			k, _ := c.pool.str(kv[j])
 			v := kv[j+1]
 			switch k {
 			case "stage":

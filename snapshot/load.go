@@ -121,14 +121,16 @@ func Decode(r io.Reader) (s *Snapshot, err error) {
 	c := newConverter()
 	switch trimmed := firstNonSpace(br); {
 	case head[0] == 0x80:
-		m := &machine{r: br, conv: c}
+		m := &machine{src: br, conv: c, pool: c.pool}
+		c.m = m
 		root, err = m.run()
+		c.m = nil
 		if err != nil {
 			return nil, &DecodeError{Err: wrapReadErr(err, compression)}
 		}
 		c.s.Format = Format{Encoding: "pickle", PickleProtocol: m.proto}
 	case trimmed == '{' || trimmed == '[':
-		root, err = decodeJSON(br)
+		root, err = decodeJSON(br, c.pool)
 		if err != nil {
 			return nil, &DecodeError{Err: err}
 		}
@@ -172,24 +174,24 @@ func firstNonSpace(br *bufio.Reader) byte {
 
 // decodeJSON reads the JSON form MemoryViz accepts (the same structure as
 // the pickle) into pickle values.
-func decodeJSON(r io.Reader) (val, error) {
+func decodeJSON(r io.Reader, p *strPool) (val, error) {
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	var x any
 	if err := dec.Decode(&x); err != nil {
 		return val{}, fmt.Errorf("reading JSON: %w", err)
 	}
-	return fromJSON(x), nil
+	return fromJSON(x, p), nil
 }
 
-func fromJSON(x any) val {
+func fromJSON(x any, p *strPool) val {
 	switch t := x.(type) {
 	case nil:
 		return val{x: noneT{}}
 	case bool:
 		return val{x: boolT(t)}
 	case string:
-		return val{x: t}
+		return val{n: p.addString(t), x: strRef{}}
 	case json.Number:
 		if n, err := t.Int64(); err == nil {
 			return val{n: n}
@@ -200,10 +202,10 @@ func fromJSON(x any) val {
 		f, _ := t.Float64()
 		return val{x: f}
 	case []any:
-		l := &plist{}
+		l := &plist{memo: -1}
 		items := make([]val, len(t))
 		for i, e := range t {
-			items[i] = fromJSON(e)
+			items[i] = fromJSON(e, p)
 		}
 		l.items = items
 		return val{x: l}
@@ -225,7 +227,7 @@ func fromJSON(x any) val {
 		})
 		d := &pdict{memo: -1, kv: make([]val, 0, 2*len(t))}
 		for _, k := range keys {
-			d.kv = append(d.kv, val{x: k}, fromJSON(t[k]))
+			d.kv = append(d.kv, val{n: p.addString(k), x: strRef{}}, fromJSON(t[k], p))
 		}
 		return val{x: d}
 	}

@@ -1,13 +1,13 @@
 package snapshot
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/big"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -29,8 +29,68 @@ type noneT struct{}
 type markT struct{}
 type boolT bool
 
+// strRef is a str value: n indexes the string pool. Strings are pooled as
+// they are read, so repeated frame file names cost one copy.
+type strRef struct{}
+
+// strPool interns every string read from the file.
+type strPool struct {
+	list []string
+	idx  map[string]int64
+	// action is the pool index of "action"; -1 until seen.
+	action int64
+}
+
+func newStrPool() *strPool {
+	p := &strPool{idx: map[string]int64{}}
+	p.action = p.addString("action")
+	return p
+}
+
+// add interns b and returns its value; it allocates only for a string not
+// seen before.
+func (p *strPool) add(b []byte) val {
+	if i, ok := p.idx[string(b)]; ok {
+		return val{n: i, x: strRef{}}
+	}
+	return val{n: p.addString(string(b)), x: strRef{}}
+}
+
+func (p *strPool) addString(s string) int64 {
+	if i, ok := p.idx[s]; ok {
+		return i
+	}
+	i := int64(len(p.list))
+	p.list = append(p.list, s)
+	p.idx[s] = i
+	return i
+}
+
+// str returns the string held by v, if v is a str.
+func (p *strPool) str(v val) (string, bool) {
+	if _, ok := v.x.(strRef); ok {
+		return p.list[v.n], true
+	}
+	return "", false
+}
+
+// isEntry reports whether v is a dict with an "action" key: a trace entry.
+func (p *strPool) isEntry(v val) bool {
+	switch x := v.x.(type) {
+	case *pdict:
+		for i := 0; i+1 < len(x.kv); i += 2 {
+			if _, ok := x.kv[i].x.(strRef); ok && x.kv[i].n == p.action {
+				return true
+			}
+		}
+	case *evList:
+		return true
+	}
+	return false
+}
+
 // val is one pickle value. Ints live in n with x == nil; every other value
-// is in x: noneT, markT, boolT, float64, string, []byte, *big.Int, *plist,
+// is in x: noneT, markT, boolT, float64, strRef, []byte, *big.Int, *plist,
 // *pdict, *ptuple, or *evList (a trace entry converted in place; n is its
 // index in the list's events).
 type val struct {
@@ -40,19 +100,65 @@ type val struct {
 
 type plist struct {
 	items []val
-	// events holds the trace entries converted while appending; a list is
+	memo  int64 // memo index of this list, or -1
+	// stack is the StackID+1 this list was converted to as a frame list
+	// (0: not converted); items are then released.
+	stack StackID
+	// evChunks hold the trace entries converted while appending; a list is
 	// in event mode when its first appended item was a trace-entry dict.
-	events  []TraceEntry
-	evMode  bool
-	evError error // first item of an event-mode list that was not an entry
+	evChunks [][]TraceEntry
+	evLen    int
+	evMode   bool
+	evError  error // first item of an event-mode list that was not an entry
+	// refs and recycled: as for pdict.
+	refs     int32
+	recycled bool
+}
+
+const evChunk = 1 << 14
+
+func (l *plist) addEvent(e TraceEntry) int {
+	n := len(l.evChunks)
+	if n == 0 || len(l.evChunks[n-1]) == evChunk {
+		l.evChunks = append(l.evChunks, make([]TraceEntry, 0, evChunk))
+		n++
+	}
+	l.evChunks[n-1] = append(l.evChunks[n-1], e)
+	l.evLen++
+	return l.evLen - 1
+}
+
+func (l *plist) event(i int64) TraceEntry { return l.evChunks[i/evChunk][i%evChunk] }
+
+// takeEvents joins the converted entries into one slice, releasing the
+// chunks as it goes.
+func (l *plist) takeEvents() []TraceEntry {
+	out := make([]TraceEntry, 0, l.evLen)
+	for i, c := range l.evChunks {
+		out = append(out, c...)
+		l.evChunks[i] = nil
+	}
+	l.evChunks = nil
+	return out
 }
 
 // evList is a plist seen through a converted trace entry in the memo.
 type evList plist
 
+// frameRef and stackRef are memo values of frame dicts and frame lists
+// already converted: n holds the FrameID or StackID.
+type frameRef struct{}
+type stackRef struct{}
+
 type pdict struct {
 	kv   []val // key, value, key, value, ...
 	memo int64 // memo index of this dict, or -1
+	// refs counts the references made by BINGET and DUP beyond the one
+	// that created the dict. A converted dict is released once per
+	// reference and recycled at the last release; references that are
+	// never released (from non-entry containers) keep it alive.
+	refs     int32
+	recycled bool
 }
 
 type ptuple struct {
@@ -74,7 +180,7 @@ func (v val) typeName() string {
 		return "bool"
 	case float64:
 		return "float"
-	case string:
+	case strRef:
 		return "str"
 	case []byte:
 		return "bytes"
@@ -86,6 +192,10 @@ func (v val) typeName() string {
 		return "tuple"
 	case *evList:
 		return "dict"
+	case frameRef:
+		return "dict"
+	case stackRef:
+		return "list"
 	default:
 		_ = x
 		return "object"
@@ -117,17 +227,24 @@ const (
 )
 
 type machine struct {
-	r        *bufio.Reader
-	off      int64
+	src      io.Reader
+	buf      []byte // read buffer: unread bytes are buf[rp:wp]
+	rp, wp   int
+	srcErr   error
+	off      int64 // bytes consumed
+	pool     *strPool
 	proto    int
 	stack    []val
 	marks    []int
-	memo     []val
+	memo     [][]val // chunks of memoChunk values
+	memoLen  uint64
 	memoFar  map[uint64]val
 	conv     *converter
-	buf      [8]byte
-	lastDict *pdict // dict at the top of the stack when it was created
+	free     []*pdict // converted dicts, for reuse
+	freeL    []*plist // converted frame lists, for reuse
 }
+
+const memoChunk = 1 << 16
 
 func (m *machine) fail(msg string, args ...any) error {
 	return &pickleError{off: m.off, msg: fmt.Sprintf(msg, args...)}
@@ -141,68 +258,105 @@ func (m *machine) truncated() error {
 	return &pickleError{off: m.off, msg: "truncated pickle (ends before its STOP opcode)", err: io.ErrUnexpectedEOF}
 }
 
-func (m *machine) readByte() (byte, error) {
-	b, err := m.r.ReadByte()
-	if err != nil {
-		return 0, m.truncated()
+const readBuf = 1 << 20
+
+// fill makes at least n bytes readable (n <= len(m.buf)) or fails with a
+// truncation error.
+func (m *machine) fill(n int) error {
+	if m.buf == nil {
+		m.buf = make([]byte, readBuf)
 	}
+	if m.rp > 0 {
+		copy(m.buf, m.buf[m.rp:m.wp])
+		m.wp -= m.rp
+		m.rp = 0
+	}
+	for m.wp < n {
+		if m.srcErr != nil {
+			return m.truncated()
+		}
+		k, err := m.src.Read(m.buf[m.wp:])
+		m.wp += k
+		if err != nil {
+			m.srcErr = err
+		}
+	}
+	return nil
+}
+
+func (m *machine) readByte() (byte, error) {
+	if m.rp >= m.wp {
+		if err := m.fill(1); err != nil {
+			return 0, err
+		}
+	}
+	b := m.buf[m.rp]
+	m.rp++
 	m.off++
 	return b, nil
 }
 
+// readN returns the next n bytes (n <= readBuf); the slice is valid until
+// the next read.
 func (m *machine) readN(n int) ([]byte, error) {
-	b := m.buf[:n]
-	if _, err := io.ReadFull(m.r, b); err != nil {
-		return nil, m.truncated()
+	if m.wp-m.rp < n {
+		if err := m.fill(n); err != nil {
+			return nil, err
+		}
 	}
+	b := m.buf[m.rp : m.rp+n]
+	m.rp += n
 	m.off += int64(n)
 	return b, nil
 }
 
-// readBytes reads n bytes. It never allocates more than the input holds: a
-// declared length of 4 GB in a short file fails after reading what exists.
+// readBytes reads n bytes into a new slice. It never allocates more than
+// the input holds: a declared length of 4 GB in a short file fails after
+// reading what exists.
 func (m *machine) readBytes(n uint64) ([]byte, error) {
-	if n <= uint64(m.r.Buffered()) || n <= 4096 {
-		b := make([]byte, n)
-		if _, err := io.ReadFull(m.r, b); err != nil {
-			return nil, m.truncated()
+	if n <= readBuf {
+		b, err := m.readN(int(n))
+		if err != nil {
+			return nil, err
 		}
-		m.off += int64(n)
-		return b, nil
+		return append([]byte(nil), b...), nil
 	}
 	var out []byte
 	for n > 0 {
 		c := n
-		if c > maxChunk {
-			c = maxChunk
+		if c > readBuf {
+			c = readBuf
 		}
-		start := len(out)
-		out = append(out, make([]byte, c)...)
-		k, err := io.ReadFull(m.r, out[start:])
-		m.off += int64(k)
+		b, err := m.readN(int(c))
 		if err != nil {
-			return nil, m.truncated()
+			return nil, err
 		}
+		out = append(out, b...)
 		n -= c
 	}
 	return out, nil
 }
 
-// readString reads n bytes of UTF-8 as a string without an extra copy for
-// short strings.
-func (m *machine) readString(n uint64) (string, error) {
-	if n <= uint64(m.r.Buffered()) {
-		b, _ := m.r.Peek(int(n))
-		s := string(b)
-		m.r.Discard(int(n))
-		m.off += int64(n)
-		return s, nil
+// readStr reads n bytes of UTF-8 and interns them.
+func (m *machine) readStr(n uint64) (val, error) {
+	if n <= readBuf {
+		b, err := m.readN(int(n))
+		if err != nil {
+			return val{}, err
+		}
+		if !utf8.Valid(b) {
+			return val{}, m.fail("malformed pickle: string is not UTF-8")
+		}
+		return m.pool.add(b), nil
 	}
 	b, err := m.readBytes(n)
 	if err != nil {
-		return "", err
+		return val{}, err
 	}
-	return string(b), nil
+	if !utf8.Valid(b) {
+		return val{}, m.fail("malformed pickle: string is not UTF-8")
+	}
+	return m.pool.add(b), nil
 }
 
 func (m *machine) push(v val) { m.stack = append(m.stack, v) }
@@ -240,78 +394,146 @@ func (m *machine) popMark() ([]val, error) {
 }
 
 func (m *machine) memoPut(idx uint64, v val) {
-	if idx < uint64(len(m.memo)) {
-		m.memo[idx] = v
-	} else if idx < uint64(len(m.memo))+denseMemoSlack {
-		for uint64(len(m.memo)) < idx {
-			m.memo = append(m.memo, val{x: noneT{}})
-		}
-		m.memo = append(m.memo, v)
-	} else {
-		if m.memoFar == nil {
-			m.memoFar = map[uint64]val{}
-		}
-		m.memoFar[idx] = v
+	switch x := v.x.(type) {
+	case *pdict:
+		x.memo = int64(idx)
+	case *plist:
+		x.memo = int64(idx)
 	}
-	if d, ok := v.x.(*pdict); ok {
-		d.memo = int64(idx)
+	if idx >= m.memoLen && idx < m.memoLen+denseMemoSlack {
+		for m.memoLen <= idx {
+			if m.memoLen%memoChunk == 0 {
+				m.memo = append(m.memo, make([]val, memoChunk))
+			}
+			m.memoLen++
+		}
+	}
+	if idx < m.memoLen {
+		m.memo[idx/memoChunk][idx%memoChunk] = v
+		return
+	}
+	if m.memoFar == nil {
+		m.memoFar = map[uint64]val{}
+	}
+	m.memoFar[idx] = v
+}
+
+// replaceMemo swaps a converted object for its compact reference, so the
+// object itself can be freed.
+func (m *machine) replaceMemo(idx int64, v val) {
+	if idx < 0 {
+		return
+	}
+	if uint64(idx) < m.memoLen {
+		m.memo[idx/memoChunk][idx%memoChunk] = v
+	} else if _, ok := m.memoFar[uint64(idx)]; ok {
+		m.memoFar[uint64(idx)] = v
 	}
 }
 
 func (m *machine) memoGet(idx uint64) (val, error) {
-	if idx < uint64(len(m.memo)) {
-		return m.memo[idx], nil
+	var v val
+	if idx < m.memoLen {
+		v = m.memo[idx/memoChunk][idx%memoChunk]
+	} else if fv, ok := m.memoFar[idx]; ok {
+		v = fv
+	} else {
+		return val{}, m.fail("malformed pickle: memo index %d was never stored", idx)
 	}
-	if v, ok := m.memoFar[idx]; ok {
-		return v, nil
+	addRef(v)
+	return v, nil
+}
+
+func addRef(v val) {
+	switch x := v.x.(type) {
+	case *pdict:
+		x.refs++
+	case *plist:
+		x.refs++
 	}
-	return val{}, m.fail("malformed pickle: memo index %d was never stored", idx)
+}
+
+// recycleDict and recycleList take back a converted object that nothing
+// else refers to (its memo slot already holds the compact reference).
+func (m *machine) recycleDict(d *pdict) {
+	if d.refs > 0 {
+		d.refs--
+		return
+	}
+	if !d.recycled && d.memo >= 0 {
+		d.recycled = true
+		m.free = append(m.free, d)
+	}
+}
+
+func (m *machine) recycleList(l *plist) {
+	if l.refs > 0 {
+		l.refs--
+		return
+	}
+	if !l.recycled && l.memo >= 0 && !l.evMode {
+		l.recycled = true
+		m.freeL = append(m.freeL, l)
+	}
+}
+
+func (m *machine) newList() *plist {
+	if n := len(m.freeL); n > 0 {
+		l := m.freeL[n-1]
+		m.freeL = m.freeL[:n-1]
+		*l = plist{items: l.items[:0], memo: -1}
+		return l
+	}
+	return &plist{memo: -1}
+}
+
+func (m *machine) newDict() *pdict {
+	if n := len(m.free); n > 0 {
+		d := m.free[n-1]
+		m.free = m.free[:n-1]
+		d.kv = d.kv[:0]
+		d.memo = -1
+		d.recycled = false
+		return d
+	}
+	return &pdict{memo: -1}
 }
 
 // appendTo appends items to a list, converting trace-entry dicts on the way.
 func (m *machine) appendTo(l *plist, items []val) {
+	if len(items) > 0 && len(l.items) == 0 && l.evLen == 0 && !l.evMode {
+		l.evMode = m.pool.isEntry(items[0])
+	}
+	if !l.evMode {
+		if l.stack > 0 {
+			// More frames after the list was converted (a stack of over
+			// 1000 frames comes in several APPENDS): convert it anew.
+			for _, f := range m.conv.s.Stacks[l.stack-1] {
+				l.items = append(l.items, val{n: int64(f), x: frameRef{}})
+			}
+			l.stack = 0
+			m.replaceMemo(l.memo, val{x: l})
+		}
+		l.items = append(l.items, items...)
+		return
+	}
 	for _, it := range items {
-		if len(l.items) == 0 && len(l.events) == 0 && !l.evMode {
-			l.evMode = isEntryDict(it)
-		}
-		if !l.evMode {
-			l.items = append(l.items, it)
-			continue
-		}
 		switch x := it.x.(type) {
 		case *pdict:
-			if isEntryDict(it) {
-				e := m.conv.entry(x)
-				l.events = append(l.events, e)
-				if x.memo >= 0 {
-					m.memoPut(uint64(x.memo), val{n: int64(len(l.events) - 1), x: (*evList)(l)})
-				}
+			if m.pool.isEntry(it) {
+				i := l.addEvent(m.conv.entry(x))
+				m.replaceMemo(x.memo, val{n: int64(i), x: (*evList)(l)})
+				m.recycleDict(x)
 				continue
 			}
 		case *evList:
-			l.events = append(l.events, x.events[it.n])
+			l.addEvent((*plist)(x).event(it.n))
 			continue
 		}
 		if l.evError == nil {
-			l.evError = fmt.Errorf("item %d is a %s, not a trace entry dict", len(l.events), it.typeName())
+			l.evError = fmt.Errorf("item %d is a %s, not a trace entry dict", l.evLen, it.typeName())
 		}
 	}
-}
-
-// isEntryDict reports whether v is a dict with an "action" key: a trace
-// entry.
-func isEntryDict(v val) bool {
-	switch x := v.x.(type) {
-	case *pdict:
-		for i := 0; i+1 < len(x.kv); i += 2 {
-			if k, ok := x.kv[i].x.(string); ok && k == "action" {
-				return true
-			}
-		}
-	case *evList:
-		return true
-	}
-	return false
 }
 
 // run executes the pickle until STOP and returns the top-level value.
@@ -361,6 +583,7 @@ func (m *machine) run() (val, error) {
 			if err != nil {
 				return val{}, err
 			}
+			addRef(*t)
 			m.push(*t)
 		case 'N':
 			m.push(val{x: noneT{}})
@@ -404,7 +627,12 @@ func (m *machine) run() (val, error) {
 					return val{}, m.fail("malformed pickle: negative LONG4 length")
 				}
 			}
-			b, err := m.readBytes(n)
+			var b []byte
+			if n <= 8 {
+				b, err = m.readN(int(n))
+			} else {
+				b, err = m.readBytes(n)
+			}
 			if err != nil {
 				return val{}, err
 			}
@@ -420,24 +648,21 @@ func (m *machine) run() (val, error) {
 			if err != nil {
 				return val{}, err
 			}
-			s, err := m.readString(n)
+			v, err := m.readStr(n)
 			if err != nil {
 				return val{}, err
 			}
-			if !utf8.ValidString(s) {
-				return val{}, m.fail("malformed pickle: string is not UTF-8")
-			}
-			m.push(val{x: s})
+			m.push(v)
 		case 'U', 'T': // SHORT_BINSTRING, BINSTRING (Python 2 str)
 			n, err := m.readLen(op)
 			if err != nil {
 				return val{}, err
 			}
-			s, err := m.readString(n)
+			b, err := m.readBytes(n)
 			if err != nil {
 				return val{}, err
 			}
-			m.push(val{x: s})
+			m.push(m.pool.add([]byte(strings.ToValidUTF8(string(b), "\uFFFD"))))
 		case 'C', 'B', 0x8e: // SHORT_BINBYTES, BINBYTES, BINBYTES8
 			n, err := m.readLen(op)
 			if err != nil {
@@ -449,9 +674,9 @@ func (m *machine) run() (val, error) {
 			}
 			m.push(val{x: b})
 		case '}': // EMPTY_DICT
-			m.push(val{x: &pdict{memo: -1}})
+			m.push(val{x: m.newDict()})
 		case ']': // EMPTY_LIST
-			m.push(val{x: &plist{}})
+			m.push(val{x: m.newList()})
 		case ')': // EMPTY_TUPLE
 			m.push(val{x: &ptuple{}})
 		case 'd': // DICT
@@ -469,7 +694,7 @@ func (m *machine) run() (val, error) {
 			if err != nil {
 				return val{}, err
 			}
-			l := &plist{}
+			l := &plist{memo: -1}
 			cp := append([]val(nil), items...)
 			m.appendTo(l, cp)
 			m.push(val{x: l})
@@ -555,7 +780,7 @@ func (m *machine) run() (val, error) {
 			if err != nil {
 				return val{}, err
 			}
-			m.memoPut(uint64(len(m.memo)), *t)
+			m.memoPut(m.memoLen, *t)
 		case 'q', 'r': // BINPUT, LONG_BINPUT
 			var idx uint64
 			if op == 'q' {
@@ -603,8 +828,8 @@ func (m *machine) run() (val, error) {
 		case 0x93: // STACK_GLOBAL
 			name, _ := m.pop()
 			mod, _ := m.pop()
-			ms, _ := mod.x.(string)
-			ns, _ := name.x.(string)
+			ms, _ := m.pool.str(mod)
+			ns, _ := m.pool.str(name)
 			return val{}, m.failNot("the pickle refers to the Python class %s.%s", ms, ns)
 		case 'R', 'b', 0x81, 0x92, 'i', 'o', 'P', 'Q', 0x82, 0x83, 0x84, 0x96, 0x97, 0x98:
 			return val{}, m.failNot("the pickle builds Python objects (opcode %s)", opName(op))
