@@ -46,6 +46,9 @@ type SegmentUsage struct {
 	// PendingFreeBytes is Σ size of active_pending_free blocks: freed by
 	// the program, still in use by another stream.
 	PendingFreeBytes int64
+	// PendingFreeRequestedBytes is Σ requested_size of active_pending_free
+	// blocks.
+	PendingFreeRequestedBytes int64
 	// InactiveBytes is Σ size of inactive (cached, free) blocks.
 	InactiveBytes int64
 	// LargestFree is the size of the largest inactive block: the biggest
@@ -62,6 +65,16 @@ func (u *SegmentUsage) FreeBytes() int64 { return u.Size - u.RequestedBytes }
 // minus requested sizes (segsum's "internal" free).
 func (u *SegmentUsage) InternalFreeBytes() int64 { return u.AllocatedBytes - u.RequestedBytes }
 
+// ActiveBytes is Σ size of active blocks, allocated or pending free
+// (memory_stats() active_bytes).
+func (u *SegmentUsage) ActiveBytes() int64 { return u.AllocatedBytes + u.PendingFreeBytes }
+
+// ActiveRequestedBytes is Σ requested_size of active blocks, allocated or
+// pending free (memory_stats() requested_bytes).
+func (u *SegmentUsage) ActiveRequestedBytes() int64 {
+	return u.RequestedBytes + u.PendingFreeRequestedBytes
+}
+
 // add accumulates v into u (a group).
 func (u *SegmentUsage) add(v *SegmentUsage) {
 	u.Size += v.Size
@@ -73,6 +86,7 @@ func (u *SegmentUsage) add(v *SegmentUsage) {
 	u.AllocatedBytes += v.AllocatedBytes
 	u.RequestedBytes += v.RequestedBytes
 	u.PendingFreeBytes += v.PendingFreeBytes
+	u.PendingFreeRequestedBytes += v.PendingFreeRequestedBytes
 	u.InactiveBytes += v.InactiveBytes
 	u.LargestFree = max(u.LargestFree, v.LargestFree)
 }
@@ -109,6 +123,7 @@ func SegmentUsages(s *snapshot.Snapshot, device int) []SegmentUsage {
 			case snapshot.StateActivePendingFree:
 				u.PendingFreeBlocks++
 				u.PendingFreeBytes += b.Size
+				u.PendingFreeRequestedBytes += b.RequestedSize
 			case snapshot.StateInactive:
 				u.InactiveBlocks++
 				u.InactiveBytes += b.Size

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,7 +30,7 @@ func TestSegmentUsages(t *testing.T) {
 	want := []SegmentUsage{
 		{Index: 0, Device: 0, Addr: 0x1000, Size: 4096, Stream: 7, Segments: 1,
 			Blocks: 4, AllocatedBlocks: 1, PendingFreeBlocks: 1, InactiveBlocks: 2,
-			AllocatedBytes: 1024, RequestedBytes: 1000, PendingFreeBytes: 512, InactiveBytes: 2560, LargestFree: 2048},
+			AllocatedBytes: 1024, RequestedBytes: 1000, PendingFreeBytes: 512, PendingFreeRequestedBytes: 512, InactiveBytes: 2560, LargestFree: 2048},
 		{Index: 2, Device: 0, Addr: 0x5000, Size: 20 << 20, Large: true, Segments: 1,
 			Blocks: 1, InactiveBlocks: 1, InactiveBytes: 20 << 20, LargestFree: 20 << 20},
 	}
@@ -64,5 +65,42 @@ func TestSegmentUsages(t *testing.T) {
 	}
 	if got := SegmentUsages(&snapshot.Snapshot{}, -1); got == nil || len(got) != 0 {
 		t.Errorf("SegmentUsages of an empty snapshot = %#v, want an empty non-nil slice", got)
+	}
+}
+
+// TestSegmentUsagesAgreeWithCurrentStats checks that the per-pool usage
+// sums to the Cur Usage figures on every real snapshot.
+func TestSegmentUsagesAgreeWithCurrentStats(t *testing.T) {
+	for _, c := range currentCases(t) {
+		if strings.HasPrefix(c.name, "big/") {
+			continue // covered by TestCurrentStatsCorpus; slow
+		}
+		s, err := snapshot.Load(c.pickle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range s.Devices() {
+			st := CurrentStats(s, d)
+			pools := PoolUsages(SegmentUsages(s, d))
+			var large, small SegmentUsage
+			for i := range pools {
+				if pools[i].Large {
+					large.add(&pools[i])
+				} else {
+					small.add(&pools[i])
+				}
+			}
+			for _, g := range []struct {
+				pool Pool
+				u    *SegmentUsage
+			}{{PoolLarge, &large}, {PoolSmall, &small}} {
+				got := []int64{g.u.Size, g.u.AllocatedBytes, g.u.ActiveBytes(), g.u.ActiveRequestedBytes(), int64(g.u.AllocatedBlocks)}
+				want := []int64{st.ReservedBytes[g.pool].Current, st.AllocatedBytes[g.pool].Current, st.ActiveBytes[g.pool].Current,
+					st.RequestedBytes[g.pool].Current, st.Allocation[g.pool].Current}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("%s device %d %v: reserved, allocated, active, requested, allocations (-CurrentStats +PoolUsages):\n%s", c.name, d, g.pool, diff)
+				}
+			}
+		}
 	}
 }
