@@ -1,7 +1,9 @@
 package analyze
 
 import (
-	"errors"
+	"fmt"
+	"math"
+	"slices"
 
 	"github.com/snapview/snapview/snapshot"
 )
@@ -47,7 +49,38 @@ import (
 // the current figures of the file's segments. Replay returns an error only
 // when device is negative or the snapshot holds nothing for it.
 func Replay(s *snapshot.Snapshot, device int) (*Result, error) {
-	return nil, errors.New("replay: not implemented yet")
+	if device < 0 {
+		return nil, fmt.Errorf("replaying device %d: no such device", device)
+	}
+	trace := deviceTrace(s, device)
+	hasSegments := slices.ContainsFunc(s.Segments, func(sg snapshot.Segment) bool { return sg.Device == device })
+	if len(trace) == 0 && !hasSegments {
+		return nil, fmt.Errorf("replaying device %d: the snapshot has no segments and no trace entries for it", device)
+	}
+	r := &Result{Device: device, PeakIndex: -1, snap: s, cfg: newAllocConfig(s)}
+	seed, seedProblems := r.seedState(trace)
+	r.seed = seed
+	r.Seeded = len(seed) > 0 && len(trace) > 0
+
+	n := len(trace)
+	r.Allocated = make([]int64, n)
+	r.Active = make([]int64, n)
+	r.Reserved = make([]int64, n)
+	r.Requested = make([]int64, n)
+	r.Allocs = make([]Allocation, 0, countAllocs(trace)+countActive(seed))
+	x := r.newRunner(true)
+	x.runTo(n - 1)
+	m := x.m
+
+	r.Check = r.endCheck(m, seedProblems)
+	r.Stats = r.finalStats(m)
+	peak := int64(math.MinInt64)
+	for i, v := range r.Allocated {
+		if v > peak {
+			peak, r.PeakIndex = v, i
+		}
+	}
+	return r, nil
 }
 
 // Result is the outcome of [Replay] for one device.
@@ -64,11 +97,17 @@ type Result struct {
 	// time), with Stats.Known saying which are exact: Current figures are
 	// exact; Peak, Allocated, Freed and NumOOMs are exact when the trace
 	// starts at the allocator's first allocation (Seeded is false), lower
-	// bounds when it was seeded, unknown without a trace.
-	// NumAllocRetries and NumSyncAllStreams are never derivable: a cudaMalloc
-	// retry or a synchronize-all leaves no trace entry of its own (an OOM
-	// implies one retry, a successful retry is indistinguishable from an
-	// empty_cache followed by a cudaMalloc), so they stay 0 and Unknown.
+	// bounds when it was seeded, unknown without a trace. NumDeviceAlloc and
+	// NumDeviceFree count segment_alloc/segment_map and
+	// segment_free/segment_unmap entries (plus the seeded segments).
+	//
+	// NumAllocRetries is a lower bound: the number of OOMs. malloc retries
+	// cudaMalloc once after release_cached_blocks before it gives up, so each
+	// oom entry outside a CUDA-graph capture implies one retry, but a retry
+	// that succeeds leaves no entry of its own (its segment_free entries look
+	// like an empty_cache before a cudaMalloc). NumSyncAllStreams (one per
+	// release_cached_blocks, from empty_cache or a retry) is not derivable
+	// at all and stays 0.
 	Stats MemoryStats
 
 	// Allocated is allocated_bytes.all.current after each entry.
@@ -254,13 +293,90 @@ type OOMInfo struct {
 // the first entry). It replays from the seeded initial state up to i, so
 // it costs one pass over the first i+1 entries.
 func (r *Result) StateAt(i int) (*State, error) {
-	return nil, errors.New("replay: not implemented yet")
+	trace := deviceTrace(r.snap, r.Device)
+	if i < -1 || i >= len(trace) {
+		return nil, fmt.Errorf("state of device %d: entry %d out of range [-1, %d)", r.Device, i, len(trace))
+	}
+	x := r.newRunner(false)
+	x.runTo(i)
+	m := x.m
+	st := &State{Device: r.Device, Index: i, Stats: m.st}
+	st.Stats.Device = r.Device
+	st.Stats.MaxSplitSize = r.Stats.MaxSplitSize
+	st.Stats.Known = r.Stats.Known
+	if i >= 0 {
+		st.Entry = &trace[i]
+	}
+	type freeKey struct {
+		pool   snapshot.PoolID
+		large  bool
+		stream uint64
+	}
+	free := map[freeKey]*FreeSpace{}
+	for _, si := range m.liveSegments() {
+		s := &m.segs[si]
+		ss := StateSegment{
+			Addr: s.addr, Size: s.size, Stream: s.stream, Large: s.large, Pool: s.pool,
+			Expandable: s.expandable, Stack: s.stack, Blocks: make([]StateBlock, 0, s.nblocks),
+		}
+		k := freeKey{s.pool, s.large, s.stream}
+		fs := free[k]
+		if fs == nil {
+			fs = &FreeSpace{Large: s.large, Pool: s.pool, Stream: s.stream}
+			free[k] = fs
+		}
+		fs.Reserved += s.size
+		for b := s.head; b >= 0; b = m.blocks[b].next {
+			blk := &m.blocks[b]
+			ss.Blocks = append(ss.Blocks, StateBlock{
+				Addr: blk.addr, Size: blk.size, Requested: blk.req, State: blk.state,
+				Stack: blk.stack, Alloc: int(blk.alloc),
+			})
+			if blk.state == snapshot.StateInactive {
+				fs.FreeBytes += blk.size
+				fs.Blocks++
+				fs.Largest = max(fs.Largest, blk.size)
+			}
+		}
+		st.Segments = append(st.Segments, ss)
+	}
+	st.Free = make([]FreeSpace, 0, len(free))
+	for _, fs := range free {
+		st.Free = append(st.Free, *fs)
+	}
+	slices.SortFunc(st.Free, func(a, b FreeSpace) int {
+		if c := cmpPool(a.Pool, b.Pool); c != 0 {
+			return c
+		}
+		if a.Large != b.Large {
+			if a.Large {
+				return -1
+			}
+			return 1
+		}
+		return cmpUint(a.Stream, b.Stream)
+	})
+	if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
+		e := st.Entry
+		o := &OOMInfo{Size: e.Size, Large: e.Size > caSmallSize, DeviceFree: e.DeviceFree(), Stream: e.Stream}
+		for _, fs := range st.Free {
+			if fs.Pool.IsDefault() && fs.Large == o.Large && fs.Stream == o.Stream {
+				o.LargestFree = max(o.LargestFree, fs.Largest)
+				o.FreeInPool += fs.FreeBytes
+			}
+		}
+		st.OOM = o
+	}
+	return st, nil
 }
 
 // IndexAtTime returns the last trace entry whose time_us is at most us
-// (microseconds since the Unix epoch), or -1 when every entry is later.
+// (microseconds since the Unix epoch), or -1 when every entry is later or
+// the trace is empty.
 func (r *Result) IndexAtTime(us int64) int {
-	return -1
+	trace := deviceTrace(r.snap, r.Device)
+	j, _ := slices.BinarySearchFunc(trace, us+1, func(e snapshot.TraceEntry, t int64) int { return cmpInt(e.TimeUS, t) })
+	return j - 1
 }
 
 // allocConfig is the part of allocator_settings the replay needs.

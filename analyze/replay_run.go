@@ -1,0 +1,543 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/snapview/snapview/snapshot"
+)
+
+// deviceTrace returns the trace entries of device, nil when there are none.
+func deviceTrace(s *snapshot.Snapshot, device int) []snapshot.TraceEntry {
+	if device < 0 || device >= len(s.Traces) {
+		return nil
+	}
+	return s.Traces[device]
+}
+
+func countAllocs(trace []snapshot.TraceEntry) int {
+	n := 0
+	for i := range trace {
+		if trace[i].Action == snapshot.ActionAlloc {
+			n++
+		}
+	}
+	return n
+}
+
+// countActive counts the active blocks of segments.
+func countActive(segs []snapshot.Segment) int {
+	n := 0
+	for k := range segs {
+		for j := range segs[k].Blocks {
+			if segs[k].Blocks[j].State.Active() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func cmpInt(a, b int64) int   { return cmp.Compare(a, b) }
+func cmpUint(a, b uint64) int { return cmp.Compare(a, b) }
+
+func cmpPool(a, b snapshot.PoolID) int {
+	if c := cmpInt(a[0], b[0]); c != 0 {
+		return c
+	}
+	return cmpInt(a[1], b[1])
+}
+
+// seedState reconstructs the state before the first trace entry by undoing
+// the trace, last entry first, from the file's segments. Undoing an alloc
+// frees the block and merges it with its free neighbours (which rebuilds
+// the free block it was carved from, since free blocks never touch);
+// undoing a free_completed carves the block back out of the free block
+// holding its address. The size of a block allocated inside the trace does
+// not matter there (undoing its alloc merges it away again), so the
+// rounded request is used; a block allocated before the trace keeps, in the
+// large pool, the room up to the next address an earlier entry touched when
+// the allocator would not have split that room off (should_split).
+//
+// It returns nil when the state before the first entry is empty: the trace
+// starts at the allocator's first allocation (or at a moment when nothing
+// was reserved).
+func (r *Result) seedState(trace []snapshot.TraceEntry) ([]snapshot.Segment, []string) {
+	m := newMachine(&r.cfg, 1024)
+	m.load(r.snap.Segments, r.Device)
+	if len(trace) == 0 {
+		return m.export(r.Device), nil
+	}
+
+	// Which free_completed entries free a block allocated before the trace.
+	preExisting := make([]bool, len(trace))
+	open := make(map[snapshot.Addr]struct{})
+	for i := range trace {
+		e := &trace[i]
+		switch e.Action {
+		case snapshot.ActionAlloc:
+			open[e.Addr] = struct{}{}
+		case snapshot.ActionFreeCompleted:
+			if _, ok := open[e.Addr]; ok {
+				delete(open, e.Addr)
+			} else {
+				preExisting[i] = true
+			}
+		}
+	}
+	var touched touched // built on first use
+
+	for i := len(trace) - 1; i >= 0; i-- {
+		e := &trace[i]
+		switch e.Action {
+		case snapshot.ActionAlloc:
+			m.unAlloc(i, e)
+		case snapshot.ActionFreeRequested:
+			m.unFreeRequested(i, e)
+		case snapshot.ActionFreeCompleted:
+			m.unFreeCompleted(i, e, func(f1 snapshot.Addr, large, expandable bool) int64 {
+				rounded := r.cfg.roundSize(e.Size)
+				if !preExisting[i] || !large || expandable || r.cfg.expandable {
+					return rounded
+				}
+				if touched == nil {
+					touched = touchedAddrs(trace)
+				}
+				lim := min(f1, touched.next(e.Addr, f1, i))
+				room := int64(lim - e.Addr)
+				if room > rounded && (rounded >= r.cfg.maxSplit || room-rounded <= caSmallSize) {
+					return room
+				}
+				return rounded
+			})
+		case snapshot.ActionSegmentAlloc:
+			m.unSegmentAlloc(i, e)
+		case snapshot.ActionSegmentFree:
+			if _, ok := m.segAt[e.Addr]; ok {
+				m.problem("entry %d: segment_free at %v: a segment starts there after it", i, e.Addr)
+				continue
+			}
+			si := m.addSegment(e.Addr, e.Size, e.Stream, e.Size != caSmallBuffer, false)
+			m.segs[si].stack = e.Stack
+		case snapshot.ActionSegmentMap:
+			start, end := e.Addr, e.Addr+snapshot.Addr(e.Size)
+			si := m.segmentContaining(start)
+			bi := int32(-1)
+			if si >= 0 && m.segs[si].expandable {
+				bi = m.blockContaining(si, start)
+			}
+			if bi < 0 || m.blocks[bi].state != snapshot.StateInactive || m.blocks[bi].end() < end {
+				m.problem("entry %d: segment_map at %v (%d bytes): not one free mapped range after it", i, e.Addr, e.Size)
+				continue
+			}
+			m.cut(si, bi, start, end)
+		case snapshot.ActionSegmentUnmap:
+			m.segmentMap(i, e, expandableLarge(&r.cfg, trace, i, false))
+		}
+	}
+	var problems []string
+	for _, p := range m.problems {
+		problems = append(problems, "seeding: "+p)
+	}
+	if m.nproblems > len(m.problems) {
+		problems = append(problems, fmt.Sprintf("seeding: and %d more", m.nproblems-len(m.problems)))
+	}
+	seed := m.export(r.Device)
+	if len(seed) == 0 {
+		return nil, problems
+	}
+	return seed, problems
+}
+
+// unAlloc undoes an alloc entry: the block becomes free and merges with
+// its free neighbours.
+func (m *machine) unAlloc(i int, e *snapshot.TraceEntry) {
+	bi, ok := m.blockAt[e.Addr]
+	if !ok || m.blocks[bi].state != snapshot.StateActiveAllocated {
+		m.problem("entry %d: alloc at %v: no allocated block there after it", i, e.Addr)
+		return
+	}
+	b := &m.blocks[bi]
+	b.state = snapshot.StateInactive
+	b.req, b.stack, b.alloc = 0, snapshot.NoStack, -1
+	m.mergeFree(bi)
+}
+
+// unFreeRequested undoes a free_requested entry: the block is allocated
+// again.
+func (m *machine) unFreeRequested(i int, e *snapshot.TraceEntry) {
+	bi, ok := m.blockAt[e.Addr]
+	if !ok || m.blocks[bi].state != snapshot.StateActivePendingFree {
+		m.problem("entry %d: free_requested at %v: no block pending free there after it", i, e.Addr)
+		return
+	}
+	m.blocks[bi].state = snapshot.StateActiveAllocated
+}
+
+// unFreeCompleted undoes a free_completed entry: the block, size(end of the
+// free block, pool) bytes, is carved back out of the free block holding its
+// address and is pending free again.
+func (m *machine) unFreeCompleted(i int, e *snapshot.TraceEntry, size func(f1 snapshot.Addr, large, expandable bool) int64) {
+	si := m.segmentContaining(e.Addr)
+	bi := int32(-1)
+	if si >= 0 {
+		bi = m.blockContaining(si, e.Addr)
+	}
+	if bi < 0 || m.blocks[bi].state != snapshot.StateInactive {
+		m.problem("entry %d: free_completed at %v: no free block holds it after it", i, e.Addr)
+		return
+	}
+	f1 := m.blocks[bi].end()
+	sz := size(f1, m.segs[si].large, m.segs[si].expandable)
+	if room := int64(f1 - e.Addr); sz > room {
+		m.problem("entry %d: free_completed at %v: block of %d bytes, only %d free there after it", i, e.Addr, sz, room)
+		sz = room
+	}
+	target := bi
+	if b := &m.blocks[bi]; b.addr < e.Addr {
+		b.size = int64(e.Addr - b.addr)
+		nb := m.newBlock()
+		m.blocks[nb].addr = e.Addr
+		m.insertAfter(si, bi, nb)
+		target = nb
+	}
+	t := &m.blocks[target]
+	t.size = sz
+	t.state = snapshot.StateActivePendingFree
+	t.req = e.Size
+	t.stack = snapshot.NoStack
+	t.alloc = -1
+	if end := e.Addr + snapshot.Addr(sz); end < f1 {
+		nb := m.newBlock()
+		m.blocks[nb].addr = end
+		m.blocks[nb].size = int64(f1 - end)
+		m.blocks[nb].state = snapshot.StateInactive
+		m.insertAfter(si, target, nb)
+	}
+}
+
+// unSegmentAlloc undoes a segment_alloc entry: the segment, one free block
+// by then, disappears.
+func (m *machine) unSegmentAlloc(i int, e *snapshot.TraceEntry) {
+	si, ok := m.segAt[e.Addr]
+	if !ok || m.segs[si].expandable {
+		m.problem("entry %d: segment_alloc at %v: no segment there after it", i, e.Addr)
+		return
+	}
+	s := &m.segs[si]
+	if s.nblocks != 1 || m.blocks[s.head].state != snapshot.StateInactive || s.size != e.Size {
+		m.problem("entry %d: segment_alloc at %v: the segment (%d bytes, %d blocks) is not one free block of %d bytes after it", i, e.Addr, s.size, s.nblocks, e.Size)
+	}
+	m.removeSegment(si)
+}
+
+// touched is the set of addresses that alloc and free_completed entries
+// name, each with the first entry naming it, sorted by address.
+type touched []touch
+
+type touch struct {
+	addr  snapshot.Addr
+	first int32
+}
+
+func touchedAddrs(trace []snapshot.TraceEntry) touched {
+	n := 0
+	for i := range trace {
+		if a := trace[i].Action; a == snapshot.ActionAlloc || a == snapshot.ActionFreeCompleted {
+			n++
+		}
+	}
+	t := make(touched, 0, n)
+	for i := range trace {
+		if a := trace[i].Action; a == snapshot.ActionAlloc || a == snapshot.ActionFreeCompleted {
+			t = append(t, touch{trace[i].Addr, int32(i)})
+		}
+	}
+	slices.SortStableFunc(t, func(a, b touch) int { return cmp.Compare(a.addr, b.addr) })
+	// Keep the first occurrence of each address (stable sort: lowest index).
+	t = slices.CompactFunc(t, func(a, b touch) bool { return a.addr == b.addr })
+	return t
+}
+
+// next returns the lowest address in (addr, limit) that an entry before
+// entry i names, or limit.
+func (t touched) next(addr, limit snapshot.Addr, i int) snapshot.Addr {
+	j, _ := slices.BinarySearchFunc(t, addr+1, func(x touch, a snapshot.Addr) int { return cmp.Compare(x.addr, a) })
+	for ; j < len(t) && t[j].addr < limit; j++ {
+		if int(t[j].first) < i {
+			return t[j].addr
+		}
+	}
+	return limit
+}
+
+// expandableLarge guesses the pool of pages an expandable segment maps or
+// unmaps at entry i from the allocations around it: the next alloc or oom
+// (forward, for a segment_map: map_block runs inside the malloc that
+// needs the pages) or the last alloc inside the range (backward). Without
+// one, pages of 20 MiB multiples are taken for the large pool.
+func expandableLarge(cfg *allocConfig, trace []snapshot.TraceEntry, i int, forward bool) bool {
+	e := &trace[i]
+	const window = 4096
+	if forward {
+		for k := i + 1; k < len(trace) && k <= i+window; k++ {
+			switch t := &trace[k]; t.Action {
+			case snapshot.ActionAlloc, snapshot.ActionOOM:
+				return cfg.isLargeRequest(t.Size)
+			}
+		}
+	} else {
+		end := e.Addr + snapshot.Addr(e.Size)
+		for k := i - 1; k >= 0 && k >= i-window; k-- {
+			if t := &trace[k]; t.Action == snapshot.ActionAlloc && t.Addr >= e.Addr && t.Addr < end {
+				return cfg.isLargeRequest(t.Size)
+			}
+		}
+	}
+	return e.Size%caLargeBuffer == 0
+}
+
+// runner replays the trace forward from the seed state.
+type runner struct {
+	r       *Result
+	m       *machine
+	trace   []snapshot.TraceEntry
+	fileSeg map[snapshot.Addr]*snapshot.Segment // the file's segments of the device
+	nallocs int32
+	record  bool // fill the series, Allocs and OOMs of r
+}
+
+// newRunner returns a runner whose tracking machine holds the seed state;
+// the seed's active blocks are the first Allocations, in address order.
+func (r *Result) newRunner(record bool) *runner {
+	x := &runner{r: r, trace: deviceTrace(r.snap, r.Device), record: record}
+	x.m = newMachine(&r.cfg, 1024)
+	x.m.track = true
+	x.m.load(r.seed, r.Device)
+	x.fileSeg = map[snapshot.Addr]*snapshot.Segment{}
+	for k := range r.snap.Segments {
+		if fs := &r.snap.Segments[k]; fs.Device == r.Device {
+			x.fileSeg[fs.Address] = fs
+		}
+	}
+	m := x.m
+	for _, si := range m.liveSegments() {
+		s := &m.segs[si]
+		for b := s.head; b >= 0; b = m.blocks[b].next {
+			blk := &m.blocks[b]
+			if !blk.state.Active() {
+				continue
+			}
+			blk.alloc = x.nallocs
+			x.nallocs++
+			if record {
+				r.Allocs = append(r.Allocs, Allocation{
+					Addr: blk.addr, Size: blk.size, Requested: blk.req, Stream: s.stream,
+					Pool: s.pool, Large: s.large, Stack: blk.stack,
+					AllocIndex: -1, FreeRequested: -1, FreeCompleted: -1,
+				})
+			}
+		}
+	}
+	return x
+}
+
+// runTo applies the entries up to and including upto.
+func (x *runner) runTo(upto int) {
+	for i := 0; i <= upto; i++ {
+		x.step(i)
+	}
+	// Private pool ids of the segments still in the file (trace entries
+	// carry none).
+	m := x.m
+	for _, si := range m.liveSegments() {
+		s := &m.segs[si]
+		if fs := x.fileSeg[s.addr]; fs != nil && fs.TotalSize == s.size {
+			s.pool = fs.Pool
+		}
+	}
+}
+
+// step applies entry i.
+func (x *runner) step(i int) {
+	m, r, e := x.m, x.r, &x.trace[i]
+	switch e.Action {
+	case snapshot.ActionAlloc:
+		if b := m.alloc(i, e, x.nallocs); b >= 0 {
+			x.nallocs++
+			if x.record {
+				blk := &m.blocks[b]
+				s := &m.segs[blk.seg]
+				r.Allocs = append(r.Allocs, Allocation{
+					Addr: blk.addr, Size: blk.size, Requested: blk.req, Stream: s.stream,
+					Pool: s.pool, Large: s.large, Stack: blk.stack,
+					AllocIndex: i, FreeRequested: -1, FreeCompleted: -1,
+				})
+			}
+		}
+	case snapshot.ActionFreeRequested:
+		if a := m.freeRequested(i, e); a >= 0 && x.record {
+			r.Allocs[a].FreeRequested = i
+		}
+	case snapshot.ActionFreeCompleted:
+		if a := m.freeCompleted(i, e); a >= 0 && x.record {
+			r.Allocs[a].FreeCompleted = i
+		}
+	case snapshot.ActionSegmentAlloc:
+		// Pool kind by size (a small-pool segment is kSmallBuffer, a
+		// large-pool one at least 10 MiB, get_allocation_size), or the
+		// file's own segment_type when the segment survives to the dump.
+		large := e.Size != caSmallBuffer
+		var pool snapshot.PoolID
+		if fs := x.fileSeg[e.Addr]; fs != nil && fs.TotalSize == e.Size && !fs.Expandable {
+			large, pool = fs.IsLarge(), fs.Pool
+		}
+		m.segmentAlloc(i, e, large, pool)
+	case snapshot.ActionSegmentFree:
+		m.segmentFree(i, e)
+	case snapshot.ActionSegmentMap:
+		m.segmentMap(i, e, expandableLarge(&r.cfg, x.trace, i, true))
+	case snapshot.ActionSegmentUnmap:
+		m.segmentUnmap(i, e)
+	case snapshot.ActionOOM:
+		m.st.NumOOMs++
+		if x.record {
+			r.OOMs = append(r.OOMs, i)
+		}
+	}
+	if x.record {
+		r.Allocated[i] = m.st.AllocatedBytes[PoolAll].Current
+		r.Active[i] = m.st.ActiveBytes[PoolAll].Current
+		r.Reserved[i] = m.st.ReservedBytes[PoolAll].Current
+		r.Requested[i] = m.st.RequestedBytes[PoolAll].Current
+	}
+}
+
+// endCheck compares the replayed end state with the file's segments.
+func (r *Result) endCheck(m *machine, seedProblems []string) EndCheck {
+	var c EndCheck
+	var diffs []string
+	ndiffs := 0
+	diff := func(format string, args ...any) {
+		ndiffs++
+		if len(diffs) < caMaxProblems {
+			diffs = append(diffs, fmt.Sprintf(format, args...))
+		}
+	}
+	var file []*snapshot.Segment
+	for k := range r.snap.Segments {
+		if fs := &r.snap.Segments[k]; fs.Device == r.Device {
+			file = append(file, fs)
+			c.Segments++
+			c.Blocks += len(fs.Blocks)
+		}
+	}
+	slices.SortFunc(file, func(a, b *snapshot.Segment) int { return cmp.Compare(a.Address, b.Address) })
+	live := m.liveSegments()
+	i, j := 0, 0
+	for i < len(file) || j < len(live) {
+		switch {
+		case j == len(live) || (i < len(file) && file[i].Address < m.segs[live[j]].addr):
+			diff("segment %v (%d bytes): in the file, not in the replay", file[i].Address, file[i].TotalSize)
+			i++
+		case i == len(file) || m.segs[live[j]].addr < file[i].Address:
+			s := &m.segs[live[j]]
+			diff("segment %v (%d bytes): in the replay, not in the file", s.addr, s.size)
+			j++
+		default:
+			compareSegment(m, file[i], live[j], diff)
+			i++
+			j++
+		}
+	}
+	c.Differences = append(c.Differences, seedProblems...)
+	for _, p := range m.problems {
+		c.Differences = append(c.Differences, "replay: "+p)
+	}
+	if m.nproblems > len(m.problems) {
+		c.Differences = append(c.Differences, fmt.Sprintf("replay: and %d more", m.nproblems-len(m.problems)))
+	}
+	c.Differences = append(c.Differences, diffs...)
+	if ndiffs > len(diffs) {
+		c.Differences = append(c.Differences, fmt.Sprintf("and %d more differences", ndiffs-len(diffs)))
+	}
+	c.Equal = len(c.Differences) == 0
+	if c.Differences == nil {
+		c.Differences = []string{}
+	}
+	return c
+}
+
+func compareSegment(m *machine, fs *snapshot.Segment, si int32, diff func(string, ...any)) {
+	s := &m.segs[si]
+	if fs.TotalSize != s.size || fs.Stream != s.stream || fs.IsLarge() != s.large || fs.Expandable != s.expandable {
+		diff("segment %v: file has %d bytes, stream %#x, large %t, expandable %t; replay has %d bytes, stream %#x, large %t, expandable %t",
+			fs.Address, fs.TotalSize, fs.Stream, fs.IsLarge(), fs.Expandable, s.size, s.stream, s.large, s.expandable)
+	}
+	k := 0
+	b := s.head
+	for ; k < len(fs.Blocks) && b >= 0; k, b = k+1, m.blocks[b].next {
+		fb, rb := &fs.Blocks[k], &m.blocks[b]
+		state := fb.State
+		if state == snapshot.StateUnknown {
+			state = snapshot.StateInactive
+		}
+		switch {
+		case fb.Address != rb.addr || fb.Size != rb.size || state != rb.state:
+			diff("segment %v block %d: file has %v %d bytes %v; replay has %v %d bytes %v",
+				fs.Address, k, fb.Address, fb.Size, fb.State, rb.addr, rb.size, rb.state)
+			return
+		case state.Active() && fb.RequestedSize != rb.req:
+			diff("segment %v block %v: file has requested size %d; replay has %d", fs.Address, fb.Address, fb.RequestedSize, rb.req)
+		}
+	}
+	if k < len(fs.Blocks) || b >= 0 {
+		diff("segment %v: file has %d blocks; replay has %d", fs.Address, len(fs.Blocks), s.nblocks)
+	}
+}
+
+// finalStats returns the memory_stats() figures after the last entry with
+// their exactness.
+func (r *Result) finalStats(m *machine) MemoryStats {
+	st := m.st
+	st.Device = r.Device
+	st.MaxSplitSize = -1
+	if set := r.snap.Settings; set != nil && set.MaxSplitSize > 0 {
+		st.MaxSplitSize = set.MaxSplitSize
+	}
+	if !r.Check.Equal {
+		// Current figures come from the file's segments, which torch's
+		// current figures equal.
+		f := newMachine(&r.cfg, 1024)
+		f.track = true
+		f.load(r.snap.Segments, r.Device)
+		cur := f.st
+		setCurrent := func(dst, src *Stat) {
+			dst.Current = src.Current
+			dst.Peak = max(dst.Peak, dst.Current)
+		}
+		srcFams, dstFams := cur.pooledFamilies(), st.pooledFamilies()
+		for k := range dstFams {
+			for p := range NumPools {
+				setCurrent(&dstFams[k].stat[p], &srcFams[k].stat[p])
+			}
+		}
+		setCurrent(&st.OversizeAllocations, &cur.OversizeAllocations)
+		setCurrent(&st.OversizeSegments, &cur.OversizeSegments)
+	}
+	st.Known = Known{Current: Exact, NumAllocRetries: Unknown}
+	switch {
+	case len(deviceTrace(r.snap, r.Device)) == 0:
+		st.Known.History, st.Known.NumOOMs = Unknown, Unknown
+	case r.Seeded:
+		st.Known.History, st.Known.NumOOMs = LowerBound, LowerBound
+	default:
+		st.Known.History, st.Known.NumOOMs = Exact, Exact
+	}
+	if len(deviceTrace(r.snap, r.Device)) > 0 {
+		st.NumAllocRetries = st.NumOOMs
+		st.Known.NumAllocRetries = LowerBound
+	}
+	return st
+}
