@@ -150,10 +150,13 @@ func usageLine(u *analyze.SegmentUsage) string {
 		FormatBytes(u.FreeBytes()), slack, FormatBytes(u.LargestFree))
 }
 
-// plural formats "1 segment", "2 segments".
+// plural formats "1 segment", "2 segments", "3 entries".
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "y") {
+		noun = strings.TrimSuffix(noun, "y") + "ie"
 	}
 	return FormatInt(int64(n)) + " " + noun + "s"
 }

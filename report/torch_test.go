@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
 )
 
 var update = flag.Bool("update", false, "update golden files under testdata/")
@@ -250,4 +251,76 @@ func checkGolden(t *testing.T, path, got string) {
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
 	}
+}
+
+// curUsageColumn returns the label and Cur Usage cell of every metric row
+// of a memory_summary() text.
+func curUsageColumn(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		cells := strings.Split(line, "|")
+		// "", label, cur, peak, alloc, freed, ""
+		if len(cells) != 7 || strings.TrimSpace(cells[1]) == "Metric" {
+			continue
+		}
+		out = append(out, cells[1]+"|"+cells[2])
+	}
+	return out
+}
+
+// TestTorchCurUsageFromSnapshot decodes each real snapshot that has a
+// memory_summary() next to it, derives the Cur Usage column from its
+// segments alone (analyze.CurrentStats) and requires every cell of that
+// column to equal torch's.
+func TestTorchCurUsageFromSnapshot(t *testing.T) {
+	root := sharedSnapshots(t)
+	type tcase struct {
+		name, pickle, summary string
+		device                int
+	}
+	var cases []tcase
+	files, _ := filepath.Glob(filepath.Join(root, "torch2.11", "*", "summary.txt"))
+	for _, f := range files {
+		dir := filepath.Dir(f)
+		cases = append(cases, tcase{filepath.Base(dir), filepath.Join(dir, "snapshot.pickle"), f, 0})
+	}
+	for dev := range 2 {
+		dir := filepath.Join(root, "torch2.11", "two_devices")
+		cases = append(cases, tcase{"two_devices/dev" + strconv.Itoa(dev), filepath.Join(dir, "snapshot.pickle"),
+			filepath.Join(dir, "snapshot.summary.dev"+strconv.Itoa(dev)+".txt"), dev})
+	}
+	big := filepath.Join(root, "big", "gpt2_2M_events")
+	if testing.Short() {
+		t.Logf("-short: skipping %s (2,000,000 trace entries)", big)
+	} else {
+		// snapshot.Load reads the xz stream itself: nothing is written.
+		cases = append(cases, tcase{"big/gpt2_2M_events", filepath.Join(big, "snapshot.pickle.xz"), filepath.Join(big, "summary.txt"), 0})
+	}
+	matched := 0
+	for _, c := range cases {
+		want, err := os.ReadFile(c.summary)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		s, err := snapshot.Load(c.pickle)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		var buf bytes.Buffer
+		if err := WriteTorchSummary(&buf, analyze.CurrentStats(s, c.device)); err != nil {
+			t.Fatal(err)
+		}
+		w, g := curUsageColumn(string(want)), curUsageColumn(buf.String())
+		if len(w) != 29 {
+			t.Fatalf("%s: found %d metric rows in torch's summary, want 29", c.name, len(w))
+		}
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Errorf("%s: Cur Usage column differs (-torch +snapview):\n%s", c.name, diff)
+			continue
+		}
+		matched++
+	}
+	t.Logf("Cur Usage column equal to torch's on %d of %d summaries", matched, len(cases))
 }

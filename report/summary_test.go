@@ -1,0 +1,92 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
+)
+
+func TestWriteSummaryGolden(t *testing.T) {
+	s := syntheticSnapshot()
+	s.Format = snapshot.Format{Encoding: "pickle", PickleProtocol: 4, Bytes: 12345}
+	s.Traces[0] = []snapshot.TraceEntry{
+		{Action: snapshot.ActionFreeCompleted, Addr: 0x7f00000000f0, Flags: snapshot.FlagTime, TimeUS: 1_000_000},
+		{Action: snapshot.ActionAlloc, Addr: 0x7f0000000000, Size: 400, Flags: snapshot.FlagTime, TimeUS: 2_500_000},
+		{Action: snapshot.ActionOOM, Addr: 1 << 30, Size: 1 << 40, Flags: snapshot.FlagTime, TimeUS: 3_000_000},
+	}
+	replayed := func(dev int, history analyze.Exactness) *analyze.MemoryStats {
+		st := analyze.CurrentStats(s, dev)
+		st.AllocatedBytes[analyze.PoolAll].Peak = 100 << 20
+		st.ReservedBytes[analyze.PoolAll].Peak = 130 << 20
+		st.NumOOMs = 1
+		st.Known.History, st.Known.NumOOMs = history, history
+		return st
+	}
+	tests := []struct {
+		name  string
+		stats []*analyze.MemoryStats
+	}{
+		{"current", []*analyze.MemoryStats{analyze.CurrentStats(s, 0), analyze.CurrentStats(s, 1)}},
+		{"replayed", []*analyze.MemoryStats{replayed(0, analyze.LowerBound), replayed(1, analyze.Exact)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sum := NewSummary("synthetic.pickle", s, tt.stats)
+			var text, js bytes.Buffer
+			if err := WriteSummaryText(&text, sum); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteSummaryJSON(&js, sum); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, filepath.Join("testdata", "synthetic.summary."+tt.name+".txt"), text.String())
+			checkGolden(t, filepath.Join("testdata", "synthetic.summary."+tt.name+".json"), js.String())
+
+			// Unknown figures are null, known ones carry their value.
+			var out struct {
+				Devices []struct {
+					MemoryStats map[string]struct {
+						Value     *int64
+						Exactness string
+					} `json:"memory_stats"`
+				}
+			}
+			if err := json.Unmarshal(js.Bytes(), &out); err != nil {
+				t.Fatal(err)
+			}
+			for i, d := range out.Devices {
+				if len(d.MemoryStats) != 122 {
+					t.Errorf("device %d: %d memory_stats figures, want 122", i, len(d.MemoryStats))
+				}
+				for k, f := range d.MemoryStats {
+					if (f.Value == nil) != (f.Exactness == "unknown") {
+						t.Errorf("device %d: %s: value %v with exactness %q", i, k, f.Value, f.Exactness)
+					}
+				}
+				if f := d.MemoryStats["allocated_bytes.all.current"]; f.Exactness != "exact" {
+					t.Errorf("device %d: allocated_bytes.all.current is %q, want exact", i, f.Exactness)
+				}
+			}
+		})
+	}
+}
+
+func TestWriteSummaryEmpty(t *testing.T) {
+	s := &snapshot.Snapshot{HasDeviceTraces: true, Traces: [][]snapshot.TraceEntry{{}}}
+	sum := NewSummary("empty.pickle", s, []*analyze.MemoryStats{analyze.CurrentStats(s, 0)})
+	var text, js bytes.Buffer
+	if err := WriteSummaryText(&text, sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSummaryJSON(&js, sum); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, filepath.Join("testdata", "empty.summary.txt"), text.String())
+	if !bytes.Contains(js.Bytes(), []byte(`"pools": []`)) {
+		t.Errorf("JSON of an empty snapshot lacks an empty pools list:\n%s", js.String())
+	}
+}
