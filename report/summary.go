@@ -27,7 +27,8 @@ type Summary struct {
 	// (len(device_traces)), 0 when the file has no device_traces.
 	NumDevices int
 	Devices    []DeviceSummary
-	// Warnings are the decoder's warnings about the file.
+	// Warnings are the decoder's warnings about the file (JSON only: the
+	// CLI prints them to stderr).
 	Warnings []string
 }
 
@@ -101,9 +102,6 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 			exp = "on"
 		}
 		ew.printf("Allocator: expandable_segments %s, max_split_size %s, PYTORCH_CUDA_ALLOC_CONF=%q\n", exp, split, st.Conf)
-	}
-	for _, warn := range sum.Warnings {
-		ew.printf("Warning: %s\n", warn)
 	}
 	for _, d := range sum.Devices {
 		ew.printf("\nDevice %d\n", d.Device)

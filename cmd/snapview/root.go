@@ -28,7 +28,9 @@ Record a snapshot in your PyTorch program with:
 		return &usageError{err}
 	})
 	root.AddCommand(
-	// Each command lives in its own file as newXxxCmd().
+		// Each command lives in its own file as newXxxCmd().
+		newSummaryCmd(),
+		newSegmentsCmd(),
 	)
 	return root
 }

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// segmentsOptions are the flags of `snapview segments`.
+type segmentsOptions struct {
+	file   string
+	device deviceFlag
+	json   bool
+}
+
+func newSegmentsCmd() *cobra.Command {
+	opts := &segmentsOptions{}
+	cmd := &cobra.Command{
+		Use:   "segments FILE",
+		Short: "list the segments the allocator held, with a map of their blocks",
+		Long: `Segments lists every segment (one cudaMalloc, or one mapped range of an
+expandable segment) the caching allocator held when the snapshot was taken:
+its address, size, pool (large or small, the private pool id of a CUDA graph
+or MemPool, expandable), stream, block counts, the bytes live tensors
+requested, the free bytes and the largest free block, and a map of its
+blocks, one character per 1/24 of the segment:
+
+  '#'  half or more of it is live tensors
+  '+'  some of it is live tensors
+  '~'  freed by the program but still used by another stream (pending free)
+  '.'  free (cached by the allocator)
+
+Allocated and Free split each segment as ` + "`python -m torch.cuda._memory_viz stats`" + `
+does: Allocated is what live tensors requested, Free everything else
+(cached free blocks, blocks pending free, and the rounding slack inside
+live blocks). The totals equal its total_reserved, total_allocated and
+total_free.
+
+--json prints every figure unrounded, with each segment's blocks (address,
+size, requested_size, state).`,
+		Example: `  # Every segment of every device
+  snapview segments snap.pickle
+
+  # Device 1 only, as JSON
+  snapview segments --device 1 --json snap.pickle`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.file = args[0]
+			if err := opts.device.validate(); err != nil {
+				return err
+			}
+			return runSegments(opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().VarP(&opts.device, "device", "d", "show only this CUDA device ordinal (default: every device in the file)")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON instead of tables")
+	return cmd
+}
+
+// runSegments loads the snapshot and prints its segments.
+func runSegments(opts *segmentsOptions, out, errOut io.Writer) error {
+	s, err := snapshot.Load(opts.file)
+	if err != nil {
+		return err
+	}
+	printWarnings(errOut, s.Warnings)
+	devices, err := opts.device.pick(s)
+	if err != nil {
+		return err
+	}
+	r := report.NewSegments(s, devices)
+	if opts.json {
+		return report.WriteSegmentsJSON(out, r)
+	}
+	return report.WriteSegments(out, r)
+}

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// summaryFormats are the values of summary --format, the default first.
+var summaryFormats = []string{"text", "torch", "json"}
+
+// summaryOptions are the flags of `snapview summary`.
+type summaryOptions struct {
+	file   string
+	device deviceFlag
+	format string
+}
+
+func newSummaryCmd() *cobra.Command {
+	opts := &summaryOptions{}
+	cmd := &cobra.Command{
+		Use:   "summary FILE",
+		Short: "print the memory figures of each device, as text, torch's memory_summary() table or JSON",
+		Long: `Summary prints what a snapshot says about each device's GPU memory.
+
+Formats (--format):
+
+  text   (default) an overview for people: per device the memory reserved,
+         allocated, active and requested in each pool (the large and small
+         pools, and each private pool of CUDA graphs or MemPools, shown as
+         "private (a, b)"), segment, block and tensor counts, the free memory
+         inside the reserved segments and the largest free block; then what
+         the file holds: how long the trace is, whether stacks were
+         recorded, and whether the trace starts at the first allocation or
+         may have started late or wrapped.
+  torch  the table torch.cuda.memory_summary(device) prints, character for
+         character, so it can be diffed against one printed by the program.
+  json   every torch.cuda.memory_stats() figure under its own key
+         ("allocated_bytes.all.peak"), unrounded, each marked "exact",
+         "lower_bound" or "unknown" (value null), plus the per-pool figures
+         and the trace facts of the text format.
+
+Where the figures come from:
+
+  The Cur Usage column comes from the segments and blocks in the file and is
+  always exact.
+
+  The Peak Usage, Tot Alloc and Tot Freed columns and "CUDA OOMs" come from
+  replaying the caching allocator over the trace. They are exact only when
+  the trace was recorded from the first allocation: call
+  torch.cuda.memory._record_memory_history(max_entries=...) before anything
+  touches the GPU, with max_entries large enough that the ring buffer never
+  wraps. A trace that started late or wrapped gives lower bounds, shown with
+  a '+' after the cell in the torch format ("| 282123 KiB+|") and as
+  "lower_bound" in JSON. A file without a trace (recording off, a bare
+  torch.cuda.memory_snapshot() list) leaves them unknown: '?' in the torch
+  format.
+
+  "cudaMalloc retries" prints '?' without a trace and a lower bound ("1+")
+  with one: a cudaMalloc retry that succeeds leaves no entry of its own in
+  the trace (it looks like an empty_cache followed by a cudaMalloc), so only
+  the retries that ended in an OOM can be counted.
+
+Without --device every device that has segments or trace entries is shown,
+one after another.`,
+		Example: `  # Overview of every device
+  snapview summary snap.pickle
+
+  # The memory_summary() table of device 1, to diff with the program's own
+  snapview summary --format torch --device 1 snap.pickle > summary.txt
+
+  # One figure, unrounded, with its exactness
+  snapview summary --format json snap.pickle | jq '.devices[0].memory_stats["allocated_bytes.all.peak"]'`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.file = args[0]
+			if !slices.Contains(summaryFormats, opts.format) {
+				return usageErrorf("--format %q: want one of %s", opts.format, strings.Join(summaryFormats, ", "))
+			}
+			if err := opts.device.validate(); err != nil {
+				return err
+			}
+			return runSummary(opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().VarP(&opts.device, "device", "d", "show only this CUDA device ordinal (default: every device in the file)")
+	cmd.Flags().StringVarP(&opts.format, "format", "f", summaryFormats[0], "output format: "+strings.Join(summaryFormats, ", "))
+	return cmd
+}
+
+// runSummary loads the snapshot and prints its summary.
+func runSummary(opts *summaryOptions, out, errOut io.Writer) error {
+	s, err := snapshot.Load(opts.file)
+	if err != nil {
+		return err
+	}
+	printWarnings(errOut, s.Warnings)
+	devices, err := opts.device.pick(s)
+	if err != nil {
+		return err
+	}
+	stats := make([]*analyze.MemoryStats, 0, len(devices))
+	for _, d := range devices {
+		st, notes := statsFor(s, d)
+		printWarnings(errOut, notes)
+		stats = append(stats, st)
+	}
+	switch opts.format {
+	case "torch":
+		for i, st := range stats {
+			if i > 0 {
+				if _, err := io.WriteString(out, "\n"); err != nil {
+					return err
+				}
+			}
+			if err := report.WriteTorchSummary(out, st); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "json":
+		return report.WriteSummaryJSON(out, report.NewSummary(opts.file, s, stats))
+	}
+	return report.WriteSummaryText(out, report.NewSummary(opts.file, s, stats))
+}
+
+// statsFor returns the memory_stats() figures of one device of s, and
+// notes for stderr. It is the one place that decides where each figure
+// comes from:
+//
+//   - the Cur Usage figures come from the segments (analyze.CurrentStats),
+//     exact;
+//   - the Peak, Tot Alloc and Tot Freed figures, CUDA OOMs, cudaMalloc
+//     retries and the num_device_* counters come from the allocator replay
+//     (analyze.Replay), with the exactness it gives them (exact for a trace
+//     recorded from the first allocation, lower bounds for one that started
+//     late or wrapped) — but only when the replayed end state equals the
+//     file's segments. Otherwise, and without a trace, they stay Unknown.
+func statsFor(s *snapshot.Snapshot, device int) (*analyze.MemoryStats, []string) {
+	st := analyze.CurrentStats(s, device)
+	if device >= len(s.Traces) || len(s.Traces[device]) == 0 {
+		return st, nil
+	}
+	r, err := analyze.Replay(s, device)
+	if err != nil {
+		return st, []string{fmt.Sprintf("device %d: %v; the Peak and Tot columns are unknown", device, err)}
+	}
+	if !r.Check.Equal {
+		why := "the replayed end state differs from the file's segments"
+		if len(r.Check.Differences) > 0 {
+			why += " (" + r.Check.Differences[0] + ")"
+		}
+		return st, []string{fmt.Sprintf("device %d: %s; the Peak and Tot columns are unknown", device, why)}
+	}
+	if d := currentDiff(st, &r.Stats); d != "" {
+		return st, []string{fmt.Sprintf("device %d: the replay's Cur Usage differs from the segments' (%s); the Peak and Tot columns are unknown", device, d)}
+	}
+	mergeHistory(st, &r.Stats)
+	return st, nil
+}
+
+// currentDiff names the first Cur Usage figure where a and b differ, ""
+// when they agree.
+func currentDiff(a, b *analyze.MemoryStats) string {
+	fb := b.Figures()
+	for i, f := range a.Figures() {
+		if strings.HasSuffix(f.Key, ".current") && f.Value != fb[i].Value {
+			return fmt.Sprintf("%s: %d vs %d", f.Key, f.Value, fb[i].Value)
+		}
+	}
+	return ""
+}
+
+// mergeHistory copies every figure but the Cur Usage ones, with their
+// exactness, from src into dst.
+func mergeHistory(dst, src *analyze.MemoryStats) {
+	pooled := []struct {
+		d, s *[analyze.NumPools]analyze.Stat
+	}{
+		{&dst.Allocation, &src.Allocation},
+		{&dst.Segment, &src.Segment},
+		{&dst.Active, &src.Active},
+		{&dst.InactiveSplit, &src.InactiveSplit},
+		{&dst.AllocatedBytes, &src.AllocatedBytes},
+		{&dst.ReservedBytes, &src.ReservedBytes},
+		{&dst.ActiveBytes, &src.ActiveBytes},
+		{&dst.InactiveSplitBytes, &src.InactiveSplitBytes},
+		{&dst.RequestedBytes, &src.RequestedBytes},
+	}
+	keep := func(d *analyze.Stat, s analyze.Stat) {
+		cur := d.Current
+		*d = s
+		d.Current = cur
+	}
+	for _, f := range pooled {
+		for p := range analyze.NumPools {
+			keep(&f.d[p], f.s[p])
+		}
+	}
+	keep(&dst.OversizeAllocations, src.OversizeAllocations)
+	keep(&dst.OversizeSegments, src.OversizeSegments)
+	dst.NumAllocRetries = src.NumAllocRetries
+	dst.NumOOMs = src.NumOOMs
+	dst.NumSyncAllStreams = src.NumSyncAllStreams
+	dst.NumDeviceAlloc = src.NumDeviceAlloc
+	dst.NumDeviceFree = src.NumDeviceFree
+	dst.Known.History = src.Known.History
+	dst.Known.NumOOMs = src.Known.NumOOMs
+	dst.Known.NumAllocRetries = src.Known.NumAllocRetries
+}
+
+// printWarnings prints each warning on its own "warning:" line.
+func printWarnings(w io.Writer, warnings []string) {
+	for _, m := range warnings {
+		fmt.Fprintf(w, "warning: %s\n", m)
+	}
+}
+
+// deviceFlag is a --device flag: a CUDA device ordinal, or unset for every
+// device.
+type deviceFlag struct {
+	set bool
+	n   int
+}
+
+func (f *deviceFlag) String() string {
+	if !f.set {
+		return ""
+	}
+	return strconv.Itoa(f.n)
+}
+
+func (f *deviceFlag) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("want a device ordinal (0, 1, …), got %q", v)
+	}
+	f.set, f.n = true, n
+	return nil
+}
+
+func (f *deviceFlag) Type() string { return "N" }
+
+// validate checks what can be checked without the file.
+func (f *deviceFlag) validate() error {
+	if f.set && f.n < 0 {
+		return usageErrorf("--device %d: want a device ordinal (0, 1, …)", f.n)
+	}
+	return nil
+}
+
+// pick returns the devices to show: the one asked for, or every device
+// with segments or trace entries (device 0 when the file has none).
+func (f *deviceFlag) pick(s *snapshot.Snapshot) ([]int, error) {
+	have := s.Devices()
+	if !f.set {
+		if len(have) == 0 {
+			return []int{0}, nil
+		}
+		return have, nil
+	}
+	if slices.Contains(have, f.n) || f.n < len(s.Traces) {
+		return []int{f.n}, nil
+	}
+	var names []string
+	for _, d := range have {
+		names = append(names, strconv.Itoa(d))
+	}
+	if len(names) == 0 {
+		return nil, usageErrorf("--device %d: the snapshot holds no device", f.n)
+	}
+	return nil, usageErrorf("--device %d: the snapshot has no such device (it has %s)", f.n, strings.Join(names, ", "))
+}
