@@ -31,6 +31,7 @@ Record a snapshot in your PyTorch program with:
 		// Each command lives in its own file as newXxxCmd().
 		newSummaryCmd(),
 		newSegmentsCmd(),
+		newStateCmd(),
 	)
 	return root
 }

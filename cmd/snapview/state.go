@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// stateOptions are the flags of `snapview state`.
+type stateOptions struct {
+	file   string
+	at     string
+	device int
+	json   bool
+	top    int
+	frames int
+}
+
+func newStateCmd() *cobra.Command {
+	opts := &stateOptions{}
+	cmd := &cobra.Command{
+		Use:   "state FILE",
+		Short: "show the allocator state at the peak, at an OOM, at the end, or at any trace entry",
+		Long: `state replays PyTorch's caching allocator over a device's trace and shows
+its state at one moment: the memory_stats() totals, every segment with a map
+of its blocks, the largest live allocations with their stacks (innermost
+frame first), the allocation stacks holding the most live bytes, and the free
+space (bytes inside segments, largest free block) per pool and stream. At an
+OOM it also compares the failed request with the free device memory and the
+largest free block the allocator could have used.
+
+--at chooses the moment:
+  peak       the entry after which allocated bytes are highest (the first
+             such entry)
+  oom        the last oom entry; oom:K the K-th (from 1)
+  end        after the last entry (the state the file holds)
+  entry:N    after entry N (from 0); entry:-1 is before the first entry
+  time:T     after the last entry at or before T: T is a duration from the
+             first entry (1.5s, 250ms, 40us) or a time_us value
+             (microseconds since the Unix epoch, as the trace records)
+
+When the trace starts after the run did (recording started late, or the
+ring buffer of max_entries wrapped), the state before its first entry is
+rebuilt from the segments in the file, and "peak" is the peak within the
+trace.`,
+		Example: `  snapview state --at peak snapshot.pickle
+  snapview state --at oom --top 5 oom_snapshot.pickle
+  snapview state --at time:2.5s --device 1 snapshot.pickle
+  snapview state --at entry:1200 --json snapshot.pickle`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.file = args[0]
+			if _, err := parseMoment(opts.at); err != nil {
+				return err
+			}
+			if opts.top < 1 {
+				return usageErrorf("--top must be at least 1, got %d", opts.top)
+			}
+			if opts.frames < 0 {
+				return usageErrorf("--frames must be 0 (all) or more, got %d", opts.frames)
+			}
+			if opts.device < -1 {
+				return usageErrorf("--device must be a device ordinal (0, 1, ...), got %d", opts.device)
+			}
+			return runState(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.at, "at", "peak", "the moment: peak, oom, oom:K, end, entry:N or time:T")
+	f.IntVar(&opts.device, "device", -1, "the device (default: the first device with a trace)")
+	f.BoolVar(&opts.json, "json", false, "write JSON (every block, every stack) instead of text")
+	f.IntVar(&opts.top, "top", 10, "number of largest allocations and of stacks listed")
+	f.IntVar(&opts.frames, "frames", 12, "most frames printed per stack (0: all)")
+	return cmd
+}
+
+// momentKind is how a --at value names the moment.
+type momentKind int
+
+const (
+	momentPeak momentKind = iota
+	momentOOM
+	momentEnd
+	momentEntry
+	momentTime
+)
+
+// moment is a parsed --at value.
+type moment struct {
+	kind momentKind
+	n    int           // oom:K (0 = the last), entry:N
+	dur  time.Duration // time:T as a duration from the first entry
+	us   int64         // time:T as time_us
+	abs  bool          // time:T was a time_us value
+}
+
+// parseMoment parses --at; errors are usage errors.
+func parseMoment(s string) (moment, error) {
+	name, arg, hasArg := strings.Cut(s, ":")
+	switch {
+	case name == "peak" && !hasArg:
+		return moment{kind: momentPeak}, nil
+	case name == "end" && !hasArg:
+		return moment{kind: momentEnd}, nil
+	case name == "oom" && !hasArg:
+		return moment{kind: momentOOM}, nil
+	case name == "oom":
+		k, err := strconv.Atoi(arg)
+		if err != nil || k < 1 {
+			return moment{}, usageErrorf("--at %s: want oom:K with K = 1, 2, ...", s)
+		}
+		return moment{kind: momentOOM, n: k}, nil
+	case name == "entry" && hasArg:
+		n, err := strconv.Atoi(arg)
+		if err != nil || n < -1 {
+			return moment{}, usageErrorf("--at %s: want entry:N with N = -1, 0, 1, ...", s)
+		}
+		return moment{kind: momentEntry, n: n}, nil
+	case name == "time" && hasArg:
+		if us, err := strconv.ParseInt(arg, 10, 64); err == nil && us >= 0 {
+			return moment{kind: momentTime, us: us, abs: true}, nil
+		}
+		d, err := time.ParseDuration(arg)
+		if err != nil || d < 0 {
+			return moment{}, usageErrorf("--at %s: want time:T with T a duration (1.5s, 250ms) or a time_us value", s)
+		}
+		return moment{kind: momentTime, dur: d}, nil
+	}
+	return moment{}, usageErrorf("--at %q: want peak, oom, oom:K, end, entry:N or time:T", s)
+}
+
+// resolve returns the trace entry m names in r's trace (-1: before the
+// first entry). Asking for an entry the trace does not have is a usage
+// error; asking for a peak or an OOM the trace does not hold is an error.
+func (m moment) resolve(s *snapshot.Snapshot, r *analyze.Result) (int, error) {
+	var trace []snapshot.TraceEntry
+	if r.Device < len(s.Traces) {
+		trace = s.Traces[r.Device]
+	}
+	n := len(trace)
+	switch m.kind {
+	case momentPeak:
+		if n == 0 {
+			return 0, fmt.Errorf("device %d has no trace entries, so no peak: try --at end", r.Device)
+		}
+		return r.PeakIndex, nil
+	case momentOOM:
+		if len(r.OOMs) == 0 {
+			return 0, fmt.Errorf("device %d: the trace has no oom entry", r.Device)
+		}
+		if m.n == 0 {
+			return r.OOMs[len(r.OOMs)-1], nil
+		}
+		if m.n > len(r.OOMs) {
+			return 0, usageErrorf("--at oom:%d: device %d has %d oom entries", m.n, r.Device, len(r.OOMs))
+		}
+		return r.OOMs[m.n-1], nil
+	case momentEnd:
+		return n - 1, nil
+	case momentEntry:
+		if m.n >= n {
+			return 0, usageErrorf("--at entry:%d: device %d has %d trace entries (0 to %d)", m.n, r.Device, n, n-1)
+		}
+		return m.n, nil
+	}
+	// momentTime
+	if n == 0 {
+		return 0, fmt.Errorf("device %d has no trace entries: try --at end", r.Device)
+	}
+	if trace[0].Flags&snapshot.FlagTime == 0 {
+		return 0, fmt.Errorf("the trace of device %d has no timestamps (PyTorch before 2.2): use --at entry:N", r.Device)
+	}
+	us := m.us
+	if !m.abs {
+		us = trace[0].TimeUS + m.dur.Microseconds()
+	}
+	return r.IndexAtTime(us), nil
+}
+
+// pickDevice returns the device to show: want when set, else the first
+// device with trace entries, else the first with segments.
+func pickDevice(s *snapshot.Snapshot, want int) (int, error) {
+	devs := s.Devices()
+	if want >= 0 {
+		if !slices.Contains(devs, want) {
+			return 0, usageErrorf("--device %d: the snapshot has nothing for it (devices: %v)", want, devs)
+		}
+		return want, nil
+	}
+	for _, d := range devs {
+		if d < len(s.Traces) && len(s.Traces[d]) > 0 {
+			return d, nil
+		}
+	}
+	if len(devs) == 0 {
+		return 0, fmt.Errorf("the snapshot holds no segments and no trace entries")
+	}
+	return devs[0], nil
+}
+
+func runState(ctx context.Context, opts *stateOptions, stdout, stderr io.Writer) error {
+	at, err := parseMoment(opts.at)
+	if err != nil {
+		return err
+	}
+	s, err := snapshot.Load(opts.file)
+	if err != nil {
+		return err
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dev, err := pickDevice(s, opts.device)
+	if err != nil {
+		return err
+	}
+	r, err := analyze.Replay(s, dev)
+	if err != nil {
+		return err
+	}
+	if !r.Check.Equal {
+		fmt.Fprintf(stderr, "warning: device %d: the replayed end state differs from the file's segments; the state may be off:\n", dev)
+		for _, d := range r.Check.Differences {
+			fmt.Fprintf(stderr, "warning:   %s\n", d)
+		}
+	}
+	i, err := at.resolve(s, r)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	st, err := r.StateAt(i)
+	if err != nil {
+		return err
+	}
+	v := report.NewStateView(s, r, st, opts.at, report.StateOptions{Top: opts.top, Frames: opts.frames})
+	if opts.json {
+		return report.WriteStateJSON(stdout, v)
+	}
+	return report.WriteState(stdout, v)
+}

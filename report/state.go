@@ -1,0 +1,600 @@
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// StateOptions says how much of a state `snapview state` shows.
+type StateOptions struct {
+	// Top is how many of the largest live allocations and of the
+	// allocation stacks holding the most live bytes are listed.
+	Top int
+	// Frames is the most frames printed per stack; 0 prints them all.
+	Frames int
+}
+
+// StateView is what `snapview state` prints: the allocator state of one
+// device after one trace entry, from [analyze.Result.StateAt].
+type StateView struct {
+	// At is the moment as the user named it ("peak", "oom", "end",
+	// "entry:12", "time:1.5s").
+	At     string
+	Device int
+	// Index is the trace entry after which the state is taken (-1: before
+	// the first entry); Entries is the length of the device's trace.
+	Index, Entries int
+	// Entry is that entry, nil for Index -1.
+	Entry *snapshot.TraceEntry
+	// SinceStartUS is the entry's time_us minus the first entry's, -1 when
+	// the trace has no timestamps.
+	SinceStartUS int64
+	// Seeded is analyze.Result.Seeded: the trace misses the start of the
+	// run, so peaks and totals are lower bounds.
+	Seeded bool
+	State  *analyze.State
+	// Segments are the state's segments with their usage and block map.
+	Segments []StateSegmentRow
+	// Largest are the largest live (active_allocated) allocations, by size.
+	Largest []LiveAllocation
+	// Stacks are the allocation stacks holding live bytes, most bytes
+	// first; Largest refers to them by index.
+	Stacks []StackGroup
+	// TopStacks is how many of Stacks to list in the table.
+	TopStacks int
+
+	allocs []analyze.Allocation // analyze.Result.Allocs
+}
+
+// StateSegmentRow is one segment of a StateView.
+type StateSegmentRow struct {
+	analyze.StateSegment
+	// Allocated, Pending and Free sum the active_allocated,
+	// active_pending_free and inactive blocks; LargestFree is the largest
+	// inactive block.
+	Allocated, Pending, Free, LargestFree int64
+	// Live counts the active_allocated blocks.
+	Live int
+	// Map is the block map, MapWidth characters (see [BlockMap]).
+	Map string
+}
+
+// LiveAllocation is one live allocation of a StateView.
+type LiveAllocation struct {
+	Addr      snapshot.Addr
+	Size      int64
+	Requested int64
+	Large     bool
+	Pool      snapshot.PoolID
+	Stream    uint64
+	// AllocIndex is its alloc entry, -1 when it is older than the trace.
+	AllocIndex int
+	// Stack indexes StateView.Stacks.
+	Stack int
+}
+
+// StackGroup is the live allocations of one allocation stack.
+type StackGroup struct {
+	ID    snapshot.StackID
+	Count int
+	Bytes int64
+	// Frames are the stack's frames, innermost first, as "file:line name"
+	// (C++ frames are left out when the stack has Python frames).
+	Frames []string
+}
+
+// NewStateView gathers what `snapview state` prints about st, a state of
+// r's device, chosen as at.
+func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at string, opt StateOptions) *StateView {
+	if opt.Top <= 0 {
+		opt.Top = 10
+	}
+	v := &StateView{
+		At: at, Device: r.Device, Index: st.Index, Entries: len(r.Allocated), Entry: st.Entry,
+		SinceStartUS: -1, Seeded: r.Seeded, State: st, Segments: []StateSegmentRow{},
+		Largest: []LiveAllocation{}, Stacks: []StackGroup{}, allocs: r.Allocs,
+	}
+	if r.Device < len(s.Traces) && len(s.Traces[r.Device]) > 0 && st.Entry != nil {
+		first := s.Traces[r.Device][0]
+		if first.Flags&snapshot.FlagTime != 0 && st.Entry.Flags&snapshot.FlagTime != 0 {
+			v.SinceStartUS = st.Entry.TimeUS - first.TimeUS
+		}
+	}
+	groups := map[snapshot.StackID]int{}
+	var live []LiveAllocation
+	for _, seg := range st.Segments {
+		row := StateSegmentRow{StateSegment: seg}
+		fs := snapshot.Segment{TotalSize: seg.Size, Blocks: make([]snapshot.Block, len(seg.Blocks))}
+		for k, b := range seg.Blocks {
+			fs.Blocks[k] = snapshot.Block{Address: b.Addr, Size: b.Size, State: b.State}
+			switch b.State {
+			case snapshot.StateActiveAllocated:
+				row.Allocated += b.Size
+				row.Live++
+				g, ok := groups[b.Stack]
+				if !ok {
+					g = len(v.Stacks)
+					groups[b.Stack] = g
+					v.Stacks = append(v.Stacks, StackGroup{ID: b.Stack, Frames: formatStack(s, b.Stack, opt.Frames)})
+				}
+				v.Stacks[g].Count++
+				v.Stacks[g].Bytes += b.Size
+				la := LiveAllocation{
+					Addr: b.Addr, Size: b.Size, Requested: b.Requested, Large: seg.Large, Pool: seg.Pool,
+					Stream: seg.Stream, AllocIndex: -1, Stack: g,
+				}
+				la.AllocIndex = v.allocIndex(b.Alloc)
+				live = append(live, la)
+			case snapshot.StateActivePendingFree:
+				row.Pending += b.Size
+			default:
+				row.Free += b.Size
+				row.LargestFree = max(row.LargestFree, b.Size)
+			}
+		}
+		row.Map = BlockMap(&fs, MapWidth)
+		v.Segments = append(v.Segments, row)
+	}
+	// Number the stacks by live bytes, then count, then stack id.
+	order := make([]int, len(v.Stacks))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ga, gb := &v.Stacks[a], &v.Stacks[b]
+		if c := cmp.Compare(gb.Bytes, ga.Bytes); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(gb.Count, ga.Count); c != 0 {
+			return c
+		}
+		return cmp.Compare(ga.ID, gb.ID)
+	})
+	rank := make([]int, len(order))
+	sorted := make([]StackGroup, len(order))
+	for newIdx, old := range order {
+		rank[old] = newIdx
+		sorted[newIdx] = v.Stacks[old]
+	}
+	v.Stacks = sorted
+	for i := range live {
+		live[i].Stack = rank[live[i].Stack]
+	}
+	slices.SortFunc(live, func(a, b LiveAllocation) int {
+		if c := cmp.Compare(b.Size, a.Size); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Addr, b.Addr)
+	})
+	v.Largest = live[:min(len(live), opt.Top)]
+	v.TopStacks = min(len(v.Stacks), opt.Top)
+	return v
+}
+
+// formatStack returns the frames of stack id as "file:line name",
+// innermost first, at most limit of them (0: all) plus a "... N more"
+// line. C++ frames (line 0) are left out when the stack has Python frames.
+func formatStack(s *snapshot.Snapshot, id snapshot.StackID, limit int) []string {
+	ids := s.Stack(id)
+	hasPython := slices.ContainsFunc(ids, func(f snapshot.FrameID) bool { return s.Frames[f].Line > 0 })
+	out := []string{}
+	skipped := 0
+	for _, fid := range ids {
+		f := s.Frames[fid]
+		if hasPython && f.Line <= 0 {
+			continue
+		}
+		if limit > 0 && len(out) == limit {
+			skipped++
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s:%d %s", f.Filename, f.Line, f.Name))
+	}
+	if skipped > 0 {
+		out = append(out, fmt.Sprintf("... %d more frames", skipped))
+	}
+	return out
+}
+
+// momentLine describes the moment of v in one line.
+func (v *StateView) momentLine() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Device %d at %s: ", v.Device, v.At)
+	if v.Entry == nil {
+		fmt.Fprintf(&b, "before the first of %s trace entries", FormatInt(int64(v.Entries)))
+	} else {
+		fmt.Fprintf(&b, "after entry %s of %s (%s", FormatInt(int64(v.Index)), FormatInt(int64(v.Entries)), v.Entry.Action)
+		switch v.Entry.Action {
+		case snapshot.ActionOOM:
+			fmt.Fprintf(&b, " of %s", FormatBytes(v.Entry.Size))
+		case snapshot.ActionSnapshot:
+		default:
+			fmt.Fprintf(&b, " of %s at %v", FormatBytes(v.Entry.Size), v.Entry.Addr)
+		}
+		b.WriteString(")")
+		if v.SinceStartUS >= 0 {
+			fmt.Fprintf(&b, ", %s after the first entry", formatMicros(v.SinceStartUS))
+		}
+	}
+	return b.String()
+}
+
+// formatMicros formats a duration in microseconds as seconds with
+// microsecond precision ("1.234567 s").
+func formatMicros(us int64) string {
+	return strconv.FormatFloat(float64(us)/1e6, 'f', 6, 64) + " s"
+}
+
+// WriteState writes v as text: the moment, the totals, the OOM (when the
+// moment is one), the segments with their block maps, the largest live
+// allocations, the stacks holding the most live bytes, and the free space
+// per pool and stream.
+func WriteState(w io.Writer, v *StateView) error {
+	st := v.State
+	ew := &errWriter{w: w}
+	ew.printf("%s\n", v.momentLine())
+	if v.Seeded {
+		ew.printf("The trace starts after the run did: the state before its first entry was rebuilt from the\nsegments in the file, so \"peak\" is the peak within the trace.\n")
+	}
+	if ew.err != nil {
+		return ew.err
+	}
+
+	ew.printf("\nTotals\n")
+	t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight)
+	t.Header("Metric", "All", "Large pool", "Small pool")
+	bytesRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
+		return []string{label, FormatBytes(f[analyze.PoolAll].Current), FormatBytes(f[analyze.PoolLarge].Current), FormatBytes(f[analyze.PoolSmall].Current)}
+	}
+	countRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
+		return []string{label, FormatInt(f[analyze.PoolAll].Current), FormatInt(f[analyze.PoolLarge].Current), FormatInt(f[analyze.PoolSmall].Current)}
+	}
+	var free [analyze.NumPools]analyze.Stat
+	for p := range analyze.NumPools {
+		free[p].Current = st.Stats.ReservedBytes[p].Current - st.Stats.ActiveBytes[p].Current
+	}
+	rows := [][]string{
+		bytesRow("Allocated", &st.Stats.AllocatedBytes),
+		bytesRow("Active", &st.Stats.ActiveBytes),
+		bytesRow("Requested", &st.Stats.RequestedBytes),
+		bytesRow("Reserved", &st.Stats.ReservedBytes),
+		bytesRow("Free in segments", &free),
+		bytesRow("Non-releasable", &st.Stats.InactiveSplitBytes),
+		countRow("Allocations", &st.Stats.Allocation),
+		countRow("Segments", &st.Stats.Segment),
+	}
+	if err := t.Bulk(rows); err != nil {
+		return err
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+
+	if o := st.OOM; o != nil {
+		writeOOM(ew, v, o)
+	}
+
+	ew.printf("\nSegments (%d)\n", len(v.Segments))
+	if ew.err != nil {
+		return ew.err
+	}
+	if len(v.Segments) > 0 {
+		t := newTable(w, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight,
+			tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
+		t.Header("Address", "Pool", "Stream", "Size", "Blocks", "Live", "Allocated", "Free", "Largest free", "Map")
+		for _, s := range v.Segments {
+			if err := t.Append(s.Addr.String(), statePoolLabel(s.Large, s.Pool, s.Expandable), strconv.FormatUint(s.Stream, 10),
+				FormatBytes(s.Size), FormatInt(int64(len(s.Blocks))), FormatInt(int64(s.Live)), FormatBytes(s.Allocated),
+				FormatBytes(s.Free), FormatBytes(s.LargestFree), s.Map); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		ew.printf("Map: one character per 1/%d of the segment: '#' half or more allocated, '+' some allocated,\n'~' freed but still used by another stream, '.' free.\n", MapWidth)
+	}
+
+	ew.printf("\nLargest live allocations\n")
+	if ew.err != nil {
+		return ew.err
+	}
+	if len(v.Largest) == 0 {
+		ew.printf("none\n")
+	} else {
+		t := newTable(w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft)
+		t.Header("#", "Size", "Requested", "Address", "Pool", "Alloc entry", "Stack")
+		for i, a := range v.Largest {
+			entry := "before trace"
+			if a.AllocIndex >= 0 {
+				entry = FormatInt(int64(a.AllocIndex))
+			}
+			if err := t.Append(strconv.Itoa(i+1), FormatBytes(a.Size), FormatBytes(a.Requested), a.Addr.String(),
+				statePoolLabel(a.Large, a.Pool, false), entry, "S"+strconv.Itoa(a.Stack+1)); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+
+	if len(v.Stacks) > 0 {
+		ew.printf("\nLive bytes by allocation stack\n")
+		if ew.err != nil {
+			return ew.err
+		}
+		t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
+		t.Header("Stack", "Allocations", "Bytes", "Innermost frame")
+		for i := range v.TopStacks {
+			g := &v.Stacks[i]
+			top := "<no stack>"
+			if len(g.Frames) > 0 {
+				top = g.Frames[0]
+			}
+			if err := t.Append("S"+strconv.Itoa(i+1), FormatInt(int64(g.Count)), FormatBytes(g.Bytes), top); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		ew.printf("\nStacks (innermost frame first)\n")
+		for i, g := range v.Stacks {
+			if !v.stackShown(i) {
+				continue
+			}
+			ew.printf("S%d: %s in %s\n", i+1, FormatBytes(g.Bytes), plural(g.Count, "allocation"))
+			if len(g.Frames) == 0 {
+				ew.printf("    <no stack recorded>\n")
+			}
+			for _, f := range g.Frames {
+				ew.printf("    %s\n", f)
+			}
+		}
+	}
+
+	ew.printf("\nFree space per pool and stream\n")
+	if ew.err != nil {
+		return ew.err
+	}
+	if len(st.Free) == 0 {
+		ew.printf("none\n")
+		return ew.err
+	}
+	t = newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
+	t.Header("Pool", "Stream", "Reserved", "Free in segments", "Free blocks", "Largest free block")
+	for _, f := range st.Free {
+		if err := t.Append(statePoolLabel(f.Large, f.Pool, false), strconv.FormatUint(f.Stream, 10), FormatBytes(f.Reserved),
+			FormatBytes(f.FreeBytes), FormatInt(int64(f.Blocks)), FormatBytes(f.Largest)); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// stackShown reports whether stack i is listed: the top stacks and the
+// stacks of the largest allocations.
+func (v *StateView) stackShown(i int) bool {
+	if i < v.TopStacks {
+		return true
+	}
+	return slices.ContainsFunc(v.Largest, func(a LiveAllocation) bool { return a.Stack == i })
+}
+
+// writeOOM explains an OOM: the failed request against what was free.
+func writeOOM(ew *errWriter, v *StateView, o *analyze.OOMInfo) {
+	st := v.State
+	pool := "small"
+	if o.Large {
+		pool = "large"
+	}
+	ew.printf("\nOOM: a request of %s (%s pool, stream %d) failed\n", FormatBytes(o.Size), pool, o.Stream)
+	ew.printf("  free on the device (cudaMemGetInfo):    %s\n", FormatBytes(o.DeviceFree))
+	ew.printf("  largest cached free block it could use: %s\n", FormatBytes(o.LargestFree))
+	ew.printf("  free in cached blocks of that pool:     %s\n", FormatBytes(o.FreeInPool))
+	ew.printf("  reserved %s, allocated %s\n",
+		FormatBytes(st.Stats.ReservedBytes[analyze.PoolAll].Current), FormatBytes(st.Stats.AllocatedBytes[analyze.PoolAll].Current))
+	switch {
+	case o.DeviceFree >= o.Size:
+		ew.printf("  The device had %s free, more than the request: the process hit its own limit\n"+
+			"  (torch.cuda.set_per_process_memory_fraction), or device memory was too fragmented.\n", FormatBytes(o.DeviceFree))
+	case o.FreeInPool+o.DeviceFree >= o.Size:
+		ew.printf("  Fragmentation: %s was free in cached blocks, but no block was large enough;\n"+
+			"  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True may help.\n", FormatBytes(o.FreeInPool))
+	default:
+		ew.printf("  The memory was full of live allocations: see the largest ones below.\n")
+	}
+}
+
+// statePoolLabel names a pool: "large" or "small", the private pool id
+// when not the default pool, and "expandable".
+func statePoolLabel(large bool, pool snapshot.PoolID, expandable bool) string {
+	s := "small"
+	if large {
+		s = "large"
+	}
+	if !pool.IsDefault() {
+		s += " " + pool.String()
+	}
+	if expandable {
+		s += " expandable"
+	}
+	return s
+}
+
+// errWriter is a writer with a sticky error, for runs of Fprintf.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+// The --json schema of `snapview state`. Sizes are bytes, times
+// microseconds, addresses integers.
+type stateJSON struct {
+	Device       int               `json:"device"`
+	At           string            `json:"at"`
+	Index        int               `json:"index"`
+	Entries      int               `json:"entries"`
+	Entry        *stateEntryJSON   `json:"entry"`
+	SinceStartUS int64             `json:"since_start_us"`
+	Seeded       bool              `json:"seeded"`
+	Stats        map[string]int64  `json:"memory_stats"`
+	Exactness    map[string]string `json:"exactness"`
+	Segments     []stateSegJSON    `json:"segments"`
+	Largest      []liveJSON        `json:"largest"`
+	Stacks       []stackJSON       `json:"stacks"`
+	Free         []freeJSON        `json:"free"`
+	OOM          *oomJSON          `json:"oom"`
+}
+
+type stateEntryJSON struct {
+	Action string `json:"action"`
+	Addr   uint64 `json:"addr"`
+	Size   int64  `json:"size"`
+	Stream uint64 `json:"stream"`
+	TimeUS int64  `json:"time_us"`
+}
+
+type stateSegJSON struct {
+	Address     uint64           `json:"address"`
+	Size        int64            `json:"size"`
+	Pool        string           `json:"pool"`
+	PoolID      [2]int64         `json:"pool_id"`
+	Stream      uint64           `json:"stream"`
+	Expandable  bool             `json:"expandable"`
+	Allocated   int64            `json:"allocated_bytes"`
+	Pending     int64            `json:"pending_free_bytes"`
+	Free        int64            `json:"free_bytes"`
+	LargestFree int64            `json:"largest_free_bytes"`
+	Map         string           `json:"map"`
+	Blocks      []stateBlockJSON `json:"blocks"`
+}
+
+type stateBlockJSON struct {
+	Address       uint64 `json:"address"`
+	Size          int64  `json:"size"`
+	RequestedSize int64  `json:"requested_size"`
+	State         string `json:"state"`
+	// AllocIndex is the block's alloc entry, -1 when older than the trace
+	// or free.
+	AllocIndex int `json:"alloc_index"`
+}
+
+type liveJSON struct {
+	Address       uint64 `json:"address"`
+	Size          int64  `json:"size"`
+	RequestedSize int64  `json:"requested_size"`
+	Pool          string `json:"pool"`
+	Stream        uint64 `json:"stream"`
+	AllocIndex    int    `json:"alloc_index"`
+	Stack         int    `json:"stack"`
+}
+
+type stackJSON struct {
+	Allocations int      `json:"allocations"`
+	Bytes       int64    `json:"bytes"`
+	Frames      []string `json:"frames"`
+}
+
+type freeJSON struct {
+	Pool       string   `json:"pool"`
+	PoolID     [2]int64 `json:"pool_id"`
+	Stream     uint64   `json:"stream"`
+	Reserved   int64    `json:"reserved_bytes"`
+	FreeBytes  int64    `json:"free_bytes"`
+	FreeBlocks int      `json:"free_blocks"`
+	Largest    int64    `json:"largest_free_bytes"`
+}
+
+type oomJSON struct {
+	Size        int64  `json:"size"`
+	Pool        string `json:"pool"`
+	Stream      uint64 `json:"stream"`
+	DeviceFree  int64  `json:"device_free"`
+	LargestFree int64  `json:"largest_free_bytes"`
+	FreeInPool  int64  `json:"free_in_pool_bytes"`
+}
+
+// WriteStateJSON writes v as indented JSON: every segment with every
+// block, the memory_stats() figures at that moment with their exactness,
+// the largest live allocations, every stack holding live bytes (index
+// "stack" of the allocations), and the free space per pool and stream.
+func WriteStateJSON(w io.Writer, v *StateView) error {
+	st := v.State
+	out := stateJSON{
+		Device: v.Device, At: v.At, Index: v.Index, Entries: v.Entries, SinceStartUS: v.SinceStartUS,
+		Seeded: v.Seeded, Stats: st.Stats.Flat(), Exactness: map[string]string{},
+		Segments: []stateSegJSON{}, Largest: []liveJSON{}, Stacks: []stackJSON{}, Free: []freeJSON{},
+	}
+	for _, f := range st.Stats.Figures() {
+		out.Exactness[f.Key] = f.Exactness.String()
+	}
+	if e := v.Entry; e != nil {
+		out.Entry = &stateEntryJSON{Action: e.Action.String(), Addr: uint64(e.Addr), Size: e.Size, Stream: e.Stream, TimeUS: e.TimeUS}
+		if e.Action == snapshot.ActionOOM {
+			out.Entry.Addr = 0
+		}
+	}
+	for _, s := range v.Segments {
+		sj := stateSegJSON{
+			Address: uint64(s.Addr), Size: s.Size, Pool: statePoolLabel(s.Large, snapshot.PoolID{}, false), PoolID: s.Pool,
+			Stream: s.Stream, Expandable: s.Expandable, Allocated: s.Allocated, Pending: s.Pending, Free: s.Free,
+			LargestFree: s.LargestFree, Map: s.Map, Blocks: make([]stateBlockJSON, 0, len(s.Blocks)),
+		}
+		for _, b := range s.Blocks {
+			bj := stateBlockJSON{Address: uint64(b.Addr), Size: b.Size, RequestedSize: b.Requested, State: b.State.String(), AllocIndex: -1}
+			if b.State.Active() {
+				bj.AllocIndex = v.allocIndex(b.Alloc)
+			}
+			sj.Blocks = append(sj.Blocks, bj)
+		}
+		out.Segments = append(out.Segments, sj)
+	}
+	for _, a := range v.Largest {
+		out.Largest = append(out.Largest, liveJSON{
+			Address: uint64(a.Addr), Size: a.Size, RequestedSize: a.Requested, Pool: statePoolLabel(a.Large, a.Pool, false),
+			Stream: a.Stream, AllocIndex: a.AllocIndex, Stack: a.Stack,
+		})
+	}
+	for _, g := range v.Stacks {
+		out.Stacks = append(out.Stacks, stackJSON{Allocations: g.Count, Bytes: g.Bytes, Frames: g.Frames})
+	}
+	for _, f := range st.Free {
+		out.Free = append(out.Free, freeJSON{
+			Pool: statePoolLabel(f.Large, snapshot.PoolID{}, false), PoolID: f.Pool, Stream: f.Stream, Reserved: f.Reserved,
+			FreeBytes: f.FreeBytes, FreeBlocks: f.Blocks, Largest: f.Largest,
+		})
+	}
+	if o := st.OOM; o != nil {
+		out.OOM = &oomJSON{Size: o.Size, Pool: statePoolLabel(o.Large, snapshot.PoolID{}, false), Stream: o.Stream,
+			DeviceFree: o.DeviceFree, LargestFree: o.LargestFree, FreeInPool: o.FreeInPool}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// allocIndex returns the alloc entry of Allocation k, -1 when it is
+// older than the trace or unknown.
+func (v *StateView) allocIndex(k int) int {
+	if k < 0 || k >= len(v.allocs) {
+		return -1
+	}
+	return v.allocs[k].AllocIndex
+}
