@@ -1,0 +1,339 @@
+package report
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/third_party/echarts"
+)
+
+// HTMLReport is everything `snapview report` draws, ready to render with
+// [WriteHTML]. [BuildHTML] makes it from a snapshot; tests build it by
+// hand. Strings may hold anything (they come from the snapshot): the
+// writer escapes them.
+type HTMLReport struct {
+	// Title names the report (the snapshot file).
+	Title string
+	// File describes what the file holds, one row each.
+	File []HTMLField
+	// Warnings are the decoder's and the analyses' warnings.
+	Warnings []string
+	// Stacks are the formatted frames ("name (file:line)", innermost
+	// first) of every stack the report refers to; groups, blocks and leaks
+	// hold indexes into it.
+	Stacks [][]string
+	// Devices has one section per device, by ordinal.
+	Devices []HTMLDevice
+}
+
+// HTMLField is one row of a two-column table.
+type HTMLField struct {
+	Name, Value string
+}
+
+// HTMLDevice is the section of one device.
+type HTMLDevice struct {
+	Device int
+	// Notes are short remarks shown under the device heading (trace
+	// coverage, replay disagreements).
+	Notes []string
+
+	// Timeline is the downsampled timeline; nil when the device has no
+	// trace entries.
+	Timeline *analyze.Timeline
+	// Groups label Timeline.Groups, in the same order.
+	Groups []HTMLGroup
+	// Peak marks the peak of allocated bytes; nil without a trace.
+	Peak *HTMLMarker
+	// OOMs mark each oom entry.
+	OOMs []HTMLMarker
+	// Annotations are the record_function ranges drawn on the timeline;
+	// AnnotationsTotal counts them all, drawn or not.
+	Annotations      []HTMLRange
+	AnnotationsTotal int
+
+	// Summary is the memory_summary() text, "" when unavailable.
+	Summary string
+
+	// SegmentsAt says when Segments were taken ("at the peak, entry 12").
+	SegmentsAt string
+	// Segments are the segments at that moment, largest first (at most
+	// the limit); SegmentsTotal counts them all.
+	Segments      []HTMLSegment
+	SegmentsTotal int
+
+	// Leaks are the suspected leaks, largest first; LeaksNote explains
+	// what they are or why there are none.
+	Leaks     []HTMLLeak
+	LeaksNote string
+}
+
+// HTMLGroup labels one stacked area of the timeline.
+type HTMLGroup struct {
+	// Label is the legend entry, unique within the device.
+	Label string
+	// Stack indexes HTMLReport.Stacks; -1 for the "other" group.
+	Stack int
+	// Other is true for the group of all remaining stacks.
+	Other bool
+}
+
+// HTMLMarker is one point of the timeline: an entry index, its x value
+// (as in analyze.Timeline.X) and a byte figure.
+type HTMLMarker struct {
+	Index int
+	X     int64
+	Bytes int64
+	Label string
+}
+
+// HTMLRange is a named x range of the timeline (a record_function range).
+type HTMLRange struct {
+	Name   string
+	X0, X1 int64
+}
+
+// HTMLSegment is one segment drawn as a bar of its blocks.
+type HTMLSegment struct {
+	Addr       string
+	Size       int64
+	Stream     uint64
+	Pool       string
+	Large      bool
+	Expandable bool
+	Blocks     []HTMLBlock
+}
+
+// Block states as the report draws them.
+const (
+	HTMLBlockAllocated   = "allocated"
+	HTMLBlockPendingFree = "pending free"
+	HTMLBlockFree        = "free"
+)
+
+// HTMLBlock is one block of an HTMLSegment.
+type HTMLBlock struct {
+	// Offset is the block's offset in its segment, in bytes.
+	Offset, Size, Requested int64
+	// State is one of HTMLBlockAllocated, HTMLBlockPendingFree,
+	// HTMLBlockFree.
+	State string
+	// Stack indexes HTMLReport.Stacks, -1 for none.
+	Stack int
+}
+
+// HTMLLeak is one row of the leak table.
+type HTMLLeak struct {
+	Bytes int64
+	Count int
+	// Stack indexes HTMLReport.Stacks, -1 for none.
+	Stack int
+	// Detail says why it is suspected (free text).
+	Detail string
+}
+
+//go:embed assets/report.html.tmpl assets/report.js assets/report.css
+var htmlAssets embed.FS
+
+// WriteHTML writes r as one self-contained HTML page: the ECharts bundle,
+// the script and the styles are inlined and the page makes no request.
+// The output is a function of r alone.
+func WriteHTML(w io.Writer, r *HTMLReport) error {
+	page, err := htmlPage(r)
+	if err != nil {
+		return err
+	}
+	tmpl, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
+		"bytes": FormatBytes,
+		"stack": func(i int) []string {
+			if i < 0 || i >= len(r.Stacks) {
+				return nil
+			}
+			return r.Stacks[i]
+		},
+	}).ParseFS(htmlAssets, "assets/report.html.tmpl")
+	if err != nil {
+		return fmt.Errorf("parsing report template: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, page); err != nil {
+		return fmt.Errorf("rendering report: %w", err)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// htmlPageData is what the page template sees.
+type htmlPageData struct {
+	*HTMLReport
+	Sections []htmlSection
+	ECharts  template.JS
+	Script   template.JS
+	CSS      template.CSS
+	Data     template.JS
+}
+
+// htmlSection is one device with its chart containers.
+type htmlSection struct {
+	*HTMLDevice
+	ID               string
+	TimelineElement  template.HTML
+	SegmentsElement  template.HTML
+	SegmentsShown    int
+	AnnotationsShown int
+	GroupRows        []htmlGroupRow
+}
+
+// htmlGroupRow is one row of the stack group table.
+type htmlGroupRow struct {
+	Color, Label        string
+	PeakBytes, MaxBytes int64
+	Count, Stacks       int
+	Stack               int
+	Other               bool
+}
+
+// htmlData is the JSON data island the script reads: the chart options
+// and what the tooltips need.
+type htmlData struct {
+	Stacks  [][]string       `json:"stacks"`
+	Devices []htmlDataDevice `json:"devices"`
+}
+
+type htmlDataDevice struct {
+	Device      int             `json:"device"`
+	XIsTime     bool            `json:"xIsTime"`
+	Timeline    *htmlDataChart  `json:"timeline"`
+	Groups      []htmlDataGroup `json:"groups"`
+	Segments    *htmlDataChart  `json:"segments"`
+	SegmentInfo []htmlDataSeg   `json:"segmentInfo"`
+}
+
+type htmlDataChart struct {
+	ID     string          `json:"id"`
+	Option json.RawMessage `json:"option"`
+}
+
+type htmlDataGroup struct {
+	Label string `json:"label"`
+	Stack int    `json:"stack"`
+}
+
+// htmlDataSeg describes one segment for the segment chart's tooltip.
+type htmlDataSeg struct {
+	Addr   string `json:"addr"`
+	Size   int64  `json:"size"`
+	Stream uint64 `json:"stream"`
+	Pool   string `json:"pool"`
+	// Blocks are [offset, size, requested, stack] of each block.
+	Blocks [][4]int64 `json:"blocks"`
+	States []string   `json:"states"`
+}
+
+func htmlPage(r *HTMLReport) (*htmlPageData, error) {
+	script, err := htmlAssets.ReadFile("assets/report.js")
+	if err != nil {
+		return nil, err
+	}
+	css, err := htmlAssets.ReadFile("assets/report.css")
+	if err != nil {
+		return nil, err
+	}
+	if err := htmlCheckInline("report.js", script); err != nil {
+		return nil, err
+	}
+	if err := htmlCheckInline("echarts.min.js", []byte(echarts.JSSource)); err != nil {
+		return nil, err
+	}
+	page := &htmlPageData{
+		HTMLReport: r,
+		ECharts:    template.JS(echarts.JSSource),
+		Script:     template.JS(script),
+		CSS:        template.CSS(css),
+	}
+	data := htmlData{Stacks: r.Stacks, Devices: []htmlDataDevice{}}
+	if data.Stacks == nil {
+		data.Stacks = [][]string{}
+	}
+	for i := range r.Devices {
+		d := &r.Devices[i]
+		sec := htmlSection{HTMLDevice: d, ID: fmt.Sprintf("dev%d", d.Device)}
+		dd := htmlDataDevice{Device: d.Device, Groups: []htmlDataGroup{}, SegmentInfo: []htmlDataSeg{}}
+		if d.Timeline != nil && len(d.Timeline.Index) > 0 {
+			el, opt, err := htmlTimelineChart(d)
+			if err != nil {
+				return nil, fmt.Errorf("device %d timeline: %w", d.Device, err)
+			}
+			sec.TimelineElement = el
+			sec.AnnotationsShown = len(d.Annotations)
+			dd.XIsTime = d.Timeline.XIsTime
+			dd.Timeline = &htmlDataChart{ID: htmlChartID("timeline", d.Device), Option: opt}
+			for i, g := range d.Groups {
+				dd.Groups = append(dd.Groups, htmlDataGroup{Label: g.Label, Stack: g.Stack})
+				tg := &d.Timeline.Groups[i]
+				color := htmlPalette[i%len(htmlPalette)]
+				if g.Other {
+					color = htmlColorOther
+				}
+				sec.GroupRows = append(sec.GroupRows, htmlGroupRow{
+					Color: color, Label: g.Label, PeakBytes: tg.PeakBytes, MaxBytes: tg.MaxBytes,
+					Count: tg.Count, Stacks: tg.Stacks, Stack: g.Stack, Other: g.Other,
+				})
+			}
+		}
+		if len(d.Segments) > 0 {
+			el, opt, err := htmlSegmentsChart(d)
+			if err != nil {
+				return nil, fmt.Errorf("device %d segments: %w", d.Device, err)
+			}
+			sec.SegmentsElement = el
+			sec.SegmentsShown = len(d.Segments)
+			dd.Segments = &htmlDataChart{ID: htmlChartID("segments", d.Device), Option: opt}
+			for _, sg := range d.Segments {
+				ds := htmlDataSeg{Addr: sg.Addr, Size: sg.Size, Stream: sg.Stream, Pool: sg.Pool,
+					Blocks: make([][4]int64, len(sg.Blocks)), States: make([]string, len(sg.Blocks))}
+				for j, b := range sg.Blocks {
+					ds.Blocks[j] = [4]int64{b.Offset, b.Size, b.Requested, int64(b.Stack)}
+					ds.States[j] = b.State
+				}
+				dd.SegmentInfo = append(dd.SegmentInfo, ds)
+			}
+		}
+		page.Sections = append(page.Sections, sec)
+		data.Devices = append(data.Devices, dd)
+	}
+	island, err := json.Marshal(data) // escapes <, > and & everywhere, RawMessages included
+	if err != nil {
+		return nil, fmt.Errorf("encoding report data: %w", err)
+	}
+	if err := htmlCheckInline("report data", island); err != nil {
+		return nil, err
+	}
+	page.Data = template.JS(island)
+	return page, nil
+}
+
+// htmlCheckInline makes sure a text can sit inside a <script> element.
+func htmlCheckInline(name string, b []byte) error {
+	lower := bytes.ToLower(b)
+	for _, bad := range []string{"</script", "<!--", "<script"} {
+		if bytes.Contains(lower, []byte(bad)) {
+			return fmt.Errorf("%s holds %q and cannot be inlined", name, bad)
+		}
+	}
+	return nil
+}
+
+// htmlChartID is the fixed ECharts container id of a chart.
+func htmlChartID(kind string, device int) string {
+	return fmt.Sprintf("%s_d%d", kind, device)
+}
+
+// errHTMLPanic wraps a panic raised while rendering a chart.
+var errHTMLPanic = errors.New("go-echarts panicked")

@@ -1,0 +1,505 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// HTMLOptions tunes [BuildHTML]. Zero values pick the defaults.
+type HTMLOptions struct {
+	// Title names the report, usually the snapshot's file name.
+	Title string
+	// Devices selects devices; nil means every device with segments or
+	// trace entries.
+	Devices []int
+	// Top is the number of stack groups drawn on the timeline (the rest
+	// are summed as "other") and of leak rows. Default 10.
+	Top int
+	// Buckets is the number of time buckets of the downsampled timeline;
+	// each keeps up to six points. Default 2000.
+	Buckets int
+	// MaxAnnotations is the most record_function ranges shaded on a
+	// timeline (the longest are kept). Default 400.
+	MaxAnnotations int
+	// MaxSegments is the most segments drawn (the largest are kept).
+	// Default 200.
+	MaxSegments int
+}
+
+func (o *HTMLOptions) defaults() {
+	if o.Top <= 0 {
+		o.Top = 10
+	}
+	if o.Buckets <= 0 {
+		o.Buckets = 2000
+	}
+	if o.MaxAnnotations <= 0 {
+		o.MaxAnnotations = 400
+	}
+	if o.MaxSegments <= 0 {
+		o.MaxSegments = 200
+	}
+	if o.Title == "" {
+		o.Title = "snapshot"
+	}
+}
+
+// BuildHTML analyses s (one allocator replay per device) and returns what
+// [WriteHTML] draws. It does no I/O.
+func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
+	opt.defaults()
+	devices := opt.Devices
+	if devices == nil {
+		devices = s.Devices()
+	}
+	b := &htmlBuilder{s: s, opt: opt, stackIndex: map[snapshot.StackID]int{}}
+	r := &HTMLReport{Title: opt.Title, Stacks: [][]string{}, Devices: []HTMLDevice{}}
+	b.r = r
+	r.File = htmlFileFields(s)
+	r.Warnings = append([]string{}, s.Warnings...)
+	for _, dev := range devices {
+		d, err := b.device(dev)
+		if err != nil {
+			return nil, err
+		}
+		r.Devices = append(r.Devices, *d)
+	}
+	return r, nil
+}
+
+type htmlBuilder struct {
+	s          *snapshot.Snapshot
+	opt        HTMLOptions
+	r          *HTMLReport
+	stackIndex map[snapshot.StackID]int
+}
+
+// stack returns the index of id in the report's stack table, adding it;
+// -1 for the empty stack.
+func (b *htmlBuilder) stack(id snapshot.StackID) int {
+	if len(b.s.Stack(id)) == 0 {
+		return -1
+	}
+	if i, ok := b.stackIndex[id]; ok {
+		return i
+	}
+	frames := []string{}
+	for _, f := range b.s.Stack(id) {
+		fr := &b.s.Frames[f]
+		if htmlHiddenFrame(fr) {
+			continue
+		}
+		frames = append(frames, htmlFrame(fr))
+	}
+	if len(frames) == 0 {
+		frames = append(frames, "(only interpreter frames)")
+	}
+	b.r.Stacks = append(b.r.Stacks, frames)
+	b.stackIndex[id] = len(b.r.Stacks) - 1
+	return len(b.r.Stacks) - 1
+}
+
+func (b *htmlBuilder) device(dev int) (*HTMLDevice, error) {
+	s := b.s
+	d := &HTMLDevice{Device: dev, Notes: []string{}, OOMs: []HTMLMarker{}, Annotations: []HTMLRange{}, Segments: []HTMLSegment{}, Leaks: []HTMLLeak{}}
+	res, err := analyze.Replay(s, dev)
+	if err != nil {
+		return nil, err
+	}
+	var trace []snapshot.TraceEntry
+	if dev < len(s.Traces) {
+		trace = s.Traces[dev]
+	}
+	cov := analyze.TraceCoverage(s, dev)
+	switch {
+	case len(trace) == 0 && !s.HasDeviceTraces:
+		d.Notes = append(d.Notes, "The file has no trace (no memory history was recorded): only the state at dump time is shown.")
+	case len(trace) == 0:
+		d.Notes = append(d.Notes, "No trace entries for this device.")
+	case !cov.FromStart():
+		d.Notes = append(d.Notes, fmt.Sprintf("The trace (%s entries) does not start with the first allocation: recording started late or the ring buffer (max_entries) wrapped. Blocks alive before it are drawn from the start; peaks are lower bounds.", FormatInt(int64(len(trace)))))
+	default:
+		d.Notes = append(d.Notes, fmt.Sprintf("The trace (%s entries) covers the run from its first allocation.", FormatInt(int64(len(trace)))))
+	}
+	if !res.Check.Equal && len(trace) > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("The replayed end state differs from the file's segments in %d places (first: %s); the timeline is approximate.",
+			len(res.Check.Differences), htmlFirst(res.Check.Differences)))
+	}
+
+	var buf bytes.Buffer
+	if err := WriteTorchSummary(&buf, &res.Stats); err != nil {
+		return nil, fmt.Errorf("device %d: %w", dev, err)
+	}
+	d.Summary = buf.String()
+
+	if len(trace) > 0 && len(res.Allocated) == len(trace) {
+		b.timeline(d, res, trace)
+		st, err := res.StateAt(res.PeakIndex)
+		if err != nil {
+			return nil, err
+		}
+		d.SegmentsAt = fmt.Sprintf("at the peak (after entry %s, %s allocated)", FormatInt(int64(res.PeakIndex)), FormatBytes(res.Allocated[res.PeakIndex]))
+		b.stateSegments(d, st)
+	} else {
+		d.SegmentsAt = "at dump time"
+		b.fileSegments(d)
+	}
+	d.LeaksNote = "The leak analysis is not available in this build."
+	return d, nil
+}
+
+func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snapshot.TraceEntry) {
+	n := len(trace)
+	var timeUS []int64
+	hasTime := true
+	for i := range trace {
+		if trace[i].Flags&snapshot.FlagTime == 0 || (i > 0 && trace[i].TimeUS < trace[i-1].TimeUS) {
+			hasTime = false
+			break
+		}
+	}
+	if hasTime {
+		timeUS = make([]int64, n)
+		for i := range trace {
+			timeUS[i] = trace[i].TimeUS
+		}
+	}
+	ranges := make([]analyze.LiveRange, len(res.Allocs))
+	for i, a := range res.Allocs {
+		end := n
+		switch {
+		case a.FreeRequested >= 0:
+			end = a.FreeRequested
+		case a.FreeCompleted >= 0:
+			end = a.FreeCompleted
+		}
+		ranges[i] = analyze.LiveRange{Start: a.AllocIndex, End: end, Bytes: a.Size, Stack: a.Stack}
+	}
+	tl := analyze.StackTimeline(analyze.StackTimelineInput{
+		TimeUS: timeUS, Allocated: res.Allocated, Active: res.Active, Reserved: res.Reserved,
+		Ranges: ranges, Peak: res.PeakIndex, Keep: res.OOMs,
+	}, analyze.StackTimelineOptions{Groups: b.opt.Top, Buckets: b.opt.Buckets})
+	d.Timeline = tl
+	xOf := func(i int) int64 {
+		if timeUS == nil {
+			return int64(i)
+		}
+		return timeUS[i] - timeUS[0]
+	}
+
+	seen := map[string]int{}
+	for _, g := range tl.Groups {
+		hg := HTMLGroup{Stack: -1, Other: g.Other}
+		switch {
+		case g.Other:
+			hg.Label = fmt.Sprintf("other (%d stacks)", g.Stacks)
+			if g.Stacks == 1 {
+				hg.Label = "other (1 stack)"
+			}
+		default:
+			hg.Stack = b.stack(g.Stack)
+			hg.Label = htmlGroupLabel(b.s, g.Stack)
+		}
+		seen[hg.Label]++
+		if k := seen[hg.Label]; k > 1 {
+			hg.Label += " #" + strconv.Itoa(k)
+		}
+		d.Groups = append(d.Groups, hg)
+	}
+
+	if p := res.PeakIndex; p >= 0 {
+		label := "peak " + FormatBytes(res.Allocated[p])
+		if timeUS != nil {
+			label += fmt.Sprintf(" at %.3f s", float64(xOf(p))/1e6)
+		} else {
+			label += " at entry " + FormatInt(int64(p))
+		}
+		d.Peak = &HTMLMarker{Index: p, X: xOf(p), Bytes: res.Allocated[p], Label: label}
+	}
+	for _, i := range res.OOMs {
+		e := &trace[i]
+		at := "entry " + FormatInt(int64(i))
+		if timeUS != nil {
+			at += fmt.Sprintf(", %.3f s", float64(xOf(i))/1e6)
+		}
+		d.OOMs = append(d.OOMs, HTMLMarker{Index: i, X: xOf(i), Bytes: e.Size,
+			Label: fmt.Sprintf("OOM at %s: %s requested (rounded) while %s allocated, %s reserved; the device had %s free",
+				at, FormatBytes(e.Size), FormatBytes(res.Allocated[i]), FormatBytes(res.Reserved[i]), FormatBytes(e.DeviceFree()))})
+	}
+	if timeUS != nil {
+		b.annotations(d, timeUS)
+	} else if len(b.s.Annotations) > 0 {
+		d.Notes = append(d.Notes, "The trace entries have no time_us: record_function ranges cannot be placed on the timeline.")
+	}
+}
+
+// annotations pairs the device's START and END annotations by name (nested
+// ranges of the same name pair innermost first) and keeps those that
+// overlap the trace, the longest first when there are too many.
+func (b *htmlBuilder) annotations(d *HTMLDevice, timeUS []int64) {
+	t0, t1 := timeUS[0], timeUS[len(timeUS)-1]
+	open := map[string][]int64{}
+	var all []HTMLRange
+	add := func(name string, start, end int64) {
+		if end < t0 || start > t1 {
+			return
+		}
+		all = append(all, HTMLRange{Name: name, X0: max(start, t0) - t0, X1: min(end, t1) - t0})
+	}
+	for _, a := range b.s.Annotations {
+		if a.Device != d.Device {
+			continue
+		}
+		switch a.Stage {
+		case "START":
+			open[a.Name] = append(open[a.Name], a.TimeUS)
+		case "END":
+			st := open[a.Name]
+			if len(st) == 0 {
+				add(a.Name, t0, a.TimeUS)
+				continue
+			}
+			add(a.Name, st[len(st)-1], a.TimeUS)
+			open[a.Name] = st[:len(st)-1]
+		}
+	}
+	names := make([]string, 0, len(open))
+	for name := range open {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		for _, start := range open[name] {
+			add(name, start, t1)
+		}
+	}
+	d.AnnotationsTotal = len(all)
+	if len(all) > b.opt.MaxAnnotations {
+		slices.SortStableFunc(all, func(p, q HTMLRange) int {
+			return cmp.Compare(q.X1-q.X0, p.X1-p.X0)
+		})
+		all = all[:b.opt.MaxAnnotations]
+	}
+	slices.SortStableFunc(all, func(p, q HTMLRange) int {
+		if c := cmp.Compare(p.X0, q.X0); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(q.X1, p.X1); c != 0 {
+			return c
+		}
+		return strings.Compare(p.Name, q.Name)
+	})
+	d.Annotations = append(d.Annotations, all...)
+}
+
+// htmlStateName maps a block state to the report's three kinds.
+func htmlStateName(st snapshot.BlockState) string {
+	switch st {
+	case snapshot.StateActiveAllocated:
+		return HTMLBlockAllocated
+	case snapshot.StateActivePendingFree:
+		return HTMLBlockPendingFree
+	}
+	return HTMLBlockFree
+}
+
+func (b *htmlBuilder) stateSegments(d *HTMLDevice, st *analyze.State) {
+	for _, sg := range st.Segments {
+		hs := HTMLSegment{Addr: sg.Addr.String(), Size: sg.Size, Stream: sg.Stream, Pool: sg.Pool.String(), Large: sg.Large, Expandable: sg.Expandable}
+		for _, bl := range sg.Blocks {
+			hs.Blocks = append(hs.Blocks, HTMLBlock{
+				Offset: int64(bl.Addr - sg.Addr), Size: bl.Size, Requested: bl.Requested,
+				State: htmlStateName(bl.State), Stack: b.blockStack(bl.State, bl.Stack),
+			})
+		}
+		d.Segments = append(d.Segments, hs)
+	}
+	b.limitSegments(d)
+}
+
+func (b *htmlBuilder) fileSegments(d *HTMLDevice) {
+	for i := range b.s.Segments {
+		sg := &b.s.Segments[i]
+		if sg.Device != d.Device {
+			continue
+		}
+		hs := HTMLSegment{Addr: sg.Address.String(), Size: sg.TotalSize, Stream: sg.Stream, Pool: sg.Pool.String(), Large: sg.IsLarge(), Expandable: sg.Expandable}
+		for _, bl := range sg.Blocks {
+			req := bl.RequestedSize
+			if !bl.State.Active() {
+				req = 0
+			}
+			hs.Blocks = append(hs.Blocks, HTMLBlock{
+				Offset: int64(bl.Address - sg.Address), Size: bl.Size, Requested: req,
+				State: htmlStateName(bl.State), Stack: b.blockStack(bl.State, bl.Stack),
+			})
+		}
+		d.Segments = append(d.Segments, hs)
+	}
+	b.limitSegments(d)
+}
+
+func (b *htmlBuilder) blockStack(st snapshot.BlockState, id snapshot.StackID) int {
+	if !st.Active() {
+		return -1
+	}
+	return b.stack(id)
+}
+
+// limitSegments sorts the segments (given in address order) largest
+// first and keeps at most MaxSegments.
+func (b *htmlBuilder) limitSegments(d *HTMLDevice) {
+	d.SegmentsTotal = len(d.Segments)
+	slices.SortStableFunc(d.Segments, func(p, q HTMLSegment) int { return cmp.Compare(q.Size, p.Size) })
+	if len(d.Segments) > b.opt.MaxSegments {
+		d.Segments = d.Segments[:b.opt.MaxSegments]
+	}
+}
+
+// htmlFileFields describes what the file holds.
+func htmlFileFields(s *snapshot.Snapshot) []HTMLField {
+	f := []HTMLField{}
+	add := func(name, value string) { f = append(f, HTMLField{name, value}) }
+	enc := s.Format.Encoding
+	if s.Format.PickleProtocol > 0 {
+		enc += fmt.Sprintf(" protocol %d", s.Format.PickleProtocol)
+	}
+	if s.Format.Compression != "" {
+		enc += ", " + s.Format.Compression + " compressed"
+	}
+	add("Encoding", fmt.Sprintf("%s, %s decoded", enc, FormatBytes(s.Format.Bytes)))
+	if s.Legacy {
+		add("Layout", "a bare list of segments (torch.cuda.memory_snapshot() or PyTorch 1.13): no trace")
+	} else {
+		add("Layout", "dict with keys "+strings.Join(s.TopLevelKeys, ", "))
+	}
+	devs := s.Devices()
+	ds := make([]string, len(devs))
+	for i, d := range devs {
+		ds[i] = strconv.Itoa(d)
+	}
+	add("Devices", htmlOr(strings.Join(ds, ", "), "none"))
+	var reserved int64
+	blocks := 0
+	for i := range s.Segments {
+		reserved += s.Segments[i].TotalSize
+		blocks += len(s.Segments[i].Blocks)
+	}
+	add("Segments", fmt.Sprintf("%s segments, %s blocks, %s reserved at dump time",
+		FormatInt(int64(len(s.Segments))), FormatInt(int64(blocks)), FormatBytes(reserved)))
+	if s.HasDeviceTraces {
+		var parts []string
+		for d, t := range s.Traces {
+			parts = append(parts, fmt.Sprintf("device %d: %s", d, FormatInt(int64(len(t)))))
+		}
+		add("Trace entries", htmlOr(strings.Join(parts, "; "), "none"))
+	} else {
+		add("Trace entries", "no device_traces key")
+	}
+	add("Stacks", fmt.Sprintf("%s distinct stacks of %s distinct frames", FormatInt(int64(max(len(s.Stacks)-1, 0))), FormatInt(int64(len(s.Frames)))))
+	if s.HasAnnotations {
+		add("record_function annotations", FormatInt(int64(len(s.Annotations))))
+	}
+	if s.Settings != nil {
+		kv := make([]string, len(s.Settings.Raw))
+		for i, x := range s.Settings.Raw {
+			kv[i] = x.Key + "=" + x.Value
+		}
+		add("Allocator settings", strings.Join(kv, ", "))
+	}
+	if len(s.UnknownActions) > 0 {
+		add("Unknown trace actions", strings.Join(s.UnknownActions, ", "))
+	}
+	if len(s.Unknown) > 0 {
+		parts := make([]string, len(s.Unknown))
+		for i, c := range s.Unknown {
+			parts[i] = fmt.Sprintf("%s (%d)", c.Name, c.Count)
+		}
+		add("Unknown keys and values", strings.Join(parts, ", "))
+	}
+	return f
+}
+
+func htmlOr(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+func htmlFirst(ss []string) string {
+	if len(ss) == 0 {
+		return "none"
+	}
+	return ss[0]
+}
+
+// htmlHiddenFrame reports whether a frame is interpreter or unwinder noise
+// (the _frame_filter list of torch.cuda._memory_viz).
+func htmlHiddenFrame(f *snapshot.Frame) bool {
+	for _, s := range []string{"unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp", "_start", "__libc_start_main", "PyEval_", "PyObject_", "PyFunction_"} {
+		if strings.Contains(f.Name, s) {
+			return true
+		}
+	}
+	for _, s := range []string{"core/boxing", "/Register", "/Redispatch", "pythonrun.c", "Modules/main.c", "Objects/call.c", "Objects/methodobject.c", "pycore_ceval.h", "ceval.c", "cpython/abstract.h"} {
+		if strings.Contains(f.Filename, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// htmlShortPath drops the installation prefix of library files
+// (".../site-packages/torch/nn/functional.py" is "torch/nn/functional.py").
+func htmlShortPath(p string) string {
+	for _, dir := range []string{"/site-packages/", "/dist-packages/"} {
+		if i := strings.LastIndex(p, dir); i >= 0 {
+			return p[i+len(dir):]
+		}
+	}
+	return p
+}
+
+// htmlFrame formats a frame as "file:line name".
+func htmlFrame(f *snapshot.Frame) string {
+	if f.Line == 0 {
+		return f.Name
+	}
+	return fmt.Sprintf("%s:%d %s", htmlShortPath(f.Filename), f.Line, f.Name)
+}
+
+// htmlGroupLabel names a stack for the legend: the innermost frame outside
+// PyTorch itself (the model or training code), and the innermost frame
+// (the operator) when it differs: "snapgen.py:161 forward · _max_pool2d".
+func htmlGroupLabel(s *snapshot.Snapshot, id snapshot.StackID) string {
+	var op, site *snapshot.Frame
+	for _, fid := range s.Stack(id) {
+		f := &s.Frames[fid]
+		if htmlHiddenFrame(f) {
+			continue
+		}
+		if op == nil {
+			op = f
+		}
+		if f.Line > 0 && !strings.HasPrefix(htmlShortPath(f.Filename), "torch/") {
+			site = f
+			break
+		}
+	}
+	switch {
+	case op == nil:
+		return "(no stack recorded)"
+	case site == nil || site == op:
+		return fmt.Sprintf("%s:%d %s", path.Base(op.Filename), op.Line, op.Name)
+	}
+	return fmt.Sprintf("%s:%d %s \u00b7 %s", path.Base(site.Filename), site.Line, site.Name, op.Name)
+}

@@ -1,0 +1,358 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/go-echarts/go-echarts/v2/render"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
+	"github.com/snapview/snapview/third_party/echarts"
+)
+
+// hostile is a string from a snapshot that must not break the page: frame
+// and file names are arbitrary text.
+const hostile = `</script><script>alert("x")</script> <!-- 'q' &amp; {a|b} <module>`
+
+// syntheticHTMLReport is a small report with two devices, every kind of
+// marker and hostile strings everywhere the snapshot reaches.
+func syntheticHTMLReport() *HTMLReport {
+	tl := analyze.StackTimeline(analyze.StackTimelineInput{
+		TimeUS:    []int64{1_000_000, 1_000_010, 1_500_000, 2_000_000, 2_250_000},
+		Allocated: []int64{1024, 3072, 3584, 512, 512},
+		Active:    []int64{1024, 3072, 3584, 1024, 512},
+		Reserved:  []int64{2 << 20, 2 << 20, 2 << 20, 2 << 20, 2 << 20},
+		Ranges: []analyze.LiveRange{
+			{Start: 0, End: 3, Bytes: 1024, Stack: 1},
+			{Start: 1, End: 3, Bytes: 2048, Stack: 2},
+			{Start: 2, End: 5, Bytes: 512, Stack: 3},
+		},
+		Peak: 2,
+		Keep: []int{4},
+	}, analyze.StackTimelineOptions{Groups: 2, Buckets: 100})
+	return &HTMLReport{
+		Title: "runs/" + hostile + ".pickle",
+		File: []HTMLField{
+			{"Encoding", "pickle protocol 4"},
+			{"Allocator settings", "PYTORCH_CUDA_ALLOC_CONF=" + hostile},
+		},
+		Warnings: []string{"unknown key " + hostile},
+		Stacks: [][]string{
+			{"/x/" + hostile + ".py:12 " + hostile, "/x/train.py:40 main"},
+			{"torch/nn/functional.py:835 _max_pool2d", "/x/train.py:41 <module>"},
+		},
+		Devices: []HTMLDevice{
+			{
+				Device:   0,
+				Notes:    []string{"The trace covers the run."},
+				Timeline: tl,
+				Groups: []HTMLGroup{
+					{Label: hostile, Stack: 0},
+					{Label: "train.py:41 <module> · _max_pool2d", Stack: 1},
+					{Label: "other (1 stack)", Stack: -1, Other: true},
+				},
+				Peak: &HTMLMarker{Index: 2, X: 500_000, Bytes: 3584, Label: "peak 3.5 KiB at 0.500 s"},
+				OOMs: []HTMLMarker{{Index: 4, X: 1_250_000, Bytes: 1 << 30, Label: "OOM at entry 4: 1.0 GiB requested"}},
+				Annotations: []HTMLRange{
+					{Name: "## step 0 ##", X0: 0, X1: 600_000},
+					{Name: hostile, X0: 100_000, X1: 400_000},
+				},
+				AnnotationsTotal: 3,
+				Summary:          "|  PyTorch CUDA memory summary  " + hostile + " |\n",
+				SegmentsAt:       "at the peak (after entry 2)",
+				Segments: []HTMLSegment{{
+					Addr: "0x7f0000000000", Size: 2 << 20, Pool: "(0, 0)",
+					Blocks: []HTMLBlock{
+						{Offset: 0, Size: 1024, Requested: 1000, State: HTMLBlockAllocated, Stack: 0},
+						{Offset: 1024, Size: 2048, Requested: 2048, State: HTMLBlockPendingFree, Stack: 1},
+						{Offset: 3072, Size: 2<<20 - 3072, State: HTMLBlockFree, Stack: -1},
+					},
+				}},
+				SegmentsTotal: 1,
+				Leaks:         []HTMLLeak{{Bytes: 1024, Count: 1, Stack: 0, Detail: "alive at the end: " + hostile}},
+				LeaksNote:     "Allocations alive at the end.",
+			},
+			{
+				Device:     1,
+				Notes:      []string{"No trace."},
+				Summary:    "",
+				SegmentsAt: "at dump time",
+				Segments: []HTMLSegment{{
+					Addr: "0x7f1000000000", Size: 20 << 20, Pool: "(1, 0)", Large: true,
+					Blocks: []HTMLBlock{{Offset: 0, Size: 20 << 20, Requested: 20 << 20, State: HTMLBlockAllocated, Stack: -1}},
+				}},
+				SegmentsTotal: 3,
+			},
+		},
+	}
+}
+
+func writeHTMLString(t *testing.T, r *HTMLReport) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, r); err != nil {
+		t.Fatalf("WriteHTML: %v", err)
+	}
+	return buf.String()
+}
+
+var scriptRE = regexp.MustCompile(`(?s)<script([^>]*)>(.*?)</script>`)
+
+// dataIsland returns the JSON data island of a page.
+func dataIsland(t *testing.T, page string) []byte {
+	t.Helper()
+	for _, m := range scriptRE.FindAllStringSubmatch(page, -1) {
+		if strings.Contains(m[1], `id="snapview-data"`) {
+			return []byte(m[2])
+		}
+	}
+	t.Fatal("no data island in the page")
+	return nil
+}
+
+// checkPageStructure asserts what every report page must hold.
+func checkPageStructure(t *testing.T, page string, chartIDs []string) {
+	t.Helper()
+	if n := strings.Count(page, echarts.JSSource); n != 1 {
+		t.Errorf("the ECharts bundle appears %d times, want 1", n)
+	}
+	// No reference to anything outside the page. (The bundle itself
+	// holds "http://www.w3.org/..." namespace strings, so no bare "http"
+	// check.)
+	for _, re := range []*regexp.Regexp{
+		regexp.MustCompile(`(?i)\b(src|href|action|poster|data)\s*=\s*["']?\s*(https?:|//|file:)`),
+		regexp.MustCompile(`(?i)<link\b`),
+		regexp.MustCompile(`(?i)url\(\s*["']?\s*(https?:|//)`),
+		regexp.MustCompile(`(?i)@import`),
+	} {
+		if loc := re.FindStringIndex(page); loc != nil {
+			t.Errorf("page refers outside itself: %q", page[loc[0]:min(loc[1]+40, len(page))])
+		}
+	}
+	if !strings.Contains(page, `Content-Security-Policy" content="default-src 'none'`) {
+		t.Error("page lacks its default-src 'none' content security policy")
+	}
+	// Exactly three scripts (bundle, data, code), each closed where it
+	// should be: a "</script" inside any of them would split it.
+	scripts := scriptRE.FindAllStringSubmatch(page, -1)
+	if len(scripts) != 3 || strings.Count(strings.ToLower(page), "<script") != 3 || strings.Count(strings.ToLower(page), "</script") != 3 {
+		t.Errorf("page has %d script elements (%d opening, %d closing tags), want 3",
+			len(scripts), strings.Count(strings.ToLower(page), "<script"), strings.Count(strings.ToLower(page), "</script"))
+	}
+	for _, id := range chartIDs {
+		if !strings.Contains(page, `id="`+id+`"`) {
+			t.Errorf("chart container %q missing", id)
+		}
+	}
+	var data htmlData
+	if err := json.Unmarshal(dataIsland(t, page), &data); err != nil {
+		t.Errorf("data island is not JSON: %v", err)
+	}
+}
+
+func TestWriteHTMLSynthetic(t *testing.T) {
+	r := syntheticHTMLReport()
+	page := writeHTMLString(t, r)
+	checkPageStructure(t, page, []string{"timeline_d0", "segments_d0", "segments_d1"})
+	if strings.Contains(page, `id="timeline_d1"`) {
+		t.Error("device 1 has no trace but got a timeline")
+	}
+
+	// Deterministic: the same report gives the same bytes.
+	if again := writeHTMLString(t, syntheticHTMLReport()); again != page {
+		t.Error("two renderings of the same report differ")
+	}
+
+	// The hostile strings come back intact from the data island...
+	var data htmlData
+	if err := json.Unmarshal(dataIsland(t, page), &data); err != nil {
+		t.Fatal(err)
+	}
+	if got := data.Devices[0].Groups[0].Label; got != hostile {
+		t.Errorf("group label from the data island = %q, want %q", got, hostile)
+	}
+	if got := data.Stacks[0][0]; !strings.Contains(got, hostile) {
+		t.Errorf("frame from the data island = %q, want it to hold %q", got, hostile)
+	}
+	var opt struct {
+		Series []struct {
+			Name     string `json:"name"`
+			MarkArea struct {
+				Data [][]struct {
+					Name string `json:"name"`
+				} `json:"data"`
+			} `json:"markArea"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal(data.Devices[0].Timeline.Option, &opt); err != nil {
+		t.Fatal(err)
+	}
+	// ... and reach the chart with only & and braces neutralised.
+	wantName := htmlSafe(hostile)
+	if got := opt.Series[0].Name; got != wantName {
+		t.Errorf("series name in the option = %q, want %q", got, wantName)
+	}
+	last := opt.Series[len(opt.Series)-1]
+	if len(last.MarkArea.Data) != 2 || last.MarkArea.Data[1][0].Name != wantName {
+		t.Errorf("annotation ranges in the option = %+v, want the hostile name second", last.MarkArea.Data)
+	}
+	// ... and are escaped in the HTML text.
+	for _, want := range []string{
+		"&lt;/script&gt;&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;",
+		"&lt;!-- &#39;q&#39; &amp;amp; {a|b} &lt;module&gt;",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks the escaped text %q", want)
+		}
+	}
+	for _, want := range []string{
+		"<h2>Device 0</h2>", "<h2>Device 1</h2>", "<h3>Memory timeline</h3>", "<h3>memory_summary()</h3>",
+		"<h3>Possible leaks</h3>", "OOM at entry 4: 1.0 GiB requested", "2 of 3 record_function ranges shaded",
+		"1 of 3 segments", "No trace entries for this device",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+
+	// Golden: the data island (chart options included), indented, and
+	// the page without the bundle.
+	var island bytes.Buffer
+	if err := json.Indent(&island, dataIsland(t, page), "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, filepath.Join("testdata", "synthetic.html.data.json"), island.String()+"\n")
+	checkGolden(t, filepath.Join("testdata", "synthetic.html"), strings.Replace(page, echarts.JSSource, "/* echarts.min.js */", 1))
+}
+
+func TestHTMLRenderChartPanic(t *testing.T) {
+	_, _, err := htmlRenderChart(panicky{})
+	if err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("htmlRenderChart(panicking chart) = %v, want an error holding the panic", err)
+	}
+}
+
+type panicky struct{}
+
+func (panicky) RenderSnippet() render.ChartSnippet { panic("boom") }
+
+func TestHTMLCheckInline(t *testing.T) {
+	tests := []struct {
+		in     string
+		wantOK bool
+	}{
+		{`var a = "<\/script>";`, true},
+		{`a < b && c > d`, true},
+		{`"</script>"`, false},
+		{`"</SCRIPT >"`, false},
+		{`"<!-- x"`, false},
+		{`"<script>"`, false},
+	}
+	for _, tt := range tests {
+		err := htmlCheckInline("x", []byte(tt.in))
+		if (err == nil) != tt.wantOK {
+			t.Errorf("htmlCheckInline(%q) = %v, want ok %v", tt.in, err, tt.wantOK)
+		}
+	}
+}
+
+func TestHTMLGroupLabel(t *testing.T) {
+	s := &snapshot.Snapshot{
+		Frames: []snapshot.Frame{
+			{Filename: "/opt/venv/lib/python3.12/site-packages/torch/nn/functional.py", Line: 835, Name: "_max_pool2d"},
+			{Filename: "/srv/g/snapgen.py", Line: 161, Name: "forward"},
+			{Filename: "??", Line: 0, Name: "torch::unwind::unwind()"},
+			{Filename: "/opt/venv/lib/python3.12/site-packages/transformers/models/gpt2/modeling_gpt2.py", Line: 300, Name: "forward"},
+		},
+		Stacks: [][]snapshot.FrameID{{}, {0, 1}, {1}, {2, 0}, {3, 1}, {2}},
+	}
+	tests := []struct {
+		stack snapshot.StackID
+		want  string
+	}{
+		{0, "(no stack recorded)"},
+		{1, "snapgen.py:161 forward · _max_pool2d"},
+		{2, "snapgen.py:161 forward"},
+		{3, "functional.py:835 _max_pool2d"},
+		{4, "modeling_gpt2.py:300 forward"},
+		{5, "(no stack recorded)"},
+	}
+	for _, tt := range tests {
+		if got := htmlGroupLabel(s, tt.stack); got != tt.want {
+			t.Errorf("htmlGroupLabel(stack %d) = %q, want %q", tt.stack, got, tt.want)
+		}
+	}
+}
+
+// sharedSnapshot loads a snapshot of ../shared, skipping without it.
+func sharedSnapshot(t testing.TB, rel string) *snapshot.Snapshot {
+	t.Helper()
+	path := filepath.Join("..", "..", "shared", "snapshots", rel)
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("shared snapshots not available: %v", err)
+	}
+	s, err := snapshot.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestBuildHTMLShared(t *testing.T) {
+	tests := []struct {
+		name     string
+		wantOOMs int
+		maxBytes int
+	}{
+		{"torch2.11/leak_train/snapshot.pickle", 0, 5 << 20},
+		{"torch2.11/oom/snapshot.pickle", 1, 5 << 20},
+		{"torch2.11/annotations/snapshot.pickle", 0, 5 << 20},
+		{"torch2.11/two_devices/snapshot.pickle", 0, 5 << 20},
+		{"torch2.11/legacy_segments/snapshot.pickle", 0, 5 << 20},
+		{"torch2.11/state_only/snapshot.pickle", 0, 5 << 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := sharedSnapshot(t, tt.name)
+			r, err := BuildHTML(s, HTMLOptions{Title: tt.name})
+			if err != nil {
+				t.Fatalf("BuildHTML: %v", err)
+			}
+			page := writeHTMLString(t, r)
+			if len(page) > tt.maxBytes {
+				t.Errorf("report is %d bytes, want at most %d", len(page), tt.maxBytes)
+			}
+			var ids []string
+			ooms := 0
+			for _, d := range r.Devices {
+				if d.Timeline != nil && len(d.Timeline.Index) > 0 {
+					ids = append(ids, htmlChartID("timeline", d.Device))
+					if d.Peak == nil {
+						t.Errorf("device %d: timeline without a peak", d.Device)
+					}
+				}
+				if len(d.Segments) > 0 {
+					ids = append(ids, htmlChartID("segments", d.Device))
+				}
+				ooms += len(d.OOMs)
+			}
+			if ooms != tt.wantOOMs {
+				t.Errorf("%d OOM markers, want %d", ooms, tt.wantOOMs)
+			}
+			checkPageStructure(t, page, ids)
+			r2, err := BuildHTML(s, HTMLOptions{Title: tt.name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if writeHTMLString(t, r2) != page {
+				t.Error("two reports of the same snapshot differ")
+			}
+		})
+	}
+}
