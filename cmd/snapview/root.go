@@ -29,6 +29,7 @@ Record a snapshot in your PyTorch program with:
 	})
 	root.AddCommand(
 		// Each command lives in its own file as newXxxCmd().
+		newReportCmd(),
 		newSummaryCmd(),
 		newSegmentsCmd(),
 		newStateCmd(),

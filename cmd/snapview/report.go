@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// reportOptions are the flags of `snapview report`.
+type reportOptions struct {
+	file   string
+	output string
+	device int
+	top    int
+}
+
+func newReportCmd() *cobra.Command {
+	opts := &reportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report FILE",
+		Short: "write a self-contained HTML report: timeline, summary, segments, leaks",
+		Long: `report writes one HTML file about a snapshot that opens in any browser
+with no network: everything it needs (the ECharts library included) is
+inside the file, and the page makes no request.
+
+For each device it shows:
+  - a timeline of memory: live bytes stacked by allocation stack (the top
+    --top stacks, the rest as "other"), the active and reserved bytes,
+    markers for the peak and each OOM, and the record_function ranges;
+    zoom with the wheel or the slider, hover for bytes and stacks;
+  - the memory_summary() table;
+  - the segments at the peak, each a bar of its blocks;
+  - the suspected leaks with their stacks;
+and what the file holds, with the decoder's warnings.
+
+The x axis is the time since the first trace entry, or the entry number
+when the trace has no times. Long traces are downsampled (the minimum and
+maximum of each bucket are kept, so peaks survive).`,
+		Example: `  snapview report snapshot.pickle
+  snapview report -o oom.html --top 5 run/oom_snapshot.pickle
+  snapview report --device 1 -o - snapshot.pickle.gz > dev1.html`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.file = args[0]
+			if opts.top < 1 {
+				return usageErrorf("--top must be at least 1, got %d", opts.top)
+			}
+			if opts.device < -1 {
+				return usageErrorf("--device must be a device ordinal (0, 1, ...), got %d", opts.device)
+			}
+			if opts.output == "" {
+				return usageErrorf("--output must name a file, or - for standard output")
+			}
+			return runReport(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.output, "output", "o", "report.html", "write the report to this file (- for standard output)")
+	f.IntVar(&opts.device, "device", -1, "report only this device (default: every device)")
+	f.IntVar(&opts.top, "top", 10, "number of allocation stacks drawn separately and of leak rows")
+	return cmd
+}
+
+func runReport(ctx context.Context, opts *reportOptions, stdout, stderr io.Writer) error {
+	s, err := snapshot.Load(opts.file)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	ho := report.HTMLOptions{Title: opts.file, Top: opts.top}
+	if opts.device >= 0 {
+		devs := s.Devices()
+		if !slices.Contains(devs, opts.device) {
+			return usageErrorf("--device %d: the snapshot has no such device (it has %s)", opts.device, reportDeviceList(devs))
+		}
+		ho.Devices = []int{opts.device}
+	}
+	r, err := report.BuildHTML(s, ho)
+	if err != nil {
+		return fmt.Errorf("analysing %s: %w", opts.file, err)
+	}
+	var buf bytes.Buffer
+	if err := report.WriteHTML(&buf, r); err != nil {
+		return err
+	}
+	if opts.output == "-" {
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := os.WriteFile(opts.output, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote %s (%s)\n", opts.output, report.FormatBytes(int64(buf.Len())))
+	return nil
+}
+
+func reportDeviceList(devs []int) string {
+	if len(devs) == 0 {
+		return "none"
+	}
+	s := make([]string, len(devs))
+	for i, d := range devs {
+		s[i] = strconv.Itoa(d)
+	}
+	return strings.Join(s, ", ")
+}
