@@ -46,8 +46,10 @@ largest free block the allocator could have used.
   end        after the last entry (the state the file holds)
   entry:N    after entry N (from 0); entry:-1 is before the first entry
   time:T     after the last entry at or before T: T is a duration from the
-             first entry (1.5s, 250ms, 40us) or a time_us value
-             (microseconds since the Unix epoch, as the trace records)
+             first entry (1.5s, 250ms, 40us), or a number of microseconds:
+             a time_us value as the trace records it (microseconds since
+             the Unix epoch), or, when smaller than the first entry's
+             time_us, microseconds from the first entry
 
 When the trace starts after the run did (recording started late, or the
 ring buffer of max_entries wrapped), the state before its first entry is
@@ -100,8 +102,8 @@ type moment struct {
 	kind momentKind
 	n    int           // oom:K (0 = the last), entry:N
 	dur  time.Duration // time:T as a duration from the first entry
-	us   int64         // time:T as time_us
-	abs  bool          // time:T was a time_us value
+	us   int64         // time:T as a number of microseconds
+	abs  bool          // time:T was a number, not a duration
 }
 
 // parseMoment parses --at; errors are usage errors.
@@ -181,8 +183,12 @@ func (m moment) resolve(s *snapshot.Snapshot, r *analyze.Result) (int, error) {
 		return 0, fmt.Errorf("the trace of device %d has no timestamps (PyTorch before 2.2): use --at entry:N", r.Device)
 	}
 	us := m.us
-	if !m.abs {
+	switch {
+	case !m.abs:
 		us = trace[0].TimeUS + m.dur.Microseconds()
+	case us < trace[0].TimeUS:
+		// Too small for a time_us value: microseconds from the first entry.
+		us += trace[0].TimeUS
 	}
 	return r.IndexAtTime(us), nil
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseMoment(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    moment
+		wantErr bool
+	}{
+		{"peak", moment{kind: momentPeak}, false},
+		{"end", moment{kind: momentEnd}, false},
+		{"oom", moment{kind: momentOOM}, false},
+		{"oom:2", moment{kind: momentOOM, n: 2}, false},
+		{"entry:0", moment{kind: momentEntry}, false},
+		{"entry:-1", moment{kind: momentEntry, n: -1}, false},
+		{"entry:1200", moment{kind: momentEntry, n: 1200}, false},
+		{"time:1.5s", moment{kind: momentTime, dur: 1500 * time.Millisecond}, false},
+		{"time:250ms", moment{kind: momentTime, dur: 250 * time.Millisecond}, false},
+		{"time:1795997783981075", moment{kind: momentTime, us: 1795997783981075, abs: true}, false},
+		{"", moment{}, true},
+		{"Peak", moment{}, true},
+		{"peak:1", moment{}, true},
+		{"oom:0", moment{}, true},
+		{"entry", moment{}, true},
+		{"entry:-2", moment{}, true},
+		{"entry:x", moment{}, true},
+		{"time:", moment{}, true},
+		{"time:-1s", moment{}, true},
+		{"time:soon", moment{}, true},
+		{"start", moment{}, true},
+	}
+	for _, tt := range tests {
+		got, err := parseMoment(tt.in)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("parseMoment(%q) error = %v, want error %t", tt.in, err, tt.wantErr)
+			continue
+		}
+		if err != nil {
+			if exitCode(err) != 2 {
+				t.Errorf("parseMoment(%q): exit code %d, want 2", tt.in, exitCode(err))
+			}
+			continue
+		}
+		if !cmp.Equal(got, tt.want, cmp.AllowUnexported(moment{})) {
+			t.Errorf("parseMoment(%q) = %+v, want %+v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestStateUsageErrors(t *testing.T) {
+	// The file is never opened: usage is checked first.
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no file", []string{"state"}, "accepts 1 arg"},
+		{"bad moment", []string{"state", "--at", "later", "x.pickle"}, `--at "later"`},
+		{"bad entry", []string{"state", "--at", "entry:x", "x.pickle"}, "entry:N"},
+		{"top 0", []string{"state", "--top", "0", "x.pickle"}, "--top"},
+		{"negative frames", []string{"state", "--frames", "-1", "x.pickle"}, "--frames"},
+		{"bad device", []string{"state", "--device", "-2", "x.pickle"}, "--device"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := runSnapview(t, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tt.want)
+			}
+			if got := exitCode(err); got != 2 {
+				t.Errorf("exit code %d, want 2 (usage)", got)
+			}
+		})
+	}
+}
+
+func TestStateMissingFile(t *testing.T) {
+	_, _, err := runSnapview(t, "state", filepath.Join(t.TempDir(), "nope.pickle"))
+	if err == nil || exitCode(err) != 1 {
+		t.Fatalf("error = %v (exit %d), want a failure with exit code 1", err, exitCode(err))
+	}
+}
+
+func TestStateCorpus(t *testing.T) {
+	tests := []struct {
+		name     string
+		file     string
+		args     []string
+		want     []string // substrings of stdout
+		wantCode int      // exit code when an error is expected
+		wantErr  string
+	}{
+		{"oom", "torch2.11/oom/snapshot.pickle", []string{"--at", "oom"},
+			[]string{"Device 0 at oom: after entry 591 of 592 (oom of 128.0 MiB)", "OOM: a request of 128.0 MiB"}, 0, ""},
+		{"leak peak", "torch2.11/leak_train/snapshot.pickle", []string{"--at", "peak", "--top", "3"},
+			[]string{"Device 0 at peak: after entry 2,089 of 2,107", "snapgen.py:161 forward"}, 0, ""},
+		{"end", "torch2.11/mlp_train/snapshot.pickle", []string{"--at", "end"},
+			[]string{"after entry 469 of 470"}, 0, ""},
+		{"before the trace", "torch2.11/late_start/snapshot.pickle", []string{"--at", "entry:-1"},
+			[]string{"before the first of 189 trace entries", "The trace starts after the run did"}, 0, ""},
+		{"time from the first entry", "torch2.11/mlp_train/snapshot.pickle", []string{"--at", "time:1s"},
+			[]string{"s after the first entry"}, 0, ""},
+		{"time in microseconds from the first entry", "torch2.11/mlp_train/snapshot.pickle", []string{"--at", "time:0"},
+			[]string{"after entry 0 of 470"}, 0, ""},
+		{"time_us", "torch2.11/mlp_train/snapshot.pickle", []string{"--at", "time:1795997689160113"},
+			[]string{"after entry 0 of 470"}, 0, ""},
+		{"second device", "torch2.11/two_devices/snapshot.pickle", []string{"--device", "1", "--at", "end"},
+			[]string{"Device 1 at end"}, 0, ""},
+		{"entry out of range", "torch2.11/mlp_train/snapshot.pickle", []string{"--at", "entry:470"},
+			nil, 2, "has 470 trace entries"},
+		{"oom:K out of range", "torch2.11/oom/snapshot.pickle", []string{"--at", "oom:2"},
+			nil, 2, "has 1 oom entries"},
+		{"no oom", "torch2.11/mlp_train/snapshot.pickle", []string{"--at", "oom"},
+			nil, 1, "no oom entry"},
+		{"no trace, no peak", "torch2.11/legacy_segments/snapshot.pickle", nil,
+			nil, 1, "no trace entries"},
+		{"no trace, end", "torch2.11/legacy_segments/snapshot.pickle", []string{"--at", "end"},
+			[]string{"before the first of 0 trace entries", "Segments (3)"}, 0, ""},
+		{"unknown device", "torch2.11/mlp_train/snapshot.pickle", []string{"--device", "3"},
+			nil, 2, "--device 3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := sharedSnapshot(t, tt.file)
+			out, _, err := runSnapview(t, append(append([]string{"state"}, tt.args...), file)...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || exitCode(err) != tt.wantCode {
+					t.Fatalf("error = %v (exit %d), want one containing %q with exit code %d", err, exitCode(err), tt.wantErr, tt.wantCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+func TestStateJSON(t *testing.T) {
+	file := sharedSnapshot(t, "torch2.11/oom/snapshot.pickle")
+	out, _, err := runSnapview(t, "state", "--json", "--at", "oom", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Index    int              `json:"index"`
+		Stats    map[string]int64 `json:"memory_stats"`
+		Segments []struct {
+			Blocks []struct {
+				State string `json:"state"`
+			} `json:"blocks"`
+		} `json:"segments"`
+		OOM *struct {
+			Size       int64 `json:"size"`
+			DeviceFree int64 `json:"device_free"`
+		} `json:"oom"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if got.Index != 591 || got.OOM == nil || got.OOM.Size != 128<<20 || got.OOM.DeviceFree != 146166382592 {
+		t.Errorf("index %d, oom %+v; want 591 and a 128 MiB request with 146166382592 bytes free", got.Index, got.OOM)
+	}
+	// torch's memory_stats() at the dump, right after the OOM.
+	if a := got.Stats["allocated_bytes.all.current"]; a != 3155411968 {
+		t.Errorf("allocated_bytes.all.current = %d, want 3155411968", a)
+	}
+	if len(got.Segments) != 19 {
+		t.Errorf("%d segments, want 19", len(got.Segments))
+	}
+}
