@@ -113,22 +113,6 @@ func BlockMap(seg *snapshot.Segment, width int) string {
 	return sb.String()
 }
 
-// poolLabel names a segment's pool: "large" or "small", the private pool
-// id when it is not the default pool, and "expandable".
-func poolLabel(u *analyze.SegmentUsage) string {
-	s := "small"
-	if u.Large {
-		s = "large"
-	}
-	if !u.Pool.IsDefault() {
-		s += " " + u.Pool.String()
-	}
-	if u.Expandable {
-		s += " expandable"
-	}
-	return s
-}
-
 // internalPct is segsum's "(X% internal)": the share of the free bytes that
 // is rounding slack inside live blocks.
 func internalPct(u *analyze.SegmentUsage) string {
@@ -186,7 +170,7 @@ func WriteSegments(w io.Writer, r *Segments) error {
 			tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
 		t.Header("Address", "Size", "Pool", "Stream", "Blocks", "Live", "Allocated", "Free", "Largest free", "Map")
 		for _, s := range d.Segments {
-			if err := t.Append(s.Addr.String(), FormatBytes(s.Size), poolLabel(&s.SegmentUsage),
+			if err := t.Append(s.Addr.String(), FormatBytes(s.Size), statePoolLabel(s.Large, s.Pool, s.Expandable),
 				strconv.FormatUint(s.Stream, 10), FormatInt(int64(s.Blocks)), FormatInt(int64(s.AllocatedBlocks)),
 				FormatBytes(s.RequestedBytes), FormatBytes(s.FreeBytes()), FormatBytes(s.LargestFree), s.Map); err != nil {
 				return err

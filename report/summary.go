@@ -90,7 +90,7 @@ func summaryPoolLabel(u *analyze.SegmentUsage) string {
 // holds, then per device a table of the current use per pool and the
 // peaks when the trace allows them.
 func WriteSummaryText(w io.Writer, sum *Summary) error {
-	ew := &sumWriter{w: w}
+	ew := &errWriter{w: w}
 	ew.printf("%s: %s\n", sum.File, describeFormat(sum))
 	if st := sum.Settings; st != nil {
 		split := "unlimited"
@@ -230,18 +230,6 @@ func describeFormat(sum *Summary) string {
 		return "snapshot"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// sumWriter is a writer that remembers its first error.
-type sumWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *sumWriter) printf(format string, args ...any) {
-	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
-	}
 }
 
 // summaryJSON and the types below are the --format json schema of
