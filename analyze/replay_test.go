@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -527,4 +528,91 @@ func syntheticChurn(n int) *snapshot.Snapshot {
 		segs = append(segs, seg(base, 64*tMiB, "large", blocks...))
 	}
 	return snap(segs, trace...)
+}
+
+// checkInvariants returns what is wrong with the machine's state, "" if
+// nothing: the blocks of each segment tile it, two free blocks never touch
+// (free_block merges them), the indexes agree with the lists, segments do
+// not overlap, and no current figure is negative.
+func (m *machine) checkInvariants() string {
+	nblocks := 0
+	var prevEnd snapshot.Addr
+	for _, si := range m.liveSegments() {
+		s := &m.segs[si]
+		if s.addr < prevEnd {
+			return fmt.Sprintf("segment %v overlaps the previous one", s.addr)
+		}
+		prevEnd = s.end()
+		if m.segAt[s.addr] != si {
+			return fmt.Sprintf("segment %v: not indexed by its address", s.addr)
+		}
+		if s.expandable && m.segEnd[s.end()] != si {
+			return fmt.Sprintf("segment %v: not indexed by its end", s.addr)
+		}
+		next, n, prev := s.addr, int32(0), int32(-1)
+		for b := s.head; b >= 0; b = m.blocks[b].next {
+			blk := &m.blocks[b]
+			switch {
+			case blk.addr != next || blk.size <= 0:
+				return fmt.Sprintf("segment %v: block %v (%d bytes) does not follow %v", s.addr, blk.addr, blk.size, next)
+			case blk.seg != si || blk.prev != prev:
+				return fmt.Sprintf("segment %v: block %v has wrong links", s.addr, blk.addr)
+			case m.blockAt[blk.addr] != b:
+				return fmt.Sprintf("segment %v: block %v not indexed", s.addr, blk.addr)
+			case prev >= 0 && blk.state == snapshot.StateInactive && m.blocks[prev].state == snapshot.StateInactive:
+				return fmt.Sprintf("segment %v: free blocks %v and %v touch", s.addr, m.blocks[prev].addr, blk.addr)
+			}
+			next += snapshot.Addr(blk.size)
+			prev = b
+			n++
+		}
+		if next != s.end() || n != s.nblocks || s.tail != prev {
+			return fmt.Sprintf("segment %v: blocks end at %v, %d blocks (want %v, %d)", s.addr, next, n, s.end(), s.nblocks)
+		}
+		nblocks += int(n)
+	}
+	if nblocks != len(m.blockAt) {
+		return fmt.Sprintf("%d blocks in segments, %d indexed", nblocks, len(m.blockAt))
+	}
+	for _, f := range m.st.pooledFamilies() {
+		for p := range NumPools {
+			if f.stat[p].Current < 0 {
+				return fmt.Sprintf("%s.%v.current = %d", f.key, p, f.stat[p].Current)
+			}
+		}
+	}
+	return ""
+}
+
+// TestReplayInvariants replays every real file entry by entry and checks
+// the state's invariants after each entry (every 97th entry beyond 5,000
+// entries).
+func TestReplayInvariants(t *testing.T) {
+	for _, ss := range sharedSnapshots(t) {
+		s, err := snapshot.Load(ss.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dev := range s.Devices() {
+			r, err := Replay(s, dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := r.newRunner(false)
+			if msg := x.m.checkInvariants(); msg != "" {
+				t.Errorf("%s device %d before the first entry: %s", ss.name, dev, msg)
+				continue
+			}
+			for i := range x.trace {
+				x.step(i)
+				if len(x.trace) > 5000 && i%97 != 0 && i != len(x.trace)-1 {
+					continue
+				}
+				if msg := x.m.checkInvariants(); msg != "" {
+					t.Errorf("%s device %d after entry %d: %s", ss.name, dev, i, msg)
+					break
+				}
+			}
+		}
+	}
 }

@@ -227,21 +227,21 @@ const (
 )
 
 type machine struct {
-	src      io.Reader
-	buf      []byte // read buffer: unread bytes are buf[rp:wp]
-	rp, wp   int
-	srcErr   error
-	off      int64 // bytes consumed
-	pool     *strPool
-	proto    int
-	stack    []val
-	marks    []int
-	memo     [][]val // chunks of memoChunk values
-	memoLen  uint64
-	memoFar  map[uint64]val
-	conv     *converter
-	free     []*pdict // converted dicts, for reuse
-	freeL    []*plist // converted frame lists, for reuse
+	src     io.Reader
+	buf     []byte // read buffer: unread bytes are buf[rp:wp]
+	rp, wp  int
+	srcErr  error
+	off     int64 // bytes consumed
+	pool    *strPool
+	proto   int
+	stack   []val
+	marks   []int
+	memo    [][]val // chunks of memoChunk values
+	memoLen uint64
+	memoFar map[uint64]val
+	conv    *converter
+	free    []*pdict // converted dicts, for reuse
+	freeL   []*plist // converted frame lists, for reuse
 }
 
 const memoChunk = 1 << 16
