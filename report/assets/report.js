@@ -127,7 +127,6 @@
     charts.push(chart);
   }
 
-  if (data.devices.length) { data.devices[0].segments.option.series[0].type = "nosuch"; }
   data.devices.forEach(function (dev) {
     if (dev.timeline) {
       var opt = dev.timeline.option;
