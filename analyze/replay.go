@@ -41,8 +41,15 @@ import (
 // oldest entries), the state before the first entry is seeded by undoing
 // the trace backwards from the segments in the file; Result.Seeded is then
 // true and the history figures (peaks, totals, num_ooms) are lower bounds.
-// Either way the replayed end state is compared with the file's segments
-// (Result.Check).
+// Blocks allocated before the trace and freed inside it are sized by the
+// rounding rules (in the large pool, with the room an unsplit allocation
+// would have kept, up to the next address an earlier entry names); a wrong
+// guess there shifts the seeded figures, not the end state. Either way the
+// replayed end state is compared with the file's segments (Result.Check).
+//
+// Trace entries carry no private pool id: segments still in the file get
+// theirs from it, the others read as the default pool. The Result keeps s;
+// s must not change while the Result is in use.
 //
 // A device that has segments but no trace entries (no history recorded, or
 // a legacy segment list) yields a Result with empty series whose Stats hold

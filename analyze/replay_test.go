@@ -415,6 +415,10 @@ func TestReplayMatchesMemoryStats(t *testing.T) {
 // the end and at a few points between) no two live blocks overlap and the
 // blocks of each segment tile it exactly.
 func TestReplayProperties(t *testing.T) {
+	var replays, withTrace, equal int
+	defer func() {
+		t.Logf("%d device replays, %d with a trace; %d end checks equal", replays, withTrace, equal)
+	}()
 	for _, ss := range sharedSnapshots(t) {
 		s, err := snapshot.Load(ss.path)
 		if err != nil {
@@ -425,7 +429,13 @@ func TestReplayProperties(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s device %d: %v", ss.name, dev, err)
 			}
-			if !r.Check.Equal {
+			replays++
+			if len(r.Allocated) > 0 {
+				withTrace++
+			}
+			if r.Check.Equal {
+				equal++
+			} else {
 				t.Errorf("%s device %d: end state differs from the file:\n%s", ss.name, dev, strings.Join(r.Check.Differences, "\n"))
 			}
 			for _, f := range r.Stats.Figures() {
