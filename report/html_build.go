@@ -91,16 +91,29 @@ func (b *htmlBuilder) stack(id snapshot.StackID) int {
 	if i, ok := b.stackIndex[id]; ok {
 		return i
 	}
+	// With stacks="all" the Python frames are interleaved with C++ ones,
+	// starting with a dozen allocator and dispatcher frames; where there
+	// are Python frames, only they are shown.
+	ids := b.s.Stack(id)
+	python := slices.ContainsFunc(ids, func(f snapshot.FrameID) bool { return b.s.Frames[f].Line > 0 })
 	frames := []string{}
-	for _, f := range b.s.Stack(id) {
+	hidden := 0
+	for _, f := range ids {
 		fr := &b.s.Frames[f]
 		if htmlHiddenFrame(fr) {
+			continue
+		}
+		if python && fr.Line == 0 {
+			hidden++
 			continue
 		}
 		frames = append(frames, htmlFrame(fr))
 	}
 	if len(frames) == 0 {
 		frames = append(frames, "(only interpreter frames)")
+	}
+	if hidden > 0 {
+		frames = append(frames, fmt.Sprintf("(%d C++ frames not shown)", hidden))
 	}
 	b.r.Stacks = append(b.r.Stacks, frames)
 	b.stackIndex[id] = len(b.r.Stacks) - 1
@@ -477,14 +490,15 @@ func htmlFrame(f *snapshot.Frame) string {
 	return fmt.Sprintf("%s:%d %s", htmlShortPath(f.Filename), f.Line, f.Name)
 }
 
-// htmlGroupLabel names a stack for the legend: the innermost frame outside
-// PyTorch itself (the model or training code), and the innermost frame
-// (the operator) when it differs: "snapgen.py:161 forward · _max_pool2d".
+// htmlGroupLabel names a stack for the legend: the innermost Python frame
+// outside PyTorch itself (the model or training code), and the innermost
+// Python frame (the operator) when it differs: "snapgen.py:161 forward ·
+// _max_pool2d". A stack of C++ frames only is named by its first frame.
 func htmlGroupLabel(s *snapshot.Snapshot, id snapshot.StackID) string {
 	var op, site *snapshot.Frame
 	for _, fid := range s.Stack(id) {
 		f := &s.Frames[fid]
-		if htmlHiddenFrame(f) {
+		if htmlHiddenFrame(f) || f.Line == 0 {
 			continue
 		}
 		if op == nil {
@@ -497,6 +511,11 @@ func htmlGroupLabel(s *snapshot.Snapshot, id snapshot.StackID) string {
 	}
 	switch {
 	case op == nil:
+		for _, fid := range s.Stack(id) {
+			if f := &s.Frames[fid]; !htmlHiddenFrame(f) {
+				return f.Name
+			}
+		}
 		return "(no stack recorded)"
 	case site == nil || site == op:
 		return fmt.Sprintf("%s:%d %s", path.Base(op.Filename), op.Line, op.Name)

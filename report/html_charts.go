@@ -42,10 +42,6 @@ const (
 	htmlColGroups
 )
 
-// htmlLabeledAnnotations is the most annotation ranges whose names are
-// drawn; above it names show on hover only.
-const htmlLabeledAnnotations = 40
-
 // htmlX converts a timeline x value to the chart's unit: milliseconds
 // for times, the entry index otherwise.
 //
@@ -160,11 +156,10 @@ func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 				{XAxis: htmlX(a.X1, tl.XIsTime)},
 			}
 		}
-		showNames := len(d.Annotations) <= htmlLabeledAnnotations
 		reserved = append(reserved,
 			charts.WithMarkAreaData(areas...),
 			charts.WithMarkAreaStyleOpts(opts.MarkAreaStyle{
-				Label:     &opts.Label{Show: opts.Bool(showNames), Position: "insideTop", FontSize: 9, Color: "#666"},
+				Label:     &opts.Label{Show: opts.Bool(false), Position: "insideTop", FontSize: 10, Color: "#444"},
 				ItemStyle: &opts.ItemStyle{Color: "rgba(120,120,200,0.07)", BorderColor: "rgba(120,120,200,0.35)", BorderWidth: 0.5},
 				Emphasis:  &opts.Emphasis{Label: &opts.Label{Show: opts.Bool(true)}},
 			}),

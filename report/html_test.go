@@ -269,8 +269,9 @@ func TestHTMLGroupLabel(t *testing.T) {
 			{Filename: "/srv/g/snapgen.py", Line: 161, Name: "forward"},
 			{Filename: "??", Line: 0, Name: "torch::unwind::unwind()"},
 			{Filename: "/opt/venv/lib/python3.12/site-packages/transformers/models/gpt2/modeling_gpt2.py", Line: 300, Name: "forward"},
+			{Filename: "CUDACachingAllocator.cpp", Line: 0, Name: "c10::cuda::malloc"},
 		},
-		Stacks: [][]snapshot.FrameID{{}, {0, 1}, {1}, {2, 0}, {3, 1}, {2}},
+		Stacks: [][]snapshot.FrameID{{}, {0, 1}, {1}, {2, 4, 0}, {3, 1}, {2}, {2, 4}},
 	}
 	tests := []struct {
 		stack snapshot.StackID
@@ -280,6 +281,7 @@ func TestHTMLGroupLabel(t *testing.T) {
 		{1, "snapgen.py:161 forward · _max_pool2d"},
 		{2, "snapgen.py:161 forward"},
 		{3, "functional.py:835 _max_pool2d"},
+		{6, "c10::cuda::malloc"},
 		{4, "modeling_gpt2.py:300 forward"},
 		{5, "(no stack recorded)"},
 	}

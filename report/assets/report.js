@@ -65,7 +65,7 @@
       for (var j = 0; j < groups.length; j++) {
         var grp = dev.groups[groups[j].g];
         out += row(groups[j].marker, grp.label, fmtBytes(groups[j].bytes));
-        if (grp.stack >= 0 && j < 6) {
+        if (grp.stack >= 0 && j < 4) {
           out += framesHTML(grp.stack, 3);
         }
       }
