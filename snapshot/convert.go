@@ -654,14 +654,17 @@ func (c *converter) settings(v val) {
 				st.RoundupPower2Divisions[key], _ = c.asInt(rd.kv[j+1], p)
 			}
 		}
-		st.Raw = append(st.Raw, KeyValue{Key: k, Value: c.display(v)})
+		st.Raw = append(st.Raw, KeyValue{Key: k, Value: c.display(v, 0)})
 	}
 	sort.Slice(st.Raw, func(i, j int) bool { return st.Raw[i].Key < st.Raw[j].Key })
 	c.s.Settings = st
 }
 
 // display formats a settings value as Python would print it, briefly.
-func (c *converter) display(v val) string {
+func (c *converter) display(v val, depth int) string {
+	if depth > 8 {
+		return "…"
+	}
 	switch x := v.x.(type) {
 	case nil:
 		return strconv.FormatInt(v.n, 10)
@@ -682,7 +685,7 @@ func (c *converter) display(v val) string {
 		type kv struct{ k, v string }
 		var kvs []kv
 		for i := 0; i+1 < len(x.kv); i += 2 {
-			kvs = append(kvs, kv{c.display(x.kv[i]), c.display(x.kv[i+1])})
+			kvs = append(kvs, kv{c.display(x.kv[i], depth+1), c.display(x.kv[i+1], depth+1)})
 		}
 		out := "{"
 		for i, e := range kvs {

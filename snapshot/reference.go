@@ -32,7 +32,7 @@ func DecodeReference(r io.Reader) (s *Snapshot, err error) {
 	}
 	c := newConverter()
 	g := &fromGopickle{pool: c.pool, seen: map[any]val{}}
-	root, err := g.val(obj)
+	root, err := g.val(obj, 0)
 	if err != nil {
 		return nil, &DecodeError{Err: err}
 	}
@@ -52,7 +52,10 @@ type fromGopickle struct {
 	seen map[any]val
 }
 
-func (g *fromGopickle) val(x any) (val, error) {
+func (g *fromGopickle) val(x any, depth int) (val, error) {
+	if depth > 10000 {
+		return val{}, fmt.Errorf("objects nested over 10000 deep: %w", errNotSnapshot)
+	}
 	switch t := x.(type) {
 	case nil:
 		return val{x: noneT{}}, nil
@@ -79,7 +82,7 @@ func (g *fromGopickle) val(x any) (val, error) {
 		v := val{x: l}
 		g.seen[t] = v
 		for _, e := range *t {
-			ev, err := g.val(e)
+			ev, err := g.val(e, depth+1)
 			if err != nil {
 				return val{}, err
 			}
@@ -89,7 +92,7 @@ func (g *fromGopickle) val(x any) (val, error) {
 	case *types.Tuple:
 		tp := &ptuple{}
 		for _, e := range *t {
-			ev, err := g.val(e)
+			ev, err := g.val(e, depth+1)
 			if err != nil {
 				return val{}, err
 			}
@@ -104,11 +107,11 @@ func (g *fromGopickle) val(x any) (val, error) {
 		v := val{x: d}
 		g.seen[t] = v
 		for _, e := range *t {
-			k, err := g.val(e.Key)
+			k, err := g.val(e.Key, depth+1)
 			if err != nil {
 				return val{}, err
 			}
-			ev, err := g.val(e.Value)
+			ev, err := g.val(e.Value, depth+1)
 			if err != nil {
 				return val{}, err
 			}

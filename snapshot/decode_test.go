@@ -1,0 +1,229 @@
+package snapshot
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const fixtures = "../testdata/snapshots/"
+
+func readFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fixtures, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestBadInput feeds each kind of bad input named in issue 2 and field
+// report 11 and checks for a one-line error (never a panic, never a hang).
+func TestBadInput(t *testing.T) {
+	real := readFixture(t, "mlp_train.pickle")
+	nested := append([]byte{0x80, 0x04}, bytes.Repeat([]byte{']'}, 1_000_000)...)
+	nestedAppend := []byte{0x80, 0x04, ']'}
+	for i := 0; i < 1_000_000; i++ {
+		nestedAppend = append(nestedAppend, ']', 'a')
+	}
+	nestedAppend = append(nestedAppend, '.')
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(real[:len(real)/2])
+	zw.Close()
+	tests := []struct {
+		name    string
+		in      []byte
+		wantErr string
+		notSnap bool
+	}{
+		{"empty", nil, "empty file", false},
+		{"truncated mid-FRAME", real[:100], "truncated pickle", false},
+		{"truncated before STOP", real[:len(real)-1], "truncated pickle", false},
+		{"truncated gzip", gz.Bytes(), "truncated", false},
+		{"random bytes", []byte("\x13\x37\xde\xad\xbe\xefrandom"), "not a pickle or JSON", true},
+		{"text", []byte("hello world\n"), "not a pickle or JSON", true},
+		{"pickle of a class", []byte("\x80\x02c__main__\nModel\nq\x00)\x81q\x01."), "Python class __main__.Model", true},
+		{"stack global", []byte("\x80\x04\x8c\x05torch\x8c\x06Tensor\x93."), "Python class torch.Tensor", true},
+		{"reduce", []byte("\x80\x02)R."), "builds Python objects", true},
+		{"pickle of an int", []byte("\x80\x04K\x05."), "holds a int", true},
+		{"pickle of a str", []byte("\x80\x04\x8c\x02hi."), "holds a str", true},
+		{"dict of something else", []byte("\x80\x04}\x8c\x01a\x8c\x01b\x73."), "neither segments nor device_traces", true},
+		{"segments is an int", []byte("\x80\x04}\x8c\x08segmentsK\x05s."), "segments: want list, got int", false},
+		{"segment is a str", []byte("\x80\x04}\x8c\x08segments]\x8c\x01xas."), "segments[0]: want dict, got str", false},
+		{"device_traces entries are ints", []byte("\x80\x04}\x8c\x0ddevice_traces]]K\x01aas."), "want trace entry dict, got int", false},
+		{"4 GB string in a 10-byte file", []byte("\x80\x04X\xff\xff\xff\xff"), "truncated pickle", false},
+		{"8-exabyte string", []byte("\x80\x04\x8d\xff\xff\xff\xff\xff\xff\xff\x7fxx"), "truncated pickle", false},
+		{"4 GB LONG4", []byte("\x80\x04\x8b\xff\xff\xff\x7f"), "truncated pickle", false},
+		{"a million nested lists, unfinished", nested, "truncated pickle", false},
+		{"a million nested lists", nestedAppend, "segments[0]: want dict, got list", false},
+		{"a million nested settings", deepSettings(), "", false},
+		{"memo index never stored", []byte("\x80\x04h\x07."), "memo index 7", false},
+		{"stack underflow", []byte("\x80\x04a."), "stack underflow", false},
+		{"odd SETITEMS", []byte("\x80\x04}(K\x01u."), "odd number", false},
+		{"protocol 1", []byte("}q\x00."), "protocol 0 or 1", true},
+		{"protocol 9", []byte("\x80\x09}."), "unsupported pickle protocol 9", false},
+		{"bad JSON", []byte(`{"segments": [`), "reading JSON", false},
+		{"JSON of something else", []byte(`{"a": 1}`), "neither segments nor device_traces", true},
+		{"invalid UTF-8", []byte("\x80\x04\x8c\x02\xff\xfe."), "not UTF-8", false},
+		{"LONG1 of length 0", []byte("\x80\x04}\x8c\x08segments]s\x8a\x00."), "holds a int", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Decode(bytes.NewReader(tt.in))
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Decode succeeded (%d segments), want error containing %q", len(s.Segments), tt.wantErr)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.wantErr) {
+				t.Errorf("error %q, want it to contain %q", msg, tt.wantErr)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans several lines: %q", msg)
+			}
+			if tt.notSnap != errors.Is(err, ErrNotSnapshot) {
+				t.Errorf("errors.Is(err, ErrNotSnapshot) = %v, want %v (%v)", !tt.notSnap, tt.notSnap, err)
+			}
+		})
+	}
+}
+
+// TestLoadNamesFile checks that errors name the file.
+func TestLoadNamesFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "snap.pickle")
+	os.WriteFile(p, nil, 0o644)
+	_, err := Load(p)
+	if err == nil || !strings.HasPrefix(err.Error(), p+": ") {
+		t.Errorf("Load error %v, want it to start with the path", err)
+	}
+	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "directory") {
+		t.Errorf("Load(dir) error %v, want a directory error", err)
+	}
+}
+
+// TestEncodings decodes the same real snapshot in each encoding and checks
+// they agree.
+func TestEncodings(t *testing.T) {
+	base, err := Decode(bytes.NewReader(readFixture(t, "mlp_train.pickle")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.Format.PickleProtocol != 4 {
+		t.Errorf("protocol %d, want 4", base.Format.PickleProtocol)
+	}
+	for _, tt := range []struct {
+		file        string
+		proto       int
+		compression string
+	}{
+		{"mlp_train.proto2.pickle", 2, ""},
+		{"mlp_train.proto5.pickle", 5, ""},
+		{"mlp_train.pickle.gz", 4, "gzip"},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			s, err := Load(filepath.Join(fixtures, tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Format.PickleProtocol != tt.proto || s.Format.Compression != tt.compression {
+				t.Errorf("format %+v, want protocol %d compression %q", s.Format, tt.proto, tt.compression)
+			}
+			a, b := canon(base), canon(s)
+			if len(a.Traces[0]) != len(b.Traces[0]) || len(a.Segments) != len(b.Segments) {
+				t.Fatalf("decoded %d entries and %d segments, want %d and %d", len(b.Traces[0]), len(b.Segments), len(a.Traces[0]), len(a.Segments))
+			}
+			for i := range a.Traces[0] {
+				if !equalEntry(a.Traces[0][i], b.Traces[0][i]) {
+					t.Fatalf("entry %d differs: %+v vs %+v", i, a.Traces[0][i], b.Traces[0][i])
+				}
+			}
+		})
+	}
+}
+
+func equalEntry(a, b canonEntry) bool {
+	if a.TraceEntry != b.TraceEntry || a.Action != b.Action || len(a.Frames) != len(b.Frames) {
+		return false
+	}
+	for i := range a.Frames {
+		if a.Frames[i] != b.Frames[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestNineByteLong: a stream of 2^64-1 is a 9-byte LONG1 (field report 1).
+func TestNineByteLong(t *testing.T) {
+	s, err := Load(filepath.Join(fixtures, "long1-9byte-stream.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Segments[0].Stream; got != 1<<64-1 {
+		t.Errorf("segment stream %d, want 2^64-1", got)
+	}
+	if got := s.Traces[0][1].Stream; got != 1<<64-1 {
+		t.Errorf("entry stream %d, want 2^64-1", got)
+	}
+}
+
+// TestNewerFields: unknown keys and actions are kept and counted, not fatal.
+func TestNewerFields(t *testing.T) {
+	s, err := Load(filepath.Join(fixtures, "newer-fields.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, c := range s.Unknown {
+		got[c.Name] = c.Count
+	}
+	for _, k := range []string{"host_segments", "host_traces", "action:annotate", "device_traces[][].pool_id", "device_traces[][].internal_metadata"} {
+		if got[k] == 0 {
+			t.Errorf("unknown %q not reported (got %v)", k, got)
+		}
+	}
+	last := s.Traces[0][len(s.Traces[0])-1]
+	if name := s.ActionName(last.Action); name != "annotate" {
+		t.Errorf("last action %q, want annotate", name)
+	}
+}
+
+// TestJSON: the JSON form MemoryViz accepts.
+func TestJSON(t *testing.T) {
+	s, err := Load(filepath.Join(fixtures, "tiny.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Format.Encoding != "json" || len(s.Segments) != 1 || len(s.Traces[0]) != 2 {
+		t.Fatalf("got %+v with %d segments", s.Format, len(s.Segments))
+	}
+	if err := s.CheckValid(); err != nil {
+		t.Error(err)
+	}
+	if f := s.Frames[s.Stack(s.Traces[0][1].Stack)[0]]; f.Name != "step" || f.Line != 12 {
+		t.Errorf("first frame %+v", f)
+	}
+}
+
+// deepSettings is a snapshot whose allocator_settings nest a million dicts.
+func deepSettings() []byte {
+	b := []byte("\x80\x04}\x8c\x08segments]s\x8c\x12allocator_settings")
+	for i := 0; i < 1_000_000; i++ {
+		b = append(b, "}\x8c\x01k"...)
+	}
+	b = append(b, '}')
+	for i := 0; i < 1_000_000; i++ {
+		b = append(b, 's')
+	}
+	return append(b, "s."...)
+}
