@@ -130,6 +130,8 @@ type HTMLBlock struct {
 
 // HTMLLeak is one row of the leak table.
 type HTMLLeak struct {
+	// Label names the allocation site, as HTMLGroup.Label.
+	Label string
 	Bytes int64
 	Count int
 	// Stack indexes HTMLReport.Stacks, -1 for none.

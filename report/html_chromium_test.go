@@ -115,7 +115,8 @@ func TestHTMLInChromium(t *testing.T) {
 	common := []string{"<h2>What the file holds</h2>", "<h2>Device 0</h2>", "<h3>Memory timeline</h3>",
 		"<h3>memory_summary()</h3>", "<h3>Segments at the peak", "<h3>Possible leaks</h3>", "PyTorch CUDA memory summary"}
 	tests := []tc{
-		{"leak_train", filepath.Join("..", "..", "shared", "snapshots", "torch2.11", "leak_train", "snapshot.pickle"), 5 << 20, common},
+		{"leak_train", filepath.Join("..", "..", "shared", "snapshots", "torch2.11", "leak_train", "snapshot.pickle"), 5 << 20,
+			append([]string{`<table class="leaks">`, "snapgen.py:180 leak_train"}, common...)},
 		{"oom", filepath.Join("..", "..", "shared", "snapshots", "torch2.11", "oom", "snapshot.pickle"), 5 << 20,
 			append([]string{"1 OOM marked", "OOM at entry"}, common...)},
 		{"two_devices", filepath.Join("..", "..", "shared", "snapshots", "torch2.11", "two_devices", "snapshot.pickle"), 5 << 20,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,7 +76,7 @@ func syntheticHTMLReport() *HTMLReport {
 					},
 				}},
 				SegmentsTotal: 1,
-				Leaks:         []HTMLLeak{{Bytes: 1024, Count: 1, Stack: 0, Detail: "alive at the end: " + hostile}},
+				Leaks:         []HTMLLeak{{Label: "x.py:12 " + hostile, Bytes: 1024, Count: 1, Stack: 0, Detail: "alive at the end: " + hostile}},
 				LeaksNote:     "Allocations alive at the end.",
 			},
 			{
@@ -308,16 +309,23 @@ func sharedSnapshot(t testing.TB, rel string) *snapshot.Snapshot {
 
 func TestBuildHTMLShared(t *testing.T) {
 	tests := []struct {
-		name     string
-		wantOOMs int
-		maxBytes int
+		name      string
+		wantOOMs  int
+		maxBytes  int
+		wantLeaks []string // labels of leak rows (meta.json ground truth)
 	}{
-		{"torch2.11/leak_train/snapshot.pickle", 0, 5 << 20},
-		{"torch2.11/oom/snapshot.pickle", 1, 5 << 20},
-		{"torch2.11/annotations/snapshot.pickle", 0, 5 << 20},
-		{"torch2.11/two_devices/snapshot.pickle", 0, 5 << 20},
-		{"torch2.11/legacy_segments/snapshot.pickle", 0, 5 << 20},
-		{"torch2.11/state_only/snapshot.pickle", 0, 5 << 20},
+		{"torch2.11/leak_train/snapshot.pickle", 0, 5 << 20, []string{
+			"snapgen.py:161 forward · relu",        // leak 1: activations kept by the graph
+			"snapgen.py:162 forward · relu",        // leak 1
+			"snapgen.py:171 leak_train",            // leak 1: the inputs
+			"snapgen.py:180 leak_train",            // leak 2: feature_log clones
+			"snapgen.py:161 forward · _max_pool2d", // leak 1
+		}},
+		{"torch2.11/oom/snapshot.pickle", 1, 5 << 20, nil},
+		{"torch2.11/annotations/snapshot.pickle", 0, 5 << 20, nil},
+		{"torch2.11/two_devices/snapshot.pickle", 0, 5 << 20, nil},
+		{"torch2.11/legacy_segments/snapshot.pickle", 0, 5 << 20, nil},
+		{"torch2.11/state_only/snapshot.pickle", 0, 5 << 20, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -346,6 +354,14 @@ func TestBuildHTMLShared(t *testing.T) {
 			}
 			if ooms != tt.wantOOMs {
 				t.Errorf("%d OOM markers, want %d", ooms, tt.wantOOMs)
+			}
+			for _, want := range tt.wantLeaks {
+				if !slices.ContainsFunc(r.Devices[0].Leaks, func(l HTMLLeak) bool { return l.Label == want }) {
+					t.Errorf("no leak row for %q", want)
+				}
+			}
+			if l := r.Devices[0].Leaks; len(tt.wantLeaks) > 0 && len(l) > 0 && l[0].Label != tt.wantLeaks[0] {
+				t.Errorf("largest leak row is %q, want %q", l[0].Label, tt.wantLeaks[0])
 			}
 			checkPageStructure(t, page, ids)
 			r2, err := BuildHTML(s, HTMLOptions{Title: tt.name})
