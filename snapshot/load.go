@@ -48,7 +48,11 @@ func Load(path string) (*Snapshot, error) {
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		return nil, &DecodeError{Path: path, Err: errors.New("is a directory, not a snapshot file")}
 	}
-	s, err := Decode(f)
+	var size int64
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	s, err := decode(f, size)
 	if err != nil {
 		var de *DecodeError
 		if errors.As(err, &de) {
@@ -80,6 +84,12 @@ const readBuffer = 1 << 20
 // malformed file gives an error (never a panic); input that is not a
 // snapshot gives an error wrapping ErrNotSnapshot.
 func Decode(r io.Reader) (s *Snapshot, err error) {
+	return decode(r, 0)
+}
+
+// decode is Decode with the input's size when known (0 if not), which lets
+// the decoder size the trace without copying it.
+func decode(r io.Reader, size int64) (s *Snapshot, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s, err = nil, &DecodeError{Err: fmt.Errorf("internal decoder fault: %v", p)}
@@ -122,6 +132,9 @@ func Decode(r io.Reader) (s *Snapshot, err error) {
 	switch trimmed := firstNonSpace(br); {
 	case head[0] == 0x80:
 		m := &machine{src: br, conv: c, pool: c.pool}
+		if compression == "" {
+			m.size = size
+		}
 		c.m = m
 		root, err = m.run()
 		c.m = nil

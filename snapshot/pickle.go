@@ -101,6 +101,7 @@ type val struct {
 type plist struct {
 	items []val
 	memo  int64 // memo index of this list, or -1
+	evID  int32 // 1 + index in machine.evLists, 0 when not yet listed
 	// stack is the StackID+1 this list was converted to as a frame list
 	// (0: not converted); items are then released.
 	stack StackID
@@ -108,6 +109,7 @@ type plist struct {
 	// in event mode when its first appended item was a trace-entry dict.
 	evChunks [][]TraceEntry
 	evLen    int
+	evStart  int64 // input offset at the first entry
 	evMode   bool
 	evError  error // first item of an event-mode list that was not an entry
 	// refs and recycled: as for pdict.
@@ -117,22 +119,61 @@ type plist struct {
 
 const evChunk = 1 << 14
 
-func (l *plist) addEvent(e TraceEntry) int {
+// addEvent appends a converted trace entry. Entries go in chunks of
+// evChunk; once the first chunk is full and the input's size is known, one
+// chunk is sized for the whole list from the bytes per entry so far, so
+// that the final slice needs no copy (capacity never written to costs no
+// resident memory).
+func (m *machine) addEvent(l *plist, e TraceEntry) int {
 	n := len(l.evChunks)
-	if n == 0 || len(l.evChunks[n-1]) == evChunk {
+	if n == 0 {
+		l.evStart = m.off
 		l.evChunks = append(l.evChunks, make([]TraceEntry, 0, evChunk))
 		n++
+	} else if c := l.evChunks[n-1]; len(c) == cap(c) {
+		size := evChunk
+		if n == 1 && m.size > m.off {
+			perEntry := float64(m.off-l.evStart) / float64(len(c))
+			if perEntry < 16 {
+				perEntry = 16
+			}
+			rest := float64(m.size-m.off)/perEntry*1.05 + 1024
+			if rest < 1<<31 {
+				size = len(c) + int(rest)
+			}
+		}
+		if n == 1 && size > evChunk {
+			big := make([]TraceEntry, len(c), size)
+			copy(big, c)
+			l.evChunks[0] = big
+		} else {
+			l.evChunks = append(l.evChunks, make([]TraceEntry, 0, size))
+			n++
+		}
 	}
 	l.evChunks[n-1] = append(l.evChunks[n-1], e)
 	l.evLen++
 	return l.evLen - 1
 }
 
-func (l *plist) event(i int64) TraceEntry { return l.evChunks[i/evChunk][i%evChunk] }
+func (l *plist) event(i int64) TraceEntry {
+	for _, c := range l.evChunks {
+		if i < int64(len(c)) {
+			return c[i]
+		}
+		i -= int64(len(c))
+	}
+	return TraceEntry{}
+}
 
-// takeEvents joins the converted entries into one slice, releasing the
-// chunks as it goes.
+// takeEvents returns the converted entries as one slice, joining chunks
+// only when there are several.
 func (l *plist) takeEvents() []TraceEntry {
+	if len(l.evChunks) == 1 {
+		out := l.evChunks[0]
+		l.evChunks = nil
+		return out
+	}
 	out := make([]TraceEntry, 0, l.evLen)
 	for i, c := range l.evChunks {
 		out = append(out, c...)
@@ -232,13 +273,17 @@ type machine struct {
 	rp, wp  int
 	srcErr  error
 	off     int64 // bytes consumed
+	size    int64 // input size when known (a plain file), else 0
 	pool    *strPool
 	proto   int
 	stack   []val
 	marks   []int
-	memo    [][]val // chunks of memoChunk values
+	memo    [][]uint64 // chunks of memoChunk handles (see memoHandle)
 	memoLen uint64
 	memoFar map[uint64]val
+	objs    []val   // memoized values that are not compact references
+	objFree []int32 // free slots of objs
+	evLists []*plist
 	conv    *converter
 	free    []*pdict // converted dicts, for reuse
 	freeL   []*plist // converted frame lists, for reuse
@@ -393,6 +438,78 @@ func (m *machine) popMark() ([]val, error) {
 	return items, nil
 }
 
+// The memo holds one 8-byte handle per index, so that a file with
+// millions of memoized trace entries keeps a small, pointer-free memo: the
+// top 4 bits are the kind, the rest the payload.
+const (
+	hUnset  = 0
+	hObj    = 1 // payload: index in machine.objs
+	hStr    = 2 // payload: string pool index
+	hFrame  = 3 // payload: FrameID
+	hStack  = 4 // payload: StackID
+	hEvent  = 5 // payload: evLists index << 40 | event index
+	hInt    = 6 // payload: a non-negative int below 2^60
+	hShift  = 60
+	hMask   = 1<<hShift - 1
+	evShift = 40
+)
+
+// handle encodes v as a memo handle, storing it in objs if it has no
+// compact form.
+func (m *machine) handle(v val) uint64 {
+	switch x := v.x.(type) {
+	case strRef:
+		return hStr<<hShift | uint64(v.n)
+	case frameRef:
+		return hFrame<<hShift | uint64(v.n)
+	case stackRef:
+		return hStack<<hShift | uint64(v.n)
+	case *evList:
+		l := (*plist)(x)
+		if l.evID == 0 && len(m.evLists) < 1<<(hShift-evShift)-1 {
+			m.evLists = append(m.evLists, l)
+			l.evID = int32(len(m.evLists))
+		}
+		if l.evID > 0 && v.n < 1<<evShift {
+			return hEvent<<hShift | uint64(l.evID-1)<<evShift | uint64(v.n)
+		}
+	case nil:
+		if v.n >= 0 && v.n < hMask {
+			return hInt<<hShift | uint64(v.n)
+		}
+	}
+	var i int32
+	if n := len(m.objFree); n > 0 {
+		i = m.objFree[n-1]
+		m.objFree = m.objFree[:n-1]
+		m.objs[i] = v
+	} else {
+		i = int32(len(m.objs))
+		m.objs = append(m.objs, v)
+	}
+	return hObj<<hShift | uint64(i)
+}
+
+// value decodes a memo handle.
+func (m *machine) value(h uint64) (val, bool) {
+	p := h & hMask
+	switch h >> hShift {
+	case hObj:
+		return m.objs[p], true
+	case hStr:
+		return val{n: int64(p), x: strRef{}}, true
+	case hFrame:
+		return val{n: int64(p), x: frameRef{}}, true
+	case hStack:
+		return val{n: int64(p), x: stackRef{}}, true
+	case hEvent:
+		return val{n: int64(p & (1<<evShift - 1)), x: (*evList)(m.evLists[p>>evShift])}, true
+	case hInt:
+		return val{n: int64(p)}, true
+	}
+	return val{}, false
+}
+
 func (m *machine) memoPut(idx uint64, v val) {
 	switch x := v.x.(type) {
 	case *pdict:
@@ -400,16 +517,26 @@ func (m *machine) memoPut(idx uint64, v val) {
 	case *plist:
 		x.memo = int64(idx)
 	}
+	m.store(idx, v)
+}
+
+func (m *machine) store(idx uint64, v val) {
 	if idx >= m.memoLen && idx < m.memoLen+denseMemoSlack {
 		for m.memoLen <= idx {
 			if m.memoLen%memoChunk == 0 {
-				m.memo = append(m.memo, make([]val, memoChunk))
+				m.memo = append(m.memo, make([]uint64, memoChunk))
 			}
 			m.memoLen++
 		}
 	}
 	if idx < m.memoLen {
-		m.memo[idx/memoChunk][idx%memoChunk] = v
+		slot := &m.memo[idx/memoChunk][idx%memoChunk]
+		if *slot>>hShift == hObj {
+			i := int32(*slot & hMask)
+			m.objs[i] = val{}
+			m.objFree = append(m.objFree, i)
+		}
+		*slot = m.handle(v)
 		return
 	}
 	if m.memoFar == nil {
@@ -425,7 +552,7 @@ func (m *machine) replaceMemo(idx int64, v val) {
 		return
 	}
 	if uint64(idx) < m.memoLen {
-		m.memo[idx/memoChunk][idx%memoChunk] = v
+		m.store(uint64(idx), v)
 	} else if _, ok := m.memoFar[uint64(idx)]; ok {
 		m.memoFar[uint64(idx)] = v
 	}
@@ -433,11 +560,13 @@ func (m *machine) replaceMemo(idx int64, v val) {
 
 func (m *machine) memoGet(idx uint64) (val, error) {
 	var v val
+	ok := false
 	if idx < m.memoLen {
-		v = m.memo[idx/memoChunk][idx%memoChunk]
-	} else if fv, ok := m.memoFar[idx]; ok {
-		v = fv
+		v, ok = m.value(m.memo[idx/memoChunk][idx%memoChunk])
 	} else {
+		v, ok = m.memoFar[idx]
+	}
+	if !ok {
 		return val{}, m.fail("malformed pickle: memo index %d was never stored", idx)
 	}
 	addRef(v)
@@ -521,13 +650,13 @@ func (m *machine) appendTo(l *plist, items []val) {
 		switch x := it.x.(type) {
 		case *pdict:
 			if m.pool.isEntry(it) {
-				i := l.addEvent(m.conv.entry(x))
+				i := m.addEvent(l, m.conv.entry(x))
 				m.replaceMemo(x.memo, val{n: int64(i), x: (*evList)(l)})
 				m.recycleDict(x)
 				continue
 			}
 		case *evList:
-			l.addEvent((*plist)(x).event(it.n))
+			m.addEvent(l, (*plist)(x).event(it.n))
 			continue
 		}
 		if l.evError == nil {
