@@ -21,6 +21,11 @@ type converter struct {
 	m *machine
 	// ids is scratch space for stack conversion.
 	ids []FrameID
+	// entryKeys, actByStr and strByPool map string-pool indexes to entry
+	// keys, actions and StrIDs+1 (0: not cached).
+	entryKeys []uint8
+	actByStr  []Action
+	strByPool []StrID
 
 	strs        map[string]StrID
 	framesByPtr map[*pdict]FrameID
@@ -38,7 +43,7 @@ func newConverter() *converter {
 		Stacks:  [][]FrameID{{}},
 		Strings: []string{""},
 	}
-	return &converter{
+	c := &converter{
 		s:           s,
 		pool:        newStrPool(),
 		strs:        map[string]StrID{"": 0},
@@ -49,6 +54,8 @@ func newConverter() *converter {
 		unknown:     map[string]int{},
 		warnings:    map[string]int{},
 	}
+	c.internEntryKeys()
+	return c
 }
 
 // fieldError is a schema fault at a path such as segments[3].blocks[0].size.
@@ -282,6 +289,80 @@ func (c *converter) stack(v val, path string) StackID {
 	return id
 }
 
+// Trace-entry keys, by their index in the string pool (entryKeys).
+const (
+	keyOther uint8 = iota
+	keyAction
+	keyAddr
+	keyDeviceFree
+	keySize
+	keyStream
+	keyTimeUS
+	keyFrames
+	keyCompileContext
+	keyUserMetadata
+)
+
+var entryKeyNames = [...]string{
+	keyAction:         "action",
+	keyAddr:           "addr",
+	keyDeviceFree:     "device_free",
+	keySize:           "size",
+	keyStream:         "stream",
+	keyTimeUS:         "time_us",
+	keyFrames:         "frames",
+	keyCompileContext: "compile_context",
+	keyUserMetadata:   "user_metadata",
+}
+
+// internEntryKeys puts the trace-entry keys first in the pool, so that
+// entry can switch on pool indexes instead of comparing strings.
+func (c *converter) internEntryKeys() {
+	c.entryKeys = make([]uint8, 0, 16)
+	for k := keyAction; int(k) < len(entryKeyNames); k++ {
+		i := c.pool.addString(entryKeyNames[k])
+		for int64(len(c.entryKeys)) <= i {
+			c.entryKeys = append(c.entryKeys, keyOther)
+		}
+		c.entryKeys[i] = k
+	}
+}
+
+// poolAction returns the Action of a pooled action string, caching it by
+// pool index.
+func (c *converter) poolAction(v val, path string) Action {
+	if _, ok := v.x.(strRef); ok && v.n < int64(len(c.actByStr)) && c.actByStr[v.n] != ActionNone {
+		return c.actByStr[v.n]
+	}
+	name := c.asString(v, path)
+	a, ok := ParseAction(name)
+	if !ok {
+		a = c.unknownAction(name)
+	}
+	if _, ok := v.x.(strRef); ok && v.n < 1<<20 {
+		for int64(len(c.actByStr)) <= v.n {
+			c.actByStr = append(c.actByStr, ActionNone)
+		}
+		c.actByStr[v.n] = a
+	}
+	return a
+}
+
+// poolStrID returns the StrID of a pooled string, caching it by pool index.
+func (c *converter) poolStrID(v val, path string) StrID {
+	if _, ok := v.x.(strRef); ok && v.n < int64(len(c.strByPool)) && c.strByPool[v.n] != 0 {
+		return c.strByPool[v.n] - 1
+	}
+	id := c.str(c.asString(v, path))
+	if _, ok := v.x.(strRef); ok && v.n < 1<<20 {
+		for int64(len(c.strByPool)) <= v.n {
+			c.strByPool = append(c.strByPool, 0)
+		}
+		c.strByPool[v.n] = id + 1
+	}
+	return id
+}
+
 // entry converts one trace entry dict (device_traces[d][i]).
 func (c *converter) entry(d *pdict) TraceEntry {
 	const path = "device_traces[][]"
@@ -289,37 +370,56 @@ func (c *converter) entry(d *pdict) TraceEntry {
 	var deviceFree uint64
 	hasFree := false
 	for i := 0; i+1 < len(d.kv); i += 2 {
-		k, _ := c.pool.str(d.kv[i])
+		kv := d.kv[i]
 		v := d.kv[i+1]
-		switch k {
-		case "action":
-			name := c.asString(v, path+".action")
-			a, ok := ParseAction(name)
-			if !ok {
-				a = c.unknownAction(name)
+		kind := keyOther
+		if _, ok := kv.x.(strRef); ok && kv.n < int64(len(c.entryKeys)) {
+			kind = c.entryKeys[kv.n]
+		}
+		switch kind {
+		case keyAction:
+			e.Action = c.poolAction(v, path+".action")
+		case keyAddr:
+			if v.x == nil {
+				e.Addr = Addr(v.n)
+			} else {
+				e.Addr = Addr(c.asUint(v, path+".addr"))
 			}
-			e.Action = a
-		case "addr":
-			e.Addr = Addr(c.asUint(v, path+".addr"))
 			e.Flags |= FlagAddr
-		case "device_free":
+		case keyDeviceFree:
 			deviceFree = c.asUint(v, path+".device_free")
 			hasFree = true
-		case "size":
-			e.Size, _ = c.asInt(v, path+".size")
-		case "stream":
-			e.Stream = c.asUint(v, path+".stream")
-		case "time_us":
-			e.TimeUS, _ = c.asInt(v, path+".time_us")
+		case keySize:
+			if v.x == nil {
+				e.Size = v.n
+			} else {
+				e.Size, _ = c.asInt(v, path+".size")
+			}
+		case keyStream:
+			if v.x == nil {
+				e.Stream = uint64(v.n)
+			} else {
+				e.Stream = c.asUint(v, path+".stream")
+			}
+		case keyTimeUS:
+			if v.x == nil {
+				e.TimeUS = v.n
+			} else {
+				e.TimeUS, _ = c.asInt(v, path+".time_us")
+			}
 			e.Flags |= FlagTime
-		case "frames":
+		case keyFrames:
 			e.Stack = c.stack(v, path+".frames")
 			e.Flags |= FlagFrames
-		case "compile_context":
-			e.CompileContext = c.str(c.asString(v, path+".compile_context"))
-		case "user_metadata":
-			e.UserMetadata = c.str(c.asString(v, path+".user_metadata"))
+		case keyCompileContext:
+			e.CompileContext = c.poolStrID(v, path+".compile_context")
+		case keyUserMetadata:
+			e.UserMetadata = c.poolStrID(v, path+".user_metadata")
 		default:
+			k, ok := c.pool.str(kv)
+			if !ok {
+				c.failf(path, "want str key, got %s", kv.typeName())
+			}
 			c.unknownKey(path + "." + k)
 		}
 	}

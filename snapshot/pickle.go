@@ -330,10 +330,18 @@ func (m *machine) fill(n int) error {
 }
 
 func (m *machine) readByte() (byte, error) {
-	if m.rp >= m.wp {
-		if err := m.fill(1); err != nil {
-			return 0, err
-		}
+	if m.rp < m.wp {
+		b := m.buf[m.rp]
+		m.rp++
+		m.off++
+		return b, nil
+	}
+	return m.readByteSlow()
+}
+
+func (m *machine) readByteSlow() (byte, error) {
+	if err := m.fill(1); err != nil {
+		return 0, err
 	}
 	b := m.buf[m.rp]
 	m.rp++
