@@ -242,21 +242,22 @@ type touch struct {
 }
 
 func touchedAddrs(trace []snapshot.TraceEntry) touched {
-	n := 0
+	// The caching allocator hands the same addresses out again and again:
+	// keep the first entry of each in a map (a few thousand keys for
+	// millions of entries), then sort the distinct addresses.
+	first := make(map[snapshot.Addr]int32)
 	for i := range trace {
 		if a := trace[i].Action; a == snapshot.ActionAlloc || a == snapshot.ActionFreeCompleted {
-			n++
+			if _, ok := first[trace[i].Addr]; !ok {
+				first[trace[i].Addr] = int32(i)
+			}
 		}
 	}
-	t := make(touched, 0, n)
-	for i := range trace {
-		if a := trace[i].Action; a == snapshot.ActionAlloc || a == snapshot.ActionFreeCompleted {
-			t = append(t, touch{trace[i].Addr, int32(i)})
-		}
+	t := make(touched, 0, len(first))
+	for a, i := range first {
+		t = append(t, touch{a, i})
 	}
-	slices.SortStableFunc(t, func(a, b touch) int { return cmp.Compare(a.addr, b.addr) })
-	// Keep the first occurrence of each address (stable sort: lowest index).
-	t = slices.CompactFunc(t, func(a, b touch) bool { return a.addr == b.addr })
+	slices.SortFunc(t, func(a, b touch) int { return cmp.Compare(a.addr, b.addr) })
 	return t
 }
 
