@@ -32,6 +32,11 @@ type HTMLOptions struct {
 	// MaxSegments is the most segments drawn (the largest are kept).
 	// Default 200.
 	MaxSegments int
+	// Stats returns the memory_stats() figures of a device for the
+	// memory_summary() table, and notes about them (shown under the
+	// device heading). Nil uses the replay's figures, or the segments'
+	// current figures when there is no trace.
+	Stats func(s *snapshot.Snapshot, device int) (*analyze.MemoryStats, []string)
 }
 
 func (o *HTMLOptions) defaults() {
@@ -123,10 +128,6 @@ func (b *htmlBuilder) stack(id snapshot.StackID) int {
 func (b *htmlBuilder) device(dev int) (*HTMLDevice, error) {
 	s := b.s
 	d := &HTMLDevice{Device: dev, Notes: []string{}, OOMs: []HTMLMarker{}, Annotations: []HTMLRange{}, Segments: []HTMLSegment{}, Leaks: []HTMLLeak{}}
-	res, err := analyze.Replay(s, dev)
-	if err != nil {
-		return nil, err
-	}
 	var trace []snapshot.TraceEntry
 	if dev < len(s.Traces) {
 		trace = s.Traces[dev]
@@ -142,13 +143,25 @@ func (b *htmlBuilder) device(dev int) (*HTMLDevice, error) {
 	default:
 		d.Notes = append(d.Notes, fmt.Sprintf("The trace (%s entries) covers the run from its first allocation.", FormatInt(int64(len(trace)))))
 	}
-	if !res.Check.Equal && len(trace) > 0 {
+	res, err := analyze.Replay(s, dev)
+	if err != nil {
+		// Nothing for this device in the file (an empty snapshot).
+		d.Notes = append(d.Notes, err.Error())
+		res = &analyze.Result{Device: dev, PeakIndex: -1, Stats: *analyze.CurrentStats(s, dev)}
+	}
+	if !res.Check.Equal && len(res.Allocated) > 0 {
 		d.Notes = append(d.Notes, fmt.Sprintf("The replayed end state differs from the file's segments in %d places (first: %s); the timeline is approximate.",
 			len(res.Check.Differences), htmlFirst(res.Check.Differences)))
 	}
 
+	stats := &res.Stats
+	if b.opt.Stats != nil {
+		var notes []string
+		stats, notes = b.opt.Stats(s, dev)
+		d.Notes = append(d.Notes, notes...)
+	}
 	var buf bytes.Buffer
-	if err := WriteTorchSummary(&buf, &res.Stats); err != nil {
+	if err := WriteTorchSummary(&buf, stats); err != nil {
 		return nil, fmt.Errorf("device %d: %w", dev, err)
 	}
 	d.Summary = buf.String()

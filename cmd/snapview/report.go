@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -20,7 +17,7 @@ import (
 type reportOptions struct {
 	file   string
 	output string
-	device int
+	device deviceFlag
 	top    int
 }
 
@@ -55,8 +52,8 @@ maximum of each bucket are kept, so peaks survive).`,
 			if opts.top < 1 {
 				return usageErrorf("--top must be at least 1, got %d", opts.top)
 			}
-			if opts.device < -1 {
-				return usageErrorf("--device must be a device ordinal (0, 1, ...), got %d", opts.device)
+			if err := opts.device.validate(); err != nil {
+				return err
 			}
 			if opts.output == "" {
 				return usageErrorf("--output must name a file, or - for standard output")
@@ -66,7 +63,7 @@ maximum of each bucket are kept, so peaks survive).`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "output", "o", "report.html", "write the report to this file (- for standard output)")
-	f.IntVar(&opts.device, "device", -1, "report only this device (default: every device)")
+	f.VarP(&opts.device, "device", "d", "report only this CUDA device ordinal (default: every device in the file)")
 	f.IntVar(&opts.top, "top", 10, "number of allocation stacks drawn separately and of leak rows")
 	return cmd
 }
@@ -82,14 +79,13 @@ func runReport(ctx context.Context, opts *reportOptions, stdout, stderr io.Write
 	for _, w := range s.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	ho := report.HTMLOptions{Title: opts.file, Top: opts.top}
-	if opts.device >= 0 {
-		devs := s.Devices()
-		if !slices.Contains(devs, opts.device) {
-			return usageErrorf("--device %d: the snapshot has no such device (it has %s)", opts.device, reportDeviceList(devs))
-		}
-		ho.Devices = []int{opts.device}
+	devices, err := opts.device.pick(s)
+	if err != nil {
+		return err
 	}
+	// statsFor makes the memory_summary() table the one `snapview summary
+	// --format torch` prints.
+	ho := report.HTMLOptions{Title: opts.file, Top: opts.top, Devices: devices, Stats: statsFor}
 	r, err := report.BuildHTML(s, ho)
 	if err != nil {
 		return fmt.Errorf("analysing %s: %w", opts.file, err)
@@ -107,15 +103,4 @@ func runReport(ctx context.Context, opts *reportOptions, stdout, stderr io.Write
 	}
 	fmt.Fprintf(stderr, "wrote %s (%s)\n", opts.output, report.FormatBytes(int64(buf.Len())))
 	return nil
-}
-
-func reportDeviceList(devs []int) string {
-	if len(devs) == 0 {
-		return "none"
-	}
-	s := make([]string, len(devs))
-	for i, d := range devs {
-		s[i] = strconv.Itoa(d)
-	}
-	return strings.Join(s, ", ")
 }

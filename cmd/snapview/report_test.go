@@ -1,0 +1,101 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReportUsageErrors(t *testing.T) {
+	// The file is never opened: usage is checked first.
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no file", []string{"report"}, "accepts 1 arg"},
+		{"two files", []string{"report", "a", "b"}, "accepts 1 arg"},
+		{"top zero", []string{"report", "--top", "0", "x.pickle"}, "--top must be at least 1"},
+		{"empty output", []string{"report", "-o", "", "x.pickle"}, "--output must name a file"},
+		{"negative device", []string{"report", "--device", "-1", "x.pickle"}, "--device -1"},
+		{"device not a number", []string{"report", "-d", "one", "x.pickle"}, "device ordinal"},
+		{"unknown flag", []string{"report", "--format", "html", "x.pickle"}, "unknown flag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := runSnapview(t, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tt.want)
+			}
+			if got := exitCode(err); got != 2 {
+				t.Errorf("exit code %d, want 2 (usage)", got)
+			}
+		})
+	}
+}
+
+func TestReportMissingFile(t *testing.T) {
+	_, _, err := runSnapview(t, "report", "-o", filepath.Join(t.TempDir(), "r.html"), "no/such/file.pickle")
+	if err == nil || exitCode(err) != 1 {
+		t.Errorf("error %v (exit %d), want a failure with exit code 1", err, exitCode(err))
+	}
+}
+
+func TestReportHelp(t *testing.T) {
+	out, _, err := runSnapview(t, "report", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"report FILE", "no network", "--output", "--device", "--top", "snapview report -o oom.html"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report --help lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestReportFile(t *testing.T) {
+	snap := sharedSnapshot(t, "torch2.11/oom/snapshot.pickle")
+	out := filepath.Join(t.TempDir(), "oom.html")
+	stdout, stderr, err := runSnapview(t, "report", "-o", out, "--top", "3", snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout != "" {
+		t.Errorf("stdout = %q, want nothing (the report goes to the file)", stdout)
+	}
+	if !strings.HasPrefix(stderr, "wrote "+out+" (") {
+		t.Errorf("stderr = %q, want the file and its size", stderr)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<!DOCTYPE html>", `id="timeline_d0"`, "OOM at entry", "PyTorch CUDA memory summary, device ID 0", "CUDA OOMs: 1"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// --top 3: three stack groups and "other".
+	if n := strings.Count(string(page), `<span class="swatch" style="background:`); n != 3+1+3 { // groups + other + the three block states
+		t.Errorf("%d swatches, want %d", n, 3+1+3)
+	}
+}
+
+func TestReportStdoutAndDevice(t *testing.T) {
+	snap := sharedSnapshot(t, "torch2.11/two_devices/snapshot.pickle")
+	stdout, stderr, err := runSnapview(t, "report", "-o", "-", "--device", "1", snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stderr != "" {
+		t.Errorf("stderr = %q, want nothing", stderr)
+	}
+	if !strings.HasPrefix(stdout, "<!DOCTYPE html>") || !strings.Contains(stdout, "<h2>Device 1</h2>") || strings.Contains(stdout, "<h2>Device 0</h2>") {
+		t.Errorf("report -o - --device 1: want a page with device 1 only (%d bytes)", len(stdout))
+	}
+	_, _, err = runSnapview(t, "report", "-o", "-", "--device", "5", snap)
+	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "it has 0, 1") {
+		t.Errorf("--device 5: error %v, want a usage error listing the devices", err)
+	}
+}
