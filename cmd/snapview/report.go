@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/report"
-	"github.com/snapview/snapview/snapshot"
 )
 
 // reportOptions are the flags of `snapview report`.
@@ -69,7 +68,7 @@ maximum of each bucket are kept, so peaks survive).`,
 }
 
 func runReport(ctx context.Context, opts *reportOptions, stdout, stderr io.Writer) error {
-	s, err := snapshot.Load(opts.file)
+	s, err := loadSnapshot(stderr, opts.file)
 	if err != nil {
 		return err
 	}

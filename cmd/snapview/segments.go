@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/report"
-	"github.com/snapview/snapview/snapshot"
 )
 
 // segmentsOptions are the flags of `snapview segments`.
@@ -62,7 +61,7 @@ size, requested_size, state).`,
 
 // runSegments loads the snapshot and prints its segments.
 func runSegments(opts *segmentsOptions, out, errOut io.Writer) error {
-	s, err := snapshot.Load(opts.file)
+	s, err := loadSnapshot(errOut, opts.file)
 	if err != nil {
 		return err
 	}

@@ -219,7 +219,7 @@ func runState(ctx context.Context, opts *stateOptions, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	s, err := snapshot.Load(opts.file)
+	s, err := loadSnapshot(stderr, opts.file)
 	if err != nil {
 		return err
 	}

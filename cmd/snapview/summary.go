@@ -98,7 +98,7 @@ one after another.`,
 
 // runSummary loads the snapshot and prints its summary.
 func runSummary(opts *summaryOptions, out, errOut io.Writer) error {
-	s, err := snapshot.Load(opts.file)
+	s, err := loadSnapshot(errOut, opts.file)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/snapview/snapview/snapshot"
+)
+
+// progressEnv names the environment variable that sets when the load
+// progress bar is drawn: "auto" (the default) draws it when stderr is a
+// terminal and the load takes longer than progressDelay; "always" draws it
+// on any stderr from the first byte (tests, or a terminal behind a pipe);
+// "never" turns it off.
+const progressEnv = "SNAPVIEW_PROGRESS"
+
+const (
+	// progressDelay is how long a load runs before the bar appears in auto
+	// mode: small files never show one.
+	progressDelay = time.Second
+	// progressEvery is the least time between two redraws.
+	progressEvery = 100 * time.Millisecond
+	barWidth      = 30
+	maxBarName    = 24
+)
+
+// loadSnapshot is snapshot.Load with a progress bar on errOut while the
+// file is read, when errOut is a terminal and the load takes more than a
+// second (see progressEnv). Errors are Load's: one line naming the file.
+func loadSnapshot(errOut io.Writer, path string) (*snapshot.Snapshot, error) {
+	delay := progressDelay
+	switch os.Getenv(progressEnv) {
+	case "always":
+		delay = 0
+	case "never":
+		return snapshot.Load(path)
+	default:
+		if !isTerminal(errOut) {
+			return snapshot.Load(path)
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		// Directories, pipes and devices: Load says what is wrong, and a
+		// bar needs a size.
+		return snapshot.Load(path)
+	}
+	name := filepath.Base(path)
+	if r := []rune(name); len(r) > maxBarName {
+		name = "…" + string(r[len(r)-maxBarName+1:])
+	}
+	bar := &progressBar{
+		w: errOut, name: name, total: st.Size(),
+		start: time.Now(), delay: delay, now: time.Now,
+	}
+	// TODO(snapshot): Decode does not get the file size that Load hands
+	// its decoder to size the trace; use a sized Decode once snapshot
+	// exports one.
+	s, err := snapshot.Decode(&progressReader{r: f, bar: bar})
+	bar.finish()
+	if err != nil {
+		var de *snapshot.DecodeError
+		if errors.As(err, &de) {
+			de.Path = path
+			return nil, de
+		}
+		return nil, &snapshot.DecodeError{Path: path, Err: err}
+	}
+	return s, nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+// progressReader reports the bytes read through it to a progressBar.
+type progressReader struct {
+	r   io.Reader
+	bar *progressBar
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.bar.add(int64(n))
+	return n, err
+}
+
+// progressBar draws "loading NAME  42% [=====>    ] 82.0/195.2 MB 1.4 s" on
+// one line of w, redrawn in place with \r, and clears it at the end.
+type progressBar struct {
+	w            io.Writer
+	name         string
+	total, done  int64
+	start, drawn time.Time
+	delay        time.Duration
+	now          func() time.Time
+	shown        bool
+}
+
+func (b *progressBar) add(n int64) {
+	b.done += n
+	t := b.now()
+	if t.Sub(b.start) < b.delay || (b.shown && t.Sub(b.drawn) < progressEvery && b.done < b.total) {
+		return
+	}
+	b.drawn, b.shown = t, true
+	fmt.Fprint(b.w, "\r"+b.line(t.Sub(b.start)))
+}
+
+// line is the bar's text after elapsed time d.
+func (b *progressBar) line(d time.Duration) string {
+	frac := 1.0
+	if b.total > 0 {
+		frac = min(float64(b.done)/float64(b.total), 1)
+	}
+	fill := int(frac * barWidth)
+	bar := strings.Repeat("=", fill)
+	if fill < barWidth {
+		bar += ">" + strings.Repeat(" ", barWidth-fill-1)
+	}
+	const mb = 1e6
+	return fmt.Sprintf("loading %s %3.0f%% [%s] %.1f/%.1f MB %.1f s",
+		b.name, 100*frac, bar, float64(b.done)/mb, float64(b.total)/mb, d.Seconds())
+}
+
+// finish clears the bar's line if it was drawn, so that the command's own
+// output starts on a clean line.
+func (b *progressBar) finish() {
+	if b.shown {
+		fmt.Fprint(b.w, "\r\033[K")
+	}
+}
