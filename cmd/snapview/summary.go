@@ -140,7 +140,7 @@ func runSummary(opts *summaryOptions, out, errOut io.Writer) error {
 //     exact;
 //   - the Peak, Tot Alloc and Tot Freed figures, CUDA OOMs, cudaMalloc
 //     retries and the num_device_* counters come from the allocator replay
-//     (analyze.Replay), with the exactness it gives them (exact for a trace
+//     (analyze.ReplayStats), with the exactness it gives them (exact for a trace
 //     recorded from the first allocation, lower bounds for one that started
 //     late or wrapped) — but only when the replayed end state equals the
 //     file's segments. Otherwise, and without a trace, they stay Unknown.
@@ -149,7 +149,7 @@ func statsFor(s *snapshot.Snapshot, device int) (*analyze.MemoryStats, []string)
 	if device >= len(s.Traces) || len(s.Traces[device]) == 0 {
 		return st, nil
 	}
-	r, err := analyze.Replay(s, device)
+	r, err := analyze.ReplayStats(s, device)
 	if err != nil {
 		return st, []string{fmt.Sprintf("device %d: %v; the Peak and Tot columns are unknown", device, err)}
 	}
