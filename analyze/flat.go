@@ -67,8 +67,9 @@ type scalar struct {
 }
 
 // scalars returns the single-number figures of s with their exactness.
-// The cumulative counters num_sync_all_streams and num_device_alloc/free
-// follow Known.History; max_split_size (a setting) follows Known.Current.
+// The cumulative counters num_device_alloc/free follow Known.History;
+// num_sync_all_streams has its own Known.NumSyncAllStreams (no trace shows
+// it); max_split_size (a setting) follows Known.Current.
 func (s *MemoryStats) scalars() []scalar {
 	return []scalar{
 		{"max_split_size", &s.MaxSplitSize, s.Known.Current, false},
@@ -76,7 +77,7 @@ func (s *MemoryStats) scalars() []scalar {
 		{"num_device_alloc", &s.NumDeviceAlloc, s.Known.History, false},
 		{"num_device_free", &s.NumDeviceFree, s.Known.History, false},
 		{"num_ooms", &s.NumOOMs, s.Known.NumOOMs, true},
-		{"num_sync_all_streams", &s.NumSyncAllStreams, s.Known.History, false},
+		{"num_sync_all_streams", &s.NumSyncAllStreams, s.Known.NumSyncAllStreams, false},
 	}
 }
 
@@ -141,7 +142,7 @@ func StatsFromFlat(device int, m map[string]int64) (*MemoryStats, error) {
 	s := &MemoryStats{
 		Device:       device,
 		MaxSplitSize: -1,
-		Known:        Known{Current: Exact, History: Exact, NumOOMs: Exact, NumAllocRetries: Exact},
+		Known:        Known{Current: Exact, History: Exact, NumOOMs: Exact, NumAllocRetries: Exact, NumSyncAllStreams: Exact},
 	}
 	var missing []string
 	get := func(key string, dst *int64) {

@@ -209,3 +209,40 @@ func TestParseStatsJSONCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestNumSyncAllStreamsExactness: num_sync_all_streams counts
+// synchronize_and_free_events calls, which no trace shows. A replay
+// recorded from the first allocation has exact history figures, but must
+// not call its 0 "exact"; torch's own memory_stats() is exact.
+func TestNumSyncAllStreamsExactness(t *testing.T) {
+	exactness := func(st *MemoryStats, key string) Exactness {
+		t.Helper()
+		for _, f := range st.Figures() {
+			if f.Key == key {
+				return f.Exactness
+			}
+		}
+		t.Fatalf("no figure %q", key)
+		return Unknown
+	}
+	r, err := Replay(snap(nil, ev(segAl, tSeg, 2*tMiB), ev(alloc, tSeg, 512)), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Seeded || r.Stats.Known.History != Exact {
+		t.Fatalf("replay from the start: Seeded %t, History %v; want false, exact", r.Seeded, r.Stats.Known.History)
+	}
+	if got := exactness(&r.Stats, "num_sync_all_streams"); got != Unknown {
+		t.Errorf("replayed num_sync_all_streams is %v, want unknown (a trace does not show it)", got)
+	}
+	if got := exactness(&r.Stats, "num_device_alloc"); got != Exact {
+		t.Errorf("replayed num_device_alloc is %v, want exact (segment_alloc entries count it)", got)
+	}
+	torch, err := StatsFromFlat(0, sampleFlat())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := exactness(torch, "num_sync_all_streams"); got != Exact {
+		t.Errorf("num_sync_all_streams from memory_stats() is %v, want exact", got)
+	}
+}

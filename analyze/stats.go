@@ -102,4 +102,8 @@ type Known struct {
 	NumOOMs Exactness
 	// NumAllocRetries covers NumAllocRetries ("cudaMalloc retries").
 	NumAllocRetries Exactness
+	// NumSyncAllStreams covers NumSyncAllStreams: exact only when the
+	// figures come from torch itself (StatsFromFlat); a trace does not
+	// show synchronize_and_free_events, so a replay leaves it Unknown.
+	NumSyncAllStreams Exactness
 }
