@@ -1,0 +1,237 @@
+package analyze
+
+import (
+	"cmp"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/snapview/snapview/snapshot"
+)
+
+// Step detection thresholds.
+const (
+	// minSteps is the fewest repetitions that make steps.
+	minSteps = 3
+	// patternMaxCV is the largest coefficient of variation of the gaps
+	// (in allocations) between a marker stack's allocations.
+	patternMaxCV = 0.25
+	// patternMinCover is the share of the trace a marker stack's
+	// allocations must span.
+	patternMinCover = 0.6
+	// defaultSlices is the number of equal slices without steps.
+	defaultSlices = 20
+)
+
+// leakSlices cuts the trace up to entry at into steps (or equal slices),
+// as opts.Steps asks; a source that finds nothing falls back to the next
+// (annotation, then pattern, then slices).
+func leakSlices(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry, at int, opts LeakOptions) ([]LeakSlice, Steps) {
+	if at < 0 {
+		return []LeakSlice{}, Steps{Source: StepsNone}
+	}
+	window := trace[:at+1]
+	var st Steps
+	var starts []int
+	if opts.Steps == StepsAuto || opts.Steps == StepsAnnotation {
+		st.Name, starts = annotationSteps(s, device, window)
+		st.Source = StepsAnnotation
+	}
+	if starts == nil && (opts.Steps == StepsAuto || opts.Steps == StepsAnnotation || opts.Steps == StepsPattern) {
+		st.Name = ""
+		st.Marker, starts = patternSteps(window)
+		st.Source = StepsPattern
+	}
+	if starts == nil {
+		k := opts.Slices
+		if k <= 0 {
+			k = defaultSlices
+		}
+		k = min(k, len(window))
+		st = Steps{Source: StepsSlices}
+		starts = make([]int, k)
+		for j := range k {
+			starts[j] = j * len(window) / k
+		}
+	}
+	out := make([]LeakSlice, 0, len(starts)+1)
+	add := func(step, start, end int) {
+		sl := LeakSlice{Step: step, Start: start, End: end}
+		if window[0].Flags&snapshot.FlagTime != 0 {
+			sl.StartUS, sl.EndUS = window[start].TimeUS, window[end].TimeUS
+		}
+		out = append(out, sl)
+	}
+	if starts[0] > 0 {
+		st.Prologue = true
+		add(0, 0, starts[0]-1)
+	}
+	for j, start := range starts {
+		end := at
+		if j+1 < len(starts) {
+			end = starts[j+1] - 1
+		}
+		add(j+1, start, end)
+	}
+	st.Count = len(starts)
+	return out, st
+}
+
+var digitRun = regexp.MustCompile(`[0-9]+`)
+
+// annotationSteps looks for a record_function range of device that
+// repeats once per training step inside window, and returns its name
+// (digits shown as N) and the entries where its occurrences start,
+// ascending and distinct; nil when none repeats at least minSteps times
+// or the trace has no timestamps.
+//
+// Preferred, in order: the profiler's ProfilerStep#N; a numbered range
+// whose name says step, iter or batch ("## step 3 ##"); the optimizer's
+// own Optimizer.step#... range. Among equals, the one with the most
+// occurrences, then the name.
+func annotationSteps(s *snapshot.Snapshot, device int, window []snapshot.TraceEntry) (string, []int) {
+	if len(window) == 0 || window[0].Flags&snapshot.FlagTime == 0 || len(s.Annotations) == 0 {
+		return "", nil
+	}
+	t0, t1 := window[0].TimeUS, window[len(window)-1].TimeUS
+	type family struct {
+		name     string
+		first    string
+		numbered bool
+		times    []int64
+	}
+	fams := map[string]*family{}
+	for _, a := range s.Annotations {
+		if a.Stage != "START" || a.Device != device || a.TimeUS < t0 || a.TimeUS > t1 {
+			continue
+		}
+		key := digitRun.ReplaceAllString(a.Name, "N")
+		f := fams[key]
+		if f == nil {
+			f = &family{name: key, first: a.Name}
+			fams[key] = f
+		}
+		if a.Name != f.first {
+			f.numbered = true
+		}
+		f.times = append(f.times, a.TimeUS)
+	}
+	tier := func(f *family) int {
+		lower := strings.ToLower(f.name)
+		switch {
+		case strings.HasPrefix(f.name, "ProfilerStep#"):
+			return 0
+		case f.numbered && (strings.Contains(lower, "step") || strings.Contains(lower, "iter") || strings.Contains(lower, "batch")):
+			return 1
+		case strings.HasPrefix(f.name, "Optimizer.step#"):
+			return 2
+		}
+		return -1
+	}
+	var best *family
+	bestTier := math.MaxInt
+	for _, f := range fams {
+		t := tier(f)
+		if t < 0 || len(f.times) < minSteps {
+			continue
+		}
+		if best == nil || t < bestTier ||
+			t == bestTier && (len(f.times) > len(best.times) || len(f.times) == len(best.times) && f.name < best.name) {
+			best, bestTier = f, t
+		}
+	}
+	if best == nil {
+		return "", nil
+	}
+	starts := make([]int, 0, len(best.times))
+	for _, t := range best.times {
+		i := sort.Search(len(window), func(i int) bool { return window[i].TimeUS >= t })
+		if i < len(window) {
+			starts = append(starts, i)
+		}
+	}
+	slices.Sort(starts)
+	starts = slices.Compact(starts)
+	if len(starts) < minSteps {
+		return "", nil
+	}
+	return best.name, starts
+}
+
+// patternSteps looks for the allocation that marks each training step:
+// among the stacks allocated at a regular interval (gaps with a
+// coefficient of variation at most patternMaxCV) over most of the
+// window (patternMinCover), the number of allocations most of them share
+// is the number of steps, and the one of them allocated first marks
+// where each step starts (typically the input batch). It returns that
+// stack and its allocations' entries; nil when no stack qualifies.
+//
+// Positions are counted in allocations, not entries: frees come in bursts
+// (a garbage collection, the end of a backward pass) that would make
+// steps look irregular, while a training step allocates much the same
+// every time.
+func patternSteps(window []snapshot.TraceEntry) (snapshot.StackID, []int) {
+	pos := map[snapshot.StackID][]int{} // alloc ordinals
+	var entry []int                     // entry of each alloc ordinal
+	for i := range window {
+		if e := &window[i]; e.Action == snapshot.ActionAlloc {
+			if e.Stack != snapshot.NoStack {
+				pos[e.Stack] = append(pos[e.Stack], len(entry))
+			}
+			entry = append(entry, i)
+		}
+	}
+	type cand struct {
+		stack snapshot.StackID
+		count int
+		first int
+	}
+	var cands []cand
+	for id, p := range pos {
+		c := len(p)
+		if c < minSteps {
+			continue
+		}
+		span := float64(p[c-1] - p[0])
+		mean := span / float64(c-1)
+		if mean < 1 || span+mean < patternMinCover*float64(len(entry)) {
+			continue
+		}
+		var ss float64
+		for i := 1; i < c; i++ {
+			d := float64(p[i]-p[i-1]) - mean
+			ss += d * d
+		}
+		if math.Sqrt(ss/float64(c-1)) > patternMaxCV*mean {
+			continue
+		}
+		cands = append(cands, cand{id, c, p[0]})
+	}
+	if len(cands) == 0 {
+		return snapshot.NoStack, nil
+	}
+	votes := map[int]int{}
+	for _, c := range cands {
+		votes[c.count]++
+	}
+	// The most common count; ties go to the fewer steps (the outer loop).
+	slices.SortFunc(cands, func(x, y cand) int {
+		if c := cmp.Compare(votes[y.count], votes[x.count]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.count, y.count); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.first, y.first); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.stack, y.stack)
+	})
+	starts := pos[cands[0].stack]
+	for j, ord := range starts {
+		starts[j] = entry[ord]
+	}
+	return cands[0].stack, starts
+}
