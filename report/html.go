@@ -136,8 +136,11 @@ type HTMLLeak struct {
 	Count int
 	// Stack indexes HTMLReport.Stacks, -1 for none.
 	Stack int
-	// Detail says why it is suspected (free text).
+	// Detail is the verdict on the group's history (free text).
 	Detail string
+	// Suspicious is true when the verdict says the group grew and was not
+	// given back.
+	Suspicious bool
 }
 
 //go:embed assets/report.html.tmpl assets/report.js assets/report.css

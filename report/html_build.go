@@ -179,88 +179,56 @@ func (b *htmlBuilder) device(dev int) (*HTMLDevice, error) {
 		b.fileSegments(d)
 	}
 	if len(trace) > 0 && len(res.Allocated) == len(trace) {
-		b.survivors(d, res, trace)
+		if err := b.leaks(d, res); err != nil {
+			return nil, fmt.Errorf("device %d: %w", dev, err)
+		}
 	} else {
 		d.LeaksNote = "Finding leaks needs a trace (torch.cuda.memory._record_memory_history)."
 	}
 	return d, nil
 }
 
-// Survivor thresholds: a stack is listed when at least survivorMinCount of
-// its allocations made during the trace are still alive at its end, and
-// they were made over at least 1/survivorMinSpread of the trace entries.
-const (
-	survivorMinCount  = 3
-	survivorMinSpread = 4
-)
-
-// survivors fills the leak table with a simple heuristic: allocation
-// stacks whose allocations pile up, made again and again over the trace
-// and never freed. Weights and optimizer state (allocated once, early)
-// and steady per-step temporaries (freed each step) do not qualify.
-func (b *htmlBuilder) survivors(d *HTMLDevice, res *analyze.Result, trace []snapshot.TraceEntry) {
-	n := len(trace)
-	xOf := func(i int) int64 { return int64(i) }
-	unit := func(i int) string { return "entry " + FormatInt(int64(i)) }
-	if d.Timeline != nil && d.Timeline.XIsTime {
-		xOf = func(i int) int64 { return trace[i].TimeUS - trace[0].TimeUS }
-		unit = func(i int) string { return fmt.Sprintf("%.3f s", float64(xOf(i))/1e6) }
+// leaks fills the leak table from analyze.Leaks with the options
+// `snapview leaks` uses by default: the live allocations at the end of
+// the trace (or at its last OOM), grouped by stack and ranked by how
+// steadily they grew over the training steps.
+func (b *htmlBuilder) leaks(d *HTMLDevice, res *analyze.Result) error {
+	opts := analyze.DefaultLeakOptions(res)
+	opts.Top = b.opt.Top
+	rep, err := analyze.Leaks(b.s, res, opts)
+	if err != nil {
+		return err
 	}
-	type acc struct {
-		stack       snapshot.StackID
-		made, alive int
-		bytes       int64
-		first, last int
+	at := "at the end of the trace"
+	if rep.At == rep.LastOOM && rep.At >= 0 {
+		at = "at the last OOM"
 	}
-	by := map[snapshot.StackID]*acc{}
-	for i := range res.Allocs {
-		a := &res.Allocs[i]
-		if a.AllocIndex < 0 {
-			continue
-		}
-		g := by[a.Stack]
-		if g == nil {
-			g = &acc{stack: a.Stack, first: -1}
-			by[a.Stack] = g
-		}
-		g.made++
-		if a.FreeRequested >= 0 || a.FreeCompleted >= 0 {
-			continue
-		}
-		g.alive++
-		g.bytes += a.Size
-		if g.first < 0 {
-			g.first = a.AllocIndex
-		}
-		g.last = a.AllocIndex
+	steps := fmt.Sprintf("%d %s", rep.Steps.Count, rep.Steps.Source)
+	switch rep.Steps.Source {
+	case analyze.StepsAnnotation:
+		steps = fmt.Sprintf("%d steps from the %s annotations", rep.Steps.Count, rep.Steps.Name)
+	case analyze.StepsPattern:
+		steps = fmt.Sprintf("%d steps from an allocation that repeats once per step", rep.Steps.Count)
+	case analyze.StepsSlices:
+		steps = fmt.Sprintf("%d equal slices (no steps found)", rep.Steps.Count)
 	}
-	// The spread is counted in entries, not time: a run often idles
-	// before its first step.
-	var rows []*acc
-	for _, g := range by {
-		if g.alive >= survivorMinCount && (g.last-g.first)*survivorMinSpread >= n {
-			rows = append(rows, g)
-		}
-	}
-	slices.SortFunc(rows, func(p, q *acc) int {
-		if c := cmp.Compare(q.bytes, p.bytes); c != 0 {
-			return c
-		}
-		return cmp.Compare(p.stack, q.stack)
-	})
-	d.LeaksNote = fmt.Sprintf("Allocation stacks whose allocations pile up: at least %d made during the trace are still alive at its end, made over at least a quarter of its entries (a heuristic: weights and optimizer state, made once, and per-step temporaries, freed each step, do not qualify). %d found.",
-		survivorMinCount, len(rows))
-	for i, g := range rows {
-		if i == b.opt.Top {
-			d.LeaksNote += fmt.Sprintf(" The top %d are listed.", b.opt.Top)
-			break
+	suspicious := 0
+	for i := range rep.Groups {
+		g := &rep.Groups[i]
+		if g.Verdict.Kind.Suspicious() {
+			suspicious++
 		}
 		d.Leaks = append(d.Leaks, HTMLLeak{
-			Label: htmlGroupLabel(b.s, g.stack), Bytes: g.bytes, Count: g.alive, Stack: b.stack(g.stack),
-			Detail: fmt.Sprintf("%d of %d allocations from this stack are alive at the end; they were made from %s to %s",
-				g.alive, g.made, unit(g.first), unit(g.last)),
+			Label: htmlGroupLabel(b.s, g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
+			Detail: g.Verdict.String(), Suspicious: g.Verdict.Kind.Suspicious(),
 		})
 	}
+	d.LeaksNote = fmt.Sprintf("%s in %d allocations live %s, grouped by allocation stack and ranked by how steadily each group grew over %s: %d of the %d groups shown look like leaks (snapview leaks has the details).",
+		FormatBytes(rep.LiveBytes), rep.LiveCount, at, steps, suspicious, len(rep.Groups))
+	if rep.TotalGroups > len(rep.Groups) {
+		d.LeaksNote += fmt.Sprintf(" %d more groups not shown.", rep.TotalGroups-len(rep.Groups))
+	}
+	return nil
 }
 
 func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snapshot.TraceEntry) {
