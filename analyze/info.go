@@ -1,0 +1,241 @@
+package analyze
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/snapview/snapview/snapshot"
+)
+
+// Info is what `snapview info` tells about a snapshot file: its layout,
+// the PyTorch version it likely came from, what each device holds, how
+// the memory history was recorded (as far as the file shows it), and the
+// warnings a user should read before trusting the other views. Every
+// slice is non-nil, so JSON shows [] rather than null.
+type Info struct {
+	// Legacy is true for a bare list of segments
+	// (torch.cuda.memory_snapshot()); TopLevelKeys are the keys of the
+	// top-level dict otherwise, in file order.
+	Legacy       bool
+	TopLevelKeys []string
+	// NumSegments is the number of segments of all devices.
+	NumSegments int
+	// RecordedDevices is len(device_traces): the number of devices the
+	// allocator was initialised for (0 without device_traces).
+	RecordedDevices int
+	// IdleDevices are the devices device_traces lists that hold neither
+	// segments nor trace entries.
+	IdleDevices []int
+
+	// Version is the hint at the PyTorch release that wrote the file.
+	Version VersionHint
+
+	// Devices describes each device with segments or trace entries, in
+	// ordinal order.
+	Devices []DeviceInfo
+
+	// Recording is how the memory history was recorded, as inferred.
+	Recording Recording
+
+	// Settings is allocator_settings as display strings, sorted by key;
+	// empty when the file has none.
+	Settings []snapshot.KeyValue
+
+	// Unknown counts the keys, block states and actions the decoder did
+	// not know (newer PyTorch), by path, sorted; they were tolerated.
+	Unknown []snapshot.Count
+
+	// Warnings are the decoder's warnings followed by what the inference
+	// found worth saying (no history, a wrapped trace, missing stacks and
+	// their likely cause, an empty file), one sentence or two each.
+	Warnings []string
+}
+
+// DeviceInfo is what a snapshot holds for one device.
+type DeviceInfo struct {
+	Device int
+	// Segments and Blocks count what the file holds at dump time;
+	// ReservedBytes is the sum of the segments' total_size and
+	// AllocatedBytes the sum of the active_allocated blocks, in bytes.
+	Segments, Blocks              int
+	ReservedBytes, AllocatedBytes int64
+	// LiveBlocks counts active blocks (allocated or pending free);
+	// LiveBlockStacks those with a stack.
+	LiveBlocks, LiveBlockStacks int
+
+	// Entries is the length of the device's trace; FirstUS and LastUS the
+	// time_us of its first and last entries with one (microseconds since
+	// the Unix epoch, 0 when the entries have none).
+	Entries         int
+	FirstUS, LastUS int64
+	// Actions counts the trace entries per action, in the order PyTorch
+	// declares the actions, unknown actions last in order of appearance.
+	Actions []snapshot.Count
+	// OOMs counts oom entries.
+	OOMs int
+
+	// Coverage says whether the trace holds the whole run.
+	Coverage TraceCoverageKind
+	// OrphanFrees counts addresses freed without an alloc earlier in the
+	// trace; UntracedBlocks live blocks whose alloc is not in the trace.
+	OrphanFrees, UntracedBlocks int
+
+	// Replayed is true when the allocator replay ran (the device has
+	// trace entries); Seeded and Check are its Result.Seeded and
+	// Result.Check. ReplayError is set when the replay could not run.
+	Replayed    bool
+	Seeded      bool
+	Check       EndCheck
+	ReplayError string
+}
+
+// TraceCoverageKind classifies how much of the run a device's trace
+// covers.
+type TraceCoverageKind string
+
+const (
+	// CoverageNone: the device has no trace entries.
+	CoverageNone TraceCoverageKind = "none"
+	// CoverageFromStart: every free and every live block has its alloc in
+	// the trace; peaks and totals replay exactly.
+	CoverageFromStart TraceCoverageKind = "from_start"
+	// CoverageWrapped: the trace misses the start, and its length looks
+	// like a max_entries setting (a round number, or the same length on
+	// every device): the ring buffer most likely wrapped.
+	CoverageWrapped TraceCoverageKind = "wrapped"
+	// CoverageLate: the trace misses the start and does not look full:
+	// recording most likely started after the first allocations (it may
+	// still have wrapped at an unround max_entries).
+	CoverageLate TraceCoverageKind = "started_late"
+	// CoverageStateOnly: at most one entry with stacks on live blocks:
+	// enabled='state' (or the pre-2.1 default trace_alloc_max_entries=1),
+	// which keeps the most recent event only.
+	CoverageStateOnly TraceCoverageKind = "state_only"
+)
+
+// Inspect gathers everything `snapview info` shows about s. It replays the
+// allocator for every device with trace entries (for the end-state check
+// and the seeding), so it costs about one [ReplayStats] per device.
+func Inspect(s *snapshot.Snapshot) *Info {
+	in := &Info{
+		Legacy:          s.Legacy,
+		TopLevelKeys:    append([]string{}, s.TopLevelKeys...),
+		NumSegments:     len(s.Segments),
+		RecordedDevices: len(s.Traces),
+		IdleDevices:     []int{},
+		Devices:         []DeviceInfo{},
+		Settings:        []snapshot.KeyValue{},
+		Unknown:         append([]snapshot.Count{}, s.Unknown...),
+		Warnings:        append([]string{}, s.Warnings...),
+	}
+	if s.Settings != nil {
+		in.Settings = append(in.Settings, s.Settings.Raw...)
+	}
+	have := s.Devices()
+	for d := range s.Traces {
+		if !slices.Contains(have, d) {
+			in.IdleDevices = append(in.IdleDevices, d)
+		}
+	}
+	for _, d := range have {
+		in.Devices = append(in.Devices, deviceInfo(s, d))
+	}
+	in.Recording = inferRecording(s, in.Devices)
+	for i := range in.Devices {
+		if in.Recording.Enabled == EnabledState && in.Devices[i].Entries > 0 && in.Devices[i].Entries <= 1 {
+			in.Devices[i].Coverage = CoverageStateOnly
+		}
+	}
+	in.Version = inferVersion(s)
+	in.Warnings = append(in.Warnings, infoWarnings(s, in)...)
+	return in
+}
+
+// deviceInfo describes one device.
+func deviceInfo(s *snapshot.Snapshot, device int) DeviceInfo {
+	di := DeviceInfo{Device: device, Check: EndCheck{Differences: []string{}}}
+	for i := range s.Segments {
+		seg := &s.Segments[i]
+		if seg.Device != device {
+			continue
+		}
+		di.Segments++
+		di.Blocks += len(seg.Blocks)
+		di.ReservedBytes += seg.TotalSize
+		for j := range seg.Blocks {
+			if seg.Blocks[j].State == snapshot.StateActiveAllocated {
+				di.AllocatedBytes += seg.Blocks[j].Size
+			}
+		}
+	}
+	c := TraceCoverage(s, device)
+	di.Entries, di.FirstUS, di.LastUS, di.OOMs = c.Entries, c.FirstUS, c.LastUS, c.OOMs
+	di.LiveBlocks, di.LiveBlockStacks = c.LiveBlocks, c.LiveBlockStacks
+	di.OrphanFrees, di.UntracedBlocks = c.OrphanFrees, c.UntracedBlocks
+
+	counts := map[snapshot.Action]int{}
+	trace := deviceTrace(s, device)
+	for i := range trace {
+		counts[trace[i].Action]++
+	}
+	di.Actions = actionCounts(s, counts)
+
+	di.Coverage = CoverageNone
+	if len(trace) == 0 {
+		return di
+	}
+	r, err := ReplayStats(s, device)
+	if err != nil {
+		di.ReplayError = err.Error()
+	} else {
+		di.Replayed, di.Seeded, di.Check = true, r.Seeded, r.Check
+		if di.Check.Differences == nil {
+			di.Check.Differences = []string{}
+		}
+	}
+	if c.FromStart() && !di.Seeded {
+		di.Coverage = CoverageFromStart
+	} else {
+		di.Coverage = CoverageLate // refined by inferRecording
+	}
+	return di
+}
+
+// roundEntries reports whether n looks like a max_entries a person would
+// choose: 1, 2 or 5 times a power of ten (from 10), a power of two (from
+// 8), or a multiple of 1000.
+func roundEntries(n int) bool {
+	if n < 8 {
+		return false
+	}
+	if n&(n-1) == 0 || n%1000 == 0 {
+		return true
+	}
+	for p := 10; p <= n; p *= 10 {
+		if n == p || n == 2*p || n == 5*p {
+			return true
+		}
+	}
+	return false
+}
+
+// infoPlural is n and noun, in the plural when n is not 1 ("entry"
+// becomes "entries").
+func infoPlural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "y") && !strings.HasSuffix(noun, "ey") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// verb returns singular when n is 1, plural otherwise ("has"/"have").
+func verb(n int, singular, plural string) string {
+	if n == 1 {
+		return singular
+	}
+	return plural
+}
