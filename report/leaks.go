@@ -1,0 +1,402 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// LeakOptions says how `snapview leaks` prints its groups.
+type LeakOptions struct {
+	// At is the moment as the user named it ("auto", "end", "oom",
+	// "entry:12", ...); "auto" explains the default choice.
+	At string
+	// Full prints every frame of each stack; by default frames inside
+	// torch/, the standard library and C++ are folded into one line per
+	// run, and at most StackLines lines are printed per stack.
+	Full bool
+}
+
+// StackLines is the most lines a folded stack prints in the text view.
+const StackLines = 8
+
+// sparkRamp draws a group's live bytes from none to its highest.
+const sparkRamp = "_.:-=+*#%@"
+
+// sparkWidth is the most characters of a growth sparkline.
+const sparkWidth = 20
+
+// WriteLeaks writes the leak reports of one or more devices as text: per
+// device, what was looked at and how the trace was cut into steps, then a
+// table of the groups with their live bytes, score, growth, verdict and
+// folded stack.
+func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport, opt LeakOptions) error {
+	ew := &errWriter{w: w}
+	for i, rep := range reps {
+		if i > 0 {
+			ew.printf("\n")
+		}
+		if err := writeLeakDevice(ew, s, rep, opt); err != nil {
+			return err
+		}
+	}
+	return ew.err
+}
+
+func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakReport, opt LeakOptions) error {
+	ew.printf("Device %d: %s.\n", rep.Device, leakMoment(rep, opt.At))
+	ew.printf("%s live in %s; %s by allocation stack", FormatBytes(rep.LiveBytes), plural(rep.LiveCount, "allocation"),
+		plural(rep.TotalGroups, "group"))
+	if rep.TotalCount != rep.LiveCount {
+		ew.printf(" (%s of %s after --focus/--ignore/--min-bytes)", plural(rep.TotalCount, "allocation"), FormatBytes(rep.TotalBytes))
+	}
+	ew.printf(".\n")
+	if line := leakStepsLine(s, rep); line != "" {
+		ew.printf("%s\n", line)
+	}
+	if ew.err != nil {
+		return ew.err
+	}
+	if len(rep.Groups) == 0 {
+		ew.printf("\nNo live allocations")
+		if rep.TotalCount != rep.LiveCount {
+			ew.printf(" match the filters")
+		}
+		ew.printf(".\n")
+		return ew.err
+	}
+	ew.printf("\n")
+	unit := "step"
+	if rep.Steps.Source != analyze.StepsAnnotation && rep.Steps.Source != analyze.StepsPattern {
+		unit = "slice"
+	}
+	t := newTable(ew.w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft)
+	t.Options(tablewriter.WithRendition(tw.Rendition{Settings: tw.Settings{Separators: tw.Separators{BetweenRows: tw.On}}}))
+	t.Header("#", "Live", "Count", "Score", "Growth/"+unit, "Verdict, allocation times, and stack (innermost frame first)")
+	for _, g := range rep.Groups {
+		growth := "-"
+		if g.Verdict.Kind.Suspicious() && g.Verdict.Window > 0 {
+			growth = "+" + FormatBytes(g.WindowBytes/int64(g.Verdict.Window))
+		}
+		if len(g.Growth) > 0 {
+			growth += "\n" + sparkline(g.Growth)
+		}
+		var cell strings.Builder
+		cell.WriteString(g.Verdict.String())
+		cell.WriteString("\n" + leakAllocLine(rep, &g))
+		for _, l := range LeakStackLines(s, g.Stack, opt.Full) {
+			cell.WriteString("\n  " + l)
+		}
+		if g.Stacks > 1 {
+			fmt.Fprintf(&cell, "\n  (%d stacks share these user frames; the one with the most live bytes is shown)", g.Stacks)
+		}
+		if err := t.Append(strconv.Itoa(g.Rank), FormatBytes(g.Bytes), FormatInt(int64(g.Count)),
+			FormatBytes(int64(g.Score)), growth, cell.String()); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if more := rep.TotalGroups - len(rep.Groups); more > 0 {
+		ew.printf("%s more (--top to show them).\n", plural(more, "group"))
+	}
+	ew.printf("Score: live bytes weighted by how steadily they came %s after %s (see --help); 0 for groups that\n"+
+		"do not grow. Growth: bytes kept per %s, and the group's live bytes at the end of each %s, from '_' (none)\n"+
+		"to '@' (its highest).\n", unit, unit, unit, unit)
+	return ew.err
+}
+
+// leakMoment describes the moment a report looks at.
+func leakMoment(rep *analyze.LeakReport, at string) string {
+	if rep.Entries == 0 {
+		return "the allocations live in the file (it has no trace for this device)"
+	}
+	var b strings.Builder
+	switch {
+	case rep.At == rep.LastOOM:
+		fmt.Fprintf(&b, "allocations live at the last OOM, entry %s of %s", FormatInt(int64(rep.At)), FormatInt(int64(rep.Entries)))
+	case rep.At == rep.Entries-1:
+		fmt.Fprintf(&b, "allocations live at the end of the trace (%s entries)", FormatInt(int64(rep.Entries)))
+	case rep.At < 0:
+		fmt.Fprintf(&b, "allocations live before the first of %s trace entries", FormatInt(int64(rep.Entries)))
+	default:
+		fmt.Fprintf(&b, "allocations live after entry %s of %s (--at %s)", FormatInt(int64(rep.At)), FormatInt(int64(rep.Entries)), at)
+	}
+	if rep.HasTime && rep.At >= 0 {
+		fmt.Fprintf(&b, ", %s after the first entry", formatSeconds(rep.AtUS-rep.FirstUS))
+	}
+	switch {
+	case rep.LastOOM < 0:
+	case rep.At == rep.LastOOM && rep.EndAllocated < rep.OOMAllocated:
+		fmt.Fprintf(&b, ".\nThe %s freed after it are the OOM's unwinding, not memory given back (--at end looks after them)",
+			FormatBytes(rep.OOMAllocated-rep.EndAllocated))
+	case rep.At > rep.LastOOM && rep.AtAllocated < rep.OOMAllocated:
+		fmt.Fprintf(&b, ".\nAn OOM at entry %s was followed by frees of %s: its unwinding, not a fix (--at oom shows what was live then)",
+			FormatInt(int64(rep.LastOOM)), FormatBytes(rep.OOMAllocated-rep.AtAllocated))
+	}
+	return b.String()
+}
+
+// leakStepsLine says how the trace was cut.
+func leakStepsLine(s *snapshot.Snapshot, rep *analyze.LeakReport) string {
+	st := rep.Steps
+	prologue := ""
+	if st.Prologue {
+		prologue = " (step 0: what came before the first)"
+	}
+	switch st.Source {
+	case analyze.StepsAnnotation:
+		return fmt.Sprintf("Growth per training step: %s found from the record_function range %q%s.",
+			plural(st.Count, "step"), st.Name, prologue)
+	case analyze.StepsPattern:
+		return fmt.Sprintf("Growth per training step: %s found from the allocation made once per step at %s%s.",
+			plural(st.Count, "step"), leakWhere(s, st.Marker), prologue)
+	case analyze.StepsSlices:
+		return fmt.Sprintf("Growth per slice: no training steps found, so the trace is cut into %s of equal entries.",
+			plural(st.Count, "slice"))
+	}
+	return ""
+}
+
+// leakAllocLine says how many allocations a group has and when they were
+// made.
+func leakAllocLine(rep *analyze.LeakReport, g *analyze.LeakGroup) string {
+	var b strings.Builder
+	b.WriteString(plural(g.Count, "allocation"))
+	switch {
+	case g.Count > 1 && g.MinSize == g.MaxSize:
+		fmt.Fprintf(&b, " of %s", FormatBytes(g.MinSize))
+	case g.Count > 1:
+		fmt.Fprintf(&b, " of %s to %s", FormatBytes(g.MinSize), FormatBytes(g.MaxSize))
+	}
+	if g.BeforeTrace > 0 {
+		if g.BeforeTrace == g.Count {
+			b.WriteString(", all alive before the trace began")
+			return b.String()
+		}
+		fmt.Fprintf(&b, " (%d alive before the trace began)", g.BeforeTrace)
+	}
+	if rep.Entries == 0 {
+		return b.String()
+	}
+	when := func(entry int, us int64) string {
+		if entry < 0 {
+			return "before the trace"
+		}
+		if rep.HasTime {
+			return formatSeconds(us - rep.FirstUS)
+		}
+		return "entry " + FormatInt(int64(entry))
+	}
+	first, last := when(g.FirstAlloc, g.FirstAllocUS), when(g.LastAlloc, g.LastAllocUS)
+	if first == last {
+		fmt.Fprintf(&b, ", allocated at %s", first)
+	} else {
+		fmt.Fprintf(&b, ", allocated from %s to %s", first, last)
+	}
+	return b.String()
+}
+
+// formatSeconds formats microseconds as seconds with three decimals.
+func formatSeconds(us int64) string {
+	return strconv.FormatFloat(float64(us)/1e6, 'f', 3, 64) + " s"
+}
+
+// sparkline draws live bytes per slice, at most sparkWidth characters:
+// each character is the value at the end of its last slice.
+func sparkline(g []analyze.GrowthPoint) string {
+	n := len(g)
+	width := min(n, sparkWidth)
+	var hi int64
+	for _, p := range g {
+		hi = max(hi, p.Bytes)
+	}
+	b := make([]byte, width)
+	for c := range width {
+		k := (c+1)*n/width - 1
+		v := g[k].Bytes
+		level := 0
+		if v > 0 && hi > 0 {
+			level = max(1, int((v*int64(len(sparkRamp)-1)+hi-1)/hi))
+		}
+		b[c] = sparkRamp[level]
+	}
+	return "[" + string(b) + "]"
+}
+
+// packagePath cuts an installed package's path down to the package.
+var packagePath = regexp.MustCompile(`^.*[/\\](site|dist)-packages[/\\]`)
+
+// shortFilename shortens an installed package's filename to the path
+// inside site-packages; other paths are kept whole.
+func shortFilename(fn string) string {
+	return packagePath.ReplaceAllString(fn, "")
+}
+
+// LeakStackLines returns the lines that show a stack in the leak views,
+// innermost frame first: with full every frame as "filename:line name";
+// otherwise the user's frames, each run of frames inside torch/ or the
+// standard library folded into one line such as "(torch) relu", C++ and
+// unwinder frames left out, installed packages' paths shortened, and at
+// most StackLines lines. A stack without frames of the user shows all its
+// frames but the unwinder's, C++ ones by name. A stack without recorded
+// frames is "<no stack recorded>".
+func LeakStackLines(s *snapshot.Snapshot, id snapshot.StackID, full bool) []string {
+	frames := s.Stack(id)
+	if len(frames) == 0 {
+		return []string{"<no stack recorded>"}
+	}
+	var out []string
+	if full {
+		for _, f := range frames {
+			out = append(out, analyze.FrameText(s.Frames[f]))
+		}
+		return out
+	}
+	hasUser := false
+	for _, f := range frames {
+		if analyze.ClassifyFrame(s.Frames[f]) == analyze.FrameUser {
+			hasUser = true
+			break
+		}
+	}
+	var run []snapshot.Frame
+	runKind := analyze.FrameUser
+	flush := func() {
+		if len(run) > 0 {
+			out = append(out, foldedRun(runKind, run))
+			run = run[:0]
+		}
+	}
+	for _, fid := range frames {
+		f := s.Frames[fid]
+		switch k := analyze.ClassifyFrame(f); {
+		case k == analyze.FrameNoise || hasUser && k == analyze.FrameCpp:
+		case k == analyze.FrameCpp:
+			if !strings.HasPrefix(f.Name, "c10::cuda::CUDACachingAllocator::") { // the allocator itself
+				out = append(out, shortCppName(f.Name))
+			}
+		case k == analyze.FrameUser || !hasUser:
+			flush()
+			out = append(out, shortFilename(f.Filename)+":"+strconv.FormatInt(f.Line, 10)+" "+f.Name)
+		default:
+			if k != runKind {
+				flush()
+				runKind = k
+			}
+			run = append(run, f)
+		}
+	}
+	flush()
+	if len(out) > StackLines {
+		more := len(out) - (StackLines - 1)
+		out = append(out[:StackLines-1], fmt.Sprintf("... %d more lines (--full shows every frame)", more))
+	}
+	return out
+}
+
+// maxCppName is the longest C++ function name the folded view prints.
+const maxCppName = 80
+
+// shortCppName drops the parameter list of a demangled C++ name and cuts
+// it to maxCppName characters: "at::native::add_out(at::Tensor const&,
+// ...)" is "at::native::add_out".
+func shortCppName(name string) string {
+	name = strings.ReplaceAll(name, "(anonymous namespace)", "{anon}")
+	if i := strings.IndexByte(name, '('); i > 0 {
+		name = name[:i]
+	}
+	if len(name) > maxCppName {
+		name = name[:maxCppName-3] + "..."
+	}
+	return name
+}
+
+// foldedRun is the line of a run of folded frames: the kind and the
+// function names.
+func foldedRun(k analyze.FrameKind, run []snapshot.Frame) string {
+	const maxNames = 3
+	var names []string
+	for i, f := range run {
+		if i == maxNames {
+			names = append(names, fmt.Sprintf("+%d more", len(run)-maxNames))
+			break
+		}
+		names = append(names, f.Name)
+	}
+	return "(" + k.String() + ") " + strings.Join(names, ", ")
+}
+
+// leakWhere names a stack in one line: its innermost user frame as
+// "file.py:12 function", with the innermost folded function it called
+// ("(via relu)"); the innermost frame when it has no user frames.
+func leakWhere(s *snapshot.Snapshot, id snapshot.StackID) string {
+	frames := s.Stack(id)
+	if len(frames) == 0 {
+		return "<no stack recorded>"
+	}
+	via := ""
+	for _, fid := range frames {
+		f := s.Frames[fid]
+		switch analyze.ClassifyFrame(f) {
+		case analyze.FrameUser:
+			out := baseName(f.Filename) + ":" + strconv.FormatInt(f.Line, 10) + " " + f.Name
+			if via != "" {
+				out += " (via " + via + ")"
+			}
+			return out
+		case analyze.FrameTorch, analyze.FrameStdlib:
+			if via == "" {
+				via = f.Name
+			}
+		}
+	}
+	return analyze.FrameText(s.Frames[frames[0]])
+}
+
+// baseName returns the last element of a Unix or Windows path.
+func baseName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// LeakHints returns advice for the person reading the reports: how to
+// record what is missing, and what the numbers cannot say. The CLI prints
+// them to stderr.
+func LeakHints(reps []*analyze.LeakReport) []string {
+	var hints []string
+	noStacks, noTrace, seeded := false, false, false
+	for _, rep := range reps {
+		if rep.LiveCount > 0 && rep.NoStackCount == rep.LiveCount && rep.Entries > 0 {
+			noStacks = true
+		}
+		if rep.Entries == 0 {
+			noTrace = true
+		}
+		if rep.Seeded {
+			seeded = true
+		}
+	}
+	if noStacks {
+		h := "no allocation stacks were recorded, so every live allocation falls into one '<no stack recorded>' group"
+		hints = append(hints, h, `record stacks with torch.cuda.memory._record_memory_history(max_entries=100000, context="all", stacks="python")`)
+	}
+	if noTrace {
+		hints = append(hints, "the file has no allocation history for some devices: their groups show what is live, not how it grew",
+			"record history with torch.cuda.memory._record_memory_history(max_entries=100000) before the steps you want to see")
+	}
+	if seeded {
+		hints = append(hints, "the trace starts after the run did (recording started late, or max_entries wrapped): allocations older than the trace carry no growth evidence")
+	}
+	return hints
+}
