@@ -85,8 +85,8 @@ func infoWarnings(s *snapshot.Snapshot, in *Info) []string {
 		w = append(w, "The PyTorch version clues contradict each other: the file may have been converted or edited.")
 	}
 	if len(s.Unknown) > 0 {
-		w = append(w, fmt.Sprintf("The file has %s this snapview does not know (a newer PyTorch?): they were skipped; see Unknown.",
-			infoPlural(len(s.Unknown), "kind of field or action")))
+		w = append(w, fmt.Sprintf("The file has fields or actions this snapview does not know (%d kinds; a newer PyTorch?): they were skipped; see Unknown.",
+			len(s.Unknown)))
 	}
 	return w
 }
@@ -171,7 +171,9 @@ func stackWarnings(s *snapshot.Snapshot, in *Info) []string {
 	if rec.EntriesWithFrames > 0 {
 		var missing []snapshot.Count
 		for _, c := range rec.NoFramesKey {
-			if c.Name != snapshot.ActionSnapshot.String() {
+			// snapshot markers never carry frames; unknown actions are
+			// reported as unknown.
+			if a, ok := snapshot.ParseAction(c.Name); ok && a != snapshot.ActionSnapshot {
 				missing = append(missing, c)
 			}
 		}

@@ -33,6 +33,7 @@ Record a snapshot in your PyTorch program with:
 		newSummaryCmd(),
 		newSegmentsCmd(),
 		newStateCmd(),
+		newInfoCmd(),
 	)
 	addProfileFlags(root)
 	return root

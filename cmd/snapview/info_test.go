@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestInfoUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"info"},
+		{"info", "a.pickle", "b.pickle"},
+		{"info", "--device", "0", "a.pickle"},
+	} {
+		_, _, err := runSnapview(t, args...)
+		if err == nil {
+			t.Errorf("%q: no error", args)
+			continue
+		}
+		if got := exitCode(err); got != 2 {
+			t.Errorf("%q: exit code %d (%v), want 2 (usage)", args, got, err)
+		}
+	}
+}
+
+func TestInfoHelp(t *testing.T) {
+	out, _, err := runSnapview(t, "info", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"snapview info snap.pickle", "--json", "max_entries", "Warnings"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("info --help lacks %q", want)
+		}
+	}
+}
+
+func TestInfoFixture(t *testing.T) {
+	file := fixture(t, "mlp_train.pickle")
+	out, errOut, err := runSnapview(t, "info", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errOut != "" {
+		t.Errorf("stderr = %q, want nothing", errOut)
+	}
+	for _, want := range []string{"format:        pickle protocol 4", "enabled=all", "stacks=python", "context=all", "from the start"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("info lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, err = runSnapview(t, "info", "--json", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Recording struct {
+			Stacks struct{ Value string } `json:"stacks"`
+		} `json:"recording"`
+		Devices []struct {
+			Replay struct {
+				EndStateEqual bool `json:"end_state_equal"`
+			} `json:"replay"`
+		} `json:"devices"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Recording.Stacks.Value != "python" || len(v.Devices) != 1 || !v.Devices[0].Replay.EndStateEqual {
+		t.Errorf("info --json: stacks %q, devices %+v; want python and one device whose end state matches", v.Recording.Stacks.Value, v.Devices)
+	}
+}
+
+// TestInfoCorpus: info (text and JSON) succeeds on every real snapshot.
+func TestInfoCorpus(t *testing.T) {
+	dir := filepath.Dir(sharedSnapshot(t, "public"))
+	var files []string
+	for _, pat := range []string{"torch2.11/*/snapshot.pickle", "torch2.11-probe/*.pickle", "public/*.pickle"} {
+		m, _ := filepath.Glob(filepath.Join(dir, pat))
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		t.Skip("no snapshots in the shared corpus")
+	}
+	for _, f := range files {
+		for _, args := range [][]string{{"info", f}, {"info", "--json", f}} {
+			out, _, err := runSnapview(t, args...)
+			if err != nil {
+				t.Errorf("%q: %v", args, err)
+				continue
+			}
+			if !strings.Contains(out, "version") {
+				t.Errorf("%q: output has no version hint", args)
+			}
+		}
+	}
+	t.Logf("info ran on %d files", len(files))
+}

@@ -1,0 +1,251 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// Info is what `snapview info` prints: the file itself, then what
+// analyze.Inspect found in it.
+type Info struct {
+	// Path is the file as the user named it; SizeOnDisk its size in
+	// bytes (compressed, if it is).
+	Path       string
+	SizeOnDisk int64
+	// Format is how the file was encoded.
+	Format snapshot.Format
+	*analyze.Info
+}
+
+// NewInfo gathers the info view of the snapshot s read from path, whose
+// size on disk is sizeOnDisk bytes.
+func NewInfo(path string, sizeOnDisk int64, s *snapshot.Snapshot) *Info {
+	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.Inspect(s)}
+}
+
+// infoWidth is the column text is wrapped at.
+const infoWidth = 100
+
+// WriteInfo writes v as text: sections File, Layout, PyTorch version,
+// Devices, Recording, Allocator settings, Unknown fields, Warnings.
+func WriteInfo(w io.Writer, v *Info) error {
+	ew := &errWriter{w: w}
+	ew.printf("File\n")
+	ew.printf("  path:          %s\n", v.Path)
+	ew.printf("  size on disk:  %s\n", bytesAndCount(v.SizeOnDisk))
+	ew.printf("  format:        %s\n", v.Format)
+	ew.printf("  decoded:       %s\n", bytesAndCount(v.Format.Bytes))
+
+	ew.printf("\nLayout\n")
+	if v.Legacy {
+		ew.printf("  a bare list of %s (torch.cuda.memory_snapshot()): no trace, no allocator settings\n", plural(v.NumSegments, "segment"))
+	} else {
+		ew.printf("  dict with keys: %s\n", strings.Join(v.TopLevelKeys, ", "))
+		ew.printf("  %s in all; device_traces lists %s", plural(v.NumSegments, "segment"), plural(v.RecordedDevices, "device"))
+		if n := len(v.IdleDevices); n > 0 {
+			ew.printf(", %d of them with nothing in the file (%s)", n, joinInts(v.IdleDevices))
+		}
+		ew.printf("\n")
+	}
+
+	ew.printf("\nPyTorch version (a hint, from the fields present): %s\n", v.Version.String())
+	for _, c := range v.Version.Clues {
+		src := ""
+		if c.Source != "" {
+			src = "  (" + c.Source + ")"
+		}
+		ew.printf("%s", wrapIndented("  "+padRight(c.Bound(), 6), c.Clue+src))
+	}
+
+	ew.printf("\nDevices\n")
+	if len(v.Devices) == 0 {
+		ew.printf("  none: no segments and no trace entries\n")
+	}
+	for i := range v.Devices {
+		writeInfoDevice(ew, &v.Devices[i])
+	}
+
+	r := &v.Recording
+	ew.printf("\nRecording (_record_memory_history arguments, inferred)\n")
+	maxEntries := "max_entries=unknown"
+	switch {
+	case r.MaxEntries > 0 && r.MaxEntriesAtLeast:
+		maxEntries = "max_entries>=" + FormatInt(int64(r.MaxEntries))
+	case r.MaxEntries > 0:
+		maxEntries = "max_entries~" + FormatInt(int64(r.MaxEntries))
+	}
+	for _, row := range [][2]string{
+		{"enabled=" + string(r.Enabled), r.EnabledWhy},
+		{"stacks=" + string(r.Stacks), r.StacksWhy},
+		{"context=" + string(r.Context), r.ContextWhy},
+		{maxEntries, r.MaxEntriesWhy},
+	} {
+		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-24s", row[0]), row[1]))
+	}
+
+	ew.printf("\nAllocator settings\n")
+	if len(v.Settings) == 0 {
+		ew.printf("  none in the file (PyTorch before 2.3, or a bare segment list)\n")
+	}
+	width := 0
+	for _, kv := range v.Settings {
+		width = max(width, len(kv.Key))
+	}
+	for _, kv := range v.Settings {
+		ew.printf("  %-*s  %s\n", width, kv.Key, kv.Value)
+	}
+
+	ew.printf("\nUnknown fields and actions (from a newer PyTorch; skipped)\n")
+	if len(v.Unknown) == 0 {
+		ew.printf("  none\n")
+	}
+	width = 0
+	for _, c := range v.Unknown {
+		width = max(width, len(c.Name))
+	}
+	for _, c := range v.Unknown {
+		ew.printf("  %-*s  %s\n", width, c.Name, FormatInt(int64(c.Count)))
+	}
+
+	ew.printf("\nWarnings\n")
+	if len(v.Warnings) == 0 {
+		ew.printf("  none\n")
+	}
+	for _, m := range v.Warnings {
+		ew.printf("%s", wrapIndented("  - ", m))
+	}
+	return ew.err
+}
+
+// writeInfoDevice writes the lines of one device.
+func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo) {
+	ew.printf("  device %d\n", d.Device)
+	if d.Segments == 0 {
+		ew.printf("    segments:  none (the allocator held no memory on it at dump time)\n")
+	} else {
+		ew.printf("    segments:  %s, %s reserved; %s, %s allocated; live blocks with a stack: %s of %s\n",
+			plural(d.Segments, "segment"), FormatBytes(d.ReservedBytes), plural(d.Blocks, "block"), FormatBytes(d.AllocatedBytes),
+			FormatInt(int64(d.LiveBlockStacks)), FormatInt(int64(d.LiveBlocks)))
+	}
+	if d.Entries == 0 {
+		ew.printf("    trace:     no entries\n")
+		return
+	}
+	span := ""
+	if d.FirstUS != 0 && d.LastUS >= d.FirstUS {
+		span = " over " + formatSpan(d.LastUS-d.FirstUS)
+	} else {
+		span = " (no time_us: ordered by position only)"
+	}
+	ew.printf("    trace:     %s%s\n", plural(d.Entries, "entry"), span)
+	acts := make([]string, len(d.Actions))
+	for i, a := range d.Actions {
+		acts[i] = a.Name + " " + FormatInt(int64(a.Count))
+	}
+	ew.printf("%s", wrapIndented("    actions:   ", strings.Join(acts, ", ")))
+	if d.OOMs > 0 {
+		ew.printf("    OOMs:      %s\n", plural(d.OOMs, "oom entry"))
+	}
+	ew.printf("%s", wrapIndented("    coverage:  ", coverageText(d)))
+	switch {
+	case d.ReplayError != "":
+		ew.printf("%s", wrapIndented("    end state: ", "not checked: "+d.ReplayError))
+	case d.Check.Equal:
+		ew.printf("    end state: the replayed trace ends in the file's segments and blocks (%s, %s)\n",
+			plural(d.Check.Segments, "segment"), plural(d.Check.Blocks, "block"))
+	default:
+		ew.printf("    end state: the replay differs from the file's segments:\n")
+		for _, line := range d.Check.Differences {
+			ew.printf("%s", wrapIndented("      ", line))
+		}
+	}
+}
+
+// coverageText explains a device's trace coverage.
+func coverageText(d *analyze.DeviceInfo) string {
+	var why []string
+	if d.UntracedBlocks > 0 {
+		why = append(why, plural(d.UntracedBlocks, "live block")+" it never allocated")
+	}
+	if d.OrphanFrees > 0 {
+		why = append(why, plural(d.OrphanFrees, "free")+" of blocks allocated before it")
+	}
+	missing := ""
+	if len(why) > 0 {
+		missing = " (" + strings.Join(why, ", ") + ")"
+	}
+	switch d.Coverage {
+	case analyze.CoverageFromStart:
+		return "from the start: every free and every live block has its alloc in the trace, so peaks and totals are exact"
+	case analyze.CoverageWrapped:
+		return "wrapped: the trace misses the start" + missing + " and its length looks like max_entries; peaks and totals are lower bounds"
+	case analyze.CoverageLate:
+		return "started late: the trace misses the start" + missing + " (or wrapped at an unround max_entries); peaks and totals are lower bounds"
+	case analyze.CoverageStateOnly:
+		return "state only: the single entry is the latest event, not a history"
+	}
+	return string(d.Coverage)
+}
+
+// formatSpan formats a span of microseconds: to the millisecond from a
+// second on ("4.455s"), exactly below ("1.5ms", "12µs").
+func formatSpan(us int64) string {
+	d := time.Duration(us) * time.Microsecond
+	if d >= time.Second {
+		d = d.Round(time.Millisecond)
+	}
+	return d.String()
+}
+
+// bytesAndCount formats a byte count as "38.4 KiB (39,329 bytes)".
+func bytesAndCount(n int64) string {
+	if n < 1024 {
+		return FormatBytes(n)
+	}
+	return FormatBytes(n) + " (" + FormatInt(n) + " bytes)"
+}
+
+// padRight pads s with spaces to n runes.
+func padRight(s string, n int) string {
+	if k := utf8.RuneCountInString(s); k < n {
+		return s + strings.Repeat(" ", n-k)
+	}
+	return s
+}
+
+func joinInts(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprint(n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// wrapIndented returns text after prefix, wrapped at infoWidth columns,
+// continuation lines indented to the prefix's width, each line ending in
+// a newline.
+func wrapIndented(prefix, text string) string {
+	var b strings.Builder
+	indent := strings.Repeat(" ", len([]rune(prefix)))
+	line := prefix
+	empty := true
+	for _, word := range strings.Fields(text) {
+		if !empty && len([]rune(line))+1+len([]rune(word)) > infoWidth {
+			b.WriteString(line + "\n")
+			line, empty = indent, true
+		}
+		if !empty {
+			line += " "
+		}
+		line += word
+		empty = false
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
+	return b.String()
+}
