@@ -135,6 +135,7 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo) {
 	}
 	if d.Entries == 0 {
 		ew.printf("    trace:     no entries\n")
+		ew.printf("    end state: nothing to replay\n")
 		return
 	}
 	span := ""
@@ -186,7 +187,7 @@ func coverageText(d *analyze.DeviceInfo) string {
 	case analyze.CoverageWrapped:
 		return "wrapped: the trace misses the start" + missing + " and its length looks like max_entries; peaks and totals are lower bounds"
 	case analyze.CoverageLate:
-		return "started late: the trace misses the start" + missing + " (or wrapped at an unround max_entries); peaks and totals are lower bounds"
+		return "started late: the trace misses the start" + missing + "; it may also have wrapped at an unround max_entries. Peaks and totals are lower bounds"
 	case analyze.CoverageStateOnly:
 		return "state only: the single entry is the latest event, not a history"
 	}
