@@ -90,13 +90,17 @@ func (c *VersionClue) Bound() string {
 	return ""
 }
 
-// newerKeys are decoder-unknown paths that PyTorch main added after 2.11
-// (snapshot-format.md §1.2, §1.5, §2.1).
-var newerKeys = []string{
-	"host_segments", "host_traces", "action:annotate",
-	"device_traces[][].pool_id", "device_traces[][].internal_metadata",
-	"allocator_settings.trace_alloc_max_entries", "allocator_settings.trace_alloc_overflowed",
-	"trace_alloc_max_entries", "trace_alloc_overflowed",
+// isNewerKey reports whether a decoder-unknown path is one PyTorch main
+// added after 2.11 (snapshot-format.md §1.2, §1.5, §2.1).
+func isNewerKey(name string) bool {
+	switch name {
+	case "host_segments", "host_traces", "action:annotate",
+		"device_traces[][].pool_id", "device_traces[][].internal_metadata",
+		"allocator_settings.trace_alloc_max_entries", "allocator_settings.trace_alloc_overflowed",
+		"trace_alloc_max_entries", "trace_alloc_overflowed":
+		return true
+	}
+	return false
 }
 
 // inferVersion collects the version clues of s.
@@ -209,7 +213,7 @@ func inferVersion(s *snapshot.Snapshot) VersionHint {
 		switch {
 		case strings.HasSuffix(u.Name, ".cpp_frames"):
 			before(1, "cpp_frames strings on trace entries", "#86145, #95357")
-		case slices.Contains(newerKeys, u.Name):
+		case isNewerKey(u.Name):
 			newer = append(newer, u.Name)
 		default:
 			unknown = append(unknown, u.Name)
