@@ -213,8 +213,8 @@ func TestWriteHTMLSynthetic(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"<h2>Device 0</h2>", "<h2>Device 1</h2>", "<h3>Memory timeline</h3>", "<h3>memory_summary()</h3>",
-		"<h3>Live memory and possible leaks</h3>", "OOM at entry 4: 1.0 GiB requested", "2 of 3 record_function ranges shaded",
+		"<h2>Device 0</h2>", "<h2>Device 1</h2>", "Memory timeline</h3>", "memory_summary()</h3>",
+		"Live memory and possible leaks</h3>", "OOM at entry 4: 1.0 GiB requested", "2 of 3 record_function ranges shaded",
 		"1 of 3 segments", "No trace entries for this device",
 	} {
 		if !strings.Contains(page, want) {
