@@ -320,13 +320,14 @@ func shortCppName(name string) string {
 	return name
 }
 
-// foldedRun is the line of a run of folded frames: the kind and the
-// function names.
+// foldedRun is the line of a run of folded frames: the kind, the
+// innermost frame as "file.py:line name" (it tells apart two stacks that
+// differ only there), and the names of the next ones.
 func foldedRun(k analyze.FrameKind, run []snapshot.Frame) string {
 	const maxNames = 3
-	var names []string
-	for i, f := range run {
-		if i == maxNames {
+	names := []string{baseName(run[0].Filename) + ":" + strconv.FormatInt(run[0].Line, 10) + " " + run[0].Name}
+	for i, f := range run[1:] {
+		if i+1 == maxNames {
 			names = append(names, fmt.Sprintf("+%d more", len(run)-maxNames))
 			break
 		}

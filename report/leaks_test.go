@@ -139,7 +139,8 @@ func TestLeakStackLines(t *testing.T) {
 		want  []string
 	}{
 		{0, false, []string{"<no stack recorded>"}},
-		{1, false, []string{"(torch) relu", "/home/x/model.py:5 forward", "(torch) _call_impl, _wrapped_call_impl", "/home/x/train.py:20 main", "(stdlib) _run_code"}},
+		{1, false, []string{"(torch) functional.py:1723 relu", "/home/x/model.py:5 forward", "(torch) module.py:1790 _call_impl, _wrapped_call_impl",
+			"/home/x/train.py:20 main", "(stdlib) runpy.py:88 _run_code"}},
 		{1, true, []string{
 			"??:0 torch::unwind::unwind()", "CUDACachingAllocator.cpp:0 c10::cuda::CUDACachingAllocator::malloc()",
 			"??:0 at::native::empty_cuda(c10::ArrayRef<long>, ...)", torch + "nn/functional.py:1723 relu", "/home/x/model.py:5 forward",
@@ -148,7 +149,7 @@ func TestLeakStackLines(t *testing.T) {
 		// Only C++ frames: named, without the allocator and the unwinder.
 		{2, false, []string{"at::native::empty_cuda", "torch::autograd::Engine::thread_main"}},
 		// Installed packages other than torch are the user's, shortened.
-		{3, false, []string{"(torch) relu", "transformers/trainer.py:9 train", "/home/x/train.py:20 main"}},
+		{3, false, []string{"(torch) functional.py:1723 relu", "transformers/trainer.py:9 train", "/home/x/train.py:20 main"}},
 		{4, false, append(slices.Repeat([]string{"/home/x/model.py:5 forward"}, StackLines-1), "... 3 more lines (--full shows every frame)")},
 	}
 	for _, tt := range tests {
