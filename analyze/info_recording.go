@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/snapview/snapview/snapshot"
@@ -230,8 +231,40 @@ func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 		r.MaxEntriesWhy = "enabled='state' records with max_entries=1"
 	case EnabledAll:
 		inferMaxEntries(&r, devices)
+		recordedMaxEntries(s, &r, devices)
 	}
 	return r
+}
+
+// recordedMaxEntries takes max_entries and the overflow flag from
+// allocator_settings where PyTorch after 2.11 records them (#179276) as
+// single values, over the guesses.
+func recordedMaxEntries(s *snapshot.Snapshot, r *Recording, devices []DeviceInfo) {
+	if s.Settings == nil {
+		return
+	}
+	for _, kv := range s.Settings.Raw {
+		switch kv.Key {
+		case "trace_alloc_max_entries":
+			if n, err := strconv.Atoi(kv.Value); err == nil && n > 0 {
+				r.MaxEntries, r.MaxEntriesAtLeast = n, false
+				r.MaxEntriesWhy = "recorded in allocator_settings.trace_alloc_max_entries"
+			}
+		case "trace_alloc_overflowed":
+			if kv.Value != "True" && kv.Value != "False" {
+				continue
+			}
+			for i := range devices {
+				d := &devices[i]
+				if d.Coverage == CoverageWrapped || d.Coverage == CoverageLate {
+					d.Coverage = CoverageLate
+					if kv.Value == "True" {
+						d.Coverage = CoverageWrapped
+					}
+				}
+			}
+		}
+	}
 }
 
 // inferContext tells the context argument from the trace of a recording

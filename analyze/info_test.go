@@ -341,3 +341,24 @@ func TestInspectPublicVersions(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordedMaxEntries: allocator_settings from PyTorch after 2.11 may
+// carry max_entries and the overflow flag (#179276); they beat the guess.
+func TestRecordedMaxEntries(t *testing.T) {
+	a := snapshot.Addr(0x1000)
+	// An orphan free: the trace misses the start; 3 entries is no round
+	// number, so the guess is "started late".
+	s := snap(nil, ev(freeRq, a, 512), ev(freeOK, a, 512), ev(alloc, a+512, 512))
+	if in := Inspect(s); in.Devices[0].Coverage != CoverageLate || !in.Recording.MaxEntriesAtLeast {
+		t.Fatalf("without the settings: coverage %q, max_entries at least %t; want started_late, true", in.Devices[0].Coverage, in.Recording.MaxEntriesAtLeast)
+	}
+	s.Settings.Raw = []snapshot.KeyValue{{Key: "trace_alloc_max_entries", Value: "3"}, {Key: "trace_alloc_overflowed", Value: "True"}}
+	in := Inspect(s)
+	if in.Devices[0].Coverage != CoverageWrapped || in.Recording.MaxEntries != 3 || in.Recording.MaxEntriesAtLeast {
+		t.Errorf("with the settings: coverage %q, max_entries %d (at least %t); want wrapped, exactly 3",
+			in.Devices[0].Coverage, in.Recording.MaxEntries, in.Recording.MaxEntriesAtLeast)
+	}
+	if got := in.Version.Min; got != (Version{2, 12}) {
+		t.Errorf("version hint minimum %v, want 2.12 (fields added after 2.11)", got)
+	}
+}

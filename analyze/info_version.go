@@ -209,6 +209,13 @@ func inferVersion(s *snapshot.Snapshot) VersionHint {
 		before(1, fmt.Sprintf("%s keep a stack: the block history layout", infoPlural(inactiveStacks, "free block")), "#106079")
 	}
 	var newer, unknown []string
+	if s.Settings != nil {
+		for _, kv := range s.Settings.Raw {
+			if isNewerKey("allocator_settings." + kv.Key) {
+				newer = append(newer, "allocator_settings."+kv.Key)
+			}
+		}
+	}
 	for _, u := range s.Unknown {
 		switch {
 		case strings.HasSuffix(u.Name, ".cpp_frames"):
