@@ -34,6 +34,7 @@ Record a snapshot in your PyTorch program with:
 		newSegmentsCmd(),
 		newStateCmd(),
 		newInfoCmd(),
+		newLeaksCmd(),
 	)
 	addProfileFlags(root)
 	return root

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/report"
+)
+
+// leaksOptions are the flags of `snapview leaks`.
+type leaksOptions struct {
+	file     string
+	top      int
+	device   int
+	at       string
+	json     bool
+	minBytes string
+	focus    string
+	ignore   string
+	sort     string
+	full     bool
+	fold     bool
+	steps    string
+}
+
+func newLeaksCmd() *cobra.Command {
+	opts := &leaksOptions{}
+	cmd := &cobra.Command{
+		Use:   "leaks FILE",
+		Short: "find memory that grows with the run and is never given back, grouped by allocation stack",
+		Long: `leaks replays the allocator over each device's trace, takes the allocations
+still live at one moment (the end of the trace by default), groups them by
+allocation stack, and ranks the groups by how much they look like a leak:
+memory that grows with the run and is never given back, not simply the most
+memory. Temporaries freed before that moment never appear.
+
+Groups. The key is the whole stack as recorded (innermost frame first),
+less the unwinder and interpreter frames _memory_viz also drops: two call
+sites never share a group, even when they run the same PyTorch op, and two
+ops called from one line of yours (relu and max_pool2d) stay apart, because
+one may leak and the other not. --fold keys by your frames only (frames
+inside torch/, the Python standard library and C++ dropped), merging stacks
+that differ only inside PyTorch (autocast on or off, first-call paths); a
+stack with no frame of yours keeps its whole stack as key. The table shows
+your frames and folds the others into one line per run, such as
+"(torch) functional.py:1723 relu"; --full shows every frame.
+
+Steps. Growth is measured per training step: steps are found from a
+record_function range that repeats once per step (ProfilerStep#N from
+torch.profiler, a range named "step N", or the optimizer's own
+Optimizer.step#... range), else from the allocation made at a regular
+interval throughout the trace (typically the input batch), else the trace
+is cut into 20 slices of equal entries. --steps forces one source. Step 0
+holds what came before the first step (model creation, ...). A group's
+growth is its live bytes at the end of each step, counting all its
+allocations, the freed ones too.
+
+Score (bytes), the default order:
+
+    score = B x S x (1 - 1/N)
+
+  B  the group's live bytes allocated in its window: from the step of its
+     first allocation, or from its last burst of frees (a step that ends
+     with at most half the live bytes of the one before) when it had one;
+     bytes older than the trace count for nothing
+  S  steadiness, 0 to 1: 1 minus the largest gap between the share of B
+     allocated by the end of each step and the share of the window's steps
+     elapsed. 1 when B came evenly, step after step; near 0 when it came
+     at once (at the start, or in the last step)
+  N  the number of steps of the window in which B was allocated: a group
+     allocated in a single step scores 0
+
+Groups whose verdict says they do not grow score 0: allocated at start
+(parameters, optimizer state, caches filled at start), once, in the last
+steps (in use at that moment), flat since some step (bounded caches), or
+alive before the trace began (recording started late, or max_entries
+wrapped). --sort bytes or count ranks by live bytes or allocations.
+
+--at chooses the moment: auto (the default: the end of the trace, or the
+last OOM when memory was freed after it, since those frees are the OOM's
+unwinding, not a fix), end, peak, oom, oom:K, entry:N or time:T (see
+snapview state --help).
+
+Filters, as in pprof: --focus RE keeps allocations whose stack has a frame
+matching RE, --ignore RE drops those that have one; frames match as
+"filename:line name". --min-bytes drops smaller groups; --top shows the
+first N.`,
+		Example: `  snapview leaks snapshot.pickle
+  snapview leaks --top 5 --fold train_snapshot.pickle
+  snapview leaks --focus 'train\.py' --ignore 'optim/' --min-bytes 10MiB snapshot.pickle
+  snapview leaks --at oom --json oom_snapshot.pickle > leaks.json`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.file = args[0]
+			if _, err := opts.analyzeOptions(); err != nil {
+				return err
+			}
+			if opts.at != "auto" {
+				if _, err := parseMoment(opts.at); err != nil {
+					return err
+				}
+			}
+			if opts.device < -1 {
+				return usageErrorf("--device must be a device ordinal (0, 1, ...), got %d", opts.device)
+			}
+			return runLeaks(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&opts.top, "top", 10, "number of groups shown per device (0: all)")
+	f.IntVar(&opts.device, "device", -1, "the device (default: every device the file has)")
+	f.StringVar(&opts.at, "at", "auto", "the moment: auto, end, peak, oom, oom:K, entry:N or time:T")
+	f.BoolVar(&opts.json, "json", false, "write JSON (growth per step, whole stacks) instead of text")
+	f.StringVar(&opts.minBytes, "min-bytes", "0", "leave out groups with fewer live bytes (4096, 512KiB, 10MiB, 1GiB)")
+	f.StringVar(&opts.focus, "focus", "", "keep only allocations whose stack has a frame matching this regexp")
+	f.StringVar(&opts.ignore, "ignore", "", "drop allocations whose stack has a frame matching this regexp")
+	f.StringVar(&opts.sort, "sort", "score", "order of the groups: score, bytes or count")
+	f.BoolVar(&opts.full, "full", false, "show every frame of each stack instead of folding torch, stdlib and C++ frames")
+	f.BoolVar(&opts.fold, "fold", false, "group by your frames only, merging stacks that differ only inside torch/stdlib/C++")
+	f.StringVar(&opts.steps, "steps", "auto", "how to find steps: auto, annotation, pattern or slices")
+	return cmd
+}
+
+// analyzeOptions checks the flags and turns them into analyze options
+// (At left unset); errors are usage errors.
+func (o *leaksOptions) analyzeOptions() (analyze.LeakOptions, error) {
+	var lo analyze.LeakOptions
+	if o.top < 0 {
+		return lo, usageErrorf("--top must be 0 (all) or more, got %d", o.top)
+	}
+	lo.Top = o.top
+	b, err := parseBytes(o.minBytes)
+	if err != nil {
+		return lo, usageErrorf("--min-bytes %q: %v", o.minBytes, err)
+	}
+	lo.MinBytes = b
+	if lo.Sort, err = analyze.ParseLeakSort(o.sort); err != nil {
+		return lo, usageErrorf("--sort: %v", err)
+	}
+	if lo.Steps, err = analyze.ParseStepSource(o.steps); err != nil {
+		return lo, usageErrorf("--steps: %v", err)
+	}
+	for _, re := range []struct {
+		flag, expr string
+		dst        **regexp.Regexp
+	}{{"focus", o.focus, &lo.Focus}, {"ignore", o.ignore, &lo.Ignore}} {
+		if re.expr == "" {
+			continue
+		}
+		if *re.dst, err = regexp.Compile(re.expr); err != nil {
+			return lo, usageErrorf("--%s: %v", re.flag, err)
+		}
+	}
+	lo.Fold = o.fold
+	return lo, nil
+}
+
+// parseBytes parses a byte count: a number, optionally followed by B,
+// KiB, MiB, GiB or TiB (KB, MB, GB, TB and K, M, G, T are taken as the
+// same binary units).
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	num := strings.TrimRightFunc(t, func(r rune) bool { return r >= 'A' && r <= 'z' })
+	unit := strings.ToLower(strings.TrimSpace(t[len(num):]))
+	num = strings.TrimSpace(num)
+	mult := map[string]float64{
+		"": 1, "b": 1,
+		"k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
+		"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+		"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
+		"t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
+	}[unit]
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || mult == 0 || v < 0 {
+		return 0, fmt.Errorf("want a byte count such as 4096, 512KiB, 10MiB or 1GiB")
+	}
+	return int64(v * mult), nil
+}
+
+func runLeaks(ctx context.Context, opts *leaksOptions, stdout, stderr io.Writer) error {
+	lo, err := opts.analyzeOptions()
+	if err != nil {
+		return err
+	}
+	var at moment
+	if opts.at != "auto" {
+		if at, err = parseMoment(opts.at); err != nil {
+			return err
+		}
+	}
+	s, err := loadSnapshot(stderr, opts.file)
+	if err != nil {
+		return err
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	devices := s.Devices()
+	if opts.device >= 0 {
+		dev, err := pickDevice(s, opts.device)
+		if err != nil {
+			return err
+		}
+		devices = []int{dev}
+	}
+	if len(devices) == 0 {
+		return fmt.Errorf("the snapshot holds no segments and no trace entries")
+	}
+	var reps []*analyze.LeakReport
+	for _, dev := range devices {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r, err := analyze.Replay(s, dev)
+		if err != nil {
+			return err
+		}
+		if !r.Check.Equal {
+			fmt.Fprintf(stderr, "warning: device %d: the replayed end state differs from the file's segments; live allocations may be off:\n", dev)
+			for _, d := range r.Check.Differences {
+				fmt.Fprintf(stderr, "warning:   %s\n", d)
+			}
+		}
+		dlo := lo
+		dlo.At = analyze.DefaultLeakMoment(r)
+		if opts.at != "auto" && len(r.Allocated) > 0 { // without a trace only the file's state exists
+			if dlo.At, err = at.resolve(s, r); err != nil {
+				var u *usageError
+				if opts.device >= 0 || len(devices) == 1 || errors.As(err, &u) {
+					return err
+				}
+				// Of several devices, one may have no OOM (or no peak).
+				fmt.Fprintf(stderr, "warning: device %d skipped: %v\n", dev, err)
+				continue
+			}
+		}
+		rep, err := analyze.Leaks(s, r, dlo)
+		if err != nil {
+			return err
+		}
+		reps = append(reps, rep)
+	}
+	if len(reps) == 0 {
+		return fmt.Errorf("no device has the moment --at %s", opts.at)
+	}
+	if opts.json {
+		err = report.WriteLeaksJSON(stdout, s, reps)
+	} else {
+		err = report.WriteLeaks(stdout, s, reps, report.LeakOptions{At: opts.at, Full: opts.full})
+	}
+	if err != nil {
+		return err
+	}
+	// After the report, where a reader looks last.
+	for _, h := range report.LeakHints(reps) {
+		fmt.Fprintf(stderr, "hint: %s\n", h)
+	}
+	return nil
+}
