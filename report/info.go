@@ -54,7 +54,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 		ew.printf("\n")
 	}
 
-	ew.printf("\nPyTorch version (a hint, from the fields present): %s\n", v.Version.String())
+	ew.printf("\nPyTorch version (a hint from the fields present; #N are pytorch/pytorch pull requests): %s\n", v.Version.String())
 	for _, c := range v.Version.Clues {
 		src := ""
 		if c.Source != "" {
