@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,30 +95,10 @@ func (b *htmlBuilder) stack(id snapshot.StackID) int {
 	if i, ok := b.stackIndex[id]; ok {
 		return i
 	}
-	// With stacks="all" the Python frames are interleaved with C++ ones,
-	// starting with a dozen allocator and dispatcher frames; where there
-	// are Python frames, only they are shown.
-	ids := b.s.Stack(id)
-	python := slices.ContainsFunc(ids, func(f snapshot.FrameID) bool { return b.s.Frames[f].Line > 0 })
-	frames := []string{}
-	hidden := 0
-	for _, f := range ids {
-		fr := &b.s.Frames[f]
-		if htmlHiddenFrame(fr) {
-			continue
-		}
-		if python && fr.Line == 0 {
-			hidden++
-			continue
-		}
-		frames = append(frames, htmlFrame(fr))
-	}
-	if len(frames) == 0 {
-		frames = append(frames, "(only interpreter frames)")
-	}
-	if hidden > 0 {
-		frames = append(frames, fmt.Sprintf("(%d C++ frames not shown)", hidden))
-	}
+	// The leak views' presentation: user frames, runs of torch and
+	// standard-library frames folded into one line, C++ frames left out
+	// where there are user frames.
+	frames := LeakStackLines(b.s, id, false)
 	b.r.Stacks = append(b.r.Stacks, frames)
 	b.stackIndex[id] = len(b.r.Stacks) - 1
 	return len(b.r.Stacks) - 1
@@ -219,7 +198,7 @@ func (b *htmlBuilder) leaks(d *HTMLDevice, res *analyze.Result) error {
 			suspicious++
 		}
 		d.Leaks = append(d.Leaks, HTMLLeak{
-			Label: htmlGroupLabel(b.s, g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
+			Label: leakWhere(b.s, g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
 			Detail: g.Verdict.String(), Suspicious: g.Verdict.Kind.Suspicious(),
 		})
 	}
@@ -281,7 +260,7 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snaps
 			}
 		default:
 			hg.Stack = b.stack(g.Stack)
-			hg.Label = htmlGroupLabel(b.s, g.Stack)
+			hg.Label = leakWhere(b.s, g.Stack)
 		}
 		seen[hg.Label]++
 		if k := seen[hg.Label]; k > 1 {
@@ -515,72 +494,4 @@ func htmlFirst(ss []string) string {
 		return "none"
 	}
 	return ss[0]
-}
-
-// htmlHiddenFrame reports whether a frame is interpreter or unwinder noise
-// (the _frame_filter list of torch.cuda._memory_viz).
-func htmlHiddenFrame(f *snapshot.Frame) bool {
-	for _, s := range []string{"unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp", "_start", "__libc_start_main", "PyEval_", "PyObject_", "PyFunction_"} {
-		if strings.Contains(f.Name, s) {
-			return true
-		}
-	}
-	for _, s := range []string{"core/boxing", "/Register", "/Redispatch", "pythonrun.c", "Modules/main.c", "Objects/call.c", "Objects/methodobject.c", "pycore_ceval.h", "ceval.c", "cpython/abstract.h"} {
-		if strings.Contains(f.Filename, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// htmlShortPath drops the installation prefix of library files
-// (".../site-packages/torch/nn/functional.py" is "torch/nn/functional.py").
-func htmlShortPath(p string) string {
-	for _, dir := range []string{"/site-packages/", "/dist-packages/"} {
-		if i := strings.LastIndex(p, dir); i >= 0 {
-			return p[i+len(dir):]
-		}
-	}
-	return p
-}
-
-// htmlFrame formats a frame as "file:line name".
-func htmlFrame(f *snapshot.Frame) string {
-	if f.Line == 0 {
-		return f.Name
-	}
-	return fmt.Sprintf("%s:%d %s", htmlShortPath(f.Filename), f.Line, f.Name)
-}
-
-// htmlGroupLabel names a stack for the legend: the innermost Python frame
-// outside PyTorch itself (the model or training code), and the innermost
-// Python frame (the operator) when it differs: "snapgen.py:161 forward ·
-// _max_pool2d". A stack of C++ frames only is named by its first frame.
-func htmlGroupLabel(s *snapshot.Snapshot, id snapshot.StackID) string {
-	var op, site *snapshot.Frame
-	for _, fid := range s.Stack(id) {
-		f := &s.Frames[fid]
-		if htmlHiddenFrame(f) || f.Line == 0 {
-			continue
-		}
-		if op == nil {
-			op = f
-		}
-		if f.Line > 0 && !strings.HasPrefix(htmlShortPath(f.Filename), "torch/") {
-			site = f
-			break
-		}
-	}
-	switch {
-	case op == nil:
-		for _, fid := range s.Stack(id) {
-			if f := &s.Frames[fid]; !htmlHiddenFrame(f) {
-				return f.Name
-			}
-		}
-		return "(no stack recorded)"
-	case site == nil || site == op:
-		return fmt.Sprintf("%s:%d %s", path.Base(op.Filename), op.Line, op.Name)
-	}
-	return fmt.Sprintf("%s:%d %s \u00b7 %s", path.Base(site.Filename), site.Line, site.Name, op.Name)
 }

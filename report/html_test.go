@@ -263,36 +263,6 @@ func TestHTMLCheckInline(t *testing.T) {
 	}
 }
 
-func TestHTMLGroupLabel(t *testing.T) {
-	s := &snapshot.Snapshot{
-		Frames: []snapshot.Frame{
-			{Filename: "/opt/venv/lib/python3.12/site-packages/torch/nn/functional.py", Line: 835, Name: "_max_pool2d"},
-			{Filename: "/srv/g/snapgen.py", Line: 161, Name: "forward"},
-			{Filename: "??", Line: 0, Name: "torch::unwind::unwind()"},
-			{Filename: "/opt/venv/lib/python3.12/site-packages/transformers/models/gpt2/modeling_gpt2.py", Line: 300, Name: "forward"},
-			{Filename: "CUDACachingAllocator.cpp", Line: 0, Name: "c10::cuda::malloc"},
-		},
-		Stacks: [][]snapshot.FrameID{{}, {0, 1}, {1}, {2, 4, 0}, {3, 1}, {2}, {2, 4}},
-	}
-	tests := []struct {
-		stack snapshot.StackID
-		want  string
-	}{
-		{0, "(no stack recorded)"},
-		{1, "snapgen.py:161 forward · _max_pool2d"},
-		{2, "snapgen.py:161 forward"},
-		{3, "functional.py:835 _max_pool2d"},
-		{6, "c10::cuda::malloc"},
-		{4, "modeling_gpt2.py:300 forward"},
-		{5, "(no stack recorded)"},
-	}
-	for _, tt := range tests {
-		if got := htmlGroupLabel(s, tt.stack); got != tt.want {
-			t.Errorf("htmlGroupLabel(stack %d) = %q, want %q", tt.stack, got, tt.want)
-		}
-	}
-}
-
 // sharedSnapshot loads a snapshot of ../shared, skipping without it.
 func sharedSnapshot(t testing.TB, rel string) *snapshot.Snapshot {
 	t.Helper()
@@ -315,11 +285,11 @@ func TestBuildHTMLShared(t *testing.T) {
 		wantLeaks []string // labels of suspicious leak rows (meta.json ground truth)
 	}{
 		{"torch2.11/leak_train/snapshot.pickle", 0, 5 << 20, []string{
-			"snapgen.py:161 forward · relu",        // leak 1: activations kept by the graph
-			"snapgen.py:162 forward · relu",        // leak 1
-			"snapgen.py:171 leak_train",            // leak 1: the inputs
-			"snapgen.py:180 leak_train",            // leak 2: feature_log clones
-			"snapgen.py:161 forward · _max_pool2d", // leak 1
+			"snapgen.py:161 forward (via relu)",        // leak 1: activations kept by the graph
+			"snapgen.py:162 forward (via relu)",        // leak 1
+			"snapgen.py:171 leak_train",                // leak 1: the inputs
+			"snapgen.py:180 leak_train",                // leak 2: feature_log clones
+			"snapgen.py:161 forward (via _max_pool2d)", // leak 1
 		}},
 		{"torch2.11/oom/snapshot.pickle", 1, 5 << 20, nil},
 		{"torch2.11/annotations/snapshot.pickle", 0, 5 << 20, nil},
