@@ -20,8 +20,8 @@ import (
 type HTMLReport struct {
 	// Title names the report (the snapshot file).
 	Title string
-	// File describes what the file holds, one row each.
-	File []HTMLField
+	// Info is what the file holds: the text `snapview info` prints.
+	Info string
 	// Warnings are the decoder's and the analyses' warnings.
 	Warnings []string
 	// Stacks are the formatted frames ("name (file:line)", innermost
@@ -30,11 +30,6 @@ type HTMLReport struct {
 	Stacks [][]string
 	// Devices has one section per device, by ordinal.
 	Devices []HTMLDevice
-}
-
-// HTMLField is one row of a two-column table.
-type HTMLField struct {
-	Name, Value string
 }
 
 // HTMLDevice is the section of one device.

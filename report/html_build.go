@@ -16,6 +16,9 @@ import (
 type HTMLOptions struct {
 	// Title names the report, usually the snapshot's file name.
 	Title string
+	// SizeOnDisk is the size of the snapshot file in bytes, for the
+	// description of the file.
+	SizeOnDisk int64
 	// Devices selects devices; nil means every device with segments or
 	// trace entries.
 	Devices []int
@@ -67,8 +70,13 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 	b := &htmlBuilder{s: s, opt: opt, stackIndex: map[snapshot.StackID]int{}}
 	r := &HTMLReport{Title: opt.Title, Stacks: [][]string{}, Devices: []HTMLDevice{}}
 	b.r = r
-	r.File = htmlFileFields(s)
-	r.Warnings = append([]string{}, s.Warnings...)
+	info := NewInfo(opt.Title, opt.SizeOnDisk, s)
+	var buf bytes.Buffer
+	if err := WriteInfo(&buf, info); err != nil {
+		return nil, err
+	}
+	r.Info = buf.String()
+	r.Warnings = append([]string{}, info.Warnings...)
 	for _, dev := range devices {
 		d, err := b.device(dev)
 		if err != nil {
@@ -416,77 +424,6 @@ func (b *htmlBuilder) limitSegments(d *HTMLDevice) {
 	if len(d.Segments) > b.opt.MaxSegments {
 		d.Segments = d.Segments[:b.opt.MaxSegments]
 	}
-}
-
-// htmlFileFields describes what the file holds.
-func htmlFileFields(s *snapshot.Snapshot) []HTMLField {
-	f := []HTMLField{}
-	add := func(name, value string) { f = append(f, HTMLField{name, value}) }
-	enc := s.Format.Encoding
-	if s.Format.PickleProtocol > 0 {
-		enc += fmt.Sprintf(" protocol %d", s.Format.PickleProtocol)
-	}
-	if s.Format.Compression != "" {
-		enc += ", " + s.Format.Compression + " compressed"
-	}
-	add("Encoding", fmt.Sprintf("%s, %s decoded", enc, FormatBytes(s.Format.Bytes)))
-	if s.Legacy {
-		add("Layout", "a bare list of segments (torch.cuda.memory_snapshot() or PyTorch 1.13): no trace")
-	} else {
-		add("Layout", "dict with keys "+strings.Join(s.TopLevelKeys, ", "))
-	}
-	devs := s.Devices()
-	ds := make([]string, len(devs))
-	for i, d := range devs {
-		ds[i] = strconv.Itoa(d)
-	}
-	add("Devices", htmlOr(strings.Join(ds, ", "), "none"))
-	var reserved int64
-	blocks := 0
-	for i := range s.Segments {
-		reserved += s.Segments[i].TotalSize
-		blocks += len(s.Segments[i].Blocks)
-	}
-	add("Segments", fmt.Sprintf("%s segments, %s blocks, %s reserved at dump time",
-		FormatInt(int64(len(s.Segments))), FormatInt(int64(blocks)), FormatBytes(reserved)))
-	if s.HasDeviceTraces {
-		var parts []string
-		for d, t := range s.Traces {
-			parts = append(parts, fmt.Sprintf("device %d: %s", d, FormatInt(int64(len(t)))))
-		}
-		add("Trace entries", htmlOr(strings.Join(parts, "; "), "none"))
-	} else {
-		add("Trace entries", "no device_traces key")
-	}
-	add("Stacks", fmt.Sprintf("%s distinct stacks of %s distinct frames", FormatInt(int64(max(len(s.Stacks)-1, 0))), FormatInt(int64(len(s.Frames)))))
-	if s.HasAnnotations {
-		add("record_function annotations", FormatInt(int64(len(s.Annotations))))
-	}
-	if s.Settings != nil {
-		kv := make([]string, len(s.Settings.Raw))
-		for i, x := range s.Settings.Raw {
-			kv[i] = x.Key + "=" + x.Value
-		}
-		add("Allocator settings", strings.Join(kv, ", "))
-	}
-	if len(s.UnknownActions) > 0 {
-		add("Unknown trace actions", strings.Join(s.UnknownActions, ", "))
-	}
-	if len(s.Unknown) > 0 {
-		parts := make([]string, len(s.Unknown))
-		for i, c := range s.Unknown {
-			parts[i] = fmt.Sprintf("%s (%d)", c.Name, c.Count)
-		}
-		add("Unknown keys and values", strings.Join(parts, ", "))
-	}
-	return f
-}
-
-func htmlOr(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
 }
 
 func htmlFirst(ss []string) string {

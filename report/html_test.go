@@ -38,11 +38,8 @@ func syntheticHTMLReport() *HTMLReport {
 		Keep: []int{4},
 	}, analyze.StackTimelineOptions{Groups: 2, Buckets: 100})
 	return &HTMLReport{
-		Title: "runs/" + hostile + ".pickle",
-		File: []HTMLField{
-			{"Encoding", "pickle protocol 4"},
-			{"Allocator settings", "PYTORCH_CUDA_ALLOC_CONF=" + hostile},
-		},
+		Title:    "runs/" + hostile + ".pickle",
+		Info:     "File\n  path: " + hostile + "\n",
 		Warnings: []string{"unknown key " + hostile},
 		Stacks: [][]string{
 			{"/x/" + hostile + ".py:12 " + hostile, "/x/train.py:40 main"},
@@ -206,6 +203,7 @@ func TestWriteHTMLSynthetic(t *testing.T) {
 	// ... and are escaped in the HTML text.
 	for _, want := range []string{
 		"&lt;/script&gt;&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;",
+		"<pre class=\"summary\">File\n  path: &lt;/script&gt;",
 		"&lt;!-- &#39;q&#39; &amp;amp; {a|b} &lt;module&gt;",
 	} {
 		if !strings.Contains(page, want) {

@@ -84,7 +84,10 @@ func runReport(ctx context.Context, opts *reportOptions, stdout, stderr io.Write
 	}
 	// statsFor makes the memory_summary() table the one `snapview summary
 	// --format torch` prints.
-	ho := report.HTMLOptions{Title: opts.file, Top: opts.top, Devices: devices, Stats: statsFor}
+	ho := report.HTMLOptions{Title: opts.file, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Stats: statsFor}
+	if st, err := os.Stat(opts.file); err == nil {
+		ho.SizeOnDisk = st.Size()
+	}
 	r, err := report.BuildHTML(s, ho)
 	if err != nil {
 		return fmt.Errorf("analysing %s: %w", opts.file, err)
