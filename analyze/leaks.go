@@ -172,6 +172,12 @@ type LeakReport struct {
 	// after it, after At and after the last entry.
 	LastOOM                                 int
 	OOMAllocated, AtAllocated, EndAllocated int64
+	// TraceAllocs counts the allocations made in the trace up to At, and
+	// FreedShare the share of them freed by At. Well under half suggests
+	// the trace covers less than one training step (an OOM in the first
+	// forward pass).
+	TraceAllocs int
+	FreedShare  float64
 	// Steps says how the trace up to At was cut; Slices are the pieces,
 	// in order, covering entries 0 to At.
 	Steps  Steps
@@ -489,7 +495,8 @@ func Leaks(s *snapshot.Snapshot, res *Result, opts LeakOptions) (*LeakReport, er
 		rep.AtUS = trace[at].TimeUS
 		rep.AtAllocated = res.Allocated[at]
 	}
-	rep.Slices, rep.Steps = leakSlices(s, res.Device, trace, at, opts)
+	rep.TraceAllocs, rep.FreedShare = freedShare(res.Allocs, at)
+	rep.Slices, rep.Steps = leakSlices(s, res, trace, at, opts)
 
 	b := newLeakBuilder(s, rep, opts)
 	// Pass 1: the live allocations, by group.

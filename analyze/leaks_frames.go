@@ -72,12 +72,14 @@ var (
 	stdlibDir = regexp.MustCompile(`(^|/)lib(64)?/python\d+(\.\d+)?t?/|(^|\\)Lib\\`)
 )
 
-// ClassifyFrame returns where f's code lives. A frame is C++ when its line
-// is 0 or less (PyTorch records C++ frames with line 0); _frame_filter's
-// name list is applied to C++ frames only, so that a Python function
-// called, say, train_start is not taken for the C runtime's _start.
+// ClassifyFrame returns where f's code lives. A frame is C or C++ when its
+// line is 0 or less (PyTorch records C++ frames with line 0), its file is
+// unknown ("??", "") or a C or C++ source (CPython's own frames carry
+// lines when it has debug information); _frame_filter's name list is
+// applied to those only, so that a Python function called, say,
+// train_start is not taken for the C runtime's _start.
 func ClassifyFrame(f snapshot.Frame) FrameKind {
-	if f.Line <= 0 {
+	if f.Line <= 0 || isNativeFile(f.Filename) {
 		for _, n := range noiseNames {
 			if strings.Contains(f.Name, n) {
 				return FrameNoise
@@ -112,6 +114,23 @@ func ClassifyFrame(f snapshot.Frame) FrameKind {
 		}
 	}
 	return FrameUser
+}
+
+// nativeExts are the extensions of C, C++ and CUDA sources and headers.
+var nativeExts = []string{".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".cu", ".cuh"}
+
+// isNativeFile reports whether a frame's file is unknown or a C, C++ or
+// CUDA source.
+func isNativeFile(fn string) bool {
+	if fn == "" || fn == "??" {
+		return true
+	}
+	for _, ext := range nativeExts {
+		if strings.HasSuffix(fn, ext) {
+			return true
+		}
+	}
+	return false
 }
 
 // frameKinds classifies every frame of s once.

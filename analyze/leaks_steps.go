@@ -21,6 +21,9 @@ const (
 	// patternMinCover is the share of the trace a marker stack's
 	// allocations must span.
 	patternMinCover = 0.6
+	// patternMinFreed is the share of the trace's allocations that must
+	// have been freed for steps to be found from a repeating allocation.
+	patternMinFreed = 0.5
 	// defaultSlices is the number of equal slices without steps.
 	defaultSlices = 20
 )
@@ -28,7 +31,15 @@ const (
 // leakSlices cuts the trace up to entry at into steps (or equal slices),
 // as opts.Steps asks; a source that finds nothing falls back to the next
 // (annotation, then pattern, then slices).
-func leakSlices(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry, at int, opts LeakOptions) ([]LeakSlice, Steps) {
+//
+// Unless asked for, steps from a repeating allocation are taken only when
+// at least patternMinFreed of the trace's allocations were freed by entry
+// at:
+// training and inference steps free most of what they allocate, while the
+// layers of a single forward pass (a trace that ends in an OOM during the
+// first step) repeat as regularly but keep what they allocate.
+func leakSlices(s *snapshot.Snapshot, res *Result, trace []snapshot.TraceEntry, at int, opts LeakOptions) ([]LeakSlice, Steps) {
+	device := res.Device
 	if at < 0 {
 		return []LeakSlice{}, Steps{Source: StepsNone}
 	}
@@ -39,7 +50,8 @@ func leakSlices(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry, a
 		st.Name, starts = annotationSteps(s, device, window)
 		st.Source = StepsAnnotation
 	}
-	if starts == nil && (opts.Steps == StepsAuto || opts.Steps == StepsAnnotation || opts.Steps == StepsPattern) {
+	if _, freed := freedShare(res.Allocs, at); starts == nil &&
+		(opts.Steps == StepsAuto && freed >= patternMinFreed || opts.Steps == StepsAnnotation || opts.Steps == StepsPattern) {
 		st.Name = ""
 		st.Marker, starts = patternSteps(window)
 		st.Source = StepsPattern
@@ -77,6 +89,30 @@ func leakSlices(s *snapshot.Snapshot, device int, trace []snapshot.TraceEntry, a
 	}
 	st.Count = len(starts)
 	return out, st
+}
+
+// freedShare returns the number of allocations made in entries 0 to at
+// and the share of them freed (free_requested) by entry at; 0 without
+// any.
+func freedShare(allocs []Allocation, at int) (int, float64) {
+	n, freed := 0, 0
+	for i := range allocs {
+		a := &allocs[i]
+		if a.AllocIndex < 0 {
+			continue
+		}
+		if a.AllocIndex > at {
+			break
+		}
+		n++
+		if !a.Alive(at) {
+			freed++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return n, float64(freed) / float64(n)
 }
 
 var digitRun = regexp.MustCompile(`[0-9]+`)

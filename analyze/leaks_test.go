@@ -35,6 +35,11 @@ func TestClassifyFrame(t *testing.T) {
 		{"", 0, "torch::unwind::unwind()", FrameNoise},
 		{"??", 0, "_start", FrameNoise},
 		{"Python/ceval.c", 0, "_PyEval_EvalFrameDefault", FrameNoise},
+		{"/usr/local/src/conda/python-3.10.14/Objects/methodobject.c", 543, "cfunction_call", FrameNoise},
+		{"/usr/local/src/conda/python-3.10.14/Modules/main.c", 1090, "Py_BytesMain", FrameNoise},
+		{"./csu/../sysdeps/nptl/libc_start_call_main.h", 58, "__libc_start_call_main", FrameNoise},
+		{"/src/pytorch/aten/src/ATen/native/cuda/Blas.cpp", 310, "at::native::addmm_out_cuda_impl", FrameCpp},
+		{"/tmp/torchinductor_x/ab/cabcdef.py", 40, "call", FrameUser},
 	}
 	for _, tt := range tests {
 		if got := ClassifyFrame(snapshot.Frame{Filename: tt.file, Line: tt.line, Name: tt.name}); got != tt.want {
