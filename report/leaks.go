@@ -39,6 +39,9 @@ const sparkWidth = 20
 // folded stack.
 func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport, opt LeakOptions) error {
 	ew := &errWriter{w: w}
+	if len(reps) == 0 {
+		ew.printf("The snapshot holds no segments and no trace entries: nothing is live, so nothing leaks.\n")
+	}
 	for i, rep := range reps {
 		if i > 0 {
 			ew.printf("\n")
@@ -60,6 +63,10 @@ func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakRepor
 	ew.printf(".\n")
 	if line := leakStepsLine(s, rep); line != "" {
 		ew.printf("%s\n", line)
+	}
+	if rep.TraceAllocs >= 20 && rep.FreedShare < 0.5 { // a handful of allocations says nothing
+		ew.printf("Only %.0f%% of the allocations in the trace were freed by then: if it covers less than one training step\n"+
+			"(an OOM in the first forward pass), growth is that step's activations, not a leak.\n", 100*rep.FreedShare)
 	}
 	if ew.err != nil {
 		return ew.err
@@ -124,7 +131,7 @@ func leakMoment(rep *analyze.LeakReport, at string) string {
 	case rep.At == rep.LastOOM:
 		fmt.Fprintf(&b, "allocations live at the last OOM, entry %s of %s", FormatInt(int64(rep.At)), FormatInt(int64(rep.Entries)))
 	case rep.At == rep.Entries-1:
-		fmt.Fprintf(&b, "allocations live at the end of the trace (%s entries)", FormatInt(int64(rep.Entries)))
+		fmt.Fprintf(&b, "allocations live at the end of the trace (%s)", plural(rep.Entries, "entry"))
 	case rep.At < 0:
 		fmt.Fprintf(&b, "allocations live before the first of %s trace entries", FormatInt(int64(rep.Entries)))
 	default:

@@ -224,3 +224,21 @@ func TestWriteLeaksNoGroups(t *testing.T) {
 		t.Errorf("output:\n%s", buf.String())
 	}
 }
+
+func TestWriteLeaksCautions(t *testing.T) {
+	s := &snapshot.Snapshot{Stacks: [][]snapshot.FrameID{{}}}
+	rep := &analyze.LeakReport{Entries: 500, At: 499, LastOOM: -1, TraceAllocs: 100, FreedShare: 0.3, Steps: analyze.Steps{Source: analyze.StepsSlices, Count: 20}}
+	var buf bytes.Buffer
+	if err := WriteLeaks(&buf, s, []*analyze.LeakReport{rep}, LeakOptions{At: "auto"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"at the end of the trace (500 entries)", "cut into 20 slices", "Only 30% of the allocations", "No live allocations."} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, buf.String())
+		}
+	}
+	buf.Reset()
+	if err := WriteLeaks(&buf, s, nil, LeakOptions{}); err != nil || !strings.Contains(buf.String(), "nothing is live") {
+		t.Errorf("no devices: %v %q", err, buf.String())
+	}
+}

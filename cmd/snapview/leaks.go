@@ -211,9 +211,6 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdout, stderr io.Writer)
 		}
 		devices = []int{dev}
 	}
-	if len(devices) == 0 {
-		return fmt.Errorf("the snapshot holds no segments and no trace entries")
-	}
 	var reps []*analyze.LeakReport
 	for _, dev := range devices {
 		if err := ctx.Err(); err != nil {
@@ -248,7 +245,7 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdout, stderr io.Writer)
 		}
 		reps = append(reps, rep)
 	}
-	if len(reps) == 0 {
+	if len(reps) == 0 && len(devices) > 0 {
 		return fmt.Errorf("no device has the moment --at %s", opts.at)
 	}
 	if opts.json {

@@ -232,6 +232,19 @@ func TestLeaksDevices(t *testing.T) {
 	}
 }
 
+// TestLeaksEmpty checks a snapshot with nothing in it (field report 13).
+func TestLeaksEmpty(t *testing.T) {
+	path := sharedSnapshot(t, "public/p02-empty-4dev.pickle")
+	out, _, err := runSnapview(t, "leaks", path)
+	if err != nil || !strings.Contains(out, "nothing is live") {
+		t.Errorf("text: %v\n%s", err, out)
+	}
+	out, _, err = runSnapview(t, "leaks", "--json", path)
+	if err != nil || strings.TrimSpace(out) != "{\n  \"devices\": [],\n  \"groups\": []\n}" {
+		t.Errorf("json: %v\n%s", err, out)
+	}
+}
+
 // TestLeaksNoStacks checks the hint for snapshots recorded without stacks.
 func TestLeaksNoStacks(t *testing.T) {
 	path := sharedSnapshot(t, "torch2.11/no_context/snapshot.pickle")
