@@ -67,10 +67,9 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 	if devices == nil {
 		devices = s.Devices()
 	}
-	b := &htmlBuilder{s: s, opt: opt, stackIndex: map[snapshot.StackID]int{}}
-	r := &HTMLReport{Title: opt.Title, Stacks: [][]string{}, Devices: []HTMLDevice{}}
-	b.r = r
 	info := NewInfo(opt.Title, opt.SizeOnDisk, s)
+	r := &HTMLReport{Title: opt.Title, Stacks: [][]string{}, Devices: []HTMLDevice{}}
+	b := &htmlBuilder{s: s, opt: opt, r: r, info: info, stackIndex: map[snapshot.StackID]int{}}
 	var buf bytes.Buffer
 	if err := WriteInfo(&buf, info); err != nil {
 		return nil, err
@@ -91,6 +90,7 @@ type htmlBuilder struct {
 	s          *snapshot.Snapshot
 	opt        HTMLOptions
 	r          *HTMLReport
+	info       *Info
 	stackIndex map[snapshot.StackID]int
 }
 
@@ -119,16 +119,13 @@ func (b *htmlBuilder) device(dev int) (*HTMLDevice, error) {
 	if dev < len(s.Traces) {
 		trace = s.Traces[dev]
 	}
-	cov := analyze.TraceCoverage(s, dev)
-	switch {
+	switch i := slices.IndexFunc(b.info.Devices, func(di analyze.DeviceInfo) bool { return di.Device == dev }); {
 	case len(trace) == 0 && !s.HasDeviceTraces:
 		d.Notes = append(d.Notes, "The file has no trace (no memory history was recorded): only the state at dump time is shown.")
 	case len(trace) == 0:
 		d.Notes = append(d.Notes, "No trace entries for this device.")
-	case !cov.FromStart():
-		d.Notes = append(d.Notes, fmt.Sprintf("The trace (%s entries) does not start with the first allocation: recording started late or the ring buffer (max_entries) wrapped. Blocks alive before it are drawn from the start; peaks are lower bounds.", FormatInt(int64(len(trace)))))
-	default:
-		d.Notes = append(d.Notes, fmt.Sprintf("The trace (%s entries) covers the run from its first allocation.", FormatInt(int64(len(trace)))))
+	case i >= 0:
+		d.Notes = append(d.Notes, fmt.Sprintf("Trace of %s entries, %s.", FormatInt(int64(len(trace))), coverageText(&b.info.Devices[i])))
 	}
 	res, err := analyze.Replay(s, dev)
 	if err != nil {
@@ -153,24 +150,21 @@ func (b *htmlBuilder) device(dev int) (*HTMLDevice, error) {
 	}
 	d.Summary = buf.String()
 
-	if len(trace) > 0 && len(res.Allocated) == len(trace) {
-		b.timeline(d, res, trace)
-		st, err := res.StateAt(res.PeakIndex)
-		if err != nil {
-			return nil, err
-		}
-		d.SegmentsAt = fmt.Sprintf("at the peak (after entry %s, %s allocated)", FormatInt(int64(res.PeakIndex)), FormatBytes(res.Allocated[res.PeakIndex]))
-		b.stateSegments(d, st)
-	} else {
+	if len(trace) == 0 || len(res.Allocated) != len(trace) {
 		d.SegmentsAt = "at dump time"
 		b.fileSegments(d)
-	}
-	if len(trace) > 0 && len(res.Allocated) == len(trace) {
-		if err := b.leaks(d, res); err != nil {
-			return nil, fmt.Errorf("device %d: %w", dev, err)
-		}
-	} else {
 		d.LeaksNote = "Finding leaks needs a trace (torch.cuda.memory._record_memory_history)."
+		return d, nil
+	}
+	b.timeline(d, res, trace)
+	st, err := res.StateAt(res.PeakIndex)
+	if err != nil {
+		return nil, err
+	}
+	d.SegmentsAt = fmt.Sprintf("at the peak (after entry %s, %s allocated)", FormatInt(int64(res.PeakIndex)), FormatBytes(res.Allocated[res.PeakIndex]))
+	b.stateSegments(d, st)
+	if err := b.leaks(d, res); err != nil {
+		return nil, fmt.Errorf("device %d: %w", dev, err)
 	}
 	return d, nil
 }
