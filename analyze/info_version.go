@@ -166,8 +166,13 @@ func inferVersion(s *snapshot.Snapshot) VersionHint {
 	case entries > 0:
 		before(8, "trace entries without compile_context", "#152707")
 	}
-	if metadata > 0 {
+	switch {
+	case s.FieldCount("device_traces[][].user_metadata") > 0:
+		atLeast(10, "user_metadata on trace entries", "#165490")
+	case metadata > 0:
 		atLeast(10, "non-empty user_metadata on trace entries", "#165490")
+	case entries > 0 && compiled > 0:
+		before(10, "trace entries without user_metadata", "#165490")
 	}
 	if s.Settings != nil && slices.ContainsFunc(s.Settings.Raw, func(kv snapshot.KeyValue) bool {
 		return kv.Key == "graph_capture_record_stream_reuse"
@@ -205,7 +210,16 @@ func inferVersion(s *snapshot.Snapshot) VersionHint {
 	if cppFrames(s) > 0 {
 		atLeast(1, "C++ frames inside frame lists", "#95357")
 	}
-	if inactiveStacks > 0 {
+	blocks := 0
+	for i := range s.Segments {
+		blocks += len(s.Segments[i].Blocks)
+	}
+	switch {
+	case s.FieldCount("segments[].blocks[].history") > 0:
+		before(1, "blocks carry history lists: the 2.0 block layout", "#106079")
+	case blocks > 0 && len(s.Fields) > 0 && s.FieldCount("segments[].blocks[].address") == 0:
+		before(1, "blocks without addresses: the 2.0 block layout", "#106079")
+	case inactiveStacks > 0:
 		before(1, fmt.Sprintf("%s keep a stack: the block history layout", infoPlural(inactiveStacks, "free block")), "#106079")
 	}
 	var newer, unknown []string

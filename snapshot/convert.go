@@ -33,6 +33,8 @@ type converter struct {
 	stacks      map[string]StackID
 	actions     map[string]Action
 	unknown     map[string]int
+	fields      map[string]int
+	entryFields [keyUserMetadata + 1]int
 	warnings    map[string]int
 	keyBuf      []byte
 }
@@ -52,6 +54,7 @@ func newConverter() *converter {
 		stacks:      map[string]StackID{"": 0},
 		actions:     map[string]Action{},
 		unknown:     map[string]int{},
+		fields:      map[string]int{},
 		warnings:    map[string]int{},
 	}
 	c.internEntryKeys()
@@ -376,6 +379,7 @@ func (c *converter) entry(d *pdict) TraceEntry {
 		if _, ok := kv.x.(strRef); ok && kv.n < int64(len(c.entryKeys)) {
 			kind = c.entryKeys[kv.n]
 		}
+		c.entryFields[kind]++
 		switch kind {
 		case keyAction:
 			e.Action = c.poolAction(v, path+".action")
@@ -509,6 +513,7 @@ func (c *converter) segment(v val, path string) Segment {
 		v := d.kv[i+1]
 		p := path + "." + k
 		have[k] = true
+		c.fields["segments[]."+k]++
 		switch k {
 		case "device":
 			n, _ := c.asInt(v, p)
@@ -547,6 +552,7 @@ func (c *converter) segment(v val, path string) Segment {
 		case "blocks":
 			blocks = c.asList(v, p)
 		default:
+			c.fields["segments[]."+k]--
 			c.unknownKey("segments[]." + k)
 		}
 	}
@@ -603,6 +609,7 @@ func (c *converter) block(v val, path string, next Addr) Block {
 		k, _ := c.pool.str(d.kv[i])
 		v := d.kv[i+1]
 		p := path + "." + k
+		c.fields["segments[].blocks[]."+k]++
 		switch k {
 		case "address":
 			b.Address = Addr(c.asUint(v, p))
@@ -629,6 +636,7 @@ func (c *converter) block(v val, path string, next Addr) Block {
 		case "history":
 			history = c.asList(v, p)
 		default:
+			c.fields["segments[].blocks[]."+k]--
 			c.unknownKey("segments[].blocks[]." + k)
 		}
 	}
@@ -849,6 +857,17 @@ func (c *converter) annotations(v val) {
 
 // finish sorts the side tables into the snapshot.
 func (c *converter) finish() {
+	for k := keyAction; int(k) < len(entryKeyNames); k++ {
+		if n := c.entryFields[k]; n > 0 {
+			c.fields["device_traces[][]."+entryKeyNames[k]] += n
+		}
+	}
+	for k, n := range c.fields {
+		if n > 0 {
+			c.s.Fields = append(c.s.Fields, Count{Name: k, Count: n})
+		}
+	}
+	sort.Slice(c.s.Fields, func(i, j int) bool { return c.s.Fields[i].Name < c.s.Fields[j].Name })
 	for k, n := range c.unknown {
 		c.s.Unknown = append(c.s.Unknown, Count{Name: k, Count: n})
 	}

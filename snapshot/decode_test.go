@@ -227,3 +227,32 @@ func deepSettings() []byte {
 	}
 	return append(b, "s."...)
 }
+
+// TestFields: the known keys a file holds are counted, so that a reader can
+// tell the layout (PyTorch 2.0 block history, user_metadata, ...).
+func TestFields(t *testing.T) {
+	s, err := Load(filepath.Join(fixtures, "mlp_train.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		path string
+		want int
+	}{
+		{"device_traces[][].user_metadata", len(s.Traces[0])},
+		{"device_traces[][].action", len(s.Traces[0])},
+		{"segments[].frames", len(s.Segments)},
+		{"segments[].blocks[].history", 0},
+	} {
+		if got := s.FieldCount(tt.path); got != tt.want {
+			t.Errorf("FieldCount(%q) = %d, want %d", tt.path, got, tt.want)
+		}
+	}
+	blocks := 0
+	for _, seg := range s.Segments {
+		blocks += len(seg.Blocks)
+	}
+	if got := s.FieldCount("segments[].blocks[].address"); got != blocks {
+		t.Errorf("block addresses %d, want %d", got, blocks)
+	}
+}

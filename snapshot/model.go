@@ -102,6 +102,12 @@ type Snapshot struct {
 	// "device_traces[].pool_id" or "action:annotate". Sorted by path.
 	Unknown []Count
 
+	// Fields counts the known keys the file holds, by the same kind of
+	// path ("segments[].blocks[].history", "device_traces[][].user_metadata"),
+	// sorted by path: which optional fields a file carries tells its
+	// PyTorch version and recording options.
+	Fields []Count
+
 	// Warnings are non-fatal oddities met while decoding, sorted.
 	Warnings []string
 }
@@ -388,6 +394,24 @@ func (s *Snapshot) Stack(id StackID) []FrameID {
 		return nil
 	}
 	return s.Stacks[id]
+}
+
+// FieldCount returns how many times the file holds the known key at path
+// (see Snapshot.Fields).
+func (s *Snapshot) FieldCount(path string) int {
+	i, ok := slices.BinarySearchFunc(s.Fields, path, func(c Count, p string) int {
+		switch {
+		case c.Name < p:
+			return -1
+		case c.Name > p:
+			return 1
+		}
+		return 0
+	})
+	if !ok {
+		return 0
+	}
+	return s.Fields[i].Count
 }
 
 // Devices returns the sorted device ordinals that have segments or trace
