@@ -130,7 +130,7 @@ type machine struct {
 	segs   []mSeg
 	freeS  []int32
 
-	blockAt map[snapshot.Addr]int32 // every block by start address
+	blockAt addrMap                 // every block by start address
 	segAt   map[snapshot.Addr]int32 // every live segment by start address
 	segEnd  map[snapshot.Addr]int32 // expandable segments by end address
 
@@ -147,7 +147,7 @@ type machine struct {
 func newMachine(cfg *allocConfig, sizeHint int) *machine {
 	return &machine{
 		cfg:         cfg,
-		blockAt:     make(map[snapshot.Addr]int32, sizeHint),
+		blockAt:     newAddrMap(sizeHint),
 		segAt:       make(map[snapshot.Addr]int32),
 		segEnd:      make(map[snapshot.Addr]int32),
 		sortedDirty: true,
@@ -243,7 +243,7 @@ func (m *machine) insertAfter(si, after, b int32) {
 		s.tail = b
 	}
 	s.nblocks++
-	m.blockAt[blk.addr] = b
+	m.blockAt.set(blk.addr, b)
 }
 
 // unlink removes block b from its segment and frees it.
@@ -261,9 +261,7 @@ func (m *machine) unlink(b int32) {
 		s.tail = blk.prev
 	}
 	s.nblocks--
-	if m.blockAt[blk.addr] == b {
-		delete(m.blockAt, blk.addr)
-	}
+	m.blockAt.delIf(blk.addr, b)
 	m.freeB = append(m.freeB, b)
 }
 
@@ -276,10 +274,10 @@ func (m *machine) mergeFree(b int32) (n int, bytes int64) {
 		addr := m.blocks[p].addr
 		m.unlink(p)
 		blk := &m.blocks[b]
-		delete(m.blockAt, blk.addr)
+		m.blockAt.del(blk.addr)
 		blk.addr = addr
 		blk.size += sz
-		m.blockAt[addr] = b
+		m.blockAt.set(addr, b)
 		n, bytes = n+1, bytes+sz
 	}
 	if nx := m.blocks[b].next; nx >= 0 && m.blocks[nx].state == snapshot.StateInactive {
@@ -296,7 +294,7 @@ func (m *machine) mergeFree(b int32) (n int, bytes int64) {
 // Allocation's index. It returns the block, or -1 when the state has no
 // free block there.
 func (m *machine) alloc(i int, e *snapshot.TraceEntry, allocIdx int32) int32 {
-	bi, ok := m.blockAt[e.Addr]
+	bi, ok := m.blockAt.get(e.Addr)
 	if !ok || m.blocks[bi].state != snapshot.StateInactive {
 		m.problem("entry %d: alloc at %v: no free block starts there", i, e.Addr)
 		return -1
@@ -327,12 +325,12 @@ func (m *machine) alloc(i int, e *snapshot.TraceEntry, allocIdx int32) int32 {
 		nb := m.newBlock()
 		b = &m.blocks[bi]
 		prev := b.prev
-		delete(m.blockAt, b.addr)
+		m.blockAt.del(b.addr)
 		m.blocks[nb].addr = b.addr
 		m.blocks[nb].size = size
 		b.addr += snapshot.Addr(size)
 		b.size = remaining
-		m.blockAt[b.addr] = bi
+		m.blockAt.set(b.addr, bi)
 		m.insertAfter(si, prev, nb)
 		target = nb
 		if !expandable {
@@ -367,7 +365,7 @@ func (m *machine) alloc(i int, e *snapshot.TraceEntry, allocIdx int32) int32 {
 // being allocated but stays active until free_completed. It returns the
 // block's Allocation index, or -1.
 func (m *machine) freeRequested(i int, e *snapshot.TraceEntry) int32 {
-	bi, ok := m.blockAt[e.Addr]
+	bi, ok := m.blockAt.get(e.Addr)
 	if !ok || m.blocks[bi].state != snapshot.StateActiveAllocated {
 		m.problem("entry %d: free_requested at %v: no allocated block there", i, e.Addr)
 		return -1
@@ -392,7 +390,7 @@ func (m *machine) releaseAllocated(bi int32) {
 // changes by the net change in free blocks of a split segment. It returns
 // the block's Allocation index, or -1.
 func (m *machine) freeCompleted(i int, e *snapshot.TraceEntry) int32 {
-	bi, ok := m.blockAt[e.Addr]
+	bi, ok := m.blockAt.get(e.Addr)
 	if !ok || !m.blocks[bi].state.Active() {
 		m.problem("entry %d: free_completed at %v: no active block there", i, e.Addr)
 		return -1
@@ -478,9 +476,7 @@ func (m *machine) removeSegment(si int32) {
 	s := &m.segs[si]
 	for b := s.head; b >= 0; {
 		next := m.blocks[b].next
-		if m.blockAt[m.blocks[b].addr] == b {
-			delete(m.blockAt, m.blocks[b].addr)
-		}
+		m.blockAt.delIf(m.blocks[b].addr, b)
 		m.freeB = append(m.freeB, b)
 		b = next
 	}
@@ -724,7 +720,7 @@ func (m *machine) segmentContaining(addr snapshot.Addr) int32 {
 
 // blockContaining returns the block of segment si that holds addr, or -1.
 func (m *machine) blockContaining(si int32, addr snapshot.Addr) int32 {
-	if b, ok := m.blockAt[addr]; ok && m.blocks[b].seg == si {
+	if b, ok := m.blockAt.get(addr); ok && m.blocks[b].seg == si {
 		return b
 	}
 	for b := m.segs[si].head; b >= 0; b = m.blocks[b].next {

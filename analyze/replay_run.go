@@ -72,15 +72,15 @@ func (r *Result) seedState(trace []snapshot.TraceEntry) ([]snapshot.Segment, []s
 
 	// Which free_completed entries free a block allocated before the trace.
 	preExisting := make([]bool, len(trace))
-	open := make(map[snapshot.Addr]struct{})
+	open := newAddrMap(1024)
 	for i := range trace {
 		e := &trace[i]
 		switch e.Action {
 		case snapshot.ActionAlloc:
-			open[e.Addr] = struct{}{}
+			open.set(e.Addr, 0)
 		case snapshot.ActionFreeCompleted:
-			if _, ok := open[e.Addr]; ok {
-				delete(open, e.Addr)
+			if _, ok := open.get(e.Addr); ok {
+				open.del(e.Addr)
 			} else {
 				preExisting[i] = true
 			}
@@ -153,7 +153,7 @@ func (r *Result) seedState(trace []snapshot.TraceEntry) ([]snapshot.Segment, []s
 // unAlloc undoes an alloc entry: the block becomes free and merges with
 // its free neighbours.
 func (m *machine) unAlloc(i int, e *snapshot.TraceEntry) {
-	bi, ok := m.blockAt[e.Addr]
+	bi, ok := m.blockAt.get(e.Addr)
 	if !ok || m.blocks[bi].state != snapshot.StateActiveAllocated {
 		m.problem("entry %d: alloc at %v: no allocated block there after it", i, e.Addr)
 		return
@@ -167,7 +167,7 @@ func (m *machine) unAlloc(i int, e *snapshot.TraceEntry) {
 // unFreeRequested undoes a free_requested entry: the block is allocated
 // again.
 func (m *machine) unFreeRequested(i int, e *snapshot.TraceEntry) {
-	bi, ok := m.blockAt[e.Addr]
+	bi, ok := m.blockAt.get(e.Addr)
 	if !ok || m.blocks[bi].state != snapshot.StateActivePendingFree {
 		m.problem("entry %d: free_requested at %v: no block pending free there after it", i, e.Addr)
 		return
@@ -245,17 +245,19 @@ func touchedAddrs(trace []snapshot.TraceEntry) touched {
 	// The caching allocator hands the same addresses out again and again:
 	// keep the first entry of each in a map (a few thousand keys for
 	// millions of entries), then sort the distinct addresses.
-	first := make(map[snapshot.Addr]int32)
+	first := newAddrMap(1024)
 	for i := range trace {
 		if a := trace[i].Action; a == snapshot.ActionAlloc || a == snapshot.ActionFreeCompleted {
-			if _, ok := first[trace[i].Addr]; !ok {
-				first[trace[i].Addr] = int32(i)
+			if _, ok := first.get(trace[i].Addr); !ok {
+				first.set(trace[i].Addr, int32(i))
 			}
 		}
 	}
-	t := make(touched, 0, len(first))
-	for a, i := range first {
-		t = append(t, touch{a, i})
+	t := make(touched, 0, first.len())
+	for _, s := range first.slots {
+		if s.used {
+			t = append(t, touch{s.key, s.val})
+		}
 	}
 	slices.SortFunc(t, func(a, b touch) int { return cmp.Compare(a.addr, b.addr) })
 	return t

@@ -567,7 +567,7 @@ func (m *machine) checkInvariants() string {
 				return fmt.Sprintf("segment %v: block %v (%d bytes) does not follow %v", s.addr, blk.addr, blk.size, next)
 			case blk.seg != si || blk.prev != prev:
 				return fmt.Sprintf("segment %v: block %v has wrong links", s.addr, blk.addr)
-			case m.blockAt[blk.addr] != b:
+			case !m.blockAt.is(blk.addr, b):
 				return fmt.Sprintf("segment %v: block %v not indexed", s.addr, blk.addr)
 			case prev >= 0 && blk.state == snapshot.StateInactive && m.blocks[prev].state == snapshot.StateInactive:
 				return fmt.Sprintf("segment %v: free blocks %v and %v touch", s.addr, m.blocks[prev].addr, blk.addr)
@@ -581,8 +581,8 @@ func (m *machine) checkInvariants() string {
 		}
 		nblocks += int(n)
 	}
-	if nblocks != len(m.blockAt) {
-		return fmt.Sprintf("%d blocks in segments, %d indexed", nblocks, len(m.blockAt))
+	if nblocks != m.blockAt.len() {
+		return fmt.Sprintf("%d blocks in segments, %d indexed", nblocks, m.blockAt.len())
 	}
 	for _, f := range m.st.pooledFamilies() {
 		for p := range NumPools {
