@@ -178,6 +178,8 @@ type LeakReport struct {
 	// forward pass).
 	TraceAllocs int
 	FreedShare  float64
+	// Fold is LeakOptions.Fold: groups are keyed by user frames.
+	Fold bool
 	// Steps says how the trace up to At was cut; Slices are the pieces,
 	// in order, covering entries 0 to At.
 	Steps  Steps
@@ -473,7 +475,7 @@ func Leaks(s *snapshot.Snapshot, res *Result, opts LeakOptions) (*LeakReport, er
 		return nil, fmt.Errorf("finding leaks on device %d: entry %d out of range [-1, %d)", res.Device, at, n)
 	}
 	rep := &LeakReport{
-		Device: res.Device, At: at, Entries: n, Seeded: res.Seeded, LastOOM: -1,
+		Device: res.Device, At: at, Entries: n, Seeded: res.Seeded, LastOOM: -1, Fold: opts.Fold,
 		Slices: []LeakSlice{}, Groups: []LeakGroup{},
 	}
 	if n > 0 {

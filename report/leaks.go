@@ -55,8 +55,12 @@ func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport, o
 
 func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakReport, opt LeakOptions) error {
 	ew.printf("Device %d: %s.\n", rep.Device, leakMoment(rep, opt.At))
-	ew.printf("%s live in %s; %s by allocation stack", FormatBytes(rep.LiveBytes), plural(rep.LiveCount, "allocation"),
-		plural(rep.TotalGroups, "group"))
+	key := "allocation stack"
+	if rep.Fold {
+		key = "the user frames of the allocation stack (--fold)"
+	}
+	ew.printf("%s live in %s; %s by %s", FormatBytes(rep.LiveBytes), plural(rep.LiveCount, "allocation"),
+		plural(rep.TotalGroups, "group"), key)
 	if rep.TotalCount != rep.LiveCount {
 		ew.printf(" (%s of %s after --focus/--ignore/--min-bytes)", plural(rep.TotalCount, "allocation"), FormatBytes(rep.TotalBytes))
 	}
