@@ -699,15 +699,15 @@ func (m *machine) segmentContaining(addr snapshot.Addr) int32 {
 		m.sortedDirty = false
 	}
 	// First segment starting after addr, then step back.
-	j, _ := slices.BinarySearchFunc(m.sorted, addr+1, func(si int32, a snapshot.Addr) int {
-		if m.segs[si].addr < a {
-			return -1
+	j, hi := 0, len(m.sorted)
+	for j < hi {
+		h := int(uint(j+hi) >> 1)
+		if m.segs[m.sorted[h]].addr <= addr {
+			j = h + 1
+		} else {
+			hi = h
 		}
-		if m.segs[si].addr > a {
-			return 1
-		}
-		return 0
-	})
+	}
 	if j == 0 {
 		return -1
 	}

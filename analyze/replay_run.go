@@ -179,9 +179,13 @@ func (m *machine) unFreeRequested(i int, e *snapshot.TraceEntry) {
 // free block, pool) bytes, is carved back out of the free block holding its
 // address and is pending free again.
 func (m *machine) unFreeCompleted(i int, e *snapshot.TraceEntry, size func(f1 snapshot.Addr, large, expandable bool) int64) {
-	si := m.segmentContaining(e.Addr)
-	bi := int32(-1)
-	if si >= 0 {
+	// Most often a free block starts at the address (the freed block had
+	// no free block before it): its segment is the one holding the
+	// address, as blocks of live segments alone are indexed.
+	si, bi := int32(-1), int32(-1)
+	if b, ok := m.blockAt.get(e.Addr); ok {
+		si, bi = m.blocks[b].seg, b
+	} else if si = m.segmentContaining(e.Addr); si >= 0 {
 		bi = m.blockContaining(si, e.Addr)
 	}
 	if bi < 0 || m.blocks[bi].state != snapshot.StateInactive {
