@@ -371,6 +371,25 @@ func leakWhere(s *snapshot.Snapshot, id snapshot.StackID) string {
 			}
 		}
 	}
+	// No user or Python frame (a C++-only stack, e.g. from the autograd
+	// thread with stacks="all"): name the first C++ frame that is neither
+	// the unwinder nor the allocator itself.
+	first := -1
+	for _, fid := range frames {
+		f := s.Frames[fid]
+		if analyze.ClassifyFrame(f) == analyze.FrameNoise {
+			continue
+		}
+		if first < 0 {
+			first = int(fid)
+		}
+		if !strings.Contains(f.Name, "c10::") && !strings.Contains(f.Filename, "CachingAllocator") {
+			return analyze.FrameText(f)
+		}
+	}
+	if first >= 0 {
+		return analyze.FrameText(s.Frames[first])
+	}
 	return analyze.FrameText(s.Frames[frames[0]])
 }
 
