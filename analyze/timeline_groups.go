@@ -199,28 +199,32 @@ func StackTimeline(in StackTimelineInput, opt StackTimelineOptions) *Timeline {
 		o.Area += st.area
 	}
 
-	// Sweep the kept points in order, adding ranges as they start and
-	// removing them as they end.
-	byStart := slices.Clone(ranges)
-	slices.SortStableFunc(byStart, func(a, b LiveRange) int { return cmp.Compare(a.Start, b.Start) })
-	byEnd := ranges
-	slices.SortStableFunc(byEnd, func(a, b LiveRange) int { return cmp.Compare(a.End, b.End) })
-	cur := make([]int64, len(tl.Groups))
-	for g := range tl.Groups {
-		tl.Groups[g].Bytes = make([]int64, len(tl.Index))
+	// A range counts at the kept points p with Start <= Index[p] < End:
+	// add its bytes at the first kept point at or after Start and take
+	// them off at the first at or after End, then sum up the points in
+	// order. Binary searches over the few kept points, no sort of the
+	// ranges.
+	np := len(tl.Index)
+	delta := make([]int64, len(tl.Groups)*(np+1))
+	for _, r := range ranges {
+		ps, _ := slices.BinarySearch(tl.Index, r.Start)
+		pe, _ := slices.BinarySearch(tl.Index, r.End)
+		if ps < pe {
+			d := delta[groupOf[r.Stack]*(np+1):]
+			d[ps] += r.Bytes
+			d[pe] -= r.Bytes
+		}
 	}
-	s, e := 0, 0
-	for p, i := range tl.Index {
-		for ; s < len(byStart) && byStart[s].Start <= i; s++ {
-			cur[groupOf[byStart[s].Stack]] += byStart[s].Bytes
+	for g := range tl.Groups {
+		d := delta[g*(np+1):]
+		bytes := make([]int64, np)
+		var cur int64
+		for p := range np {
+			cur += d[p]
+			bytes[p] = cur
+			tl.Groups[g].MaxBytes = max(tl.Groups[g].MaxBytes, cur)
 		}
-		for ; e < len(byEnd) && byEnd[e].End <= i; e++ {
-			cur[groupOf[byEnd[e].Stack]] -= byEnd[e].Bytes
-		}
-		for g := range tl.Groups {
-			tl.Groups[g].Bytes[p] = cur[g]
-			tl.Groups[g].MaxBytes = max(tl.Groups[g].MaxBytes, cur[g])
-		}
+		tl.Groups[g].Bytes = bytes
 	}
 	return tl
 }
