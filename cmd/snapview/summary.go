@@ -41,8 +41,10 @@ Formats (--format):
          the file holds: how long the trace is, whether stacks were
          recorded, and whether the trace starts at the first allocation or
          may have started late or wrapped.
-  torch  the table torch.cuda.memory_summary(device) prints, character for
-         character, so it can be diffed against one printed by the program.
+  torch  the table torch.cuda.memory_summary(device) prints, in its exact
+         layout and rounding: every cell the file can tell is torch's figure
+         to the byte, so it can be diffed against one printed by the
+         program; the rest are marked (see below) and differ on purpose.
   json   every torch.cuda.memory_stats() figure under its own key
          ("allocated_bytes.all.peak"), unrounded, each marked "exact",
          "lower_bound" or "unknown" (value null), plus the per-pool figures
