@@ -70,6 +70,8 @@ func TestBadInput(t *testing.T) {
 		{"bad JSON", []byte(`{"segments": [`), "reading JSON", false},
 		{"JSON of something else", []byte(`{"a": 1}`), "neither segments nor device_traces", true},
 		{"invalid UTF-8", []byte("\x80\x04\x8c\x02\xff\xfe."), "not UTF-8", false},
+		{"truncated xz", xzHead(), "reading xz: truncated compressed data", false},
+		{"corrupt gzip header", []byte("\x1f\x8b\x08\x00garbage"), "reading gzip", false},
 		{"LONG1 of length 0", []byte("\x80\x04}\x8c\x08segments]s\x8a\x00."), "holds a int", true},
 	}
 	for _, tt := range tests {
@@ -254,5 +256,23 @@ func TestFields(t *testing.T) {
 	}
 	if got := s.FieldCount("segments[].blocks[].address"); got != blocks {
 		t.Errorf("block addresses %d, want %d", got, blocks)
+	}
+}
+
+// xzHead is the first 32 bytes of an xz stream (made with Python's lzma).
+func xzHead() []byte {
+	return []byte("\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4F\x02\x00!\x01\x16\x00\x00\x00t/\xe5\xa3\xe0\x99\xa0\x1b\xf9]\x00@")
+}
+
+// TestInconsistentWarns: a file whose blocks do not tile their segment
+// decodes with a warning, not an error.
+func TestInconsistentWarns(t *testing.T) {
+	// {"segments": [{"total_size": -5, "blocks": []}]}
+	s, err := Decode(bytes.NewReader([]byte("\x80\x04}\x8c\x08segments](}(\x8c\ntotal_sizeJ\xfb\xff\xff\xff\x8c\x06blocks]ues.")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "negative total_size") {
+		t.Errorf("warnings %q, want one about the negative total_size", s.Warnings)
 	}
 }

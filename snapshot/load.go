@@ -83,8 +83,18 @@ const readBuffer = 1 << 20
 // _dump_snapshot() and the bare segment list of memory_snapshot(). A
 // malformed file gives an error (never a panic); input that is not a
 // snapshot gives an error wrapping ErrNotSnapshot.
+//
+// When r has a Stat method (an *os.File, or a reader that wraps one) and
+// names a regular file, its size lets the decoder size the trace without
+// copying it.
 func Decode(r io.Reader) (s *Snapshot, err error) {
-	return decode(r, 0)
+	var size int64
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
+	}
+	return decode(r, size)
 }
 
 // decode is Decode with the input's size when known (0 if not), which lets
@@ -123,8 +133,14 @@ func decode(r io.Reader, size int64) (s *Snapshot, err error) {
 		}
 		break
 	}
-	head, _ := br.Peek(1)
+	head, perr := br.Peek(1)
 	if len(head) == 0 {
+		if compression != "" {
+			if perr == nil || perr == io.EOF {
+				return nil, &DecodeError{Err: fmt.Errorf("the %s data holds nothing", compression)}
+			}
+			return nil, &DecodeError{Err: fmt.Errorf("reading %s: %w", compression, compressedErr(perr))}
+		}
 		return nil, &DecodeError{Err: errors.New("empty file")}
 	}
 	var root val
@@ -158,10 +174,21 @@ func decode(r io.Reader, size int64) (s *Snapshot, err error) {
 	if c.err != nil {
 		return nil, &DecodeError{Err: c.err}
 	}
+	if err := c.s.CheckValid(); err != nil {
+		c.warnf("the file is inconsistent, figures taken from it may be wrong: %v", err)
+	}
 	c.finish()
 	c.s.Format.Compression = compression
 	c.s.Format.Bytes = cr.n - int64(br.Buffered())
 	return c.s, nil
+}
+
+// compressedErr names a fault of compressed data in a user's words.
+func compressedErr(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("truncated compressed data: %w", err)
+	}
+	return fmt.Errorf("corrupt compressed data: %w", err)
 }
 
 func wrapReadErr(err error, compression string) error {

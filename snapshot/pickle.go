@@ -318,7 +318,10 @@ func (m *machine) fill(n int) error {
 	}
 	for m.wp < n {
 		if m.srcErr != nil {
-			return m.truncated()
+			if m.srcErr == io.EOF || errors.Is(m.srcErr, io.ErrUnexpectedEOF) {
+				return m.truncated()
+			}
+			return &pickleError{off: m.off, msg: fmt.Sprintf("cannot read on (%v)", m.srcErr), err: m.srcErr}
 		}
 		k, err := m.src.Read(m.buf[m.wp:])
 		m.wp += k
