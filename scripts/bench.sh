@@ -155,7 +155,8 @@ for r in $(seq "$rounds"); do
 done
 
 echo
-printf 'file: %s, %.1f MB, %d rounds (median)\n\n' "$(basename "$src")" "$(awk -v b="$bytes" 'BEGIN{print b/1e6}')" "$rounds"
+printf 'file: %s, %.1f MB%s; median of %d rounds\n\n' "$(basename "$src")" "$(awk -v b="$bytes" 'BEGIN{print b/1e6}')" \
+	"$(case "$src" in *.xz) echo ' decompressed' ;; esac)" "$rounds"
 printf '| command | time (s) | peak RSS (MB) | ratio |\n|---|---:|---:|---|\n'
 py_s=$(median "$tmp/python.main" 1)
 sum_s=$(median "$tmp/summary.main" 1)

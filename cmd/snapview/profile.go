@@ -23,7 +23,7 @@ func addProfileFlags(root *cobra.Command) {
 	p := &profileFlags{}
 	pf := root.PersistentFlags()
 	pf.StringVar(&p.cpu, "cpuprofile", "", "write a CPU profile of the command to this file")
-	pf.StringVar(&p.mem, "memprofile", "", "write a heap profile (allocations, and memory in use at the last GC) to this file when the command ends")
+	pf.StringVar(&p.mem, "memprofile", "", "write a heap profile to this file when the command ends (pprof -sample_index=alloc_space: every allocation of the command)")
 	_ = pf.MarkHidden("cpuprofile")
 	_ = pf.MarkHidden("memprofile")
 	var wrap func(c *cobra.Command)
