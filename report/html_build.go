@@ -103,10 +103,9 @@ func (b *htmlBuilder) stack(id snapshot.StackID) int {
 	if i, ok := b.stackIndex[id]; ok {
 		return i
 	}
-	// The leak views' presentation: user frames, runs of torch and
-	// standard-library frames folded into one line, C++ frames left out
-	// where there are user frames.
-	frames := LeakStackLines(b.s, id, false)
+	// The text views' presentation (stackLines), every line: the page
+	// folds them under their first.
+	frames := stackLines(b.s, id, stackLineOptions{})
 	b.r.Stacks = append(b.r.Stacks, frames)
 	b.stackIndex[id] = len(b.r.Stacks) - 1
 	return len(b.r.Stacks) - 1
@@ -200,7 +199,7 @@ func (b *htmlBuilder) leaks(d *HTMLDevice, res *analyze.Result) error {
 			suspicious++
 		}
 		d.Leaks = append(d.Leaks, HTMLLeak{
-			Label: leakWhere(b.s, g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
+			Label: stackWhere(b.s, g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
 			Detail: g.Verdict.String(), Suspicious: g.Verdict.Kind.Suspicious(),
 		})
 	}
@@ -262,7 +261,7 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snaps
 			}
 		default:
 			hg.Stack = b.stack(g.Stack)
-			hg.Label = leakWhere(b.s, g.Stack)
+			hg.Label = stackWhere(b.s, g.Stack)
 		}
 		seen[hg.Label]++
 		if k := seen[hg.Label]; k > 1 {

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -169,7 +168,7 @@ func leakStepsLine(s *snapshot.Snapshot, rep *analyze.LeakReport) string {
 			plural(st.Count, "step"), st.Name, prologue)
 	case analyze.StepsPattern:
 		return fmt.Sprintf("Growth per training step: %s found from the allocation made once per step at %s%s.",
-			plural(st.Count, "step"), leakWhere(s, st.Marker), prologue)
+			plural(st.Count, "step"), stackWhere(s, st.Marker), prologue)
 	case analyze.StepsSlices:
 		return fmt.Sprintf("Growth per slice: no training steps found, so the trace is cut into %s of equal entries.",
 			plural(st.Count, "slice"))
@@ -243,162 +242,11 @@ func sparkline(g []analyze.GrowthPoint) string {
 	return "[" + string(b) + "]"
 }
 
-// packagePath cuts an installed package's path down to the package.
-var packagePath = regexp.MustCompile(`^.*[/\\](site|dist)-packages[/\\]`)
-
-// shortFilename shortens an installed package's filename to the path
-// inside site-packages; other paths are kept whole.
-func shortFilename(fn string) string {
-	return packagePath.ReplaceAllString(fn, "")
-}
-
-// LeakStackLines returns the lines that show a stack in the leak views,
-// innermost frame first: with full every frame as "filename:line name";
-// otherwise the user's frames, each run of frames inside torch/ or the
-// standard library folded into one line such as "(torch) relu", C++ and
-// unwinder frames left out, installed packages' paths shortened, and at
-// most StackLines lines. A stack without frames of the user shows all its
-// frames but the unwinder's, C++ ones by name. A stack without recorded
-// frames is "<no stack recorded>".
+// LeakStackLines returns the lines that show a stack in the leak views
+// (see stackLines): with full every frame as "filename:line name";
+// otherwise folded, at most StackLines lines.
 func LeakStackLines(s *snapshot.Snapshot, id snapshot.StackID, full bool) []string {
-	frames := s.Stack(id)
-	if len(frames) == 0 {
-		return []string{"<no stack recorded>"}
-	}
-	var out []string
-	if full {
-		for _, f := range frames {
-			out = append(out, analyze.FrameText(s.Frames[f]))
-		}
-		return out
-	}
-	hasUser := false
-	for _, f := range frames {
-		if analyze.ClassifyFrame(s.Frames[f]) == analyze.FrameUser {
-			hasUser = true
-			break
-		}
-	}
-	var run []snapshot.Frame
-	runKind := analyze.FrameUser
-	flush := func() {
-		if len(run) > 0 {
-			out = append(out, foldedRun(runKind, run))
-			run = run[:0]
-		}
-	}
-	for _, fid := range frames {
-		f := s.Frames[fid]
-		switch k := analyze.ClassifyFrame(f); {
-		case k == analyze.FrameNoise || hasUser && k == analyze.FrameCpp:
-		case k == analyze.FrameCpp:
-			if !strings.HasPrefix(f.Name, "c10::cuda::CUDACachingAllocator::") { // the allocator itself
-				out = append(out, shortCppName(f.Name))
-			}
-		case k == analyze.FrameUser || !hasUser:
-			flush()
-			out = append(out, shortFilename(f.Filename)+":"+strconv.FormatInt(f.Line, 10)+" "+f.Name)
-		default:
-			if k != runKind {
-				flush()
-				runKind = k
-			}
-			run = append(run, f)
-		}
-	}
-	flush()
-	if len(out) > StackLines {
-		more := len(out) - (StackLines - 1)
-		out = append(out[:StackLines-1], fmt.Sprintf("... %d more lines (--full shows every frame)", more))
-	}
-	return out
-}
-
-// maxCppName is the longest C++ function name the folded view prints.
-const maxCppName = 80
-
-// shortCppName drops the parameter list of a demangled C++ name and cuts
-// it to maxCppName characters: "at::native::add_out(at::Tensor const&,
-// ...)" is "at::native::add_out".
-func shortCppName(name string) string {
-	name = strings.ReplaceAll(name, "(anonymous namespace)", "{anon}")
-	if i := strings.IndexByte(name, '('); i > 0 {
-		name = name[:i]
-	}
-	if len(name) > maxCppName {
-		name = name[:maxCppName-3] + "..."
-	}
-	return name
-}
-
-// foldedRun is the line of a run of folded frames: the kind, the
-// innermost frame as "file.py:line name" (it tells apart two stacks that
-// differ only there), and the names of the next ones.
-func foldedRun(k analyze.FrameKind, run []snapshot.Frame) string {
-	const maxNames = 3
-	names := []string{baseName(run[0].Filename) + ":" + strconv.FormatInt(run[0].Line, 10) + " " + run[0].Name}
-	for i, f := range run[1:] {
-		if i+1 == maxNames {
-			names = append(names, fmt.Sprintf("+%d more", len(run)-maxNames))
-			break
-		}
-		names = append(names, f.Name)
-	}
-	return "(" + k.String() + ") " + strings.Join(names, ", ")
-}
-
-// leakWhere names a stack in one line: its innermost user frame as
-// "file.py:12 function", with the innermost folded function it called
-// ("(via relu)"); the innermost frame when it has no user frames.
-func leakWhere(s *snapshot.Snapshot, id snapshot.StackID) string {
-	frames := s.Stack(id)
-	if len(frames) == 0 {
-		return "<no stack recorded>"
-	}
-	via := ""
-	for _, fid := range frames {
-		f := s.Frames[fid]
-		switch analyze.ClassifyFrame(f) {
-		case analyze.FrameUser:
-			out := baseName(f.Filename) + ":" + strconv.FormatInt(f.Line, 10) + " " + f.Name
-			if via != "" {
-				out += " (via " + via + ")"
-			}
-			return out
-		case analyze.FrameTorch, analyze.FrameStdlib:
-			if via == "" {
-				via = f.Name
-			}
-		}
-	}
-	// No user or Python frame (a C++-only stack, e.g. from the autograd
-	// thread with stacks="all"): name the first C++ frame that is neither
-	// the unwinder nor the allocator itself.
-	first := -1
-	for _, fid := range frames {
-		f := s.Frames[fid]
-		if analyze.ClassifyFrame(f) == analyze.FrameNoise {
-			continue
-		}
-		if first < 0 {
-			first = int(fid)
-		}
-		if !strings.Contains(f.Name, "c10::") && !strings.Contains(f.Filename, "CachingAllocator") {
-			return analyze.FrameText(f)
-		}
-	}
-	if first >= 0 {
-		return analyze.FrameText(s.Frames[first])
-	}
-	return analyze.FrameText(s.Frames[frames[0]])
-}
-
-// baseName returns the last element of a Unix or Windows path.
-func baseName(p string) string {
-	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
-		return p[i+1:]
-	}
-	return p
+	return stackLines(s, id, stackLineOptions{Full: full, Limit: StackLines, More: "--full shows every frame"})
 }
 
 // LeakHints returns advice for the person reading the reports: how to

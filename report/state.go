@@ -19,7 +19,8 @@ type StateOptions struct {
 	// Top is how many of the largest live allocations and of the
 	// allocation stacks holding the most live bytes are listed.
 	Top int
-	// Frames is the most frames printed per stack; 0 prints them all.
+	// Frames is the most lines printed per stack, as the leak views fold
+	// it (see stackLines); 0 prints them all.
 	Frames int
 }
 
@@ -53,6 +54,7 @@ type StateView struct {
 	TopStacks int
 
 	allocs []analyze.Allocation // analyze.Result.Allocs
+	snap   *snapshot.Snapshot
 }
 
 // StateSegmentRow is one segment of a StateView.
@@ -87,9 +89,14 @@ type StackGroup struct {
 	ID    snapshot.StackID
 	Count int
 	Bytes int64
-	// Frames are the stack's frames, innermost first, as "file:line name"
-	// (C++ frames are left out when the stack has Python frames).
-	Frames []string
+	// Where names the stack in one line: its innermost user frame (see
+	// stackWhere).
+	Where string
+	// Lines show the stack, innermost frame first, as the leak views do:
+	// the user's frames, runs of torch and standard-library frames folded,
+	// the unwinder's, the allocator's and (beside user frames) C++ frames
+	// left out; at most StateOptions.Frames lines.
+	Lines []string
 }
 
 // NewStateView gathers what `snapview state` prints about st, a state of
@@ -101,7 +108,7 @@ func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at
 	v := &StateView{
 		At: at, Device: r.Device, Index: st.Index, Entries: len(r.Allocated), Entry: st.Entry,
 		SinceStartUS: -1, Seeded: r.Seeded, State: st, Segments: []StateSegmentRow{},
-		Largest: []LiveAllocation{}, Stacks: []StackGroup{}, allocs: r.Allocs,
+		Largest: []LiveAllocation{}, Stacks: []StackGroup{}, allocs: r.Allocs, snap: s,
 	}
 	if r.Device < len(s.Traces) && len(s.Traces[r.Device]) > 0 && st.Entry != nil {
 		first := s.Traces[r.Device][0]
@@ -124,7 +131,8 @@ func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at
 				if !ok {
 					g = len(v.Stacks)
 					groups[b.Stack] = g
-					v.Stacks = append(v.Stacks, StackGroup{ID: b.Stack, Frames: formatStack(s, b.Stack, opt.Frames)})
+					v.Stacks = append(v.Stacks, StackGroup{ID: b.Stack, Where: stackWhere(s, b.Stack),
+						Lines: stackLines(s, b.Stack, stackLineOptions{Limit: opt.Frames, More: "--frames 0 shows them all"})})
 				}
 				v.Stacks[g].Count++
 				v.Stacks[g].Bytes += b.Size
@@ -178,31 +186,6 @@ func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at
 	v.Largest = live[:min(len(live), opt.Top)]
 	v.TopStacks = min(len(v.Stacks), opt.Top)
 	return v
-}
-
-// formatStack returns the frames of stack id as "file:line name",
-// innermost first, at most limit of them (0: all) plus a "... N more"
-// line. C++ frames (line 0) are left out when the stack has Python frames.
-func formatStack(s *snapshot.Snapshot, id snapshot.StackID, limit int) []string {
-	ids := s.Stack(id)
-	hasPython := slices.ContainsFunc(ids, func(f snapshot.FrameID) bool { return s.Frames[f].Line > 0 })
-	out := []string{}
-	skipped := 0
-	for _, fid := range ids {
-		f := s.Frames[fid]
-		if hasPython && f.Line <= 0 {
-			continue
-		}
-		if limit > 0 && len(out) == limit {
-			skipped++
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s:%d %s", f.Filename, f.Line, f.Name))
-	}
-	if skipped > 0 {
-		out = append(out, fmt.Sprintf("... %d more frames", skipped))
-	}
-	return out
 }
 
 // momentLine describes the moment of v in one line.
@@ -334,14 +317,10 @@ func WriteState(w io.Writer, v *StateView) error {
 			return ew.err
 		}
 		t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
-		t.Header("Stack", "Allocations", "Bytes", "Innermost frame")
+		t.Header("Stack", "Allocations", "Bytes", "Allocated at")
 		for i := range v.TopStacks {
 			g := &v.Stacks[i]
-			top := "<no stack>"
-			if len(g.Frames) > 0 {
-				top = g.Frames[0]
-			}
-			if err := t.Append("S"+strconv.Itoa(i+1), FormatInt(int64(g.Count)), FormatBytes(g.Bytes), top); err != nil {
+			if err := t.Append("S"+strconv.Itoa(i+1), FormatInt(int64(g.Count)), FormatBytes(g.Bytes), g.Where); err != nil {
 				return err
 			}
 		}
@@ -354,11 +333,8 @@ func WriteState(w io.Writer, v *StateView) error {
 				continue
 			}
 			ew.printf("S%d: %s in %s\n", i+1, FormatBytes(g.Bytes), plural(g.Count, "allocation"))
-			if len(g.Frames) == 0 {
-				ew.printf("    <no stack recorded>\n")
-			}
-			for _, f := range g.Frames {
-				ew.printf("    %s\n", f)
+			for _, l := range g.Lines {
+				ew.printf("    %s\n", l)
 			}
 		}
 	}
@@ -507,9 +483,13 @@ type liveJSON struct {
 }
 
 type stackJSON struct {
-	Allocations int      `json:"allocations"`
-	Bytes       int64    `json:"bytes"`
-	Frames      []string `json:"frames"`
+	Allocations int    `json:"allocations"`
+	Bytes       int64  `json:"bytes"`
+	Where       string `json:"where"`
+	// Lines are the text view's lines; Frames every frame, innermost
+	// first, as "filename:line name" (empty when none was recorded).
+	Lines  []string `json:"lines"`
+	Frames []string `json:"frames"`
 }
 
 type freeJSON struct {
@@ -573,7 +553,11 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 		})
 	}
 	for _, g := range v.Stacks {
-		out.Stacks = append(out.Stacks, stackJSON{Allocations: g.Count, Bytes: g.Bytes, Frames: g.Frames})
+		frames := []string{}
+		if len(v.snap.Stack(g.ID)) > 0 {
+			frames = stackLines(v.snap, g.ID, stackLineOptions{Full: true})
+		}
+		out.Stacks = append(out.Stacks, stackJSON{Allocations: g.Count, Bytes: g.Bytes, Where: g.Where, Lines: g.Lines, Frames: frames})
 	}
 	for _, f := range st.Free {
 		out.Free = append(out.Free, freeJSON{

@@ -103,24 +103,29 @@ func TestWriteStateGolden(t *testing.T) {
 	}
 }
 
-func TestFormatStack(t *testing.T) {
+func TestStateStacks(t *testing.T) {
 	s := stateSnapshot()
-	s.Stacks = append(s.Stacks, []snapshot.FrameID{2}, []snapshot.FrameID{1, 0, 1, 0})
-	for _, tc := range []struct {
-		name  string
-		id    snapshot.StackID
-		limit int
-		want  []string
-	}{
-		{"empty", 0, 0, []string{}},
-		{"python", 1, 0, []string{"/home/x/model.py:5 forward", "/home/x/train.py:10 step"}},
-		{"c++ frames hidden next to python ones", 2, 0, []string{"/home/x/train.py:10 step"}},
-		{"c++ only", 3, 0, []string{"??:0 c10::cuda::CUDACachingAllocator::malloc"}},
-		{"limit", 4, 2, []string{"/home/x/model.py:5 forward", "/home/x/train.py:10 step", "... 2 more frames"}},
-	} {
-		if got := formatStack(s, tc.id, tc.limit); !cmp.Equal(got, tc.want) {
-			t.Errorf("%s: formatStack(%d, %d) = %q, want %q", tc.name, tc.id, tc.limit, got, tc.want)
-		}
+	r, err := analyze.Replay(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.StateAt(r.PeakIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := NewStateView(s, r, st, "peak", StateOptions{Top: 5, Frames: 1})
+	got := map[string][]string{}
+	for _, g := range v.Stacks {
+		got[g.Where] = g.Lines
+	}
+	want := map[string][]string{
+		// The allocator's frame is left out next to Python frames.
+		"train.py:10 step": {"/home/x/train.py:10 step"},
+		// --frames counts lines: one, then how many more.
+		"model.py:5 forward": {"/home/x/model.py:5 forward", "... 1 more lines (--frames 0 shows them all)"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stacks (-want +got):\n%s", diff)
 	}
 }
 
@@ -147,6 +152,19 @@ func TestStateCorpus(t *testing.T) {
 			"free on the device (cudaMemGetInfo):    136.1 GiB",
 			"| Free in segments | 783.0 KiB |",
 		}},
+		// stacks="all": C++-only stacks from the autograd thread are named
+		// by their operator and autograd node, not by the unwinder or the
+		// allocator.
+		{"torch2.11/two_devices/snapshot.pickle", "peak", []string{
+			"| S5    |           2 | 64.0 MiB | at::meta::structured_mm::meta (in AddmmBackward0)",
+			"S7: 32.0 MiB in 1 allocation\n    at::cuda::setWorkspaceForHandle\n    at::cuda::getCurrentCUDABlasHandle\n",
+		}},
+		// Full C++ template signatures made lines 1031 characters wide.
+		{"public/p33-newest-fields-training.pickle", "peak", []string{
+			"| S1    |         664 |   4.8 GiB | <no stack recorded>",
+			"| S2    |         169 |   1.5 GiB | at::native::new_empty_strided_symint (in AccumulateGrad)",
+			"S2: 1.5 GiB in 169 allocations\n    (dispatch) empty_strided\n    at::native::new_empty_strided_symint\n",
+		}},
 	} {
 		s, err := snapshot.Load(filepath.Join(dir, tc.file))
 		if err != nil {
@@ -171,6 +189,29 @@ func TestStateCorpus(t *testing.T) {
 		for _, w := range tc.want {
 			if !strings.Contains(buf.String(), w) {
 				t.Errorf("%s --at %s: output lacks %q:\n%s", tc.file, tc.at, w, buf.String())
+			}
+		}
+		stacks := false
+		lines := 0
+		for _, l := range strings.Split(buf.String(), "\n") {
+			if len(l) > 160 {
+				t.Errorf("%s: line of %d characters: %q", tc.file, len(l), l)
+			}
+			for _, bad := range []string{"unwind::unwind", "gather_with_cpp", "CachingAllocator::", "at::detail::empty"} {
+				if strings.Contains(l, bad) {
+					t.Errorf("%s: line shows %q: %q", tc.file, bad, l)
+				}
+			}
+			switch {
+			case strings.HasPrefix(l, "Stacks ("):
+				stacks = true
+			case stacks && strings.HasPrefix(l, "    "):
+				if lines++; lines > 12 {
+					t.Errorf("%s: more than --frames 12 lines in a stack: %q", tc.file, l)
+				}
+			default:
+				lines = 0
+				stacks = stacks && l != ""
 			}
 		}
 	}

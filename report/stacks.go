@@ -1,0 +1,338 @@
+package report
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// How every view (leaks, state, the HTML report) shows an allocation
+// stack: the user's frames, runs of frames inside torch/ or the standard
+// library folded into one line, the unwinder's frames (_memory_viz's
+// _frame_filter) and the allocator's own frames left out, C++ names cut
+// short.
+
+// noStackText stands for a stack without recorded frames, in every view.
+const noStackText = "<no stack recorded>"
+
+// stackLineOptions says how [stackLines] shows a stack.
+type stackLineOptions struct {
+	// Full prints every frame as "filename:line name", nothing folded or
+	// left out.
+	Full bool
+	// Limit is the most lines, the "... N more lines" line included; 0
+	// prints them all.
+	Limit int
+	// More says, in the "... N more lines" line, how to see them all
+	// ("--full shows every frame").
+	More string
+}
+
+// Widths that keep a stack line within about 160 columns.
+const (
+	// maxCppName is the longest C++ function name printed.
+	maxCppName = 80
+	// maxStackPath is the longest filename printed; longer ones keep
+	// their end.
+	maxStackPath = 100
+	// maxStackLine is the longest stack line.
+	maxStackLine = 150
+)
+
+// stackLines returns the lines that show a stack, innermost frame first:
+// with o.Full every frame as "filename:line name"; otherwise the user's
+// frames, each run of frames inside torch/ or the standard library folded
+// into one line such as "(torch) functional.py:1723 relu, _call_impl",
+// C++ frames, the unwinder's and the allocator's left out, installed
+// packages' paths shortened. A stack without frames of the user shows all
+// its frames but the unwinder's and the allocator's, C++ ones by their
+// short name. A stack without recorded frames is "<no stack recorded>".
+func stackLines(s *snapshot.Snapshot, id snapshot.StackID, o stackLineOptions) []string {
+	frames := s.Stack(id)
+	if len(frames) == 0 {
+		return []string{noStackText}
+	}
+	var out []string
+	if o.Full {
+		for _, f := range frames {
+			out = append(out, analyze.FrameText(s.Frames[f]))
+		}
+		return out
+	}
+	hasUser := false
+	for _, f := range frames {
+		if analyze.ClassifyFrame(s.Frames[f]) == analyze.FrameUser {
+			hasUser = true
+			break
+		}
+	}
+	var run []snapshot.Frame
+	runKind := analyze.FrameUser
+	var glue []string // the dispatcher's frames in a row
+	flush := func() {
+		if len(run) > 0 {
+			out = append(out, clipLine(foldedRun(runKind, run)))
+			run = run[:0]
+		}
+		if len(glue) > 0 {
+			out = append(out, clipLine(dispatchRun(glue)))
+			glue = glue[:0]
+		}
+	}
+	for _, fid := range frames {
+		f := s.Frames[fid]
+		switch k := analyze.ClassifyFrame(f); {
+		case k == analyze.FrameNoise || hasUser && k == analyze.FrameCpp:
+		case k == analyze.FrameCpp:
+			if isAllocatorFrame(f) {
+				continue
+			}
+			name := shortCppName(f.Name)
+			if dispatchGlue.MatchString(name) {
+				if len(run) > 0 {
+					flush()
+				}
+				glue = append(glue, name)
+				continue
+			}
+			flush()
+			if len(out) == 0 || out[len(out)-1] != name {
+				out = append(out, name)
+			}
+		case k == analyze.FrameUser || !hasUser:
+			flush()
+			out = append(out, clipLine(clipPath(shortFilename(f.Filename))+":"+strconv.FormatInt(f.Line, 10)+" "+f.Name))
+		default:
+			if k != runKind || len(glue) > 0 {
+				flush()
+				runKind = k
+			}
+			run = append(run, f)
+		}
+	}
+	flush()
+	if len(out) == 0 {
+		// Nothing but the unwinder and the allocator: the allocator's
+		// innermost frame.
+		out = append(out, stackWhere(s, id))
+	}
+	if o.Limit > 0 && len(out) > o.Limit {
+		keep := max(o.Limit-1, 1)
+		more := fmt.Sprintf("... %d more lines", len(out)-keep)
+		if o.More != "" {
+			more += " (" + o.More + ")"
+		}
+		out = append(out[:keep], more)
+	}
+	return out
+}
+
+// stackWhere names a stack in one line: its innermost user frame as
+// "file.py:12 function", with the innermost folded function it called
+// ("(via relu)"). A stack without user frames (a C++-only stack, e.g.
+// from the autograd engine's thread with stacks="all") is named by its
+// first frame that is neither the unwinder, the allocator nor the
+// dispatcher's glue, with the autograd node it ran in ("(in
+// AddmmBackward0)").
+func stackWhere(s *snapshot.Snapshot, id snapshot.StackID) string {
+	frames := s.Stack(id)
+	if len(frames) == 0 {
+		return noStackText
+	}
+	via := ""
+	for _, fid := range frames {
+		f := s.Frames[fid]
+		switch analyze.ClassifyFrame(f) {
+		case analyze.FrameUser:
+			out := baseName(f.Filename) + ":" + strconv.FormatInt(f.Line, 10) + " " + f.Name
+			if via != "" {
+				out += " (via " + via + ")"
+			}
+			return clipLine(out)
+		case analyze.FrameTorch, analyze.FrameStdlib:
+			if via == "" {
+				via = f.Name
+			}
+		}
+	}
+	name, first, node := "", "", ""
+	for _, fid := range frames {
+		f := s.Frames[fid]
+		k := analyze.ClassifyFrame(f)
+		if k == analyze.FrameNoise {
+			continue
+		}
+		if k != analyze.FrameCpp {
+			if name == "" {
+				name = baseName(f.Filename) + ":" + strconv.FormatInt(f.Line, 10) + " " + f.Name
+			}
+			continue
+		}
+		short := shortCppName(f.Name)
+		if first == "" {
+			first = short
+		}
+		if m := autogradNode.FindStringSubmatch(short); m != nil && node == "" {
+			node = m[1]
+		}
+		if name == "" && !isAllocatorFrame(f) && !dispatchGlue.MatchString(short) {
+			name = short
+		}
+	}
+	switch {
+	case name == "" && first == "":
+		return clipLine(analyze.FrameText(s.Frames[frames[0]]))
+	case name == "":
+		name = first
+	}
+	if node != "" && !strings.Contains(name, node) {
+		name += " (in " + node + ")"
+	}
+	return clipLine(name)
+}
+
+var (
+	// allocatorName matches the short names of the frames between an
+	// allocation and the caching allocator: at::empty and its CUDA
+	// implementations, and the output allocation of structured kernels
+	// and TensorIterator (create_out, set_output_raw_strided).
+	allocatorName = regexp.MustCompile(`^(at::TensorBase )?at::(detail|native)::_?empty(_strided)?_(generic|cuda|xpu|mps|meta|cpu)(<.*>)?$` +
+		`|^at::(\{anon\}::)+(wrapper_\w+_(memory_format_empty|empty_strided|empty)|create_out)$` +
+		`|::set_output_raw_strided$`)
+	// dispatchGlue matches the dispatcher's frames between operators:
+	// they say nothing about what allocated.
+	dispatchGlue = regexp.MustCompile(`^(c10::impl::|c10::Dispatcher::|at::_ops::|c10::BoxedKernel::|torch::autograd::VariableType::)`)
+	// dispatchOp matches the dispatcher's entry points of an operator.
+	dispatchOp = regexp.MustCompile(`^at::_ops::(\w+)::`)
+	// autogradNode matches the function of an autograd node: a backward
+	// function, or the accumulation of a leaf's gradient.
+	autogradNode = regexp.MustCompile(`^torch::autograd::(?:generated::)?(\w+Backward\d*|AccumulateGrad)(::apply|_apply_functional)$`)
+)
+
+// isAllocatorFrame reports whether f is a C++ frame of the caching
+// allocator or of the allocation plumbing that calls it (at::empty and
+// its CUDA implementations), which every stack of stacks="all" starts
+// with.
+func isAllocatorFrame(f snapshot.Frame) bool {
+	if strings.Contains(f.Name, "CachingAllocator::") || strings.Contains(f.Filename, "CachingAllocator") {
+		return true
+	}
+	return allocatorName.MatchString(shortCppName(f.Name))
+}
+
+// paramList returns where the parameter list of a demangled name starts:
+// the first '(' outside template arguments ("f<std::function<void
+// (int)> >(...)"), else the first '(', -1 without one.
+func paramList(name string) int {
+	depth := 0
+	for i := 0; i < len(name); i++ {
+		switch name[i] {
+		case '<':
+			depth++
+		case '>':
+			depth = max(depth-1, 0)
+		case '(':
+			if strings.HasSuffix(name[:i], "operator") && strings.HasPrefix(name[i:], "()") {
+				i++ // operator()(...)
+				continue
+			}
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return strings.IndexByte(name, '(')
+}
+
+// dispatchRun is the line of a run of the dispatcher's frames: the
+// operators they dispatch, "(dispatch) mm, addmm", or how many frames.
+func dispatchRun(names []string) string {
+	var ops []string
+	for _, n := range names {
+		if m := dispatchOp.FindStringSubmatch(n); m != nil && !slices.Contains(ops, m[1]) {
+			ops = append(ops, m[1])
+		}
+	}
+	if len(ops) == 0 {
+		return fmt.Sprintf("(dispatch) %d frames", len(names))
+	}
+	return "(dispatch) " + strings.Join(ops, ", ")
+}
+
+// shortCppName drops the parameter list of a demangled C++ name and cuts
+// it to maxCppName characters: "at::native::add_out(at::Tensor const&,
+// ...)" is "at::native::add_out".
+func shortCppName(name string) string {
+	name = strings.ReplaceAll(name, "(anonymous namespace)", "{anon}")
+	if i := paramList(name); i > 0 {
+		name = name[:i]
+	}
+	return clip(name, maxCppName)
+}
+
+// foldedRun is the line of a run of folded frames: the kind, the
+// innermost frame as "file.py:line name" (it tells apart two stacks that
+// differ only there), and the names of the next ones.
+func foldedRun(k analyze.FrameKind, run []snapshot.Frame) string {
+	const maxNames = 3
+	names := []string{baseName(run[0].Filename) + ":" + strconv.FormatInt(run[0].Line, 10) + " " + run[0].Name}
+	for i, f := range run[1:] {
+		if i+1 == maxNames {
+			names = append(names, fmt.Sprintf("+%d more", len(run)-maxNames))
+			break
+		}
+		names = append(names, f.Name)
+	}
+	return "(" + k.String() + ") " + strings.Join(names, ", ")
+}
+
+// packagePath cuts an installed package's path down to the package.
+var packagePath = regexp.MustCompile(`^.*[/\\](site|dist)-packages[/\\]`)
+
+// shortFilename shortens an installed package's filename to the path
+// inside site-packages; other paths are kept whole.
+func shortFilename(fn string) string {
+	return packagePath.ReplaceAllString(fn, "")
+}
+
+// clipPath shortens a path longer than maxStackPath to "..." and its
+// last elements.
+func clipPath(p string) string {
+	if len(p) <= maxStackPath {
+		return p
+	}
+	tail := p[len(p)-(maxStackPath-3):]
+	if i := strings.IndexAny(tail, `/\`); i >= 0 {
+		tail = tail[i:]
+	}
+	return "..." + tail
+}
+
+// clipLine cuts a stack line to maxStackLine characters.
+func clipLine(s string) string { return clip(s, maxStackLine) }
+
+// clip cuts s to at most n bytes, the last three "...", on a UTF-8
+// boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - 3
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+// baseName returns the last element of a Unix or Windows path.
+func baseName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
