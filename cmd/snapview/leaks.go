@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -91,8 +92,10 @@ snapview state --help).
 
 Filters, as in pprof: --focus RE keeps allocations whose stack has a frame
 matching RE, --ignore RE drops those that have one; frames match as
-"filename:line name". --min-bytes drops smaller groups; --top shows the
-first N.`,
+"filename:line name". --min-bytes drops smaller groups: a byte count with
+a binary unit (512KiB, 10MiB, 1GiB: powers of 1024) or a decimal one (500KB,
+10MB, 1GB: powers of 1000); a bare K, M or G is refused as ambiguous. --top
+shows the first N groups of each device (at least 1).`,
 		Example: `  snapview leaks snapshot.pickle
   snapview leaks --top 5 --fold train_snapshot.pickle
   snapview leaks --focus 'train\.py' --ignore 'optim/' --min-bytes 10MiB snapshot.pickle
@@ -115,11 +118,11 @@ first N.`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&opts.top, "top", 10, "number of groups shown per device (0: all)")
+	f.IntVar(&opts.top, "top", 10, "number of groups shown per device (at least 1)")
 	f.IntVar(&opts.device, "device", -1, "the device (default: every device the file has)")
 	f.StringVar(&opts.at, "at", "auto", "the moment: auto, end, peak, oom, oom:K, entry:N or time:T")
 	f.BoolVar(&opts.json, "json", false, "write JSON (growth per step, whole stacks) instead of text")
-	f.StringVar(&opts.minBytes, "min-bytes", "0", "leave out groups with fewer live bytes (4096, 512KiB, 10MiB, 1GiB)")
+	f.StringVar(&opts.minBytes, "min-bytes", "0", "leave out groups with fewer live bytes (4096, 512KiB, 10MiB, 1GiB; KB, MB, GB are powers of 1000)")
 	f.StringVar(&opts.focus, "focus", "", "keep only allocations whose stack has a frame matching this regexp")
 	f.StringVar(&opts.ignore, "ignore", "", "drop allocations whose stack has a frame matching this regexp")
 	f.StringVar(&opts.sort, "sort", "score", "order of the groups: score, bytes or count")
@@ -133,8 +136,8 @@ first N.`,
 // (At left unset); errors are usage errors.
 func (o *leaksOptions) analyzeOptions() (analyze.LeakOptions, error) {
 	var lo analyze.LeakOptions
-	if o.top < 0 {
-		return lo, usageErrorf("--top must be 0 (all) or more, got %d", o.top)
+	if o.top < 1 {
+		return lo, usageErrorf("--top must be at least 1, got %d", o.top)
 	}
 	lo.Top = o.top
 	b, err := parseBytes(o.minBytes)
@@ -163,24 +166,26 @@ func (o *leaksOptions) analyzeOptions() (analyze.LeakOptions, error) {
 	return lo, nil
 }
 
-// parseBytes parses a byte count: a number, optionally followed by B,
-// KiB, MiB, GiB or TiB (KB, MB, GB, TB and K, M, G, T are taken as the
-// same binary units).
+// parseBytes parses a byte count: a number, optionally followed by a unit:
+// B; KiB, MiB, GiB or TiB (powers of 1024); KB, MB, GB or TB (powers of
+// 1000). Units are case-insensitive. A bare K, M, G or T is refused: it
+// could mean either.
 func parseBytes(s string) (int64, error) {
 	t := strings.TrimSpace(s)
-	num := strings.TrimRightFunc(t, func(r rune) bool { return r >= 'A' && r <= 'z' })
-	unit := strings.ToLower(strings.TrimSpace(t[len(num):]))
-	num = strings.TrimSpace(num)
+	num := strings.TrimSpace(strings.TrimRightFunc(t, func(r rune) bool { return r >= 'A' && r <= 'z' }))
+	unit := strings.TrimSpace(t[len(num):])
 	mult := map[string]float64{
 		"": 1, "b": 1,
-		"k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
-		"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
-		"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
-		"t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
-	}[unit]
+		"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+	}[strings.ToLower(unit)]
 	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || mult == 0 || v < 0 {
-		return 0, fmt.Errorf("want a byte count such as 4096, 512KiB, 10MiB or 1GiB")
+	switch {
+	case err == nil && mult == 0 && len(unit) == 1 && strings.ContainsAny(unit, "kKmMgGtT"):
+		u := strings.ToUpper(unit)
+		return 0, fmt.Errorf("%s is ambiguous: say %s%sB (powers of 1000) or %s%siB (powers of 1024)", unit, num, u, num, u)
+	case err != nil || mult == 0 || v < 0 || v*mult >= math.MaxInt64:
+		return 0, fmt.Errorf("want a byte count such as 4096, 512KiB, 10MiB or 1GiB (or 10MB, 1GB: powers of 1000)")
 	}
 	return int64(v * mult), nil
 }

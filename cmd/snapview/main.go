@@ -12,7 +12,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := newRootCmd().ExecuteContext(ctx)
+	err := execute(ctx, newRootCmd())
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "snapview: %v\n", err)

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"errors"
+
 	"github.com/spf13/cobra"
 )
 
@@ -48,4 +51,16 @@ func exactArgs(n int) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// execute runs root and returns its error. cobra's "unknown command" error
+// comes back from root itself, untyped: root runs nothing of its own, so
+// every error it returns is a mistake in the command line (exit code 2).
+func execute(ctx context.Context, root *cobra.Command) error {
+	cmd, err := root.ExecuteContextC(ctx)
+	var u *usageError
+	if err != nil && cmd == root && !errors.As(err, &u) {
+		return &usageError{err}
+	}
+	return err
 }

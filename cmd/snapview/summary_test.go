@@ -2,24 +2,33 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// runSnapview runs the root command with args and returns its stdout,
-// stderr and error.
+// runSnapview runs the root command with args, as main does, and returns
+// its stdout, stderr and error.
 func runSnapview(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	return runSnapviewIn(t, strings.NewReader(""), args...)
+}
+
+// runSnapviewIn is runSnapview with stdin.
+func runSnapviewIn(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	root := newRootCmd()
 	var out, errOut bytes.Buffer
+	root.SetIn(stdin)
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs(args)
-	err = root.Execute()
+	err = execute(context.Background(), root)
 	return out.String(), errOut.String(), err
 }
 
@@ -48,6 +57,7 @@ func TestSummaryUsageErrors(t *testing.T) {
 		{"unknown flag", []string{"summary", "--top", "3", "x.pickle"}, "unknown flag"},
 		{"segments no file", []string{"segments"}, "accepts 1 arg"},
 		{"segments bad device", []string{"segments", "-d", "x", "x.pickle"}, "device ordinal"},
+		{"unknown command", []string{"sumary", "x.pickle"}, `unknown command "sumary" for "snapview"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
