@@ -14,15 +14,17 @@
 #   snapview leaks FILE                      (skipped while there is no leaks command)
 #   snapview report -o TMP/report.html FILE
 #
-# The table gives the median wall time and peak RSS of each, and the
-# ratios the goals are stated in: summary/python time, leaks/summary and
-# report/summary time, and summary's peak RSS against the file's size.
+# The table gives the median wall time, CPU time (user + system) and peak
+# RSS of each, and the ratios the goals are stated in: summary/python time,
+# leaks/summary and report/summary time, and summary's peak RSS against the
+# file's size. The time ratios are of wall times; the CPU-time ratios in
+# brackets move less when other jobs share the machine.
 #
 # --scale also writes 0.5M, 1M and 4M-entry variants of the file with
 # scripts/scale_snapshot.py (the 2M one is the file itself), times the
-# snapview commands on each (ROUNDS rounds, alternating) and prints time
-# and peak RSS per million entries, which stay flat when both grow
-# linearly.
+# snapview commands on each (ROUNDS rounds, alternating) and prints wall
+# time, CPU time and peak RSS per million entries, which stay flat when
+# both grow linearly.
 #
 # Other jobs on the machine make the times noisy: the script prints the
 # load average before and after; run it on an idle machine for figures to
@@ -117,7 +119,8 @@ if ! "$sv" leaks --help >/dev/null 2>&1; then
 	names=(python summary report)
 fi
 
-# run NAME FILE TAG: one timed run; appends "seconds rss_kb" to $tmp/NAME.TAG.
+# run NAME FILE TAG: one timed run; appends "seconds rss_kb user_s sys_s"
+# to $tmp/NAME.TAG.
 run() {
 	local name=$1 f=$2 tag=$3 out="$tmp/$1.$3"
 	local cmd
@@ -127,7 +130,7 @@ run() {
 	leaks) cmd=("$sv" leaks "$f") ;;
 	report) cmd=("$sv" report -o "$tmp/report.html" "$f") ;;
 	esac
-	if ! /usr/bin/time -f '%e %M' -o "$tmp/time" "${cmd[@]}" >/dev/null 2>"$tmp/stderr"; then
+	if ! /usr/bin/time -f '%e %M %U %S' -o "$tmp/time" "${cmd[@]}" >/dev/null 2>"$tmp/stderr"; then
 		echo "bench.sh: $name failed on $f:" >&2
 		cat "$tmp/stderr" >&2
 		exit 1
@@ -135,9 +138,10 @@ run() {
 	tail -n 1 "$tmp/time" >>"$out"
 }
 
-# median FILE COLUMN: the median of one column of a run file.
+# median FILE COLUMN: the median of one column of a run file (column 0:
+# user + system seconds).
 median() {
-	awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {
+	awk -v c="$2" '{print (c == 0 ? $3 + $4 : $c)}' "$1" | sort -g | awk '{v[NR]=$1} END {
 		if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2 }'
 }
 
@@ -157,19 +161,22 @@ done
 echo
 printf 'file: %s, %.1f MB%s; median of %d rounds\n\n' "$(basename "$src")" "$(awk -v b="$bytes" 'BEGIN{print b/1e6}')" \
 	"$(case "$src" in *.xz) echo ' decompressed' ;; esac)" "$rounds"
-printf '| command | time (s) | peak RSS (MB) | ratio |\n|---|---:|---:|---|\n'
+printf '| command | time (s) | CPU (s) | peak RSS (MB) | ratio (CPU-time ratio) |\n|---|---:|---:|---:|---|\n'
 py_s=$(median "$tmp/python.main" 1)
+py_c=$(median "$tmp/python.main" 0)
 sum_s=$(median "$tmp/summary.main" 1)
+sum_c=$(median "$tmp/summary.main" 0)
 for n in "${names[@]}"; do
 	s=$(median "$tmp/$n.main" 1)
+	c=$(median "$tmp/$n.main" 0)
 	k=$(median "$tmp/$n.main" 2)
 	case "$n" in
 	python) label='python3 pickle.load'; what='' ;;
-	summary) label='snapview summary --format torch'; what="$(ratio "$s" "$py_s") x python (goal <= 0.25); RSS $(ratio "$((k * 1024))" "$bytes") x file (goal <= 1)" ;;
-	leaks) label='snapview leaks'; what="$(ratio "$s" "$sum_s") x summary (goal <= 2)" ;;
-	report) label='snapview report'; what="$(ratio "$s" "$sum_s") x summary (goal <= 2)" ;;
+	summary) label='snapview summary --format torch'; what="$(ratio "$s" "$py_s") ($(ratio "$c" "$py_c")) x python (goal <= 0.25); RSS $(ratio "$((k * 1024))" "$bytes") x file (goal <= 1)" ;;
+	leaks) label='snapview leaks'; what="$(ratio "$s" "$sum_s") ($(ratio "$c" "$sum_c")) x summary (goal <= 2)" ;;
+	report) label='snapview report'; what="$(ratio "$s" "$sum_s") ($(ratio "$c" "$sum_c")) x summary (goal <= 2)" ;;
 	esac
-	printf '| %s | %.2f | %s | %s |\n' "$label" "$s" "$(mb "$k")" "$what"
+	printf '| %s | %.2f | %.2f | %s | %s |\n' "$label" "$s" "$c" "$(mb "$k")" "$what"
 done
 
 if [ "$scale" = 1 ]; then
@@ -189,7 +196,7 @@ if [ "$scale" = 1 ]; then
 	echo
 	printf 'scaling (median of %d rounds; per M = per million trace entries)\n\n' "$rounds"
 	printf '| entries | file (MB) |'
-	for n in "${snames[@]}"; do printf ' %s s | s per M | RSS MB | MB per M |' "$n"; done
+	for n in "${snames[@]}"; do printf ' %s s | CPU s per M | RSS MB | MB per M |' "$n"; done
 	printf '\n|---:|---:|'
 	for n in "${snames[@]}"; do printf '%s' '---:|---:|---:|---:|'; done
 	echo
@@ -198,8 +205,9 @@ if [ "$scale" = 1 ]; then
 		printf '| %s | %.0f |' "$(awk -v m="$m" 'BEGIN{printf "%gM", m/1e6}')" "$(awk -v b="$fb" 'BEGIN{print b/1e6}')"
 		for n in "${snames[@]}"; do
 			s=$(median "$tmp/$n.$m" 1)
+			c=$(median "$tmp/$n.$m" 0)
 			k=$(median "$tmp/$n.$m" 2)
-			awk -v s="$s" -v k="$k" -v m="$m" 'BEGIN { printf " %.2f | %.2f | %.0f | %.0f |", s, s/(m/1e6), k*1024/1e6, k*1024/1e6/(m/1e6) }'
+			awk -v s="$s" -v c="$c" -v k="$k" -v m="$m" 'BEGIN { printf " %.2f | %.2f | %.0f | %.0f |", s, c/(m/1e6), k*1024/1e6, k*1024/1e6/(m/1e6) }'
 		done
 		echo
 	done
