@@ -2,17 +2,20 @@ package main
 
 import (
 	"io"
-	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/snapshot"
 )
 
 // infoOptions are the flags of `snapview info`.
 type infoOptions struct {
-	file string
-	json bool
+	file   string
+	device deviceFlag
+	json   bool
 }
 
 func newInfoCmd() *cobra.Command {
@@ -52,7 +55,8 @@ what it holds, and what it can and cannot tell.
 
 Everything is printed to stdout, warnings included. --json prints the same
 facts as JSON (byte figures unrounded, time_us in microseconds since the
-Unix epoch).`,
+Unix epoch). --device N keeps only that device in Devices; the other
+sections are about the whole file.`,
 		Example: `  # What is in this file, and how was it recorded?
   snapview info snap.pickle
 
@@ -61,26 +65,27 @@ Unix epoch).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
-			return runInfo(opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runInfo(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	addDeviceFlag(cmd.Flags(), &opts.device, "describe only this CUDA device ordinal in Devices", "every device in the file")
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON instead of text")
 	return cmd
 }
 
 // runInfo loads the snapshot and describes it.
-func runInfo(opts *infoOptions, out, errOut io.Writer) error {
-	s, err := loadSnapshot(errOut, opts.file)
-	if err != nil {
-		return err
-	}
-	st, err := os.Stat(opts.file)
-	if err != nil {
-		return err
-	}
-	v := report.NewInfo(opts.file, st.Size(), s)
-	if opts.json {
-		return report.WriteInfoJSON(out, v)
-	}
-	return report.WriteInfo(out, v)
+func runInfo(opts *infoOptions, stdin io.Reader, out, errOut io.Writer) error {
+	return withSnapshot(stdin, errOut, opts.file, func(s *snapshot.Snapshot, src source) error {
+		if err := opts.device.check(s); err != nil {
+			return err
+		}
+		v := report.NewInfo(src.name, src.size, s)
+		if opts.device.set {
+			v.Devices = slices.DeleteFunc(v.Devices, func(d analyze.DeviceInfo) bool { return d.Device != opts.device.n })
+		}
+		if opts.json {
+			return report.WriteInfoJSON(out, v)
+		}
+		return report.WriteInfo(out, v)
+	})
 }

@@ -11,7 +11,8 @@ func TestInfoUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"info"},
 		{"info", "a.pickle", "b.pickle"},
-		{"info", "--device", "0", "a.pickle"},
+		{"info", "--device", "-1", "a.pickle"},
+		{"info", "--top", "3", "a.pickle"},
 	} {
 		_, _, err := runSnapview(t, args...)
 		if err == nil {

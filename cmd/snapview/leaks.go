@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,13 +15,14 @@ import (
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/snapshot"
 )
 
 // leaksOptions are the flags of `snapview leaks`.
 type leaksOptions struct {
 	file     string
 	top      int
-	device   int
+	device   deviceFlag
 	at       string
 	json     bool
 	minBytes string
@@ -95,7 +97,10 @@ matching RE, --ignore RE drops those that have one; frames match as
 "filename:line name". --min-bytes drops smaller groups: a byte count with
 a binary unit (512KiB, 10MiB, 1GiB: powers of 1024) or a decimal one (500KB,
 10MB, 1GB: powers of 1000); a bare K, M or G is refused as ambiguous. --top
-shows the first N groups of each device (at least 1).`,
+shows the first N groups of each device (at least 1).
+
+An empty snapshot (no segments, no trace entries) is not an error: leaks
+says there is nothing to show and exits 0.`,
 		Example: `  snapview leaks snapshot.pickle
   snapview leaks --top 5 --fold train_snapshot.pickle
   snapview leaks --focus 'train\.py' --ignore 'optim/' --min-bytes 10MiB snapshot.pickle
@@ -111,15 +116,12 @@ shows the first N groups of each device (at least 1).`,
 					return err
 				}
 			}
-			if opts.device < -1 {
-				return usageErrorf("--device must be a device ordinal (0, 1, ...), got %d", opts.device)
-			}
-			return runLeaks(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runLeaks(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
 	f.IntVar(&opts.top, "top", 10, "number of groups shown per device (at least 1)")
-	f.IntVar(&opts.device, "device", -1, "the device (default: every device the file has)")
+	addDeviceFlag(f, &opts.device, "show only this CUDA device ordinal", "every device in the file")
 	f.StringVar(&opts.at, "at", "auto", "the moment: auto, end, peak, oom, oom:K, entry:N or time:T")
 	f.BoolVar(&opts.json, "json", false, "write JSON (growth per step, whole stacks) instead of text")
 	f.StringVar(&opts.minBytes, "min-bytes", "0", "leave out groups with fewer live bytes (4096, 512KiB, 10MiB, 1GiB; KB, MB, GB are powers of 1000)")
@@ -190,7 +192,7 @@ func parseBytes(s string) (int64, error) {
 	return int64(v * mult), nil
 }
 
-func runLeaks(ctx context.Context, opts *leaksOptions, stdout, stderr io.Writer) error {
+func runLeaks(ctx context.Context, opts *leaksOptions, stdin io.Reader, stdout, stderr io.Writer) error {
 	lo, err := opts.analyzeOptions()
 	if err != nil {
 		return err
@@ -201,20 +203,31 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdout, stderr io.Writer)
 			return err
 		}
 	}
-	s, err := loadSnapshot(stderr, opts.file)
-	if err != nil {
-		return err
-	}
+	return withSnapshot(stdin, stderr, opts.file, func(s *snapshot.Snapshot, _ source) error {
+		return findLeaks(ctx, opts, lo, at, s, stdout, stderr)
+	})
+}
+
+// findLeaks prints the leak report of s.
+func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, at moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
 	for _, w := range s.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
+	if err := opts.device.check(s); err != nil {
+		return err
+	}
 	devices := s.Devices()
-	if opts.device >= 0 {
-		dev, err := pickDevice(s, opts.device)
-		if err != nil {
-			return err
+	what := "the snapshot"
+	if opts.device.set {
+		if !slices.Contains(devices, opts.device.n) {
+			devices = nil // in device_traces, with an empty trace
+		} else {
+			devices = []int{opts.device.n}
 		}
-		devices = []int{dev}
+		what = fmt.Sprintf("device %d", opts.device.n)
+	}
+	if len(devices) == 0 && !opts.json {
+		return writeNothing(stdout, what)
 	}
 	var reps []*analyze.LeakReport
 	for _, dev := range devices {
@@ -235,12 +248,12 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdout, stderr io.Writer)
 		dlo.At = analyze.DefaultLeakMoment(r)
 		if opts.at != "auto" && len(r.Allocated) > 0 { // without a trace only the file's state exists
 			if dlo.At, err = at.resolve(s, r); err != nil {
-				var u *usageError
-				if opts.device >= 0 || len(devices) == 1 || errors.As(err, &u) {
+				var a *absentError
+				if opts.device.set || len(devices) == 1 || !errors.As(err, &a) {
 					return err
 				}
 				// Of several devices, one may have no OOM (or no peak).
-				fmt.Fprintf(stderr, "warning: device %d skipped: %v\n", dev, err)
+				fmt.Fprintf(stderr, "warning: device %d skipped: %s\n", dev, a.msg)
 				continue
 			}
 		}
@@ -251,8 +264,9 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdout, stderr io.Writer)
 		reps = append(reps, rep)
 	}
 	if len(reps) == 0 && len(devices) > 0 {
-		return fmt.Errorf("no device has the moment --at %s", opts.at)
+		return absentf("", "no device has the moment --at %s", opts.at)
 	}
+	var err error
 	if opts.json {
 		err = report.WriteLeaksJSON(stdout, s, reps)
 	} else {

@@ -30,8 +30,10 @@ func usageErrorf(format string, args ...any) error {
 	return &usageError{fmt.Errorf(format, args...)}
 }
 
-// exitCode maps an error to the process exit code: 2 for usage errors, 1
-// for everything else (unreadable or invalid snapshot, I/O failures).
+// exitCode maps an error to the process exit code: 2 for usage errors (a
+// mistake in the command line, or a question the file cannot answer: a
+// device, a trace entry, an OOM or timestamps it does not have), 1 for
+// everything else (unreadable or invalid snapshot, I/O failures).
 func exitCode(err error) int {
 	var u *usageError
 	if errors.As(err, &u) {

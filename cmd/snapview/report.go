@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/snapshot"
 )
 
 // reportOptions are the flags of `snapview report`.
@@ -51,27 +52,27 @@ maximum of each bucket are kept, so peaks survive).`,
 			if opts.top < 1 {
 				return usageErrorf("--top must be at least 1, got %d", opts.top)
 			}
-			if err := opts.device.validate(); err != nil {
-				return err
-			}
 			if opts.output == "" {
 				return usageErrorf("--output must name a file, or - for standard output")
 			}
-			return runReport(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runReport(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.output, "output", "o", "report.html", "write the report to this file (- for standard output)")
-	f.VarP(&opts.device, "device", "d", "report only this CUDA device ordinal (default: every device in the file)")
-	f.IntVar(&opts.top, "top", 10, "number of allocation stacks drawn separately and of leak rows")
+	addDeviceFlag(f, &opts.device, "report only this CUDA device ordinal", "every device in the file")
+	f.IntVar(&opts.top, "top", 10, "number of allocation stacks drawn separately and of leak rows (at least 1)")
 	return cmd
 }
 
-func runReport(ctx context.Context, opts *reportOptions, stdout, stderr io.Writer) error {
-	s, err := loadSnapshot(stderr, opts.file)
-	if err != nil {
-		return err
-	}
+func runReport(ctx context.Context, opts *reportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	return withSnapshot(stdin, stderr, opts.file, func(s *snapshot.Snapshot, src source) error {
+		return writeReport(ctx, opts, s, src, stdout, stderr)
+	})
+}
+
+// writeReport writes the HTML report of s.
+func writeReport(ctx context.Context, opts *reportOptions, s *snapshot.Snapshot, src source, stdout, stderr io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -84,13 +85,13 @@ func runReport(ctx context.Context, opts *reportOptions, stdout, stderr io.Write
 	}
 	// statsFor makes the memory_summary() table the one `snapview summary
 	// --format torch` prints.
-	ho := report.HTMLOptions{Title: opts.file, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Stats: statsFor}
-	if st, err := os.Stat(opts.file); err == nil {
-		ho.SizeOnDisk = st.Size()
+	ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Stats: statsFor}
+	if src.size > 0 {
+		ho.SizeOnDisk = src.size
 	}
 	r, err := report.BuildHTML(s, ho)
 	if err != nil {
-		return fmt.Errorf("analysing %s: %w", opts.file, err)
+		return fmt.Errorf("analysing the snapshot: %w", err)
 	}
 	var buf bytes.Buffer
 	if err := report.WriteHTML(&buf, r); err != nil {

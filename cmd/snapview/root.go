@@ -23,7 +23,15 @@ Record a snapshot in your PyTorch program with:
 
     torch.cuda.memory._record_memory_history(max_entries=100000)
     ... run your steps ...
-    torch.cuda.memory._dump_snapshot("snap.pickle")`,
+    torch.cuda.memory._dump_snapshot("snap.pickle")
+
+FILE is the snapshot's path, or - to read it from standard input
+(snapview summary - < snap.pickle); messages then call it <stdin>.
+
+Exit status: 0 on success (an empty snapshot included), 1 when the file
+cannot be read or is not a snapshot, 2 for a mistake in the command line or
+a question the file cannot answer (a device, an entry or an OOM it does not
+have).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/snapshot"
 )
 
 // segmentsOptions are the flags of `snapview segments`.
@@ -48,31 +49,26 @@ size, requested_size, state).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
-			if err := opts.device.validate(); err != nil {
-				return err
-			}
-			return runSegments(opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runSegments(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().VarP(&opts.device, "device", "d", "show only this CUDA device ordinal (default: every device in the file)")
+	addDeviceFlag(cmd.Flags(), &opts.device, "show only this CUDA device ordinal", "every device in the file")
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON instead of tables")
 	return cmd
 }
 
 // runSegments loads the snapshot and prints its segments.
-func runSegments(opts *segmentsOptions, out, errOut io.Writer) error {
-	s, err := loadSnapshot(errOut, opts.file)
-	if err != nil {
-		return err
-	}
-	printWarnings(errOut, s.Warnings)
-	devices, err := opts.device.pick(s)
-	if err != nil {
-		return err
-	}
-	r := report.NewSegments(s, devices)
-	if opts.json {
-		return report.WriteSegmentsJSON(out, r)
-	}
-	return report.WriteSegments(out, r)
+func runSegments(opts *segmentsOptions, stdin io.Reader, out, errOut io.Writer) error {
+	return withSnapshot(stdin, errOut, opts.file, func(s *snapshot.Snapshot, _ source) error {
+		printWarnings(errOut, s.Warnings)
+		devices, err := opts.device.pick(s)
+		if err != nil {
+			return err
+		}
+		r := report.NewSegments(s, devices)
+		if opts.json {
+			return report.WriteSegmentsJSON(out, r)
+		}
+		return report.WriteSegments(out, r)
+	})
 }

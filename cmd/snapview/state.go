@@ -20,7 +20,8 @@ import (
 type stateOptions struct {
 	file   string
 	at     string
-	device int
+	atSet  bool // --at was given: peak is not the default
+	device deviceFlag
 	json   bool
 	top    int
 	frames int
@@ -54,7 +55,21 @@ largest free block the allocator could have used.
 When the trace starts after the run did (recording started late, or the
 ring buffer of max_entries wrapped), the state before its first entry is
 rebuilt from the segments in the file, and "peak" is the peak within the
-trace.`,
+trace.
+
+--device chooses the device; without it, --at oom and oom:K show the first
+device with an oom entry (with K of them for oom:K, when one has), the
+other moments the first device with a trace (else the first with
+segments). The header names the device, and when the file has several a
+note on stderr says which was chosen. A moment the device does not have
+(--at oom without an oom entry, peak without a trace) is a usage error
+(exit code 2); for oom it names the devices that have one.
+
+Without --at, a device without a trace (recording off, a bare
+torch.cuda.memory_snapshot() list) is shown at the end, the state the file
+holds, with a note on stderr. An empty snapshot (no segments, no trace
+entries) is not an error: state says there is nothing to show ({} with
+--json) and exits 0.`,
 		Example: `  snapview state --at peak snapshot.pickle
   snapview state --at oom --top 5 oom_snapshot.pickle
   snapview state --at time:2.5s --device 1 snapshot.pickle
@@ -62,6 +77,7 @@ trace.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
+			opts.atSet = cmd.Flags().Changed("at")
 			if _, err := parseMoment(opts.at); err != nil {
 				return err
 			}
@@ -71,17 +87,14 @@ trace.`,
 			if opts.frames < 0 {
 				return usageErrorf("--frames must be 0 (all) or more, got %d", opts.frames)
 			}
-			if opts.device < -1 {
-				return usageErrorf("--device must be a device ordinal (0, 1, ...), got %d", opts.device)
-			}
-			return runState(cmd.Context(), opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runState(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.at, "at", "peak", "the moment: peak, oom, oom:K, end, entry:N or time:T")
-	f.IntVar(&opts.device, "device", -1, "the device (default: the first device with a trace)")
+	addDeviceFlag(f, &opts.device, "show this CUDA device ordinal", "for --at oom the first device with one, else the first with a trace")
 	f.BoolVar(&opts.json, "json", false, "write JSON (every block, every stack) instead of text")
-	f.IntVar(&opts.top, "top", 10, "number of largest allocations and of stacks listed")
+	f.IntVar(&opts.top, "top", 10, "number of largest allocations and of stacks listed (at least 1)")
 	f.IntVar(&opts.frames, "frames", 12, "most frames printed per stack (0: all)")
 	return cmd
 }
@@ -142,8 +155,9 @@ func parseMoment(s string) (moment, error) {
 }
 
 // resolve returns the trace entry m names in r's trace (-1: before the
-// first entry). Asking for an entry the trace does not have is a usage
-// error; asking for a peak or an OOM the trace does not hold is an error.
+// first entry). Asking for a moment the trace does not have is a usage
+// error; an *absentError when the device lacks it (no oom entry, no trace
+// for a peak) while another device may have it.
 func (m moment) resolve(s *snapshot.Snapshot, r *analyze.Result) (int, error) {
 	var trace []snapshot.TraceEntry
 	if r.Device < len(s.Traces) {
@@ -153,18 +167,18 @@ func (m moment) resolve(s *snapshot.Snapshot, r *analyze.Result) (int, error) {
 	switch m.kind {
 	case momentPeak:
 		if n == 0 {
-			return 0, fmt.Errorf("device %d has no trace entries, so no peak: try --at end", r.Device)
+			return 0, absentf("", "device %d has no trace entries, so no peak: try --at end", r.Device)
 		}
 		return r.PeakIndex, nil
 	case momentOOM:
 		if len(r.OOMs) == 0 {
-			return 0, fmt.Errorf("device %d: the trace has no oom entry", r.Device)
+			return 0, noOOM(s, r.Device)
 		}
 		if m.n == 0 {
 			return r.OOMs[len(r.OOMs)-1], nil
 		}
 		if m.n > len(r.OOMs) {
-			return 0, usageErrorf("--at oom:%d: device %d has %d oom entries", m.n, r.Device, len(r.OOMs))
+			return 0, absentf("", "--at oom:%d: device %d has %d oom entries", m.n, r.Device, len(r.OOMs))
 		}
 		return r.OOMs[m.n-1], nil
 	case momentEnd:
@@ -177,10 +191,10 @@ func (m moment) resolve(s *snapshot.Snapshot, r *analyze.Result) (int, error) {
 	}
 	// momentTime
 	if n == 0 {
-		return 0, fmt.Errorf("device %d has no trace entries: try --at end", r.Device)
+		return 0, absentf("", "device %d has no trace entries: try --at end", r.Device)
 	}
 	if trace[0].Flags&snapshot.FlagTime == 0 {
-		return 0, fmt.Errorf("the trace of device %d has no timestamps (PyTorch before 2.2): use --at entry:N", r.Device)
+		return 0, usageErrorf("the trace of device %d has no timestamps (PyTorch before 2.2): use --at entry:N", r.Device)
 	}
 	us := m.us
 	switch {
@@ -193,45 +207,117 @@ func (m moment) resolve(s *snapshot.Snapshot, r *analyze.Result) (int, error) {
 	return r.IndexAtTime(us), nil
 }
 
-// pickDevice returns the device to show: want when set, else the first
-// device with trace entries, else the first with segments.
-func pickDevice(s *snapshot.Snapshot, want int) (int, error) {
-	devs := s.Devices()
-	if want >= 0 {
-		if !slices.Contains(devs, want) {
-			return 0, usageErrorf("--device %d: the snapshot has nothing for it (devices: %v)", want, devs)
-		}
-		return want, nil
-	}
-	for _, d := range devs {
-		if d < len(s.Traces) && len(s.Traces[d]) > 0 {
-			return d, nil
-		}
-	}
-	if len(devs) == 0 {
-		return 0, fmt.Errorf("the snapshot holds no segments and no trace entries")
-	}
-	return devs[0], nil
+// absentError is the error of a --at moment one device's trace does not
+// have while another device may: leaks skips such a device when it shows
+// several. hint, when not "", follows the message ("; devices with one:
+// 1 (use --device 1)").
+type absentError struct{ msg, hint string }
+
+func (e *absentError) Error() string { return e.msg + e.hint }
+
+// absentf returns an *absentError as a usage error.
+func absentf(hint, format string, args ...any) error {
+	return &usageError{&absentError{msg: fmt.Sprintf(format, args...), hint: hint}}
 }
 
-func runState(ctx context.Context, opts *stateOptions, stdout, stderr io.Writer) error {
+// noOOM is the error of --at oom on device dev, whose trace has no oom
+// entry: it names the devices that have one.
+func noOOM(s *snapshot.Snapshot, dev int) error {
+	_, with := oomCounts(s)
+	switch {
+	case len(with) > 0:
+		return absentf(fmt.Sprintf("; devices with one: %s (use --device %d)", joinInts(with), with[0]), "device %d has no oom entry", dev)
+	case len(s.Devices()) > 1:
+		return absentf("", "device %d has no oom entry, nor has any other device", dev)
+	}
+	return absentf("", "device %d has no oom entry", dev)
+}
+
+// stateDevice returns the device state shows (-1 when the snapshot has
+// none) and, when it chose one of several, a note saying which and why:
+// the one --device names; else, for --at oom, the first device with an
+// oom entry (with at least K of them for oom:K, when one has); else the
+// first device with trace entries, else the first with segments.
+func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at moment) (dev int, note string, err error) {
+	if f.set {
+		return f.n, "", f.check(s)
+	}
+	devs := s.Devices()
+	if len(devs) == 0 {
+		return -1, "", nil
+	}
+	choose := func(d int, why string) (int, string, error) {
+		if len(devs) > 1 {
+			note = fmt.Sprintf("showing device %d, %s (the file has devices %s): choose another with --device N", d, why, joinInts(devs))
+		}
+		return d, note, nil
+	}
+	if at.kind == momentOOM {
+		counts, with := oomCounts(s)
+		for _, d := range with {
+			if counts[d] >= at.n {
+				return choose(d, "the first with an oom entry")
+			}
+		}
+		if len(with) > 0 {
+			return choose(with[0], "the first with an oom entry")
+		}
+	}
+	for _, d := range devs {
+		if hasTrace(s, d) {
+			return choose(d, "the first with a trace")
+		}
+	}
+	return choose(devs[0], "the first with segments")
+}
+
+// writeNothing writes the line state and leaks print when what (the
+// snapshot, device N) holds nothing: not an error.
+func writeNothing(w io.Writer, what string) error {
+	_, err := fmt.Fprintf(w, "nothing to show: %s holds no segments and no trace entries (recording was off, or nothing was allocated)\n", what)
+	return err
+}
+
+func runState(ctx context.Context, opts *stateOptions, stdin io.Reader, stdout, stderr io.Writer) error {
 	at, err := parseMoment(opts.at)
 	if err != nil {
 		return err
 	}
-	s, err := loadSnapshot(stderr, opts.file)
-	if err != nil {
-		return err
-	}
+	return withSnapshot(stdin, stderr, opts.file, func(s *snapshot.Snapshot, _ source) error {
+		return showState(ctx, opts, at, s, stdout, stderr)
+	})
+}
+
+// showState prints the state of s at the moment at.
+func showState(ctx context.Context, opts *stateOptions, at moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
 	for _, w := range s.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	dev, err := pickDevice(s, opts.device)
+	dev, note, err := stateDevice(s, &opts.device, at)
 	if err != nil {
 		return err
+	}
+	if dev < 0 || !slices.Contains(s.Devices(), dev) {
+		if opts.json {
+			_, err := io.WriteString(stdout, "{}\n")
+			return err
+		}
+		what := "the snapshot"
+		if dev >= 0 {
+			what = fmt.Sprintf("device %d", dev)
+		}
+		return writeNothing(stdout, what)
+	}
+	if note != "" {
+		fmt.Fprintf(stderr, "note: %s\n", note)
+	}
+	label := opts.at
+	if !opts.atSet && !hasTrace(s, dev) {
+		fmt.Fprintf(stderr, "note: device %d has no trace entries, so no peak: showing the state the file holds (--at end)\n", dev)
+		at, label = moment{kind: momentEnd}, "end"
 	}
 	r, err := analyze.Replay(s, dev)
 	if err != nil {
@@ -254,7 +340,7 @@ func runState(ctx context.Context, opts *stateOptions, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	v := report.NewStateView(s, r, st, opts.at, report.StateOptions{Top: opts.top, Frames: opts.frames})
+	v := report.NewStateView(s, r, st, label, report.StateOptions{Top: opts.top, Frames: opts.frames})
 	if opts.json {
 		return report.WriteStateJSON(stdout, v)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,6 +21,7 @@ type summaryOptions struct {
 	file   string
 	device deviceFlag
 	format string
+	json   bool
 }
 
 func newSummaryCmd() *cobra.Command {
@@ -48,7 +48,7 @@ Formats (--format):
   json   every torch.cuda.memory_stats() figure under its own key
          ("allocated_bytes.all.peak"), unrounded, each marked "exact",
          "lower_bound" or "unknown" (value null), plus the per-pool figures
-         and the trace facts of the text format.
+         and the trace facts of the text format; --json is the same.
 
 Where the figures come from:
 
@@ -87,23 +87,30 @@ one after another.`,
 			if !slices.Contains(summaryFormats, opts.format) {
 				return usageErrorf("--format %q: want one of %s", opts.format, strings.Join(summaryFormats, ", "))
 			}
-			if err := opts.device.validate(); err != nil {
-				return err
+			if opts.json {
+				if cmd.Flags().Changed("format") && opts.format != "json" {
+					return usageErrorf("--json and --format %s: give one of them", opts.format)
+				}
+				opts.format = "json"
 			}
-			return runSummary(opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runSummary(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().VarP(&opts.device, "device", "d", "show only this CUDA device ordinal (default: every device in the file)")
+	addDeviceFlag(cmd.Flags(), &opts.device, "show only this CUDA device ordinal", "every device in the file")
 	cmd.Flags().StringVarP(&opts.format, "format", "f", summaryFormats[0], "output format: "+strings.Join(summaryFormats, ", "))
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON: the same as --format json")
 	return cmd
 }
 
 // runSummary loads the snapshot and prints its summary.
-func runSummary(opts *summaryOptions, out, errOut io.Writer) error {
-	s, err := loadSnapshot(errOut, opts.file)
-	if err != nil {
-		return err
-	}
+func runSummary(opts *summaryOptions, stdin io.Reader, out, errOut io.Writer) error {
+	return withSnapshot(stdin, errOut, opts.file, func(s *snapshot.Snapshot, src source) error {
+		return printSummary(opts, s, src, out, errOut)
+	})
+}
+
+// printSummary prints the summary of s.
+func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, errOut io.Writer) error {
 	printWarnings(errOut, s.Warnings)
 	devices, err := opts.device.pick(s)
 	if err != nil {
@@ -129,9 +136,9 @@ func runSummary(opts *summaryOptions, out, errOut io.Writer) error {
 		}
 		return nil
 	case "json":
-		return report.WriteSummaryJSON(out, report.NewSummary(opts.file, s, stats))
+		return report.WriteSummaryJSON(out, report.NewSummary(src.name, s, stats))
 	}
-	return report.WriteSummaryText(out, report.NewSummary(opts.file, s, stats))
+	return report.WriteSummaryText(out, report.NewSummary(src.name, s, stats))
 }
 
 // statsFor returns the memory_stats() figures of one device of s, and
@@ -224,60 +231,4 @@ func printWarnings(w io.Writer, warnings []string) {
 	for _, m := range warnings {
 		fmt.Fprintf(w, "warning: %s\n", m)
 	}
-}
-
-// deviceFlag is a --device flag: a CUDA device ordinal, or unset for every
-// device.
-type deviceFlag struct {
-	set bool
-	n   int
-}
-
-func (f *deviceFlag) String() string {
-	if !f.set {
-		return ""
-	}
-	return strconv.Itoa(f.n)
-}
-
-func (f *deviceFlag) Set(v string) error {
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return fmt.Errorf("want a device ordinal (0, 1, …), got %q", v)
-	}
-	f.set, f.n = true, n
-	return nil
-}
-
-func (f *deviceFlag) Type() string { return "N" }
-
-// validate checks what can be checked without the file.
-func (f *deviceFlag) validate() error {
-	if f.set && f.n < 0 {
-		return usageErrorf("--device %d: want a device ordinal (0, 1, …)", f.n)
-	}
-	return nil
-}
-
-// pick returns the devices to show: the one asked for, or every device
-// with segments or trace entries (device 0 when the file has none).
-func (f *deviceFlag) pick(s *snapshot.Snapshot) ([]int, error) {
-	have := s.Devices()
-	if !f.set {
-		if len(have) == 0 {
-			return []int{0}, nil
-		}
-		return have, nil
-	}
-	if slices.Contains(have, f.n) || f.n < len(s.Traces) {
-		return []int{f.n}, nil
-	}
-	var names []string
-	for _, d := range have {
-		names = append(names, strconv.Itoa(d))
-	}
-	if len(names) == 0 {
-		return nil, usageErrorf("--device %d: the snapshot holds no device", f.n)
-	}
-	return nil, usageErrorf("--device %d: the snapshot has no such device (it has %s)", f.n, strings.Join(names, ", "))
 }

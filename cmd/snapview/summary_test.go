@@ -52,7 +52,7 @@ func TestSummaryUsageErrors(t *testing.T) {
 		{"no file", []string{"summary"}, "accepts 1 arg"},
 		{"two files", []string{"summary", "a", "b"}, "accepts 1 arg"},
 		{"bad format", []string{"summary", "--format", "html", "x.pickle"}, `--format "html"`},
-		{"negative device", []string{"summary", "--device", "-1", "x.pickle"}, "--device -1"},
+		{"negative device", []string{"summary", "--device", "-1", "x.pickle"}, `"-1"`},
 		{"device not a number", []string{"summary", "--device", "one", "x.pickle"}, "device ordinal"},
 		{"unknown flag", []string{"summary", "--top", "3", "x.pickle"}, "unknown flag"},
 		{"segments no file", []string{"segments"}, "accepts 1 arg"},

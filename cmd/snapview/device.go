@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/snapview/snapview/snapshot"
+)
+
+// deviceFlag is the -d/--device flag of every command that has devices: a
+// CUDA device ordinal, or unset. A negative ordinal is refused when the
+// flag is parsed (a usage error), so unset is the only "no device" value.
+type deviceFlag struct {
+	set bool
+	n   int
+}
+
+// addDeviceFlag adds -d/--device to fs. unset says what the command does
+// without it ("every device in the file"); help prints it once, as
+// "(default: UNSET)".
+func addDeviceFlag(fs *pflag.FlagSet, f *deviceFlag, what, unset string) {
+	fs.VarP(f, "device", "d", what+" (default: "+unset+")")
+}
+
+// String is "" when unset, so that help prints no second default.
+func (f *deviceFlag) String() string {
+	if !f.set {
+		return ""
+	}
+	return strconv.Itoa(f.n)
+}
+
+func (f *deviceFlag) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a device ordinal (0, 1, …), got %q", v)
+	}
+	f.set, f.n = true, n
+	return nil
+}
+
+func (f *deviceFlag) Type() string { return "N" }
+
+// knownDevices are the devices of s: those with segments or trace
+// entries, and those device_traces lists with an empty trace.
+func knownDevices(s *snapshot.Snapshot) []int {
+	devs := s.Devices()
+	for d := range s.Traces {
+		if !slices.Contains(devs, d) {
+			devs = append(devs, d)
+		}
+	}
+	slices.Sort(devs)
+	return devs
+}
+
+// check returns a usage error when the device asked for is not in s.
+func (f *deviceFlag) check(s *snapshot.Snapshot) error {
+	if !f.set {
+		return nil
+	}
+	have := knownDevices(s)
+	if slices.Contains(have, f.n) {
+		return nil
+	}
+	if len(have) == 0 {
+		return usageErrorf("--device %d: the snapshot has no device %d (it holds no device)", f.n, f.n)
+	}
+	return usageErrorf("--device %d: the snapshot has no device %d (devices: %s)", f.n, f.n, joinInts(have))
+}
+
+// pick returns the devices to show: the one asked for, or every device
+// with segments or trace entries (device 0 when the file has none).
+func (f *deviceFlag) pick(s *snapshot.Snapshot) ([]int, error) {
+	if err := f.check(s); err != nil {
+		return nil, err
+	}
+	if f.set {
+		return []int{f.n}, nil
+	}
+	if have := s.Devices(); len(have) > 0 {
+		return have, nil
+	}
+	return []int{0}, nil
+}
+
+// hasTrace reports whether device d of s has trace entries.
+func hasTrace(s *snapshot.Snapshot, d int) bool {
+	return d < len(s.Traces) && len(s.Traces[d]) > 0
+}
+
+// oomCounts returns the number of oom entries of each device of s that
+// has one, and those devices in order.
+func oomCounts(s *snapshot.Snapshot) (map[int]int, []int) {
+	counts := map[int]int{}
+	var devs []int
+	for d, trace := range s.Traces {
+		for i := range trace {
+			if trace[i].Action == snapshot.ActionOOM {
+				counts[d]++
+			}
+		}
+		if counts[d] > 0 {
+			devs = append(devs, d)
+		}
+	}
+	return counts, devs
+}
+
+// joinInts is "0, 1, 2".
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}

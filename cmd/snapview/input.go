@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/snapview/snapview/snapshot"
+)
+
+const (
+	// stdinPath is the FILE argument that reads the snapshot from standard
+	// input.
+	stdinPath = "-"
+	// stdinName names standard input in messages and reports.
+	stdinName = "<stdin>"
+)
+
+// source is where a loaded snapshot came from.
+type source struct {
+	// name is the file as messages and reports name it: the path as
+	// given, or "<stdin>".
+	name string
+	// size is the number of bytes read (the size on disk, compressed if
+	// the file is); 0 when unknown.
+	size int64
+}
+
+// withSnapshot loads the snapshot at path ("-": from stdin) and runs f on
+// it. It is the one place that makes the errors met after a successful load
+// name the file, as the load's own errors do: f's error comes back as
+// "NAME: fault" (see inFile), a usage error still one (exit code 2).
+func withSnapshot(stdin io.Reader, errOut io.Writer, path string, f func(s *snapshot.Snapshot, src source) error) error {
+	var (
+		s   *snapshot.Snapshot
+		src = source{name: path}
+		err error
+	)
+	if path == stdinPath {
+		src.name = stdinName
+		s, src.size, err = loadStdin(stdin)
+	} else {
+		s, err = loadSnapshot(errOut, path)
+		if st, serr := os.Stat(path); err == nil && serr == nil {
+			src.size = st.Size()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return inFile(src.name, f(s, src))
+}
+
+// loadStdin decodes a snapshot from r, standard input, and returns it with
+// the number of bytes read. Errors name "<stdin>". A terminal on r is a
+// usage error: the command would wait for a snapshot typed in.
+func loadStdin(r io.Reader) (*snapshot.Snapshot, int64, error) {
+	if f, ok := r.(*os.File); ok && isTerminal(f) {
+		return nil, 0, usageErrorf("%s: standard input is a terminal: redirect a snapshot into it (snapview summary - < snap.pickle)", stdinPath)
+	}
+	cr := &statCounter{r: r}
+	s, err := snapshot.Decode(cr)
+	if err != nil {
+		var de *snapshot.DecodeError
+		if !errors.As(err, &de) {
+			de = &snapshot.DecodeError{Err: err}
+		}
+		de.Path = stdinName
+		return nil, cr.n, de
+	}
+	return s, cr.n, nil
+}
+
+// statCounter counts the bytes read from r, and offers r's Stat (a file
+// redirected to stdin has one) for a Decode that sizes its buffers from it.
+type statCounter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *statCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *statCounter) Stat() (os.FileInfo, error) {
+	if f, ok := c.r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		return f.Stat()
+	}
+	return nil, errors.ErrUnsupported
+}
+
+// inFile makes err, met after the file name was loaded, name it: "NAME:
+// fault" on one line. Errors that name a file of their own (an
+// *fs.PathError, such as a failed write of report --output or of stdout;
+// a *snapshot.DecodeError) and cancellation are returned as they are.
+func inFile(name string, err error) error {
+	var (
+		pe *fs.PathError
+		de *snapshot.DecodeError
+	)
+	switch {
+	case err == nil, errors.As(err, &pe), errors.As(err, &de),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return &fileError{name: name, err: err}
+}
+
+// fileError is an error about the snapshot file name.
+type fileError struct {
+	name string
+	err  error
+}
+
+func (e *fileError) Error() string { return e.name + ": " + e.err.Error() }
+func (e *fileError) Unwrap() error { return e.err }
