@@ -291,8 +291,12 @@ const (
 	// VerdictBounded: the live bytes stopped growing (a bounded cache, a
 	// warm-up).
 	VerdictBounded
-	// VerdictAtStart: allocated at the start of the trace and kept
-	// (parameters, optimizer state, caches filled at start).
+	// VerdictReused: allocated and freed in (nearly) every step, the live
+	// bytes at the end of each step flat: a per-step working set.
+	VerdictReused
+	// VerdictAtStart: allocated in the first steps of the trace (or before
+	// the first one) and kept: parameters and optimizer state when never
+	// freed, caches filled early.
 	VerdictAtStart
 	// VerdictOneOff: allocated in one step later on and kept.
 	VerdictOneOff
@@ -319,6 +323,8 @@ func (k VerdictKind) String() string {
 		return "uneven"
 	case VerdictBounded:
 		return "bounded"
+	case VerdictReused:
+		return "reused"
 	case VerdictAtStart:
 		return "at-start"
 	case VerdictOneOff:
@@ -358,14 +364,51 @@ type Verdict struct {
 	// Bursts is the number of bursts of frees.
 	Bursts int
 	// Step is the step a one-off was allocated in, the step since which a
-	// bounded group is flat, or the number of last steps an in-flight
-	// group was allocated in; Slices is the report's number of steps.
-	Step, Slices int
-	// Freed is true when the group freed allocations in the window.
+	// bounded group is flat, the number of last steps an in-flight group
+	// was allocated in, or the last step an at-start group (or the kept
+	// bytes of a reused one) was allocated in; From is the first step of
+	// the latter. Step 0 is the prologue, before the first step. Slices is
+	// the report's number of steps.
+	Step, From, Slices int
+	// Freed is true when the group freed allocations in the window (for an
+	// at-start group: in the whole trace).
 	Freed bool
 	// Mostly is true for an at-start or in-flight verdict that holds for
-	// most of the group's bytes, not all.
-	Mostly bool
+	// most of the group's bytes, not all; for a reused group, when most of
+	// its live bytes were allocated in the first steps and kept, and Early
+	// when all of them were.
+	Mostly, Early bool
+}
+
+// early says when an at-start group's kept allocations were made:
+// "before the first step", "in the first step", "in steps 2 to 3", "in
+// the first 2 slices of the trace".
+func (v Verdict) early() string {
+	if !v.PerStep {
+		if v.Step <= 1 {
+			return "in the first slice of the trace"
+		}
+		switch {
+		case v.From <= 1:
+			return fmt.Sprintf("in the first %d slices of the trace", v.Step)
+		case v.From == v.Step:
+			return fmt.Sprintf("in slice %d of the trace", v.Step)
+		}
+		return fmt.Sprintf("in slices %d to %d of the trace", v.From, v.Step)
+	}
+	switch {
+	case v.Step == 0:
+		return "before the first step"
+	case v.From == v.Step && v.Step == 1:
+		return "in the first step"
+	case v.From == v.Step:
+		return fmt.Sprintf("in step %d", v.Step)
+	case v.From == 0 && v.Step == 1:
+		return "before or in the first step"
+	case v.From == 0:
+		return fmt.Sprintf("before the first step to step %d", v.Step)
+	}
+	return fmt.Sprintf("in steps %d to %d", v.From, v.Step)
 }
 
 // String is the verdict in plain words.
@@ -399,20 +442,34 @@ func (v Verdict) String() string {
 	case VerdictBounded:
 		since := fmt.Sprintf("%s %d", unit, v.Step)
 		if v.Step == 0 {
-			since = "the start"
+			since = "the first step"
 		}
 		if v.Freed {
 			return "flat since " + since + " (frees as much as it allocates): bounded, probably not a leak"
 		}
 		return "grew until " + since + ", then stopped: cache or warm-up, probably not a leak"
+	case VerdictReused:
+		every := "every " + unit
+		if !v.PerStep {
+			every = "in every slice of the trace"
+		}
+		switch {
+		case v.Early:
+			return fmt.Sprintf("freed and reallocated %s, the live ones allocated %s: a per-%s working set, not a leak",
+				every, v.early(), unit)
+		case v.Mostly:
+			return fmt.Sprintf("freed and reallocated %s, most live bytes allocated %s: a per-%s working set, not a leak",
+				every, v.early(), unit)
+		}
+		return fmt.Sprintf("freed and reallocated %s: a per-%s working set, not a leak", every, unit)
 	case VerdictAtStart:
 		switch {
 		case v.Mostly:
-			return "mostly allocated at start, kept: parameters/state"
-		case v.Grew <= 1:
-			return "allocated once at start, kept: parameters/state"
+			return "mostly allocated " + v.early() + " and kept, the rest later: not growing steadily"
+		case v.Freed:
+			return "allocated " + v.early() + " and kept (the stack's other allocations were freed): not growing"
 		}
-		return "allocated at start, kept: parameters/state"
+		return "allocated " + v.early() + ", never freed: parameters/state"
 	case VerdictOneOff:
 		return fmt.Sprintf("allocated once in %s %d, kept: one-off, not growing", unit, v.Step)
 	case VerdictInFlight:
@@ -425,7 +482,11 @@ func (v Verdict) String() string {
 		}
 		return "allocated in " + last + ": in use at this moment, probably not a leak"
 	case VerdictFewSteps:
-		return fmt.Sprintf("the trace has %d %s: too few to see growth", v.Slices, units)
+		n := units
+		if v.Slices == 1 {
+			n = unit
+		}
+		return fmt.Sprintf("the trace has %d %s: too few to see growth", v.Slices, n)
 	case VerdictBeforeTrace:
 		return "alive before the trace began: no growth evidence"
 	case VerdictNoHistory:
@@ -927,6 +988,20 @@ func (b *leakBuilder) finish(g *leakAcc) {
 		}
 	}
 	step := func(k int) int { return rep.Slices[k].Step }
+	// The steps the kept bytes of the first slices were allocated in, for
+	// the at-start and reused verdicts; whether the group ever freed.
+	lastEarly := firstGrow
+	for k := firstGrow; k < min(startEnd, nsl); k++ {
+		if g.survBytes[k] > 0 {
+			lastEarly = k
+		}
+	}
+	early := func() { v.From, v.Step = step(firstGrow), step(lastEarly) }
+	freedAny := false
+	for k := range nsl {
+		freedAny = freedAny || g.Growth[k].Frees > 0
+	}
+	mostlyEarly := float64(atStart) >= mostly*float64(inTrace)
 
 	switch {
 	case inTrace == 0:
@@ -937,12 +1012,17 @@ func (b *leakBuilder) finish(g *leakAcc) {
 		// The last slice is often the tail of a step, so the step before
 		// it counts as the current one too.
 		v.Kind, v.Step = VerdictInFlight, nsl-firstGrow
+	case b.reused(g):
+		v.Kind, v.Mostly, v.Early = VerdictReused, mostlyEarly && atStart < inTrace, atStart == inTrace
+		early()
 	case lastGrow < startEnd:
-		v.Kind, v.Grew = VerdictAtStart, growing
+		v.Kind, v.Grew, v.Freed = VerdictAtStart, growing, freedAny
+		early()
 	case growing == 1:
 		v.Kind, v.Step = VerdictOneOff, step(firstGrow)
-	case float64(atStart) >= mostly*float64(inTrace) && g.Steadiness < possibleSteadiness:
-		v.Kind, v.Grew, v.Mostly = VerdictAtStart, growing, true
+	case mostlyEarly && g.Steadiness < possibleSteadiness:
+		v.Kind, v.Grew, v.Mostly, v.Freed = VerdictAtStart, growing, true, freedAny
+		early()
 	case m >= 3 && b.flat(g, w):
 		v.Kind, v.Step = VerdictBounded, step(b.flatSince(g, w))
 	case g.Bursts > 0 && g.GrowthSteps >= 3 && g.Steadiness >= possibleSteadiness:
@@ -962,6 +1042,33 @@ func (b *leakBuilder) finish(g *leakAcc) {
 	if v.Kind.Suspicious() && g.GrowthSteps > 0 {
 		g.Score = float64(g.WindowBytes) * g.Steadiness * (1 - 1/float64(g.GrowthSteps))
 	}
+}
+
+// reused reports whether g is a per-step working set: it allocated and
+// freed in at least 90% of the steps (the prologue and the last slice,
+// often a step in progress, left out; at least minSteps of them), and its
+// live bytes at the end of those steps stay within flatTolerance of each
+// other.
+func (b *leakBuilder) reused(g *leakAcc) bool {
+	first, end := 0, len(g.Growth)-1
+	if b.rep.Steps.Prologue {
+		first = 1
+	}
+	n := end - first
+	if n < minSteps {
+		return false
+	}
+	churn := 0
+	lo, hi := int64(math.MaxInt64), int64(0)
+	for k := first; k < end; k++ {
+		p := &g.Growth[k]
+		if p.Allocs > 0 && p.Frees > 0 {
+			churn++
+		}
+		lo, hi = min(lo, p.Bytes), max(hi, p.Bytes)
+	}
+	flat := hi == lo || lo > 0 && float64(hi) <= flatTolerance*float64(lo)
+	return flat && float64(churn) >= 0.9*float64(n)
 }
 
 // flat reports whether g's live bytes stopped growing in its window:

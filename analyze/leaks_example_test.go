@@ -35,5 +35,5 @@ func ExampleLeaks() {
 	// 27 steps from annotation
 	// 1. attach_debug:120 224 MiB: grows every step, freed only in bursts (3 so far): likely leak (reference cycles left to gc?)
 	// 2. log_stats:150 54 MiB: grows every step, never freed: likely leak
-	// 3. convert:1341 20 MiB: allocated once at start, kept: parameters/state
+	// 3. convert:1341 20 MiB: allocated before the first step, never freed: parameters/state
 }

@@ -651,6 +651,22 @@ func checkLeakReport(t *testing.T, rep *LeakReport) {
 		if !g.Verdict.Kind.Suspicious() && g.Score != 0 {
 			t.Errorf("device %d: group %d: %v scores %v", rep.Device, i, g.Verdict.Kind, g.Score)
 		}
+		// Parameters and state are claimed only for groups never freed,
+		// allocated in the first steps.
+		if strings.Contains(g.Verdict.String(), "parameters") {
+			for k, p := range g.Growth {
+				if p.Frees > 0 {
+					t.Errorf("device %d: group %d (%q) freed %d in slice %d", rep.Device, i, g.Verdict, p.Frees, k)
+				}
+			}
+			if g.Verdict.Kind != VerdictAtStart || g.LastAlloc > rep.Slices[max(2, (len(rep.Slices)+9)/10)-1].End {
+				t.Errorf("device %d: group %d (%q) allocated up to entry %d", rep.Device, i, g.Verdict, g.LastAlloc)
+			}
+		}
+		if g.Verdict.Kind == VerdictAtStart && rep.Steps.Prologue && strings.Contains(g.Verdict.String(), "before the first step,") &&
+			g.LastAlloc >= rep.Slices[1].Start {
+			t.Errorf("device %d: group %d (%q) allocated at entry %d, step 1 starts at %d", rep.Device, i, g.Verdict, g.LastAlloc, rep.Slices[1].Start)
+		}
 		if n := len(g.Growth); n > 0 && (g.Growth[n-1].Bytes < g.Bytes-g.BeforeTraceBytes || g.Growth[n-1].Count < g.Count) {
 			t.Errorf("device %d: group %d: growth ends at %d bytes in %d, below its %d live bytes in %d", rep.Device, i,
 				g.Growth[n-1].Bytes, g.Growth[n-1].Count, g.Bytes, g.Count)
