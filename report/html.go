@@ -44,8 +44,12 @@ type HTMLDevice struct {
 	Timeline *analyze.Timeline
 	// Groups label Timeline.Groups, in the same order.
 	Groups []HTMLGroup
-	// Peak marks the peak of allocated bytes; nil without a trace.
+	// Peak marks the peak of allocated bytes; nil without a trace. Its
+	// Label reads after "Peak: " ("731.0 MiB allocated at 4.583 s").
 	Peak *HTMLMarker
+	// Zoom is the x range the timeline opens on; nil opens on the whole
+	// trace.
+	Zoom *HTMLZoom
 	// OOMs mark each oom entry.
 	OOMs []HTMLMarker
 	// Annotations are the record_function ranges drawn on the timeline;
@@ -86,6 +90,14 @@ type HTMLMarker struct {
 	X     int64
 	Bytes int64
 	Label string
+}
+
+// HTMLZoom is the part of the timeline shown first: X0 to X1, in the
+// unit of HTMLMarker.X. The slider still reaches the whole trace.
+type HTMLZoom struct {
+	X0, X1 int64
+	// Note says what the view leaves out and how to see it.
+	Note string
 }
 
 // HTMLRange is a named x range of the timeline (a record_function range).
@@ -188,6 +200,10 @@ type htmlSection struct {
 	SegmentsShown    int
 	AnnotationsShown int
 	GroupRows        []htmlGroupRow
+	// TopGroups counts the groups drawn on their own; HasOther says
+	// whether the rest are drawn as "other".
+	TopGroups int
+	HasOther  bool
 }
 
 // htmlGroupRow is one row of the stack group table.
@@ -207,8 +223,11 @@ type htmlData struct {
 }
 
 type htmlDataDevice struct {
-	Device      int             `json:"device"`
-	XIsTime     bool            `json:"xIsTime"`
+	Device  int  `json:"device"`
+	XIsTime bool `json:"xIsTime"`
+	// YInterval is the timeline's y tick interval in bytes, a power of
+	// two (0: ECharts chooses).
+	YInterval   int64           `json:"yInterval"`
 	Timeline    *htmlDataChart  `json:"timeline"`
 	Groups      []htmlDataGroup `json:"groups"`
 	Segments    *htmlDataChart  `json:"segments"`
@@ -273,6 +292,7 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 			sec.TimelineElement = el
 			sec.AnnotationsShown = len(d.Annotations)
 			dd.XIsTime = d.Timeline.XIsTime
+			dd.YInterval, _ = htmlYTicks(d.Timeline)
 			dd.Timeline = &htmlDataChart{ID: htmlChartID("timeline", d.Device), Option: opt}
 			for i, g := range d.Groups {
 				dd.Groups = append(dd.Groups, htmlDataGroup{Label: g.Label, Stack: g.Stack})
@@ -280,6 +300,9 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 				color := htmlPalette[i%len(htmlPalette)]
 				if g.Other {
 					color = htmlColorOther
+					sec.HasOther = true
+				} else {
+					sec.TopGroups++
 				}
 				sec.GroupRows = append(sec.GroupRows, htmlGroupRow{
 					Color: color, Label: g.Label, PeakBytes: tg.PeakBytes, MaxBytes: tg.MaxBytes,

@@ -271,11 +271,11 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snaps
 	}
 
 	if p := res.PeakIndex; p >= 0 {
-		label := "peak " + FormatBytes(res.Allocated[p])
+		label := FormatBytes(res.Allocated[p]) + " allocated"
 		if timeUS != nil {
 			label += fmt.Sprintf(" at %.3f s", float64(xOf(p))/1e6)
 		} else {
-			label += " at entry " + FormatInt(int64(p))
+			label += " after entry " + FormatInt(int64(p))
 		}
 		d.Peak = &HTMLMarker{Index: p, X: xOf(p), Bytes: res.Allocated[p], Label: label}
 	}
@@ -290,9 +290,76 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snaps
 				at, FormatBytes(e.Size), FormatBytes(res.Allocated[i]), FormatBytes(res.Reserved[i]), FormatBytes(e.DeviceFree()))})
 	}
 	if timeUS != nil {
+		keep := append([]int{res.PeakIndex}, res.OOMs...)
+		d.Zoom = htmlActiveZoom(timeUS, keep)
 		b.annotations(d, timeUS)
 	} else if len(b.s.Annotations) > 0 {
 		d.Notes = append(d.Notes, "The trace entries have no time_us: record_function ranges cannot be placed on the timeline.")
+	}
+}
+
+// htmlActiveZoom returns the part of a trace the timeline opens on when
+// one stretch without entries covers more than half of its time: a
+// start-up before the first step (model loading, data loader workers,
+// cuDNN initialisation) or a long wait at the end would squeeze every
+// allocation into a spike at one edge. The view leaves out the side of
+// the gap that holds at most a fifth of the entries and none of keep
+// (the peak, the OOMs), and keeps a margin of a twentieth of what it
+// shows, rounded outwards to a round time. Nil when there is no such gap.
+func htmlActiveZoom(timeUS []int64, keep []int) *HTMLZoom {
+	n := len(timeUS)
+	if n < 3 {
+		return nil
+	}
+	t0, span := timeUS[0], timeUS[n-1]-timeUS[0]
+	gap := 0 // the longest gap is between entries gap and gap+1
+	for i := 1; i+1 < n; i++ {
+		if timeUS[i+1]-timeUS[i] > timeUS[gap+1]-timeUS[gap] {
+			gap = i
+		}
+	}
+	idle := timeUS[gap+1] - timeUS[gap]
+	if span <= 0 || 2*idle <= span {
+		return nil
+	}
+	keptBefore, keptAfter := false, false
+	for _, k := range keep {
+		switch {
+		case k < 0:
+		case k <= gap:
+			keptBefore = true
+		default:
+			keptAfter = true
+		}
+	}
+	before, after := gap+1, n-gap-1
+	var lo, hi int
+	var note string
+	switch {
+	case 5*before <= n && !keptBefore:
+		lo, hi = gap+1, n-1
+		note = fmt.Sprintf("The chart opens on the part with the activity: before it, %s and then %s without any.",
+			plural(before, "entry"), formatSeconds(idle))
+	case 5*after <= n && !keptAfter:
+		lo, hi = 0, gap
+		note = fmt.Sprintf("The chart opens on the part with the activity: after it, %s without any and then %s.",
+			formatSeconds(idle), plural(after, "entry"))
+	default:
+		return nil
+	}
+	// The edges at round times (a tenth of the power of ten below the
+	// width), where the time axis starts its ticks.
+	width := timeUS[hi] - timeUS[lo]
+	round := int64(1)
+	for round*100 <= width {
+		round *= 10
+	}
+	x0 := max(timeUS[lo]-t0-width/20, 0) / round * round
+	x1 := min((timeUS[hi]-t0+width/20+round-1)/round*round, span)
+	return &HTMLZoom{
+		X0:   x0,
+		X1:   x1,
+		Note: note + " Drag the slider's handles or wheel out to see the whole trace.",
 	}
 }
 

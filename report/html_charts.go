@@ -9,6 +9,8 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 	"github.com/go-echarts/go-echarts/v2/render"
+
+	"github.com/snapview/snapview/analyze"
 )
 
 // The chart options are built with go-echarts and taken from its
@@ -66,6 +68,16 @@ func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 	if tl.XIsTime {
 		xName = "time (s)"
 	}
+	var zoomStart, zoomEnd float32 = 0, 100
+	if z := d.Zoom; z != nil && len(tl.X) > 1 && tl.X[len(tl.X)-1] > tl.X[0] {
+		x0, span := float64(tl.X[0]), float64(tl.X[len(tl.X)-1]-tl.X[0])
+		zoomStart = float32(max(0, min(100, 100*(float64(z.X0)-x0)/span)))
+		zoomEnd = float32(max(0, min(100, 100*(float64(z.X1)-x0)/span)))
+	}
+	yAxis := opts.YAxis{Type: "value"}
+	if _, top := htmlYTicks(tl); top > 0 {
+		yAxis.Min, yAxis.Max = 0, top
+	}
 	line := charts.NewLine()
 	line.SetGlobalOptions(
 		charts.WithInitializationOpts(opts.Initialization{ChartID: id, Width: "100%", Height: "520px"}),
@@ -74,11 +86,11 @@ func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Top: "0"}),
 		charts.WithGridOpts(opts.Grid{Left: "70", Right: "40", Top: "50", Bottom: "90"}),
 		charts.WithDataZoomOpts(
-			opts.DataZoom{Type: "inside", XAxisIndex: []int{0}, FilterMode: "none"},
-			opts.DataZoom{Type: "slider", XAxisIndex: []int{0}, FilterMode: "none"},
+			opts.DataZoom{Type: "inside", XAxisIndex: []int{0}, FilterMode: "none", Start: zoomStart, End: zoomEnd},
+			opts.DataZoom{Type: "slider", XAxisIndex: []int{0}, FilterMode: "none", Start: zoomStart, End: zoomEnd},
 		),
 		charts.WithXAxisOpts(opts.XAxis{Type: "time", Name: xName, NameLocation: "middle", NameGap: 28, Min: "dataMin", Max: "dataMax"}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "value"}),
+		charts.WithYAxisOpts(yAxis),
 	)
 
 	rows := make([][]float64, len(tl.Index))
@@ -125,7 +137,7 @@ func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 	if d.Peak != nil {
 		x := htmlX(d.Peak.X, tl.XIsTime)
 		reserved = append(reserved, charts.WithMarkPointNameCoordItemOpts(opts.MarkPointNameCoordItem{
-			Name:       htmlSafe(d.Peak.Label),
+			Name:       htmlSafe("peak: " + d.Peak.Label),
 			Coordinate: []any{x, d.Peak.Bytes},
 			Value:      "peak",
 			Symbol:     "pin",
@@ -167,6 +179,28 @@ func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 	}
 	line.AddSeries("reserved", nil, reserved...)
 	return htmlRenderChart(line)
+}
+
+// htmlYTicks returns the y tick interval of a timeline, the smallest
+// power of two that divides its highest bytes into at most eight steps
+// (ticks at 128 MiB, 256 MiB, ... rather than 190.7 MiB, 381.5 MiB), and
+// the axis maximum, the first tick at or above the highest bytes; zeros
+// when the timeline has no bytes.
+func htmlYTicks(tl *analyze.Timeline) (interval, top int64) {
+	var hi int64
+	for _, col := range [][]int64{tl.Reserved, tl.Active, tl.Allocated} {
+		for _, v := range col {
+			hi = max(hi, v)
+		}
+	}
+	if hi <= 0 {
+		return 0, 0
+	}
+	interval = 1
+	for interval*8 < hi {
+		interval *= 2
+	}
+	return interval, (hi + interval - 1) / interval * interval
 }
 
 // Segment chart dataset columns.

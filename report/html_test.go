@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/go-echarts/go-echarts/v2/render"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/snapshot"
@@ -55,7 +57,8 @@ func syntheticHTMLReport() *HTMLReport {
 					{Label: "train.py:41 <module> · _max_pool2d", Stack: 1},
 					{Label: "other (1 stack)", Stack: -1, Other: true},
 				},
-				Peak: &HTMLMarker{Index: 2, X: 500_000, Bytes: 3584, Label: "peak 3.5 KiB at 0.500 s"},
+				Peak: &HTMLMarker{Index: 2, X: 500_000, Bytes: 3584, Label: "3.5 KiB allocated at 0.500 s"},
+				Zoom: &HTMLZoom{X0: 250_000, X1: 1_000_000, Note: "The chart opens on the part with the activity."},
 				OOMs: []HTMLMarker{{Index: 4, X: 1_250_000, Bytes: 1 << 30, Label: "OOM at entry 4: 1.0 GiB requested"}},
 				Annotations: []HTMLRange{
 					{Name: "## step 0 ##", X0: 0, X1: 600_000},
@@ -214,6 +217,8 @@ func TestWriteHTMLSynthetic(t *testing.T) {
 		"<h2>Device 0</h2>", "<h2>Device 1</h2>", "Memory timeline</h3>", "memory_summary()</h3>",
 		"Live memory and possible leaks</h3>", "OOM at entry 4: 1.0 GiB requested", "2 of 3 record_function ranges shaded",
 		"1 of 3 segments", "No trace entries for this device",
+		"(the top 2 groups; the rest as &ldquo;other&rdquo;)", "Peak: 3.5 KiB allocated at 0.500 s.",
+		"The chart opens on the part with the activity.",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
@@ -273,6 +278,70 @@ func sharedSnapshot(t testing.TB, rel string) *snapshot.Snapshot {
 		t.Fatal(err)
 	}
 	return s
+}
+
+func TestHTMLYTicks(t *testing.T) {
+	const mib = 1 << 20
+	for _, tt := range []struct {
+		hi, interval, top int64
+	}{
+		{0, 0, 0},
+		{1, 1, 1},
+		{7, 1, 7},
+		{9, 2, 10},
+		{731 * mib, 128 * mib, 768 * mib}, // leak_train: not 190.7, 381.5, 572.2 MiB
+		{406 * mib, 64 * mib, 448 * mib},
+		{1024 * mib, 128 * mib, 1024 * mib},
+	} {
+		tl := &analyze.Timeline{Reserved: []int64{0, tt.hi}, Active: []int64{0, tt.hi / 2}, Allocated: []int64{0, 0}}
+		interval, top := htmlYTicks(tl)
+		if interval != tt.interval || top != tt.top {
+			t.Errorf("htmlYTicks(%d) = %d, %d; want %d, %d", tt.hi, interval, top, tt.interval, tt.top)
+		}
+	}
+}
+
+func TestHTMLActiveZoom(t *testing.T) {
+	// A start-up of 4 s with 3 entries, then 17 entries over 0.4 s.
+	startup := []int64{0, 1_000, 2_000}
+	for i := range 17 {
+		startup = append(startup, 4_000_000+int64(i)*25_000)
+	}
+	last := startup[len(startup)-1] // 4.4 s
+	tests := []struct {
+		name   string
+		timeUS []int64
+		keep   []int
+		want   *HTMLZoom
+	}{
+		{"idle start", startup, []int{15}, &HTMLZoom{X0: 4_000_000 - 20_000, X1: last}},
+		{"the peak in the start-up", startup, []int{1}, nil},
+		{"idle end", reverseTimes(startup), []int{5}, &HTMLZoom{X0: 0, X1: 400_000 + 20_000}},
+		{"no long gap", []int64{0, 10, 20, 30, 40}, nil, nil},
+		{"too many entries before the gap", []int64{0, 1, 2, 3, 100, 101, 102, 103, 104, 105}, nil, nil},
+		{"too short", []int64{0, 100}, nil, nil},
+	}
+	for _, tt := range tests {
+		got := htmlActiveZoom(tt.timeUS, tt.keep)
+		if got != nil {
+			if !strings.Contains(got.Note, "whole trace") {
+				t.Errorf("%s: note %q", tt.name, got.Note)
+			}
+			got = &HTMLZoom{X0: got.X0, X1: got.X1}
+		}
+		if !cmp.Equal(got, tt.want) {
+			t.Errorf("%s: htmlActiveZoom = %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// reverseTimes mirrors a trace's times: its end becomes its start.
+func reverseTimes(ts []int64) []int64 {
+	out := make([]int64, len(ts))
+	for i, t := range ts {
+		out[len(ts)-1-i] = ts[len(ts)-1] - t
+	}
+	return out
 }
 
 func TestBuildHTMLShared(t *testing.T) {
@@ -336,6 +405,29 @@ func TestBuildHTMLShared(t *testing.T) {
 				}
 			}
 			checkPageStructure(t, page, ids)
+			// --top 10: at most ten groups drawn on their own, "other" not
+			// counted among them.
+			for _, d := range r.Devices {
+				n := 0
+				for _, g := range d.Groups {
+					if !g.Other {
+						n++
+					}
+				}
+				if n > 10 || len(d.Groups) > 0 && !strings.Contains(page, fmt.Sprintf("(the top %d groups", n)) {
+					t.Errorf("device %d: %d groups drawn besides other, and the page says %q", d.Device, n,
+						regexp.MustCompile(`the top \d+ groups?`).FindString(page))
+				}
+			}
+			// Recordings that idle for seconds before the first step open
+			// on the steps.
+			if strings.Contains(tt.name, "leak_train") || strings.Contains(tt.name, "two_devices") {
+				for _, d := range r.Devices {
+					if d.Zoom == nil || d.Zoom.X0 < 4_000_000 {
+						t.Errorf("device %d: zoom %+v, want one after the 4 s start-up", d.Device, d.Zoom)
+					}
+				}
+			}
 			r2, err := BuildHTML(s, HTMLOptions{Title: tt.name})
 			if err != nil {
 				t.Fatal(err)

@@ -17,11 +17,14 @@
     return neg ? "-" + s : s;
   }
 
+  // fmtAxisBytes labels a y tick. The ticks are multiples of a power of
+  // two at most an eighth of the highest (html_charts.go htmlYTicks), so three
+  // decimals write them exactly: 1.125 GiB, 384 MiB.
   function fmtAxisBytes(n) {
     var units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     var v = Math.abs(n), u = 0;
     while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
-    return (n < 0 ? "-" : "") + (Math.round(v * 10) / 10) + " " + units[u];
+    return (n < 0 ? "-" : "") + (Math.round(v * 1000) / 1000) + " " + units[u];
   }
 
   function framesHTML(stack, limit) {
@@ -34,7 +37,7 @@
       out += "<div class=\"tt-frame\">\u2026 " + (frames.length - limit) + " more<\/div>";
     }
     if (frames.length === 0 && stack >= 0) {
-      out += "<div class=\"tt-frame\">(no stack recorded)<\/div>";
+      out += "<div class=\"tt-frame\">&lt;no stack recorded&gt;<\/div>";
     }
     return out;
   }
@@ -137,6 +140,7 @@
       (opt.yAxis || []).forEach(function (ax) {
         ax.axisLabel = ax.axisLabel || {};
         ax.axisLabel.formatter = fmtAxisBytes;
+        if (dev.yInterval > 0) { ax.interval = dev.yInterval; }
       });
       // The x axis is a time axis (see html_charts.go): milliseconds since
       // the first entry, or entry indexes.
