@@ -111,9 +111,9 @@ func stackWarnings(s *snapshot.Snapshot, in *Info) []string {
 	rec := &in.Recording
 	var w []string
 	switch {
-	case rec.Stacks == StacksNone:
+	case rec.Frames == 0 && (rec.Enabled == EnabledAll || rec.Enabled == EnabledState):
 		w = append(w, "No stacks anywhere: history was recorded with context=None, so no allocation can be traced to code "+
-			"(grouping by stack gives a single <no stack> group). Record with context='all' (the default).")
+			"(grouping by stack gives a single <no stack recorded> group). Record with context='all' (the default).")
 		return w
 	case rec.Enabled == EnabledAll && rec.EntriesWithFrames == 0:
 		w = append(w, "Trace entries carry no stacks (context='state'): only live blocks have them, so frees and leaks over time cannot be traced to code. "+
