@@ -232,6 +232,18 @@ func infoPlural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
+// ofAll is k of n nouns, agreeing with a verb in the number of k: "the
+// only free", "all 3 frees", "1 of 3 frees", "2 of 3 frees".
+func ofAll(k, n int, noun string) string {
+	switch {
+	case k == n && n == 1:
+		return "the only " + noun
+	case k == n:
+		return "all " + infoPlural(n, noun)
+	}
+	return fmt.Sprintf("%d of %s", k, infoPlural(n, noun))
+}
+
 // verb returns singular when n is 1, plural otherwise ("has"/"have").
 func verb(n int, singular, plural string) string {
 	if n == 1 {

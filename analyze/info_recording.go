@@ -17,8 +17,9 @@ type Recording struct {
 	// for live blocks, at most the latest event), "off", or "unknown".
 	Enabled    Enabled
 	EnabledWhy string
-	// Stacks is the stacks argument: "python", "all" (C++ frames too),
-	// "none" (no frame anywhere: context=None), or "unknown".
+	// Stacks is the stacks argument: "python", "all" (C++ frames too), or
+	// "unknown" (no frame anywhere, as with context=None, which records
+	// none whatever stacks says).
 	Stacks    Stacks
 	StacksWhy string
 	// Context is the context argument: "all", "alloc", "state", "none",
@@ -71,7 +72,6 @@ const (
 
 	StacksPython  Stacks = "python"
 	StacksAll     Stacks = "all"
-	StacksNone    Stacks = "none"
 	StacksUnknown Stacks = "unknown"
 
 	ContextAll         Context = "all"
@@ -179,9 +179,9 @@ func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 			"(enabled=None clears the trace)", fmt.Sprintf("%d %s", segStacks, verb(segStacks, "segment keeps its stack", "segments keep their stacks")))
 	case maxEntries <= 1 && liveStacks > 0:
 		r.Enabled = EnabledState
-		r.EnabledWhy = fmt.Sprintf("%d of %s %s stacks but no device's trace holds more than one entry: enabled='state' keeps only the latest event (max_entries=1), "+
+		r.EnabledWhy = fmt.Sprintf("%s %s stacks but no device's trace holds more than one entry: enabled='state' keeps only the latest event (max_entries=1), "+
 			"as did the pre-2.1 API's default trace_alloc_max_entries=1 (or recording was stopped before the dump, which clears the trace but leaves blocks their stacks)",
-			liveStacks, infoPlural(liveBlocks, "live block"), verb(liveStacks, "carries", "carry"))
+			ofAll(liveStacks, liveBlocks, "live block"), verb(liveStacks, "carries", "carry"))
 	default:
 		r.Enabled = EnabledAll
 		r.EnabledWhy = fmt.Sprintf("the trace holds %s", infoPlural(r.Entries, "entry"))
@@ -199,8 +199,8 @@ func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 		r.Stacks = StacksPython
 		r.StacksWhy = fmt.Sprintf("%s, none of them C++", infoPlural(r.Frames, "distinct frame"))
 	case r.Enabled == EnabledAll || r.Enabled == EnabledState:
-		r.Stacks = StacksNone
-		r.StacksWhy = "recording was on but no frame was recorded anywhere (context=None)"
+		r.Stacks = StacksUnknown
+		r.StacksWhy = "context=None records no frames, so the file cannot show it (no frame anywhere, though recording was on)"
 	default:
 		r.Stacks = StacksUnknown
 		r.StacksWhy = "no frame anywhere in the file"
@@ -273,7 +273,8 @@ func inferContext(r *Recording, liveBlocks, liveStacks, segStacks int) (Context,
 	if r.EntriesWithFrames == 0 {
 		switch {
 		case liveStacks+segStacks > 0:
-			return ContextState, fmt.Sprintf("no trace entry has a frames key, but %d of %d live blocks carry stacks", liveStacks, liveBlocks)
+			return ContextState, fmt.Sprintf("no trace entry has a frames key, but %s %s stacks", ofAll(liveStacks, liveBlocks, "live block"),
+				verb(liveStacks, "carries", "carry"))
 		case liveBlocks > 0:
 			return ContextNone, fmt.Sprintf("no trace entry has a frames key and none of the %s carries a stack", infoPlural(liveBlocks, "live block"))
 		}
@@ -281,8 +282,9 @@ func inferContext(r *Recording, liveBlocks, liveStacks, segStacks int) (Context,
 	}
 	switch {
 	case r.FreesCompared > r.FreesSameStack:
-		return ContextAll, fmt.Sprintf("%d of %d free_requested entries carry a stack other than their alloc's (the free site)",
-			r.FreesCompared-r.FreesSameStack, r.FreesCompared)
+		n := r.FreesCompared - r.FreesSameStack
+		return ContextAll, fmt.Sprintf("%s %s a stack other than %s alloc's (the free site)",
+			ofAll(n, r.FreesCompared, "free_requested entry"), verb(n, "carries", "carry"), verb(n, "its", "their"))
 	case r.FreesCompared > 0:
 		return ContextAlloc, fmt.Sprintf("all %s carry their alloc's stack", infoPlural(r.FreesCompared, "free_requested entry"))
 	}

@@ -220,7 +220,7 @@ func corpusTruth(t *testing.T, dir string) []infoTruth {
 				tr.context = Context(*h.Context)
 			}
 			if tr.context == ContextNone {
-				tr.stacks = StacksNone // no frame is recorded to tell
+				tr.stacks = StacksUnknown // no frame is recorded to tell
 			}
 		}
 		out = append(out, tr)
@@ -238,7 +238,7 @@ func corpusTruth(t *testing.T, dir string) []infoTruth {
 	probe("all_python", infoTruth{enabled: EnabledAll, stacks: StacksPython, context: ContextAll, fromStart: &yes})
 	probe("annotations", infoTruth{enabled: EnabledAll, fromStart: &yes})
 	probe("context_alloc", infoTruth{enabled: EnabledAll, stacks: StacksPython, context: ContextAlloc})
-	probe("context_none", infoTruth{enabled: EnabledAll, stacks: StacksNone, context: ContextNone})
+	probe("context_none", infoTruth{enabled: EnabledAll, stacks: StacksUnknown, context: ContextNone})
 	probe("context_state", infoTruth{enabled: EnabledAll, stacks: StacksPython, context: ContextState})
 	probe("expandable", infoTruth{enabled: EnabledAll, fromStart: &yes})
 	probe("graph_pool", infoTruth{enabled: EnabledAll, fromStart: &yes})

@@ -157,15 +157,15 @@ func stackWarnings(s *snapshot.Snapshot, in *Info) []string {
 			causes = append(causes, fmt.Sprintf("%d %s allocated inside the trace by code without Python frames "+
 				"(C++ threads such as the autograd engine in backward, with stacks='python')", n, verb(n, "was", "were")))
 		}
-		w = append(w, fmt.Sprintf("%d of %s %s no stack: %s.", stackless, infoPlural(rec.LiveBlocks, "live block"),
+		w = append(w, fmt.Sprintf("%s %s no stack: %s.", ofAll(stackless, rec.LiveBlocks, "live block"),
 			verb(stackless, "has", "have"), strings.Join(causes, "; ")))
 	}
 
 	if rec.Stacks == StacksPython {
 		if n := sumCounts(rec.EmptyStacks); n > 0 {
-			w = append(w, fmt.Sprintf("%d of %d trace entries %s an empty stack (%s): they come from threads without Python frames "+
+			w = append(w, fmt.Sprintf("%s %s an empty stack (%s): they come from threads without Python frames "+
 				"(the autograd engine in backward, NCCL, the allocator's own frees). Record with stacks='all' to see their C++ frames.",
-				n, rec.Entries, verb(n, "has", "have"), countList(rec.EmptyStacks)))
+				ofAll(n, rec.Entries, "trace entry"), verb(n, "has", "have"), countList(rec.EmptyStacks)))
 		}
 	}
 	if rec.EntriesWithFrames > 0 {

@@ -98,7 +98,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 		width = max(width, len(kv.Key))
 	}
 	for _, kv := range v.Settings {
-		ew.printf("  %-*s  %s\n", width, kv.Key, kv.Value)
+		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-*s  ", width, kv.Key), kv.Value))
 	}
 
 	ew.printf("\nUnknown fields and actions (from a newer PyTorch; skipped)\n")
@@ -129,9 +129,11 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo) {
 	if d.Segments == 0 {
 		ew.printf("    segments:  none (the allocator held no memory on it at dump time)\n")
 	} else {
-		ew.printf("    segments:  %s, %s reserved; %s, %s allocated; live blocks with a stack: %s of %s\n",
-			plural(d.Segments, "segment"), FormatBytes(d.ReservedBytes), plural(d.Blocks, "block"), FormatBytes(d.AllocatedBytes),
-			FormatInt(int64(d.LiveBlockStacks)), FormatInt(int64(d.LiveBlocks)))
+		ew.printf("    segments:  %s, %s reserved; %s, %s allocated\n",
+			plural(d.Segments, "segment"), FormatBytes(d.ReservedBytes), plural(d.Blocks, "block"), FormatBytes(d.AllocatedBytes))
+		if d.LiveBlocks > 0 {
+			ew.printf("    stacks:    on %s\n", ofAll(d.LiveBlockStacks, d.LiveBlocks, "live block"))
+		}
 	}
 	if d.Entries == 0 {
 		ew.printf("    trace:     no entries\n")

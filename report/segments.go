@@ -134,15 +134,29 @@ func usageLine(u *analyze.SegmentUsage) string {
 		FormatBytes(u.FreeBytes()), slack, FormatBytes(u.LargestFree))
 }
 
-// plural formats "1 segment", "2 segments", "3 entries".
+// plural formats "1 segment", "2 segments", "3 entries", "2 keys", with
+// thousands separators.
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
-	if strings.HasSuffix(noun, "y") {
-		noun = strings.TrimSuffix(noun, "y") + "ie"
+	if stem, ok := strings.CutSuffix(noun, "y"); ok && !strings.HasSuffix(stem, "a") && !strings.HasSuffix(stem, "e") &&
+		!strings.HasSuffix(stem, "o") {
+		noun = stem + "ie"
 	}
 	return FormatInt(int64(n)) + " " + noun + "s"
+}
+
+// ofAll is k of n nouns: "the only entry", "all 3 entries", "2 of 3
+// entries".
+func ofAll(k, n int, noun string) string {
+	switch {
+	case k == n && n == 1:
+		return "the only " + noun
+	case k == n:
+		return "all " + plural(n, noun)
+	}
+	return FormatInt(int64(k)) + " of " + plural(n, noun)
 }
 
 // WriteSegments writes r as text: for each device a line of totals and a
