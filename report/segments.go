@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/snapview/snapview/analyze"
@@ -123,15 +124,27 @@ func internalPct(u *analyze.SegmentUsage) string {
 	return strconv.FormatFloat(float64(u.InternalFreeBytes())/float64(free)*100, 'f', 1, 64) + "%"
 }
 
-// usageLine is the one-line account of a set of segments.
+// usageLine is the account of a set of segments, in two lines (the
+// second indented): their bytes as `_memory_viz stats` splits them.
 func usageLine(u *analyze.SegmentUsage) string {
 	slack := ""
 	if n := u.InternalFreeBytes(); n != 0 {
-		slack = fmt.Sprintf(" (%s of it rounding slack in live blocks)", FormatBytes(n))
+		slack = fmt.Sprintf(" incl. %s rounding slack in live blocks", FormatBytes(n))
 	}
-	return fmt.Sprintf("%s, %s reserved, %s allocated, %s free%s, largest free block %s",
-		plural(u.Segments, "segment"), FormatBytes(u.Size), FormatBytes(u.RequestedBytes),
-		FormatBytes(u.FreeBytes()), slack, FormatBytes(u.LargestFree))
+	return fmt.Sprintf("%s, %s reserved, largest free block %s;\n  %s requested by live tensors, %s free%s",
+		plural(u.Segments, "segment"), FormatBytes(u.Size), FormatBytes(u.LargestFree),
+		FormatBytes(u.RequestedBytes), FormatBytes(u.FreeBytes()), slack)
+}
+
+// summaryLine says how the figures of a set of segments relate to those
+// of `snapview summary`, which counts whole blocks.
+func summaryLine(u *analyze.SegmentUsage) string {
+	pending := ""
+	if u.PendingFreeBytes > 0 {
+		pending = fmt.Sprintf(", %s pending free", FormatBytes(u.PendingFreeBytes))
+	}
+	return fmt.Sprintf("snapview summary: %s allocated (requested + slack), %s free (cached blocks only)%s.",
+		FormatBytes(u.AllocatedBytes), FormatBytes(u.InactiveBytes), pending)
 }
 
 // plural formats "1 segment", "2 segments", "3 entries", "2 keys", with
@@ -159,57 +172,116 @@ func ofAll(k, n int, noun string) string {
 	return FormatInt(int64(k)) + " of " + plural(n, noun)
 }
 
-// WriteSegments writes r as text: for each device a line of totals and a
-// table of its segments, then the legend.
+// segmentsWidth is the width the segments table keeps within by drawing
+// a narrower map, down to minMapWidth characters.
+const (
+	segmentsWidth = 120
+	minMapWidth   = 10
+)
+
+// dropColumn returns row without its column c when drop is set.
+func dropColumn[T any](row []T, c int, drop bool) []T {
+	if !drop {
+		return row
+	}
+	return append(row[:c:c], row[c+1:]...)
+}
+
+// tableWidth is the width newTable draws rows of these cells in: each
+// column as wide as its widest line, plus a border and two spaces.
+func tableWidth(rows [][]string) int {
+	var widths []int
+	for _, row := range rows {
+		for c, cell := range row {
+			for _, line := range strings.Split(cell, "\n") {
+				if c >= len(widths) {
+					widths = append(widths, 0)
+				}
+				widths[c] = max(widths[c], utf8.RuneCountInString(line))
+			}
+		}
+	}
+	total := 1
+	for _, w := range widths {
+		total += w + 3
+	}
+	return total
+}
+
+// WriteSegments writes r as text: for each device its totals, a table
+// of its segments and how its totals relate to `snapview summary`'s, then
+// the legend.
 //
-// Allocated and Free split each segment as `python -m torch.cuda._memory_viz
-// stats` does (torch/cuda/_memory_viz.py segsum): Allocated is the bytes
-// live tensors requested, Free all the rest (cached free blocks, blocks
-// pending free, and the rounding slack inside live blocks), so the totals
-// equal its total_reserved, total_allocated and total_free.
+// Requested and Free split each segment as `python -m torch.cuda._memory_viz
+// stats` does (torch/cuda/_memory_viz.py segsum, which calls them allocated
+// and free): Requested is the bytes live tensors requested, Free all the
+// rest (cached free blocks, blocks pending free, and the rounding slack
+// inside live blocks), so the totals equal its total_reserved,
+// total_allocated and total_free. The Stream column is left out for a
+// device whose segments are all on the default stream (0).
 func WriteSegments(w io.Writer, r *Segments) error {
+	ew := &errWriter{w: w}
 	for i, d := range r.Devices {
 		if i > 0 {
-			if _, err := io.WriteString(w, "\n"); err != nil {
-				return err
-			}
+			ew.printf("\n")
 		}
-		if _, err := fmt.Fprintf(w, "Device %d: %s\n", d.Device, usageLine(&d.Total)); err != nil {
-			return err
-		}
-		if len(d.Segments) == 0 {
+		ew.printf("Device %d: %s.\n", d.Device, usageLine(&d.Total))
+		if len(d.Segments) == 0 || ew.err != nil {
 			continue
 		}
-		t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight,
-			tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
-		t.Header("Address", "Size", "Pool", "Stream", "Blocks", "Live", "Allocated", "Free", "Largest free", "Map")
+		streams := false
 		for _, s := range d.Segments {
-			if err := t.Append(s.Addr.String(), FormatBytes(s.Size), statePoolLabel(s.Large, s.Pool, s.Expandable),
-				strconv.FormatUint(s.Stream, 10), FormatInt(int64(s.Blocks)), FormatInt(int64(s.AllocatedBlocks)),
-				FormatBytes(s.RequestedBytes), FormatBytes(s.FreeBytes()), FormatBytes(s.LargestFree), s.Map); err != nil {
+			streams = streams || s.Stream != 0
+		}
+		// The columns: the Stream column only when some segment is on
+		// another stream than the default.
+		const streamCol = 3
+		cut := func(row []string) []string { return dropColumn(row, streamCol, !streams) }
+		align := dropColumn([]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight,
+			tw.AlignRight, tw.AlignRight, tw.AlignLeft}, streamCol, !streams)
+		header := cut([]string{"Address", "Size", "Pool", "Stream", "Live/\nblocks", "Requested", "Free incl.\nslack", "Largest\nfree", "Map"})
+		tot := &d.Total
+		footer := cut([]string{"total", FormatBytes(tot.Size), "", "", FormatInt(int64(tot.AllocatedBlocks)) + "/" + FormatInt(int64(tot.Blocks)),
+			FormatBytes(tot.RequestedBytes), FormatBytes(tot.FreeBytes()), FormatBytes(tot.LargestFree), ""})
+		rows := make([][]string, len(d.Segments))
+		for k, s := range d.Segments {
+			rows[k] = cut([]string{s.Addr.String(), FormatBytes(s.Size), statePoolLabel(s.Large, s.Pool, s.Expandable),
+				strconv.FormatUint(s.Stream, 10), FormatInt(int64(s.AllocatedBlocks)) + "/" + FormatInt(int64(s.Blocks)),
+				FormatBytes(s.RequestedBytes), FormatBytes(s.FreeBytes()), FormatBytes(s.LargestFree), s.Map})
+		}
+		// A narrower map where the table would pass segmentsWidth.
+		mapWidth := MapWidth
+		if over := tableWidth(append(rows, header, footer)) - segmentsWidth; over > 0 {
+			mapWidth = max(minMapWidth, MapWidth-over)
+			for k, s := range d.Segments {
+				rows[k][len(rows[k])-1] = BlockMap(&snapshot.Segment{TotalSize: s.Size, Blocks: s.BlockList}, mapWidth)
+			}
+		}
+		t := newTable(w, align...)
+		t.Header(header)
+		for _, row := range rows {
+			if err := t.Append(row); err != nil {
 				return err
 			}
 		}
-		tot := &d.Total
-		t.Footer("total", FormatBytes(tot.Size), "", "", FormatInt(int64(tot.Blocks)), FormatInt(int64(tot.AllocatedBlocks)),
-			FormatBytes(tot.RequestedBytes), FormatBytes(tot.FreeBytes()), FormatBytes(tot.LargestFree), "")
+		t.Footer(footer)
 		if err := t.Render(); err != nil {
 			return err
 		}
+		ew.printf("%s\n", summaryLine(tot))
 	}
 	if len(r.Devices) > 1 {
-		if _, err := fmt.Fprintf(w, "\nAll devices: %s\n", usageLine(&r.Total)); err != nil {
-			return err
-		}
+		ew.printf("\nAll devices: %s.\n", usageLine(&r.Total))
 	}
-	_, err := fmt.Fprintf(w, `
-Allocated: bytes requested by live tensors. Free: the rest of the segment
-(cached free blocks, blocks pending free, rounding slack in live blocks).
-Live: blocks holding a live tensor. Map: one character per 1/%d of the
-segment: '#' half or more live tensors, '+' some live tensors, '~' freed but
-still used by another stream, '.' free.
-`, MapWidth)
-	return err
+	ew.printf(`
+Requested: bytes requested by live tensors (what _memory_viz stats calls allocated). Free incl. slack:
+the rest of the segment (cached free blocks, blocks pending free, rounding slack in live blocks).
+Live/blocks: blocks holding a live tensor, of all blocks. Stream: shown when a segment is on a stream
+other than the default (0). Map: %d characters per segment (fewer if the table would pass %d columns),
+each an equal share of it: '#' half or more live tensors, '+' some, '~' freed but still used by another
+stream, '.' free.
+`, MapWidth, segmentsWidth)
+	return ew.err
 }
 
 // segmentsJSON and the types below are the --json schema of `snapview

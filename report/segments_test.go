@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -193,4 +194,46 @@ func TestWriteSegmentsGolden(t *testing.T) {
 	}
 	checkGolden(t, filepath.Join("testdata", "synthetic.segments.txt"), text.String())
 	checkGolden(t, filepath.Join("testdata", "synthetic.segments.json"), js.String())
+}
+
+// TestSegmentsNameSummaryFigures checks that the segments view says how
+// its figures relate to the summary's: under each device's table, the
+// summary's allocated (whole blocks) and free (cached blocks) bytes, as
+// `snapview summary` prints them (resnet50_train: 264.2 MiB allocated
+// there, 260.2 MiB requested here).
+func TestSegmentsNameSummaryFigures(t *testing.T) {
+	root := sharedSnapshots(t)
+	for _, name := range []string{"resnet50_train", "fragmentation", "two_devices"} {
+		s, err := snapshot.Load(filepath.Join(root, "torch2.11", name, "snapshot.pickle"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seg bytes.Buffer
+		if err := WriteSegments(&seg, NewSegments(s, s.Devices())); err != nil {
+			t.Fatal(err)
+		}
+		var stats []*analyze.MemoryStats
+		for _, d := range s.Devices() {
+			stats = append(stats, analyze.CurrentStats(s, d))
+		}
+		sum := NewSummary(name, s, stats)
+		var text bytes.Buffer
+		if err := WriteSummaryText(&text, sum); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range sum.Devices {
+			alloc, free := FormatBytes(d.Total.AllocatedBytes), FormatBytes(d.Total.InactiveBytes)
+			if !strings.Contains(text.String(), alloc+" allocated") || !strings.Contains(text.String(), free+" free") {
+				t.Errorf("%s device %d: summary lacks %s allocated, %s free", name, d.Device, alloc, free)
+			}
+			if w := "snapview summary: " + alloc + " allocated (requested + slack), " + free + " free (cached blocks only)"; !strings.Contains(seg.String(), w) {
+				t.Errorf("%s device %d: segments lacks %q", name, d.Device, w)
+			}
+		}
+		for _, h := range []string{"Requested", "Free incl.", "requested by live tensors"} {
+			if !strings.Contains(seg.String(), h) {
+				t.Errorf("%s: segments lacks %q", name, h)
+			}
+		}
+	}
 }
