@@ -139,21 +139,45 @@ func Inspect(s *snapshot.Snapshot) *Info {
 		}
 	}
 	for _, d := range have {
-		in.Devices = append(in.Devices, deviceInfo(s, d))
+		in.Devices = append(in.Devices, deviceInfo(s, d, nil))
 	}
-	in.Recording = inferRecording(s, in.Devices)
-	for i := range in.Devices {
-		if in.Recording.Enabled == EnabledState && in.Devices[i].Entries > 0 && in.Devices[i].Entries <= 1 {
-			in.Devices[i].Coverage = CoverageStateOnly
-		}
-	}
+	in.Recording = classifyCoverage(s, in.Devices)
 	in.Version = inferVersion(s)
 	in.Warnings = append(in.Warnings, infoWarnings(s, in)...)
 	return in
 }
 
-// deviceInfo describes one device.
-func deviceInfo(s *snapshot.Snapshot, device int) DeviceInfo {
+// InspectCoverage returns the Devices of [Inspect], with the same
+// Coverage, for a caller that has replayed the devices already: seeded
+// reports a device's Result.Seeded (the replay had to seed blocks older
+// than the trace), in place of the replay Inspect makes; Replayed is false.
+func InspectCoverage(s *snapshot.Snapshot, seeded func(device int) bool) []DeviceInfo {
+	devices := []DeviceInfo{}
+	for _, d := range s.Devices() {
+		devices = append(devices, deviceInfo(s, d, seeded))
+	}
+	classifyCoverage(s, devices)
+	return devices
+}
+
+// classifyCoverage infers the recording from s and refines the Coverage
+// of each device that misses the start: wrapped or started late (see
+// inferRecording), or state only when enabled='state' left it at most
+// one entry.
+func classifyCoverage(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
+	rec := inferRecording(s, devices)
+	for i := range devices {
+		if rec.Enabled == EnabledState && devices[i].Entries > 0 && devices[i].Entries <= 1 {
+			devices[i].Coverage = CoverageStateOnly
+		}
+	}
+	return rec
+}
+
+// deviceInfo describes one device. Without seeded it replays the device's
+// trace (for the end-state check and Seeded); with it, seeded(device) is
+// Seeded and nothing is replayed.
+func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool) DeviceInfo {
 	di := DeviceInfo{Device: device, Check: EndCheck{Differences: []string{}}}
 	for i := range s.Segments {
 		seg := &s.Segments[i]
@@ -185,8 +209,9 @@ func deviceInfo(s *snapshot.Snapshot, device int) DeviceInfo {
 	if len(trace) == 0 {
 		return di
 	}
-	r, err := ReplayStats(s, device)
-	if err != nil {
+	if seeded != nil {
+		di.Seeded = seeded(device)
+	} else if r, err := ReplayStats(s, device); err != nil {
 		di.ReplayError = err.Error()
 	} else {
 		di.Replayed, di.Seeded, di.Check = true, r.Seeded, r.Check

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,9 +25,12 @@ type Summary struct {
 	Legacy   bool
 	Settings *snapshot.AllocatorSettings
 	// NumDevices is the number of devices the allocator recorded
-	// (len(device_traces)), 0 when the file has no device_traces.
-	NumDevices int
-	Devices    []DeviceSummary
+	// (len(device_traces)), 0 when the file has no device_traces;
+	// IdleDevices are those of them with neither segments nor trace
+	// entries (analyze.Info.IdleDevices).
+	NumDevices  int
+	IdleDevices []int
+	Devices     []DeviceSummary
 	// Warnings are the decoder's warnings about the file (JSON only: the
 	// CLI prints them to stderr).
 	Warnings []string
@@ -42,8 +46,11 @@ type DeviceSummary struct {
 	// then private pools), Total their sum.
 	Pools []analyze.SegmentUsage
 	Total analyze.SegmentUsage
-	// Coverage says what the trace holds.
+	// Coverage says what the trace holds; Info is the device as `snapview
+	// info` describes it (its Coverage kind and evidence), nil for a
+	// device with neither segments nor trace entries.
 	Coverage analyze.Coverage
+	Info     *analyze.DeviceInfo
 }
 
 // NewSummary gathers the summary of s for the devices of stats (one
@@ -58,17 +65,39 @@ func NewSummary(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats)
 		Devices:    []DeviceSummary{},
 		Warnings:   append([]string{}, s.Warnings...),
 	}
+	// The coverage of each trace as `snapview info` tells it (from the
+	// start, wrapped, started late, state only), from the replays the
+	// stats were made with: they are lower bounds when the replay had to
+	// seed blocks older than the trace.
+	seeded := map[int]bool{}
+	for _, st := range stats {
+		seeded[st.Device] = st.Known.History == analyze.LowerBound
+	}
+	infos := analyze.InspectCoverage(s, func(d int) bool { return seeded[d] })
+	have := s.Devices()
+	sum.IdleDevices = []int{}
+	for d := range s.Traces {
+		if !slices.Contains(have, d) {
+			sum.IdleDevices = append(sum.IdleDevices, d)
+		}
+	}
 	for _, st := range stats {
 		us := analyze.SegmentUsages(s, st.Device)
 		total := analyze.SumSegments(us)
 		total.Device = st.Device
-		sum.Devices = append(sum.Devices, DeviceSummary{
+		d := DeviceSummary{
 			Device:   st.Device,
 			Stats:    st,
 			Pools:    analyze.PoolUsages(us),
 			Total:    total,
 			Coverage: analyze.TraceCoverage(s, st.Device),
-		})
+		}
+		for i := range infos {
+			if infos[i].Device == st.Device {
+				d.Info = &infos[i]
+			}
+		}
+		sum.Devices = append(sum.Devices, d)
 	}
 	return sum
 }
@@ -86,12 +115,20 @@ func summaryPoolLabel(u *analyze.SegmentUsage) string {
 	return s
 }
 
+// summaryWidth is the width the summary's lines are kept within where
+// they can wrap.
+const summaryWidth = 120
+
 // WriteSummaryText writes the overview a person reads first: what the file
 // holds, then per device a table of the current use per pool and the
 // peaks when the trace allows them.
 func WriteSummaryText(w io.Writer, sum *Summary) error {
 	ew := &errWriter{w: w}
-	ew.printf("%s: %s\n", sum.File, describeFormat(sum))
+	if head := sum.File + ": " + describeFormat(sum); len(head) <= summaryWidth {
+		ew.printf("%s\n", head)
+	} else {
+		ew.printf("%s:\n%s", sum.File, wrapIndented("  ", describeFormat(sum)))
+	}
 	if st := sum.Settings; st != nil {
 		split := "unlimited"
 		if st.MaxSplitSize >= 0 {
@@ -101,42 +138,52 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 		if st.ExpandableSegments {
 			exp = "on"
 		}
-		ew.printf("Allocator: expandable_segments %s, max_split_size %s, PYTORCH_CUDA_ALLOC_CONF=%q\n", exp, split, st.Conf)
+		ew.printf("%s", wrapIndented("Allocator: ", fmt.Sprintf("expandable_segments %s, max_split_size %s, PYTORCH_CUDA_ALLOC_CONF=%q", exp, split, st.Conf)))
 	}
 	for _, d := range sum.Devices {
 		ew.printf("\nDevice %d\n", d.Device)
 		t := &d.Total
-		if t.Segments == 0 {
+		switch {
+		case d.Info == nil && t.Segments == 0 && d.Coverage.HasTraces:
+			ew.printf("  No segments and no trace entries: nothing on this device (the allocator held no GPU memory on it\n" +
+				"  and recorded no event).\n")
+			continue
+		case t.Segments == 0:
 			ew.printf("  No segments: the allocator held no GPU memory on this device when the snapshot was taken.\n")
-		} else {
-			ew.printf("  %s reserved in %s; %s allocated to %s; %s free inside the segments (largest free block %s).\n",
+		default:
+			ew.printf("%s", wrapIndented("  ", fmt.Sprintf("%s reserved in %s; %s allocated to %s; %s free inside the segments (largest free block %s).",
 				FormatBytes(t.Size), plural(t.Segments, "segment"),
 				FormatBytes(t.AllocatedBytes), plural(t.AllocatedBlocks, "tensor"),
-				FormatBytes(t.InactiveBytes), FormatBytes(t.LargestFree))
+				FormatBytes(t.InactiveBytes), FormatBytes(t.LargestFree))))
 			if t.PendingFreeBlocks > 0 {
-				ew.printf("  %s in %s freed by the program but still in use by another stream (pending free).\n",
-					FormatBytes(t.PendingFreeBytes), plural(t.PendingFreeBlocks, "block"))
+				ew.printf("%s", wrapIndented("  ", fmt.Sprintf("%s in %s freed by the program but still in use by another stream (pending free).",
+					FormatBytes(t.PendingFreeBytes), plural(t.PendingFreeBlocks, "block"))))
 			}
 			if ew.err == nil {
 				ew.err = writePoolTable(w, &d)
 			}
 		}
 		for _, line := range historyLines(&d) {
-			ew.printf("  %s\n", line)
+			ew.printf("%s", wrapIndented("  ", line))
 		}
 	}
 	return ew.err
 }
 
-// writePoolTable writes the per-pool table of one device.
+// writePoolTable writes the per-pool table of one device. The Active
+// column (allocated and pending-free blocks) is left out when no block is
+// pending free: it equals Allocated.
 func writePoolTable(w io.Writer, d *DeviceSummary) error {
-	t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight,
-		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
-	t.Header("Pool", "Reserved", "Allocated", "Active", "Requested", "Segments", "Blocks", "Tensors", "Free", "Largest free")
+	active := d.Total.PendingFreeBlocks > 0
+	const activeCol = 3
+	t := newTable(w, dropColumn([]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight,
+		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, activeCol, !active)...)
+	t.Header(dropColumn([]string{"Pool", "Reserved", "Allocated", "Active", "Requested", "Segments", "Blocks", "Tensors", "Free", "Largest\nfree"},
+		activeCol, !active))
 	row := func(label string, u *analyze.SegmentUsage) []string {
-		return []string{label, FormatBytes(u.Size), FormatBytes(u.AllocatedBytes), FormatBytes(u.ActiveBytes()),
+		return dropColumn([]string{label, FormatBytes(u.Size), FormatBytes(u.AllocatedBytes), FormatBytes(u.ActiveBytes()),
 			FormatBytes(u.ActiveRequestedBytes()), FormatInt(int64(u.Segments)), FormatInt(int64(u.Blocks)),
-			FormatInt(int64(u.AllocatedBlocks)), FormatBytes(u.InactiveBytes), FormatBytes(u.LargestFree)}
+			FormatInt(int64(u.AllocatedBlocks)), FormatBytes(u.InactiveBytes), FormatBytes(u.LargestFree)}, activeCol, !active)
 	}
 	for i := range d.Pools {
 		if err := t.Append(row(summaryPoolLabel(&d.Pools[i]), &d.Pools[i])); err != nil {
@@ -148,7 +195,8 @@ func writePoolTable(w io.Writer, d *DeviceSummary) error {
 }
 
 // historyLines explains what the trace of a device holds and what that
-// means for the Peak and Tot figures.
+// means for the Peak and Tot figures, one paragraph per line. How much
+// of the run the trace covers is said as `snapview info` says it.
 func historyLines(d *DeviceSummary) []string {
 	c := &d.Coverage
 	var lines []string
@@ -156,36 +204,31 @@ func historyLines(d *DeviceSummary) []string {
 	case !c.HasTraces:
 		lines = append(lines, "Trace: none in the file (a bare segment list): only the current state is known.")
 	case c.Entries == 0:
-		lines = append(lines, "Trace: none recorded for this device: only the current state is known.",
+		lines = append(lines, "Trace: none recorded for this device: only the current state is known. "+
 			"Call torch.cuda.memory._record_memory_history() before the first allocation to record one.")
 	default:
 		span := ""
 		if c.FirstUS != 0 && c.LastUS >= c.FirstUS {
 			span = " over " + time.Duration((c.LastUS-c.FirstUS)*int64(time.Microsecond)).Round(time.Millisecond).String()
 		}
-		if c.FromStart() {
-			lines = append(lines, fmt.Sprintf("Trace: %s%s, from the first allocation on: every free and every live block", plural(c.Entries, "entry"), span),
-				"has its alloc in the trace, so peaks and totals can be replayed.")
-		} else {
-			var why []string
-			if c.OrphanFrees > 0 {
-				why = append(why, plural(c.OrphanFrees, "free")+" of blocks allocated before it")
-			}
-			if c.UntracedBlocks > 0 {
-				why = append(why, plural(c.UntracedBlocks, "live block")+" it never allocated")
-			}
-			lines = append(lines, fmt.Sprintf("Trace: %s%s, missing the start of the run (%s):", plural(c.Entries, "entry"), span, strings.Join(why, ", ")),
-				"recording started late or the ring buffer (max_entries) wrapped, so peaks and totals are lower bounds at best.")
+		cover := "from the start"
+		if !c.FromStart() {
+			cover = "missing the start of the run"
 		}
+		if d.Info != nil {
+			cover = coverageText(d.Info)
+		}
+		lines = append(lines, fmt.Sprintf("Trace: %s%s; %s.", plural(c.Entries, "entry"), span, cover))
 	}
 	switch {
 	case c.Entries > 0 && c.TraceStacks > 0:
-		lines = append(lines, fmt.Sprintf("Stacks: on %s of %s trace entries and %s of %s live blocks.",
-			FormatInt(int64(c.TraceStacks)), FormatInt(int64(c.Entries)), FormatInt(int64(c.LiveBlockStacks)), FormatInt(int64(c.LiveBlocks))))
+		lines = append(lines, fmt.Sprintf("Stacks: on %s and %s.",
+			ofAll(c.TraceStacks, c.Entries, "trace entry"), ofAll(c.LiveBlockStacks, c.LiveBlocks, "live block")))
+	case c.LiveBlockStacks > 0 && c.Entries > 0:
+		lines = append(lines, fmt.Sprintf("Stacks: on %s, none on trace entries.", ofAll(c.LiveBlockStacks, c.LiveBlocks, "live block")))
 	case c.LiveBlockStacks > 0:
-		lines = append(lines, fmt.Sprintf("Stacks: on %s of %s live blocks, none on trace entries.",
-			FormatInt(int64(c.LiveBlockStacks)), FormatInt(int64(c.LiveBlocks))))
-	default:
+		lines = append(lines, fmt.Sprintf("Stacks: on %s.", ofAll(c.LiveBlockStacks, c.LiveBlocks, "live block")))
+	case c.Entries > 0 || c.LiveBlocks > 0:
 		lines = append(lines, "Stacks: none recorded (context=None, or the blocks predate recording).")
 	}
 	if c.OOMs > 0 {
@@ -197,8 +240,12 @@ func historyLines(d *DeviceSummary) []string {
 		lines = append(lines, fmt.Sprintf("Peak: %s allocated, %s reserved (exact).",
 			FormatBytes(st.AllocatedBytes[analyze.PoolAll].Peak), FormatBytes(st.ReservedBytes[analyze.PoolAll].Peak)))
 	case analyze.LowerBound:
-		lines = append(lines, fmt.Sprintf("Peak: at least %s allocated, at least %s reserved (the trace misses the start).",
-			FormatBytes(st.AllocatedBytes[analyze.PoolAll].Peak), FormatBytes(st.ReservedBytes[analyze.PoolAll].Peak)))
+		why := "the trace misses the start"
+		if d.Info != nil && d.Info.Coverage == analyze.CoverageStateOnly {
+			why = "the trace holds the latest event only"
+		}
+		lines = append(lines, fmt.Sprintf("Peak: at least %s allocated, at least %s reserved (%s).",
+			FormatBytes(st.AllocatedBytes[analyze.PoolAll].Peak), FormatBytes(st.ReservedBytes[analyze.PoolAll].Peak), why))
 	}
 	return lines
 }
@@ -223,7 +270,15 @@ func describeFormat(sum *Summary) string {
 	if sum.Legacy {
 		parts = append(parts, "a bare segment list (torch.cuda.memory_snapshot())")
 	}
-	if sum.NumDevices > 0 {
+	switch idle := len(sum.IdleDevices); {
+	case sum.NumDevices == 0:
+	case idle == sum.NumDevices && idle == 1:
+		parts = append(parts, "1 device recorded, with nothing on it")
+	case idle == sum.NumDevices:
+		parts = append(parts, plural(sum.NumDevices, "device")+" recorded, nothing on any of them")
+	case idle > 0:
+		parts = append(parts, fmt.Sprintf("%s recorded, nothing on %s", plural(sum.NumDevices, "device"), joinInts(sum.IdleDevices)))
+	default:
 		parts = append(parts, plural(sum.NumDevices, "device")+" recorded")
 	}
 	if len(parts) == 0 {
@@ -281,17 +336,20 @@ type poolJSON struct {
 }
 
 type traceJSON struct {
-	Recorded        bool  `json:"recorded"`
-	Entries         int   `json:"entries"`
-	FirstTimeUS     int64 `json:"first_time_us"`
-	LastTimeUS      int64 `json:"last_time_us"`
-	FromStart       bool  `json:"from_start"`
-	OrphanFrees     int   `json:"orphan_frees"`
-	UntracedBlocks  int   `json:"untraced_live_blocks"`
-	EntryStacks     int   `json:"entries_with_stacks"`
-	LiveBlocks      int   `json:"live_blocks"`
-	LiveBlockStacks int   `json:"live_blocks_with_stacks"`
-	OOMs            int   `json:"oom_entries"`
+	Recorded bool `json:"recorded"`
+	// Coverage is the `snapview info` coverage: "none", "from_start",
+	// "wrapped", "started_late" or "state_only".
+	Coverage        string `json:"coverage"`
+	Entries         int    `json:"entries"`
+	FirstTimeUS     int64  `json:"first_time_us"`
+	LastTimeUS      int64  `json:"last_time_us"`
+	FromStart       bool   `json:"from_start"`
+	OrphanFrees     int    `json:"orphan_frees"`
+	UntracedBlocks  int    `json:"untraced_live_blocks"`
+	EntryStacks     int    `json:"entries_with_stacks"`
+	LiveBlocks      int    `json:"live_blocks"`
+	LiveBlockStacks int    `json:"live_blocks_with_stacks"`
+	OOMs            int    `json:"oom_entries"`
 }
 
 func newPoolJSON(label string, u *analyze.SegmentUsage) poolJSON {
@@ -350,6 +408,7 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 		c := &d.Coverage
 		dj.Trace = traceJSON{
 			Recorded:        c.HasTraces,
+			Coverage:        string(analyze.CoverageNone),
 			Entries:         c.Entries,
 			FirstTimeUS:     c.FirstUS,
 			LastTimeUS:      c.LastUS,
@@ -360,6 +419,10 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 			LiveBlocks:      c.LiveBlocks,
 			LiveBlockStacks: c.LiveBlockStacks,
 			OOMs:            c.OOMs,
+		}
+		if d.Info != nil {
+			dj.Trace.Coverage = string(d.Info.Coverage)
+			dj.Trace.FromStart = d.Info.Coverage == analyze.CoverageFromStart
 		}
 		out.Devices = append(out.Devices, dj)
 	}

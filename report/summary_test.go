@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/snapview/snapview/analyze"
@@ -88,5 +90,83 @@ func TestWriteSummaryEmpty(t *testing.T) {
 	checkGolden(t, filepath.Join("testdata", "empty.summary.txt"), text.String())
 	if !bytes.Contains(js.Bytes(), []byte(`"pools": []`)) {
 		t.Errorf("JSON of an empty snapshot lacks an empty pools list:\n%s", js.String())
+	}
+}
+
+// TestSummaryCoverageAsInfo checks that summary tells each trace's
+// coverage as `snapview info` does (analyze.Inspect), on every shared
+// snapshot, from stats replayed as the CLI replays them.
+func TestSummaryCoverageAsInfo(t *testing.T) {
+	root := sharedSnapshots(t)
+	var files []string
+	for _, pat := range []string{"torch2.11/*/snapshot.pickle", "public/*.pickle", "torch2.11-probe/*.pickle"} {
+		m, _ := filepath.Glob(filepath.Join(root, pat))
+		files = append(files, m...)
+	}
+	for _, f := range files {
+		s, err := snapshot.Load(f)
+		if err != nil {
+			continue
+		}
+		in := analyze.Inspect(s)
+		var stats []*analyze.MemoryStats
+		for _, d := range s.Devices() {
+			st := analyze.CurrentStats(s, d)
+			if d < len(s.Traces) && len(s.Traces[d]) > 0 {
+				if r, err := analyze.ReplayStats(s, d); err == nil && r.Check.Equal {
+					st.Known.History = r.Stats.Known.History
+				}
+			}
+			stats = append(stats, st)
+		}
+		sum := NewSummary(f, s, stats)
+		for _, d := range sum.Devices {
+			for _, want := range in.Devices {
+				if want.Device != d.Device {
+					continue
+				}
+				if d.Info == nil || d.Info.Coverage != want.Coverage {
+					t.Errorf("%s device %d: summary coverage %+v, info says %s", f, d.Device, d.Info, want.Coverage)
+				}
+			}
+		}
+		if !slices.Equal(sum.IdleDevices, in.IdleDevices) {
+			t.Errorf("%s: idle devices %v, info says %v", f, sum.IdleDevices, in.IdleDevices)
+		}
+	}
+}
+
+// TestSummaryStateOnlyAndEmpty checks two field reports: p12 (enabled=
+// 'state' in torch 2.0) is "state only" as info says, not a late start;
+// p02 (4 devices, nothing on any) says so and claims no missing stacks.
+func TestSummaryStateOnlyAndEmpty(t *testing.T) {
+	root := sharedSnapshots(t)
+	text := func(name string) string {
+		s, err := snapshot.Load(filepath.Join(root, "public", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := analyze.CurrentStats(s, 0)
+		if len(s.Traces) > 0 && len(s.Traces[0]) > 0 {
+			r, err := analyze.ReplayStats(s, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Known.History = r.Stats.Known.History
+		}
+		var b bytes.Buffer
+		if err := WriteSummaryText(&b, NewSummary(name, s, []*analyze.MemoryStats{st})); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	p12 := text("p12-torch2.0-history-layout-oom.pickle")
+	if !strings.Contains(p12, "Trace: 1 entry; state only") || strings.Contains(p12, "started late") || strings.Contains(p12, "wrapped") {
+		t.Errorf("p12:\n%s", p12)
+	}
+	p02 := text("p02-empty-4dev.pickle")
+	if !strings.Contains(p02, "4 devices recorded, nothing on any of them") || !strings.Contains(p02, "nothing on this device") ||
+		strings.Contains(p02, "Stacks:") {
+		t.Errorf("p02:\n%s", p02)
 	}
 }
