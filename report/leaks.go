@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -52,20 +53,26 @@ func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport, o
 	return ew.err
 }
 
+// leaksWidth is the width the leak table keeps within: its last cell
+// wraps to fit.
+const leaksWidth = 120
+
 func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakReport, opt LeakOptions) error {
-	ew.printf("Device %d: %s.\n", rep.Device, leakMoment(rep, opt.At))
+	for _, par := range strings.Split(fmt.Sprintf("Device %d: %s.", rep.Device, leakMoment(rep, opt.At)), "\n") {
+		ew.printf("%s", wrapIndented("", par))
+	}
 	key := "allocation stack"
 	if rep.Fold {
 		key = "the user frames of the allocation stack (--fold)"
 	}
-	ew.printf("%s live in %s; %s by %s", FormatBytes(rep.LiveBytes), plural(rep.LiveCount, "allocation"),
+	head := fmt.Sprintf("%s live in %s; %s by %s", FormatBytes(rep.LiveBytes), plural(rep.LiveCount, "allocation"),
 		plural(rep.TotalGroups, "group"), key)
 	if rep.TotalCount != rep.LiveCount {
-		ew.printf(" (%s of %s after --focus/--ignore/--min-bytes)", plural(rep.TotalCount, "allocation"), FormatBytes(rep.TotalBytes))
+		head += fmt.Sprintf(" (%s of %s after --focus/--ignore/--min-bytes)", plural(rep.TotalCount, "allocation"), FormatBytes(rep.TotalBytes))
 	}
-	ew.printf(".\n")
+	ew.printf("%s", wrapIndented("", head+"."))
 	if line := leakStepsLine(s, rep); line != "" {
-		ew.printf("%s\n", line)
+		ew.printf("%s", wrapIndented("", line))
 	}
 	if rep.TraceAllocs >= 20 && rep.FreedShare < 0.5 { // a handful of allocations says nothing
 		ew.printf("Only %.0f%% of the allocations in the trace were freed by then: if it covers less than one training step\n"+
@@ -87,10 +94,12 @@ func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakRepor
 	if rep.Steps.Source != analyze.StepsAnnotation && rep.Steps.Source != analyze.StepsPattern {
 		unit = "slice"
 	}
-	t := newTable(ew.w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft)
-	t.Options(tablewriter.WithRendition(tw.Rendition{Settings: tw.Settings{Separators: tw.Separators{BetweenRows: tw.On}}}))
-	t.Header("#", "Live", "Count", "Score", "Growth/"+unit, "Verdict, allocation times, and stack (innermost frame first)")
-	for _, g := range rep.Groups {
+	// The columns before the last, then the last wrapped to what is left
+	// of leaksWidth. The number of live allocations opens its second
+	// line.
+	header := []string{"#", "Live", "Score", "Growth/" + unit}
+	rows := make([][]string, len(rep.Groups))
+	for i, g := range rep.Groups {
 		growth := "-"
 		if g.Verdict.Kind.Suspicious() && g.Verdict.Window > 0 {
 			growth = "+" + FormatBytes(g.WindowBytes/int64(g.Verdict.Window))
@@ -98,17 +107,25 @@ func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakRepor
 		if len(g.Growth) > 0 {
 			growth += "\n" + sparkline(g.Growth)
 		}
-		var cell strings.Builder
-		cell.WriteString(g.Verdict.String())
-		cell.WriteString("\n" + leakAllocLine(rep, &g))
+		rows[i] = []string{strconv.Itoa(g.Rank), FormatBytes(g.Bytes), FormatBytes(int64(g.Score)), growth}
+	}
+	const lastHeader = "Verdict, allocations, stack (innermost frame first)"
+	width := max(len(lastHeader), leaksWidth-tableWidth(append(rows, header))-3)
+	t := newTable(ew.w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft)
+	t.Options(tablewriter.WithRendition(tw.Rendition{Settings: tw.Settings{Separators: tw.Separators{BetweenRows: tw.On}}}))
+	t.Header(append(header, lastHeader))
+	for i, g := range rep.Groups {
+		var lines []string
+		lines = append(lines, wrapLine(g.Verdict.String(), width, "")...)
+		lines = append(lines, wrapLine(leakAllocLine(rep, &g), width, "")...)
 		for _, l := range LeakStackLines(s, g.Stack, opt.Full) {
-			cell.WriteString("\n  " + l)
+			lines = append(lines, wrapLine("  "+l, width, "      ")...)
 		}
 		if g.Stacks > 1 {
-			fmt.Fprintf(&cell, "\n  (%d stacks share these user frames; the one with the most live bytes is shown)", g.Stacks)
+			lines = append(lines, wrapLine(fmt.Sprintf("  (%d stacks share these user frames; the one with the most live bytes is shown)", g.Stacks),
+				width, "   ")...)
 		}
-		if err := t.Append(strconv.Itoa(g.Rank), FormatBytes(g.Bytes), FormatInt(int64(g.Count)),
-			FormatBytes(int64(g.Score)), growth, cell.String()); err != nil {
+		if err := t.Append(append(rows[i], strings.Join(lines, "\n"))); err != nil {
 			return err
 		}
 	}
@@ -124,6 +141,40 @@ func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakRepor
 	return ew.err
 }
 
+// wrapLine breaks line into lines of at most width characters, the
+// continuation lines starting with indent: at the last space that fits,
+// else (a long path) after the last '/' or '\' that fits, else anywhere.
+// Nothing is left out.
+func wrapLine(line string, width int, indent string) []string {
+	var out []string
+	for utf8.RuneCountInString(line) > width {
+		r := []rune(line)
+		cut := -1
+		minCut := utf8.RuneCountInString(indent) + 1
+		for k := width; k > minCut && cut < 0; k-- {
+			if r[k] == ' ' {
+				cut = k
+			}
+		}
+		next := -1
+		if cut >= 0 {
+			next = cut + 1
+		} else {
+			for k := width - 1; k > minCut && cut < 0; k-- {
+				if r[k] == '/' || r[k] == '\\' {
+					cut, next = k+1, k+1
+				}
+			}
+		}
+		if cut < 0 {
+			cut, next = width, width
+		}
+		out = append(out, strings.TrimRight(string(r[:cut]), " "))
+		line = indent + string(r[next:])
+	}
+	return append(out, line)
+}
+
 // leakMoment describes the moment a report looks at.
 func leakMoment(rep *analyze.LeakReport, at string) string {
 	if rep.Entries == 0 {
@@ -136,7 +187,7 @@ func leakMoment(rep *analyze.LeakReport, at string) string {
 	case rep.At == rep.Entries-1:
 		fmt.Fprintf(&b, "allocations live at the end of the trace (%s)", plural(rep.Entries, "entry"))
 	case rep.At < 0:
-		fmt.Fprintf(&b, "allocations live before the first of %s trace entries", FormatInt(int64(rep.Entries)))
+		fmt.Fprintf(&b, "allocations live before the first entry of the trace (%s)", plural(rep.Entries, "entry"))
 	default:
 		fmt.Fprintf(&b, "allocations live after entry %s of %s (--at %s)", FormatInt(int64(rep.At)), FormatInt(int64(rep.Entries)), at)
 	}
@@ -161,6 +212,9 @@ func leakStepsLine(s *snapshot.Snapshot, rep *analyze.LeakReport) string {
 	prologue := ""
 	if st.Prologue {
 		prologue = " (step 0: what came before the first)"
+		if rep.HasTime && len(rep.Slices) > 1 {
+			prologue = " (step 0: what came before the first, which starts at " + formatSeconds(rep.Slices[1].StartUS-rep.FirstUS) + ")"
+		}
 	}
 	switch st.Source {
 	case analyze.StepsAnnotation:
