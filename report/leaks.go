@@ -59,7 +59,7 @@ const leaksWidth = 120
 
 func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakReport, opt LeakOptions) error {
 	for _, par := range strings.Split(fmt.Sprintf("Device %d: %s.", rep.Device, leakMoment(rep, opt.At)), "\n") {
-		ew.printf("%s", wrapIndented("", par))
+		ew.printf("%s", wrapAt("", par, leaksWidth))
 	}
 	key := "allocation stack"
 	if rep.Fold {
@@ -68,11 +68,18 @@ func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakRepor
 	head := fmt.Sprintf("%s live in %s; %s by %s", FormatBytes(rep.LiveBytes), plural(rep.LiveCount, "allocation"),
 		plural(rep.TotalGroups, "group"), key)
 	if rep.TotalCount != rep.LiveCount {
-		head += fmt.Sprintf(" (%s of %s after --focus/--ignore/--min-bytes)", plural(rep.TotalCount, "allocation"), FormatBytes(rep.TotalBytes))
+		filtered := fmt.Sprintf("(%s of %s after --focus/--ignore/--min-bytes)", plural(rep.TotalCount, "allocation"), FormatBytes(rep.TotalBytes))
+		if len(head)+1+len(filtered)+1 > leaksWidth {
+			head += "\n" + filtered
+		} else {
+			head += " " + filtered
+		}
 	}
-	ew.printf("%s", wrapIndented("", head+"."))
+	for _, par := range strings.Split(head+".", "\n") {
+		ew.printf("%s", wrapAt("", par, leaksWidth))
+	}
 	if line := leakStepsLine(s, rep); line != "" {
-		ew.printf("%s", wrapIndented("", line))
+		ew.printf("%s", wrapAt("", line, leaksWidth))
 	}
 	if rep.TraceAllocs >= 20 && rep.FreedShare < 0.5 { // a handful of allocations says nothing
 		ew.printf("Only %.0f%% of the allocations in the trace were freed by then: if it covers less than one training step\n"+
