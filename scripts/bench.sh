@@ -2,7 +2,7 @@
 # bench.sh: time snapview against python3's pickle.load on the big snapshot,
 # side by side in one run, and print medians, ratios and peak RSS.
 #
-#   scripts/bench.sh [-n ROUNDS] [--scale] [--keep DIR] [SNAPSHOT.pickle[.xz]]
+#   scripts/bench.sh [-n ROUNDS] [--scale] [--keep DIR] [SNAPSHOT.pickle[.xz|.gz]]
 #
 # The default snapshot is ../shared/snapshots/big/gpt2_2M_events/snapshot.pickle.xz
 # (2,000,000 trace entries, 195 MB decompressed). It is decompressed into a
@@ -83,7 +83,10 @@ need() {
 }
 need go "https://go.dev/dl/"
 need python3 "apt-get install python3"
-case "$src" in *.xz) need xz "apt-get install xz-utils" ;; esac
+case "$src" in
+*.xz) need xz "apt-get install xz-utils" ;;
+*.gz) need gzip "apt-get install gzip" ;;
+esac
 if [ ! -x /usr/bin/time ]; then
 	echo "bench.sh: /usr/bin/time is missing (apt-get install time); the shell's time keyword does not give peak RSS" >&2
 	exit 1
@@ -104,6 +107,10 @@ case "$src" in
 	echo "decompressing $src" >&2
 	xz -dc "$src" >"$file"
 	;;
+*.gz)
+	echo "decompressing $src" >&2
+	gzip -dc "$src" >"$file"
+	;;
 *) cp "$src" "$file" ;;
 esac
 bytes=$(stat -c %s "$file")
@@ -122,7 +129,7 @@ fi
 # run NAME FILE TAG: one timed run; appends "seconds rss_kb user_s sys_s"
 # to $tmp/NAME.TAG.
 run() {
-	local name=$1 f=$2 tag=$3 out="$tmp/$1.$3"
+	local name=$1 f=$2 out="$tmp/$1.$3"
 	local cmd
 	case "$name" in
 	python) cmd=(python3 -c 'import pickle,sys; pickle.load(open(sys.argv[1],"rb"))' "$f") ;;
@@ -160,7 +167,7 @@ done
 
 echo
 printf 'file: %s, %.1f MB%s; median of %d rounds\n\n' "$(basename "$src")" "$(awk -v b="$bytes" 'BEGIN{print b/1e6}')" \
-	"$(case "$src" in *.xz) echo ' decompressed' ;; esac)" "$rounds"
+	"$(case "$src" in *.xz | *.gz) echo ' decompressed' ;; esac)" "$rounds"
 printf '| command | time (s) | CPU (s) | peak RSS (MB) | ratio (CPU-time ratio) |\n|---|---:|---:|---:|---|\n'
 py_s=$(median "$tmp/python.main" 1)
 py_c=$(median "$tmp/python.main" 0)
@@ -218,6 +225,8 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 if [ -n "$keep" ]; then
 	mkdir -p "$keep"
 	cp "$tmp"/*.main "$keep"/ 2>/dev/null || true
-	[ "$scale" = 1 ] && cp "$tmp"/*.[0-9]* "$keep"/ 2>/dev/null || true
+	if [ "$scale" = 1 ]; then
+		cp "$tmp"/*.[0-9]* "$keep"/ 2>/dev/null || true
+	fi
 	echo "raw timings kept in $keep" >&2
 fi
