@@ -193,7 +193,11 @@ func (v *StateView) momentLine() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Device %d at %s: ", v.Device, v.At)
 	if v.Entry == nil {
-		fmt.Fprintf(&b, "before the first of %s trace entries", FormatInt(int64(v.Entries)))
+		if v.Entries == 0 {
+			b.WriteString("no trace entries: the state the file holds")
+		} else {
+			fmt.Fprintf(&b, "before the first of %s", plural(v.Entries, "trace entry"))
+		}
 	} else {
 		fmt.Fprintf(&b, "after entry %s of %s (%s", FormatInt(int64(v.Index)), FormatInt(int64(v.Entries)), v.Entry.Action)
 		switch v.Entry.Action {

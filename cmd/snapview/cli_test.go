@@ -52,7 +52,7 @@ func TestStateOOMDevice(t *testing.T) {
 		{"named device with it", []string{"--at", "oom", "--device", "1"},
 			"Device 1 at oom:", "", ""},
 		{"oom:2 of a device with one", []string{"--at", "oom:2", "-d", "1"},
-			"", "", "--at oom:2: device 1 has 1 oom entries"},
+			"", "", "--at oom:2: device 1 has 1 oom entry"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -81,8 +81,9 @@ Score (bytes), the default order:
   N  the number of steps of the window in which B was allocated: a group
      allocated in a single step scores 0
 
-Groups whose verdict says they do not grow score 0: allocated at start
-(parameters, optimizer state, caches filled at start), once, in the last
+Groups whose verdict says they do not grow score 0: allocated before or in
+the first step and never freed (parameters, optimizer state, caches filled
+at start), freed and reallocated every step (a per-step working set), once, in the last
 steps (in use at that moment), flat since some step (bounded caches), or
 alive before the trace began (recording started late, or max_entries
 wrapped). --sort bytes or count ranks by live bytes or allocations.

@@ -178,7 +178,7 @@ func (m moment) resolve(s *snapshot.Snapshot, r *analyze.Result) (int, error) {
 			return r.OOMs[len(r.OOMs)-1], nil
 		}
 		if m.n > len(r.OOMs) {
-			return 0, absentf("", "--at oom:%d: device %d has %d oom entries", m.n, r.Device, len(r.OOMs))
+			return 0, absentf("", "--at oom:%d: device %d has %s", m.n, r.Device, ooms(len(r.OOMs)))
 		}
 		return r.OOMs[m.n-1], nil
 	case momentEnd:
@@ -345,4 +345,12 @@ func showState(ctx context.Context, opts *stateOptions, at moment, s *snapshot.S
 		return report.WriteStateJSON(stdout, v)
 	}
 	return report.WriteState(stdout, v)
+}
+
+// ooms says how many oom entries there are: "1 oom entry", "2 oom entries".
+func ooms(n int) string {
+	if n == 1 {
+		return "1 oom entry"
+	}
+	return fmt.Sprintf("%d oom entries", n)
 }
