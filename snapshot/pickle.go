@@ -570,18 +570,25 @@ func (m *machine) replaceMemo(idx int64, v val) {
 }
 
 func (m *machine) memoGet(idx uint64) (val, error) {
-	var v val
-	ok := false
 	if idx < m.memoLen {
-		v, ok = m.value(m.memo[idx/memoChunk][idx%memoChunk])
-	} else {
-		v, ok = m.memoFar[idx]
+		h := m.memo[idx/memoChunk][idx%memoChunk]
+		// Fast paths for the handles BINGET meets most: dict keys and
+		// frames already converted.
+		switch h >> hShift {
+		case hStr:
+			return val{n: int64(h & hMask), x: strRef{}}, nil
+		case hFrame:
+			return val{n: int64(h & hMask), x: frameRef{}}, nil
+		}
+		if v, ok := m.value(h); ok {
+			addRef(v)
+			return v, nil
+		}
+	} else if v, ok := m.memoFar[idx]; ok {
+		addRef(v)
+		return v, nil
 	}
-	if !ok {
-		return val{}, m.fail("malformed pickle: memo index %d was never stored", idx)
-	}
-	addRef(v)
-	return v, nil
+	return val{}, m.fail("malformed pickle: memo index %d was never stored", idx)
 }
 
 func addRef(v val) {
