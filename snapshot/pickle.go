@@ -929,19 +929,9 @@ func (m *machine) run() (val, error) {
 			}
 			m.memoPut(m.memoLen, *t)
 		case 'q', 'r': // BINPUT, LONG_BINPUT
-			var idx uint64
-			if op == 'q' {
-				b, err := m.readByte()
-				if err != nil {
-					return val{}, err
-				}
-				idx = uint64(b)
-			} else {
-				b, err := m.readN(4)
-				if err != nil {
-					return val{}, err
-				}
-				idx = uint64(binary.LittleEndian.Uint32(b))
+			idx, err := m.readMemoIndex(op == 'q')
+			if err != nil {
+				return val{}, err
 			}
 			t, err := m.top()
 			if err != nil {
@@ -949,19 +939,9 @@ func (m *machine) run() (val, error) {
 			}
 			m.memoPut(idx, *t)
 		case 'h', 'j': // BINGET, LONG_BINGET
-			var idx uint64
-			if op == 'h' {
-				b, err := m.readByte()
-				if err != nil {
-					return val{}, err
-				}
-				idx = uint64(b)
-			} else {
-				b, err := m.readN(4)
-				if err != nil {
-					return val{}, err
-				}
-				idx = uint64(binary.LittleEndian.Uint32(b))
+			idx, err := m.readMemoIndex(op == 'h')
+			if err != nil {
+				return val{}, err
 			}
 			v, err := m.memoGet(idx)
 			if err != nil {
@@ -989,6 +969,20 @@ func (m *machine) run() (val, error) {
 			return val{}, m.fail("unsupported pickle opcode 0x%02x", op)
 		}
 	}
+}
+
+// readMemoIndex reads the argument of BINPUT/BINGET (one byte, short) or
+// LONG_BINPUT/LONG_BINGET (four bytes).
+func (m *machine) readMemoIndex(short bool) (uint64, error) {
+	if short {
+		b, err := m.readByte()
+		return uint64(b), err
+	}
+	b, err := m.readN(4)
+	if err != nil {
+		return 0, err
+	}
+	return uint64(binary.LittleEndian.Uint32(b)), nil
 }
 
 func (m *machine) readLen(op byte) (uint64, error) {
