@@ -118,6 +118,21 @@ const (
 // allocator for every device with trace entries (for the end-state check
 // and the seeding), so it costs about one [ReplayStats] per device.
 func Inspect(s *snapshot.Snapshot) *Info {
+	return InspectWith(s, nil)
+}
+
+// DeviceReplay is what [Replay] or [ReplayStats] returned for one device.
+type DeviceReplay struct {
+	Result *Result
+	Err    error
+}
+
+// InspectWith is [Inspect] for a caller that has replayed some devices
+// already: replayed holds those replays by device ordinal, and InspectWith
+// uses them in place of its own (it reads only Result.Seeded and
+// Result.Check); the devices it lacks are replayed as Inspect does. The
+// Info is the same as Inspect's.
+func InspectWith(s *snapshot.Snapshot, replayed map[int]DeviceReplay) *Info {
 	in := &Info{
 		Legacy:          s.Legacy,
 		TopLevelKeys:    append([]string{}, s.TopLevelKeys...),
@@ -139,7 +154,7 @@ func Inspect(s *snapshot.Snapshot) *Info {
 		}
 	}
 	for _, d := range have {
-		in.Devices = append(in.Devices, deviceInfo(s, d, nil))
+		in.Devices = append(in.Devices, deviceInfo(s, d, nil, replayed))
 	}
 	in.Recording = classifyCoverage(s, in.Devices)
 	in.Version = inferVersion(s)
@@ -154,7 +169,7 @@ func Inspect(s *snapshot.Snapshot) *Info {
 func InspectCoverage(s *snapshot.Snapshot, seeded func(device int) bool) []DeviceInfo {
 	devices := []DeviceInfo{}
 	for _, d := range s.Devices() {
-		devices = append(devices, deviceInfo(s, d, seeded))
+		devices = append(devices, deviceInfo(s, d, seeded, nil))
 	}
 	classifyCoverage(s, devices)
 	return devices
@@ -174,10 +189,11 @@ func classifyCoverage(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 	return rec
 }
 
-// deviceInfo describes one device. Without seeded it replays the device's
-// trace (for the end-state check and Seeded); with it, seeded(device) is
-// Seeded and nothing is replayed.
-func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool) DeviceInfo {
+// deviceInfo describes one device. With seeded, seeded(device) is Seeded
+// and nothing is replayed. Without it, the end-state check and Seeded come
+// from the replay of the device's trace: the one replayed reports, if it
+// holds, else a [ReplayStats] made here.
+func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool, replayed map[int]DeviceReplay) DeviceInfo {
 	di := DeviceInfo{Device: device, Check: EndCheck{Differences: []string{}}}
 	for i := range s.Segments {
 		seg := &s.Segments[i]
@@ -211,7 +227,7 @@ func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool) DeviceI
 	}
 	if seeded != nil {
 		di.Seeded = seeded(device)
-	} else if r, err := ReplayStats(s, device); err != nil {
+	} else if r, err := replayOnce(s, device, replayed); err != nil {
 		di.ReplayError = err.Error()
 	} else {
 		di.Replayed, di.Seeded, di.Check = true, r.Seeded, r.Check
@@ -225,6 +241,15 @@ func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool) DeviceI
 		di.Coverage = CoverageLate // refined by inferRecording
 	}
 	return di
+}
+
+// replayOnce returns the replay of device that replayed holds, or a
+// [ReplayStats] of it when replayed has none.
+func replayOnce(s *snapshot.Snapshot, device int, replayed map[int]DeviceReplay) (*Result, error) {
+	if r, ok := replayed[device]; ok {
+		return r.Result, r.Err
+	}
+	return ReplayStats(s, device)
 }
 
 // roundEntries reports whether n looks like a max_entries a person would

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -360,5 +361,32 @@ func TestRecordedMaxEntries(t *testing.T) {
 	}
 	if got := in.Version.Min; got != (Version{2, 12}) {
 		t.Errorf("version hint minimum %v, want 2.12 (fields added after 2.11)", got)
+	}
+}
+
+// TestInspectWithEqualsInspect checks that InspectWith, given the full
+// replays of some devices (or of all, or of none), gives Inspect's Info.
+func TestInspectWithEqualsInspect(t *testing.T) {
+	inputs := []*snapshot.Snapshot{syntheticChurn(5000)}
+	for _, ss := range sharedSnapshots(t) {
+		s, err := snapshot.Load(ss.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, s)
+	}
+	for i, s := range inputs {
+		want := Inspect(s)
+		devs := s.Devices()
+		for k := 0; k <= len(devs); k++ {
+			replayed := map[int]DeviceReplay{}
+			for _, d := range devs[:k] {
+				r, err := Replay(s, d)
+				replayed[d] = DeviceReplay{Result: r, Err: err}
+			}
+			if got := InspectWith(s, replayed); !reflect.DeepEqual(got, want) {
+				t.Errorf("input %d, %d devices replayed: InspectWith differs from Inspect:\n got %+v\nwant %+v", i, k, got, want)
+			}
+		}
 	}
 }

@@ -36,9 +36,11 @@ type HTMLOptions struct {
 	MaxSegments int
 	// Stats returns the memory_stats() figures of a device for the
 	// memory_summary() table, and notes about them (shown under the
-	// device heading). Nil uses the replay's figures, or the segments'
-	// current figures when there is no trace.
-	Stats func(s *snapshot.Snapshot, device int) (*analyze.MemoryStats, []string)
+	// device heading), from r and err: what analyze.Replay returned for
+	// the device (BuildHTML replays each device once and shares it). Nil
+	// uses the replay's figures, or the segments' current figures when
+	// the replay failed.
+	Stats func(s *snapshot.Snapshot, device int, r *analyze.Result, err error) (*analyze.MemoryStats, []string)
 }
 
 func (o *HTMLOptions) defaults() {
@@ -67,7 +69,14 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 	if devices == nil {
 		devices = s.Devices()
 	}
-	info := NewInfo(opt.Title, opt.SizeOnDisk, s)
+	// One replay per device, shared by the info view (its end-state check
+	// and seeding), the timeline, the summary table and the leaks.
+	replays := make(map[int]analyze.DeviceReplay, len(devices))
+	for _, dev := range devices {
+		res, err := analyze.Replay(s, dev)
+		replays[dev] = analyze.DeviceReplay{Result: res, Err: err}
+	}
+	info := newInfo(opt.Title, opt.SizeOnDisk, s, replays)
 	r := &HTMLReport{Title: opt.Title, Stacks: [][]string{}, Devices: []HTMLDevice{}}
 	b := &htmlBuilder{s: s, opt: opt, r: r, info: info, stackIndex: map[snapshot.StackID]int{}}
 	var buf bytes.Buffer
@@ -77,7 +86,7 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 	r.Info = buf.String()
 	r.Warnings = append([]string{}, info.Warnings...)
 	for _, dev := range devices {
-		d, err := b.device(dev)
+		d, err := b.device(dev, replays[dev])
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +120,7 @@ func (b *htmlBuilder) stack(id snapshot.StackID) int {
 	return len(b.r.Stacks) - 1
 }
 
-func (b *htmlBuilder) device(dev int) (*HTMLDevice, error) {
+func (b *htmlBuilder) device(dev int, replay analyze.DeviceReplay) (*HTMLDevice, error) {
 	s := b.s
 	d := &HTMLDevice{Device: dev, Notes: []string{}, OOMs: []HTMLMarker{}, Annotations: []HTMLRange{}, Segments: []HTMLSegment{}, Leaks: []HTMLLeak{}}
 	var trace []snapshot.TraceEntry
@@ -126,7 +135,7 @@ func (b *htmlBuilder) device(dev int) (*HTMLDevice, error) {
 	case i >= 0:
 		d.Notes = append(d.Notes, fmt.Sprintf("Trace of %s entries, %s.", FormatInt(int64(len(trace))), coverageText(&b.info.Devices[i])))
 	}
-	res, err := analyze.Replay(s, dev)
+	res, err := replay.Result, replay.Err
 	if err != nil {
 		// Nothing for this device in the file (an empty snapshot).
 		d.Notes = append(d.Notes, err.Error())
@@ -140,7 +149,7 @@ func (b *htmlBuilder) device(dev int) (*HTMLDevice, error) {
 	stats := &res.Stats
 	if b.opt.Stats != nil {
 		var notes []string
-		stats, notes = b.opt.Stats(s, dev)
+		stats, notes = b.opt.Stats(s, dev, replay.Result, replay.Err)
 		d.Notes = append(d.Notes, notes...)
 	}
 	var buf bytes.Buffer

@@ -26,7 +26,13 @@ type Info struct {
 // NewInfo gathers the info view of the snapshot s read from path, whose
 // size on disk is sizeOnDisk bytes.
 func NewInfo(path string, sizeOnDisk int64, s *snapshot.Snapshot) *Info {
-	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.Inspect(s)}
+	return newInfo(path, sizeOnDisk, s, nil)
+}
+
+// newInfo is [NewInfo] reusing the replays of the devices replayed has
+// (see analyze.InspectWith).
+func newInfo(path string, sizeOnDisk int64, s *snapshot.Snapshot, replayed map[int]analyze.DeviceReplay) *Info {
+	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.InspectWith(s, replayed)}
 }
 
 // infoWidth is the column text is wrapped at.

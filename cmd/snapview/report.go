@@ -83,9 +83,9 @@ func writeReport(ctx context.Context, opts *reportOptions, s *snapshot.Snapshot,
 	if err != nil {
 		return err
 	}
-	// statsFor makes the memory_summary() table the one `snapview summary
-	// --format torch` prints.
-	ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Stats: statsFor}
+	// statsFromReplay makes the memory_summary() table the one `snapview
+	// summary --format torch` prints, from the replay BuildHTML made.
+	ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Stats: statsFromReplay}
 	if src.size > 0 {
 		ho.SizeOnDisk = src.size
 	}

@@ -154,11 +154,23 @@ func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, e
 //     late or wrapped) — but only when the replayed end state equals the
 //     file's segments. Otherwise, and without a trace, they stay Unknown.
 func statsFor(s *snapshot.Snapshot, device int) (*analyze.MemoryStats, []string) {
-	st := analyze.CurrentStats(s, device)
-	if device >= len(s.Traces) || len(s.Traces[device]) == 0 {
-		return st, nil
+	if !hasTrace(s, device) {
+		return statsFromReplay(s, device, nil, nil)
 	}
 	r, err := analyze.ReplayStats(s, device)
+	return statsFromReplay(s, device, r, err)
+}
+
+// statsFromReplay is [statsFor] given the device's replay: r and err are
+// what analyze.Replay or analyze.ReplayStats returned for it (only its
+// Stats and Check are read). Without a trace they are not looked at. The
+// HTML report, which replays each device once for everything it draws,
+// calls it with its own replay.
+func statsFromReplay(s *snapshot.Snapshot, device int, r *analyze.Result, err error) (*analyze.MemoryStats, []string) {
+	st := analyze.CurrentStats(s, device)
+	if !hasTrace(s, device) {
+		return st, nil
+	}
 	if err != nil {
 		return st, []string{fmt.Sprintf("device %d: %v; the Peak and Tot columns are unknown", device, err)}
 	}
