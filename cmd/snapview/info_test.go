@@ -8,21 +8,12 @@ import (
 )
 
 func TestInfoUsageErrors(t *testing.T) {
-	for _, args := range [][]string{
-		{"info"},
-		{"info", "a.pickle", "b.pickle"},
-		{"info", "--device", "-1", "a.pickle"},
-		{"info", "--top", "3", "a.pickle"},
-	} {
-		_, _, err := runSnapview(t, args...)
-		if err == nil {
-			t.Errorf("%q: no error", args)
-			continue
-		}
-		if got := exitCode(err); got != 2 {
-			t.Errorf("%q: exit code %d (%v), want 2 (usage)", args, got, err)
-		}
-	}
+	testUsageErrors(t, []usageCase{
+		{"no file", []string{"info"}, ""},
+		{"two files", []string{"info", "a.pickle", "b.pickle"}, ""},
+		{"negative device", []string{"info", "--device", "-1", "a.pickle"}, ""},
+		{"unknown flag", []string{"info", "--top", "3", "a.pickle"}, ""},
+	})
 }
 
 func TestInfoHelp(t *testing.T) {

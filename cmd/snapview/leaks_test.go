@@ -42,11 +42,7 @@ func TestParseBytes(t *testing.T) {
 
 func TestLeaksUsageErrors(t *testing.T) {
 	// The file is never opened: usage is checked first.
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
+	testUsageErrors(t, []usageCase{
 		{"no file", []string{"leaks"}, "accepts 1 arg"},
 		{"bad moment", []string{"leaks", "--at", "later", "x.pickle"}, `--at "later"`},
 		{"bad sort", []string{"leaks", "--sort", "size", "x.pickle"}, "--sort"},
@@ -58,25 +54,11 @@ func TestLeaksUsageErrors(t *testing.T) {
 		{"top 0", []string{"leaks", "--top", "0", "x.pickle"}, "--top must be at least 1, got 0"},
 		{"ambiguous min-bytes", []string{"leaks", "--min-bytes", "2g", "x.pickle"}, "g is ambiguous: say 2GB (powers of 1000) or 2GiB (powers of 1024)"},
 		{"bad device", []string{"leaks", "--device", "-2", "x.pickle"}, "--device"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := runSnapview(t, tt.args...)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error = %v, want one containing %q", err, tt.want)
-			}
-			if got := exitCode(err); got != 2 {
-				t.Errorf("exit code %d, want 2 (usage)", got)
-			}
-		})
-	}
+	})
 }
 
 func TestLeaksMissingFile(t *testing.T) {
-	_, _, err := runSnapview(t, "leaks", filepath.Join(t.TempDir(), "nope.pickle"))
-	if err == nil || exitCode(err) != 1 {
-		t.Fatalf("error = %v, want one with exit code 1", err)
-	}
+	testMissingFile(t, "leaks")
 }
 
 func TestLeaksHelpExplainsKeyAndScore(t *testing.T) {

@@ -9,11 +9,7 @@ import (
 
 func TestReportUsageErrors(t *testing.T) {
 	// The file is never opened: usage is checked first.
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
+	testUsageErrors(t, []usageCase{
 		{"no file", []string{"report"}, "accepts 1 arg"},
 		{"two files", []string{"report", "a", "b"}, "accepts 1 arg"},
 		{"top zero", []string{"report", "--top", "0", "x.pickle"}, "--top must be at least 1"},
@@ -21,25 +17,11 @@ func TestReportUsageErrors(t *testing.T) {
 		{"negative device", []string{"report", "--device", "-1", "x.pickle"}, "device ordinal"},
 		{"device not a number", []string{"report", "-d", "one", "x.pickle"}, "device ordinal"},
 		{"unknown flag", []string{"report", "--format", "html", "x.pickle"}, "unknown flag"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := runSnapview(t, tt.args...)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error = %v, want one containing %q", err, tt.want)
-			}
-			if got := exitCode(err); got != 2 {
-				t.Errorf("exit code %d, want 2 (usage)", got)
-			}
-		})
-	}
+	})
 }
 
 func TestReportMissingFile(t *testing.T) {
-	_, _, err := runSnapview(t, "report", "-o", filepath.Join(t.TempDir(), "r.html"), "no/such/file.pickle")
-	if err == nil || exitCode(err) != 1 {
-		t.Errorf("error %v (exit %d), want a failure with exit code 1", err, exitCode(err))
-	}
+	testMissingFile(t, "report", "-o", filepath.Join(t.TempDir(), "r.html"))
 }
 
 func TestReportHelp(t *testing.T) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -58,36 +57,18 @@ func TestParseMoment(t *testing.T) {
 
 func TestStateUsageErrors(t *testing.T) {
 	// The file is never opened: usage is checked first.
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
+	testUsageErrors(t, []usageCase{
 		{"no file", []string{"state"}, "accepts 1 arg"},
 		{"bad moment", []string{"state", "--at", "later", "x.pickle"}, `--at "later"`},
 		{"bad entry", []string{"state", "--at", "entry:x", "x.pickle"}, "entry:N"},
 		{"top 0", []string{"state", "--top", "0", "x.pickle"}, "--top"},
 		{"negative frames", []string{"state", "--frames", "-1", "x.pickle"}, "--frames"},
 		{"bad device", []string{"state", "--device", "-2", "x.pickle"}, "--device"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := runSnapview(t, tt.args...)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error = %v, want one containing %q", err, tt.want)
-			}
-			if got := exitCode(err); got != 2 {
-				t.Errorf("exit code %d, want 2 (usage)", got)
-			}
-		})
-	}
+	})
 }
 
 func TestStateMissingFile(t *testing.T) {
-	_, _, err := runSnapview(t, "state", filepath.Join(t.TempDir(), "nope.pickle"))
-	if err == nil || exitCode(err) != 1 {
-		t.Fatalf("error = %v (exit %d), want a failure with exit code 1", err, exitCode(err))
-	}
+	testMissingFile(t, "state")
 }
 
 func TestStateCorpus(t *testing.T) {

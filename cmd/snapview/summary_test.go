@@ -1,54 +1,17 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// runSnapview runs the root command with args, as main does, and returns
-// its stdout, stderr and error.
-func runSnapview(t *testing.T, args ...string) (stdout, stderr string, err error) {
-	t.Helper()
-	return runSnapviewIn(t, strings.NewReader(""), args...)
-}
-
-// runSnapviewIn is runSnapview with stdin.
-func runSnapviewIn(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, err error) {
-	t.Helper()
-	root := newRootCmd()
-	var out, errOut bytes.Buffer
-	root.SetIn(stdin)
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(args)
-	err = execute(context.Background(), root)
-	return out.String(), errOut.String(), err
-}
-
-// sharedSnapshot returns a file of ../shared/snapshots, or skips.
-func sharedSnapshot(t *testing.T, rel string) string {
-	t.Helper()
-	p := filepath.Join("..", "..", "..", "shared", "snapshots", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared corpus absent (%v): skipping", err)
-	}
-	return p
-}
-
 func TestSummaryUsageErrors(t *testing.T) {
 	// The file is never opened: usage is checked first.
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
+	testUsageErrors(t, []usageCase{
 		{"no file", []string{"summary"}, "accepts 1 arg"},
 		{"two files", []string{"summary", "a", "b"}, "accepts 1 arg"},
 		{"bad format", []string{"summary", "--format", "html", "x.pickle"}, `--format "html"`},
@@ -58,25 +21,11 @@ func TestSummaryUsageErrors(t *testing.T) {
 		{"segments no file", []string{"segments"}, "accepts 1 arg"},
 		{"segments bad device", []string{"segments", "-d", "x", "x.pickle"}, "device ordinal"},
 		{"unknown command", []string{"sumary", "x.pickle"}, `unknown command "sumary" for "snapview"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := runSnapview(t, tt.args...)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error = %v, want one containing %q", err, tt.want)
-			}
-			if got := exitCode(err); got != 2 {
-				t.Errorf("exit code %d, want 2 (usage)", got)
-			}
-		})
-	}
+	})
 }
 
 func TestSummaryMissingFile(t *testing.T) {
-	_, _, err := runSnapview(t, "summary", filepath.Join(t.TempDir(), "nope.pickle"))
-	if err == nil || exitCode(err) != 1 {
-		t.Fatalf("error = %v (exit %d), want a failure with exit code 1", err, exitCode(err))
-	}
+	testMissingFile(t, "summary")
 }
 
 func TestSummaryHelp(t *testing.T) {
