@@ -855,8 +855,12 @@ func (c *converter) annotations(v val) {
 	}
 }
 
-// finish sorts the side tables into the snapshot.
+// finish checks the model (an inconsistent file is a warning, not an
+// error) and sorts the side tables into the snapshot.
 func (c *converter) finish() {
+	if err := c.s.CheckValid(); err != nil {
+		c.warnf("the file is inconsistent, figures taken from it may be wrong: %v", err)
+	}
 	for k := keyAction; int(k) < len(entryKeyNames); k++ {
 		if n := c.entryFields[k]; n > 0 {
 			c.fields["device_traces[][]."+entryKeyNames[k]] += n

@@ -174,9 +174,6 @@ func decode(r io.Reader, size int64) (s *Snapshot, err error) {
 	if c.err != nil {
 		return nil, &DecodeError{Err: c.err}
 	}
-	if err := c.s.CheckValid(); err != nil {
-		c.warnf("the file is inconsistent, figures taken from it may be wrong: %v", err)
-	}
 	c.finish()
 	c.s.Format.Compression = compression
 	c.s.Format.Bytes = cr.n - int64(br.Buffered())
