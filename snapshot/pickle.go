@@ -435,6 +435,32 @@ func (m *machine) top() (*val, error) {
 	return &m.stack[n-1], nil
 }
 
+// topList returns the list at the top of the stack, for opcode op.
+func (m *machine) topList(op string) (*plist, error) {
+	t, err := m.top()
+	if err != nil {
+		return nil, err
+	}
+	l, ok := t.x.(*plist)
+	if !ok {
+		return nil, m.fail("malformed pickle: %s to a %s", op, t.typeName())
+	}
+	return l, nil
+}
+
+// topDict returns the dict at the top of the stack, for opcode op.
+func (m *machine) topDict(op string) (*pdict, error) {
+	t, err := m.top()
+	if err != nil {
+		return nil, err
+	}
+	d, ok := t.x.(*pdict)
+	if !ok {
+		return nil, m.fail("malformed pickle: %s on a %s", op, t.typeName())
+	}
+	return d, nil
+}
+
 // popMark returns the items above the topmost mark and removes them and the
 // mark. The returned slice aliases the stack and is valid until the next
 // push.
@@ -864,13 +890,9 @@ func (m *machine) run() (val, error) {
 			if err != nil {
 				return val{}, err
 			}
-			t, err := m.top()
+			l, err := m.topList("APPEND")
 			if err != nil {
 				return val{}, err
-			}
-			l, ok := t.x.(*plist)
-			if !ok {
-				return val{}, m.fail("malformed pickle: APPEND to a %s", t.typeName())
 			}
 			m.appendTo(l, []val{v})
 		case 'e': // APPENDS
@@ -878,13 +900,9 @@ func (m *machine) run() (val, error) {
 			if err != nil {
 				return val{}, err
 			}
-			t, err := m.top()
+			l, err := m.topList("APPENDS")
 			if err != nil {
 				return val{}, err
-			}
-			l, ok := t.x.(*plist)
-			if !ok {
-				return val{}, m.fail("malformed pickle: APPENDS to a %s", t.typeName())
 			}
 			m.appendTo(l, items)
 		case 's': // SETITEM
@@ -896,13 +914,9 @@ func (m *machine) run() (val, error) {
 			if err != nil {
 				return val{}, err
 			}
-			t, err := m.top()
+			d, err := m.topDict("SETITEM")
 			if err != nil {
 				return val{}, err
-			}
-			d, ok := t.x.(*pdict)
-			if !ok {
-				return val{}, m.fail("malformed pickle: SETITEM on a %s", t.typeName())
 			}
 			d.kv = append(d.kv, k, v)
 		case 'u': // SETITEMS
@@ -913,13 +927,9 @@ func (m *machine) run() (val, error) {
 			if len(items)%2 != 0 {
 				return val{}, m.fail("malformed pickle: SETITEMS with an odd number of items")
 			}
-			t, err := m.top()
+			d, err := m.topDict("SETITEMS")
 			if err != nil {
 				return val{}, err
-			}
-			d, ok := t.x.(*pdict)
-			if !ok {
-				return val{}, m.fail("malformed pickle: SETITEMS on a %s", t.typeName())
 			}
 			d.kv = append(d.kv, items...)
 		case 0x94: // MEMOIZE
