@@ -494,15 +494,11 @@ func (m *machine) removeSegment(si int32) {
 // segmentFree applies a segment_free entry (release_block): the segment,
 // one whole free block, is returned to CUDA.
 func (m *machine) segmentFree(i int, e *snapshot.TraceEntry) {
-	si, ok := m.segAt[e.Addr]
-	if !ok || m.segs[si].expandable {
-		m.problem("entry %d: segment_free at %v: no segment starts there", i, e.Addr)
+	si, ok := m.wholeFreeSegment(i, e, "segment_free", "")
+	if !ok {
 		return
 	}
 	s := &m.segs[si]
-	if s.nblocks != 1 || m.blocks[s.head].state != snapshot.StateInactive || s.size != e.Size {
-		m.problem("entry %d: segment_free at %v: the segment (%d bytes, %d blocks) is not one free block of %d bytes", i, e.Addr, s.size, s.nblocks, e.Size)
-	}
 	large, size := s.large, s.size
 	m.removeSegment(si)
 	m.dec(&m.st.Segment, large, 1)
@@ -513,6 +509,28 @@ func (m *machine) segmentFree(i int, e *snapshot.TraceEntry) {
 		}
 		m.st.NumDeviceFree++
 	}
+}
+
+// wholeFreeSegment finds the non-expandable segment that entry i
+// (segment_free, or a segment_alloc being undone) names, and reports a
+// problem when it is not one free block of the entry's size, as
+// release_block requires. when qualifies the messages (" after it" while
+// undoing). ok is false when no such segment exists.
+func (m *machine) wholeFreeSegment(i int, e *snapshot.TraceEntry, action, when string) (si int32, ok bool) {
+	si, ok = m.segAt[e.Addr]
+	if !ok || m.segs[si].expandable {
+		where := "no segment starts there"
+		if when != "" {
+			where = "no segment there" + when
+		}
+		m.problem("entry %d: %s at %v: %s", i, action, e.Addr, where)
+		return 0, false
+	}
+	s := &m.segs[si]
+	if s.nblocks != 1 || m.blocks[s.head].state != snapshot.StateInactive || s.size != e.Size {
+		m.problem("entry %d: %s at %v: the segment (%d bytes, %d blocks) is not one free block of %d bytes%s", i, action, e.Addr, s.size, s.nblocks, e.Size, when)
+	}
+	return si, true
 }
 
 // segmentMap applies a segment_map entry (map_block): pages mapped at

@@ -224,14 +224,9 @@ func (m *machine) unFreeCompleted(i int, e *snapshot.TraceEntry, size func(f1 sn
 // unSegmentAlloc undoes a segment_alloc entry: the segment, one free block
 // by then, disappears.
 func (m *machine) unSegmentAlloc(i int, e *snapshot.TraceEntry) {
-	si, ok := m.segAt[e.Addr]
-	if !ok || m.segs[si].expandable {
-		m.problem("entry %d: segment_alloc at %v: no segment there after it", i, e.Addr)
+	si, ok := m.wholeFreeSegment(i, e, "segment_alloc", " after it")
+	if !ok {
 		return
-	}
-	s := &m.segs[si]
-	if s.nblocks != 1 || m.blocks[s.head].state != snapshot.StateInactive || s.size != e.Size {
-		m.problem("entry %d: segment_alloc at %v: the segment (%d bytes, %d blocks) is not one free block of %d bytes after it", i, e.Addr, s.size, s.nblocks, e.Size)
 	}
 	m.removeSegment(si)
 }
