@@ -158,11 +158,10 @@ type leaksJSONDoc struct {
 	} `json:"groups"`
 }
 
-// TestLeaksLeakTrain runs the command on the real leak_train snapshot:
-// both planted leaks in the top 5, the parameters below them.
-func TestLeaksLeakTrain(t *testing.T) {
-	path := sharedSnapshot(t, "torch2.11/leak_train/snapshot.pickle")
-	out, _, err := runSnapview(t, "leaks", "--json", path)
+// leaksJSON runs `snapview leaks --json` with args and decodes its output.
+func leaksJSON(t *testing.T, args ...string) leaksJSONDoc {
+	t.Helper()
+	out, _, err := runSnapview(t, append([]string{"leaks", "--json"}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +169,14 @@ func TestLeaksLeakTrain(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
+	return doc
+}
+
+// TestLeaksLeakTrain runs the command on the real leak_train snapshot:
+// both planted leaks in the top 5, the parameters below them.
+func TestLeaksLeakTrain(t *testing.T) {
+	path := sharedSnapshot(t, "torch2.11/leak_train/snapshot.pickle")
+	doc := leaksJSON(t, path)
 	rank := func(line int64) int {
 		for _, g := range doc.Groups {
 			for _, f := range g.Stack {
@@ -200,18 +207,11 @@ func TestLeaksLeakTrain(t *testing.T) {
 // with --device, and --at oom skipping a device without an OOM.
 func TestLeaksDevices(t *testing.T) {
 	path := sharedSnapshot(t, "torch2.11/two_devices/snapshot.pickle")
-	out, _, err := runSnapview(t, "leaks", "--json", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc leaksJSONDoc
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := leaksJSON(t, path)
 	if len(doc.Devices) != 2 || doc.Devices[0].Device != 0 || doc.Devices[1].Device != 1 {
 		t.Errorf("devices %+v, want 0 and 1", doc.Devices)
 	}
-	out, _, err = runSnapview(t, "leaks", "--device", "1", path)
+	out, _, err := runSnapview(t, "leaks", "--device", "1", path)
 	if err != nil || !strings.HasPrefix(out, "Device 1:") || strings.Contains(out, "Device 0:") {
 		t.Errorf("--device 1: %v\n%s", err, out)
 	}
