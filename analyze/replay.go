@@ -79,6 +79,8 @@ func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
 		return nil, fmt.Errorf("replaying device %d: the snapshot has no segments and no trace entries for it", device)
 	}
 	r := &Result{Device: device, PeakIndex: -1, snap: s, cfg: newAllocConfig(s)}
+	r.cfg.impliedFreeRequested = skipsFreeRequested(trace)
+	r.SkipsFreeRequested = r.cfg.impliedFreeRequested
 	seed, seedProblems := r.seedState(trace)
 	r.seed = seed
 	r.Seeded = len(seed) > 0 && len(trace) > 0
@@ -164,6 +166,12 @@ type Result struct {
 
 	// Check compares the replayed end state with the file's segments.
 	Check EndCheck
+
+	// SkipsFreeRequested is true when the trace has free_completed entries
+	// and no free_requested (recorded with skip_actions=["free_requested"]):
+	// the replay takes each free_completed as the free_requested too, and
+	// an Allocation's FreeRequested is its FreeCompleted.
+	SkipsFreeRequested bool
 
 	snap *snapshot.Snapshot
 	seed []snapshot.Segment // the state before the first entry
@@ -410,4 +418,26 @@ type allocConfig struct {
 	maxSplit   int64 // max_split_size in bytes; math.MaxInt64 when unlimited
 	divisions  [16]int64
 	expandable bool
+	// impliedFreeRequested is true when the trace has free_completed
+	// entries and no free_requested entry at all: it was recorded with
+	// _record_memory_history(skip_actions=["free_requested"])
+	// (torch/cuda/memory.py, PyTorch 2.10+), so each free_completed also
+	// stands for the free_requested torch did not record.
+	impliedFreeRequested bool
+}
+
+// skipsFreeRequested reports whether trace looks recorded with
+// skip_actions=["free_requested"]: free_completed entries and no
+// free_requested entry.
+func skipsFreeRequested(trace []snapshot.TraceEntry) bool {
+	completed := false
+	for i := range trace {
+		switch trace[i].Action {
+		case snapshot.ActionFreeRequested:
+			return false
+		case snapshot.ActionFreeCompleted:
+			completed = true
+		}
+	}
+	return completed
 }

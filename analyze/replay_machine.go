@@ -396,7 +396,9 @@ func (m *machine) freeCompleted(i int, e *snapshot.TraceEntry) int32 {
 		return -1
 	}
 	if m.blocks[bi].state == snapshot.StateActiveAllocated {
-		m.problem("entry %d: free_completed at %v without free_requested", i, e.Addr)
+		if !m.cfg.impliedFreeRequested {
+			m.problem("entry %d: free_completed at %v without free_requested", i, e.Addr)
+		}
 		m.releaseAllocated(bi)
 	}
 	b := &m.blocks[bi]

@@ -209,6 +209,9 @@ func (m *machine) unFreeCompleted(i int, e *snapshot.TraceEntry, size func(f1 sn
 	t := &m.blocks[target]
 	t.size = sz
 	t.state = snapshot.StateActivePendingFree
+	if m.cfg.impliedFreeRequested {
+		t.state = snapshot.StateActiveAllocated
+	}
 	t.req = e.Size
 	t.stack = snapshot.NoStack
 	t.alloc = -1
@@ -385,6 +388,9 @@ func (x *runner) step(i int) {
 	case snapshot.ActionFreeCompleted:
 		if a := m.freeCompleted(i, e); a >= 0 && x.record {
 			r.Allocs[a].FreeCompleted = i
+			if r.cfg.impliedFreeRequested {
+				r.Allocs[a].FreeRequested = i
+			}
 		}
 	case snapshot.ActionSegmentAlloc:
 		// Pool kind by size (a small-pool segment is kSmallBuffer, a

@@ -197,6 +197,48 @@ func TestReplaySynthetic(t *testing.T) {
 			},
 		},
 		{
+			// skip_actions=["free_requested"]: torch records no
+			// free_requested, so each free_completed is the free too.
+			name: "skip free_requested: from the start",
+			s: snap([]snapshot.Segment{seg(tSeg, 2*tMiB, "small", blk(tSeg, 1024, 600, aAlloc), blk(tSeg+1024, 2*tMiB-1024, 0, inact))},
+				ev(segAl, tSeg, 2*tMiB),
+				ev(alloc, tSeg, 1000),
+				ev(alloc, tSeg+1024, 600),
+				ev(freeOK, tSeg, 1000),
+				ev(alloc, tSeg, 600),
+				ev(freeOK, tSeg+1024, 600),
+			),
+			want: map[string]int64{
+				"allocated_bytes.all.peak": 2048, "allocated_bytes.all.allocated": 3072,
+				"allocated_bytes.all.freed": 2048, "allocation.all.current": 1, "allocation.all.freed": 2,
+				"active_bytes.all.peak": 2048, "requested_bytes.all.peak": 1600,
+			},
+			allocs: []Allocation{
+				{Addr: tSeg, Size: 1024, Requested: 1000, AllocIndex: 1, FreeRequested: 3, FreeCompleted: 3},
+				{Addr: tSeg + 1024, Size: 1024, Requested: 600, AllocIndex: 2, FreeRequested: 5, FreeCompleted: 5},
+				{Addr: tSeg, Size: 1024, Requested: 600, AllocIndex: 4, FreeRequested: -1, FreeCompleted: -1},
+			},
+		},
+		{
+			// The same recording started late: undoing a free_completed
+			// gives back an allocated block (no free_requested to undo).
+			name: "skip free_requested: started late",
+			s: snap([]snapshot.Segment{seg(tSeg, 2*tMiB, "small", blk(tSeg, 1024, 600, aAlloc), blk(tSeg+1024, 2*tMiB-1024, 0, inact))},
+				ev(freeOK, tSeg, 1000),
+				ev(alloc, tSeg, 600),
+				ev(freeOK, tSeg+1024, 600),
+			),
+			seeded: true,
+			want: map[string]int64{
+				"allocated_bytes.all.peak": 2048, "allocated_bytes.all.freed": 2048, "allocation.all.current": 1,
+			},
+			allocs: []Allocation{
+				{Addr: tSeg, Size: 1024, Requested: 1000, AllocIndex: -1, FreeRequested: 0, FreeCompleted: 0},
+				{Addr: tSeg + 1024, Size: 1024, Requested: 600, AllocIndex: -1, FreeRequested: 2, FreeCompleted: 2},
+				{Addr: tSeg, Size: 1024, Requested: 600, AllocIndex: 1, FreeRequested: -1, FreeCompleted: -1},
+			},
+		},
+		{
 			name:   "oom",
 			s:      snap(nil, snapshot.TraceEntry{Action: oom, Addr: 1 << 30, Size: 400 << 30}),
 			want:   map[string]int64{"num_ooms": 1, "num_alloc_retries": 1},
