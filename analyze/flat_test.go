@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/snapview/snapview/snapshot"
 )
 
 // sharedDir is the shared corpus every developer and CI run has next to
@@ -225,7 +227,8 @@ func TestNumSyncAllStreamsExactness(t *testing.T) {
 		t.Fatalf("no figure %q", key)
 		return Unknown
 	}
-	r, err := Replay(snap(nil, ev(segAl, tSeg, 2*tMiB), ev(alloc, tSeg, 512)), 0)
+	r, err := Replay(snap([]snapshot.Segment{seg(tSeg, 2*tMiB, "small", blk(tSeg, 512, 512, aAlloc), blk(tSeg+512, 2*tMiB-512, 0, inact))},
+		ev(segAl, tSeg, 2*tMiB), ev(alloc, tSeg, 512)), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,10 @@ type Info struct {
 	// Recording is how the memory history was recorded, as inferred.
 	Recording Recording
 
+	// Rounding is the allocator's rounding rule inferred from the file's
+	// blocks and segment sizes (InferRounding), which the replay follows.
+	Rounding Rounding
+
 	// Settings is allocator_settings as display strings, sorted by key;
 	// empty when the file has none.
 	Settings []snapshot.KeyValue
@@ -88,6 +92,10 @@ type DeviceInfo struct {
 	Seeded      bool
 	Check       EndCheck
 	ReplayError string
+	// Trust is the replay's verdict on the history figures
+	// (Result.Stats.Known, see DecideTrust); History Unknown without a
+	// replay.
+	Trust Known
 }
 
 // TraceCoverageKind classifies how much of the run a device's trace
@@ -112,6 +120,11 @@ const (
 	// enabled='state' (or the pre-2.1 default trace_alloc_max_entries=1),
 	// which keeps the most recent event only.
 	CoverageStateOnly TraceCoverageKind = "state_only"
+	// CoverageWindow: the trace misses the start and the file is a window
+	// cut from a bigger snapshot (its blocks lists lack inactive blocks,
+	// snapshot.Snapshot.InactiveBlocksMissing): whether recording started
+	// late or the ring buffer wrapped is not known.
+	CoverageWindow TraceCoverageKind = "window"
 )
 
 // Inspect gathers everything `snapview info` shows about s. It replays the
@@ -138,6 +151,7 @@ func InspectWith(s *snapshot.Snapshot, replayed map[int]DeviceReplay) *Info {
 		TopLevelKeys:    append([]string{}, s.TopLevelKeys...),
 		NumSegments:     len(s.Segments),
 		RecordedDevices: len(s.Traces),
+		Rounding:        InferRounding(s),
 		IdleDevices:     []int{},
 		Devices:         []DeviceInfo{},
 		Settings:        []snapshot.KeyValue{},
@@ -182,6 +196,9 @@ func InspectCoverage(s *snapshot.Snapshot, seeded func(device int) bool) []Devic
 func classifyCoverage(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 	rec := inferRecording(s, devices)
 	for i := range devices {
+		if s.InactiveBlocksMissing && (devices[i].Coverage == CoverageWrapped || devices[i].Coverage == CoverageLate) {
+			devices[i].Coverage = CoverageWindow
+		}
 		if rec.Enabled == EnabledState && devices[i].Entries > 0 && devices[i].Entries <= 1 {
 			devices[i].Coverage = CoverageStateOnly
 		}
@@ -229,8 +246,9 @@ func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool, replaye
 		di.Seeded = seeded(device)
 	} else if r, err := replayOnce(s, device, replayed); err != nil {
 		di.ReplayError = err.Error()
+		di.Trust = DecideTrust(s, device, nil, err)
 	} else {
-		di.Replayed, di.Seeded, di.Check = true, r.Seeded, r.Check
+		di.Replayed, di.Seeded, di.Check, di.Trust = true, r.Seeded, r.Check, r.Stats.Known
 		if di.Check.Differences == nil {
 			di.Check.Differences = []string{}
 		}

@@ -57,12 +57,12 @@ func infoWarnings(s *snapshot.Snapshot, in *Info) []string {
 	}
 	if len(wrapped) > 0 {
 		w = append(w, fmt.Sprintf("The trace of %s looks wrapped: it misses the start of the run and its length looks like max_entries, "+
-			"so the ring buffer dropped the oldest events; peaks and totals are lower bounds. "+
+			"so the ring buffer dropped the oldest events. "+
 			"Raise max_entries above the number of allocator events of the run.", strings.Join(wrapped, ", ")))
 	}
 	if len(late) > 0 {
 		w = append(w, fmt.Sprintf("The trace of %s misses the start of the run: recording started after the first allocations "+
-			"(or the ring buffer wrapped at max_entries); peaks and totals are lower bounds. "+
+			"(or the ring buffer wrapped at max_entries). "+
 			"Call _record_memory_history before the model is built.", strings.Join(late, ", ")))
 	}
 	for i := range in.Devices {
@@ -75,7 +75,7 @@ func infoWarnings(s *snapshot.Snapshot, in *Info) []string {
 			if len(d.Check.Differences) > 0 {
 				first = " (" + d.Check.Differences[0] + ")"
 			}
-			w = append(w, fmt.Sprintf("Device %d: the replayed end state differs from the file's segments%s: figures replayed from the trace are not trusted.", d.Device, first))
+			w = append(w, fmt.Sprintf("Device %d: the replayed end state differs from the file's segments%s: peaks and totals are unknown.", d.Device, first))
 		}
 	}
 

@@ -81,6 +81,10 @@ func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
 	r := &Result{Device: device, PeakIndex: -1, snap: s, cfg: newAllocConfig(s)}
 	r.cfg.impliedFreeRequested = skipsFreeRequested(trace)
 	r.SkipsFreeRequested = r.cfg.impliedFreeRequested
+	r.Rounding = InferRounding(s)
+	if r.Rounding.Rule == RoundNPU {
+		r.cfg.rule = RoundNPU
+	}
 	seed, seedProblems := r.seedState(trace)
 	r.seed = seed
 	r.Seeded = len(seed) > 0 && len(trace) > 0
@@ -99,6 +103,7 @@ func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
 
 	r.Check = r.endCheck(m, seedProblems)
 	r.Stats = r.finalStats(m)
+	r.Stats.Known = DecideTrust(s, device, r, nil)
 	if !record {
 		return r, nil
 	}
@@ -172,6 +177,11 @@ type Result struct {
 	// the replay takes each free_completed as the free_requested too, and
 	// an Allocation's FreeRequested is its FreeCompleted.
 	SkipsFreeRequested bool
+
+	// Rounding is the allocator's rounding rule inferred from the file
+	// (InferRounding); the replay follows it (CUDA's when unknown, and then
+	// Stats.Known.History is Unknown).
+	Rounding Rounding
 
 	snap *snapshot.Snapshot
 	seed []snapshot.Segment // the state before the first entry
@@ -424,6 +434,9 @@ type allocConfig struct {
 	// (torch/cuda/memory.py, PyTorch 2.10+), so each free_completed also
 	// stands for the free_requested torch did not record.
 	impliedFreeRequested bool
+	// rule is the rounding rule of the allocator that wrote the file
+	// (InferRounding); roundSize follows it.
+	rule RoundingRule
 }
 
 // skipsFreeRequested reports whether trace looks recorded with

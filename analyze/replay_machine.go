@@ -51,6 +51,9 @@ func newAllocConfig(s *snapshot.Snapshot) allocConfig {
 // and a request over 512*d, the next of d equal divisions of the interval
 // (roundup_power2_next_division); otherwise the next multiple of 512.
 func (c *allocConfig) roundSize(size int64) int64 {
+	if c.rule == RoundNPU {
+		return npuRoundSize(size)
+	}
 	if size < caMinBlockSize {
 		return caMinBlockSize
 	}

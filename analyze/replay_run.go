@@ -534,18 +534,8 @@ func (r *Result) finalStats(m *machine) MemoryStats {
 		setCurrent(&st.OversizeAllocations, &cur.OversizeAllocations)
 		setCurrent(&st.OversizeSegments, &cur.OversizeSegments)
 	}
-	st.Known = Known{Current: Exact, NumAllocRetries: Unknown}
-	switch {
-	case len(deviceTrace(r.snap, r.Device)) == 0:
-		st.Known.History, st.Known.NumOOMs = Unknown, Unknown
-	case r.Seeded:
-		st.Known.History, st.Known.NumOOMs = LowerBound, LowerBound
-	default:
-		st.Known.History, st.Known.NumOOMs = Exact, Exact
-	}
 	if len(deviceTrace(r.snap, r.Device)) > 0 {
 		st.NumAllocRetries = st.NumOOMs
-		st.Known.NumAllocRetries = LowerBound
 	}
 	return st
 }

@@ -106,4 +106,8 @@ type Known struct {
 	// figures come from torch itself (StatsFromFlat); a trace does not
 	// show synchronize_and_free_events, so a replay leaves it Unknown.
 	NumSyncAllStreams Exactness
+	// Why says, in a sentence without its full stop, why History is not
+	// Exact ("" when it is): the one reason every view prints beside the
+	// figures it marks. See [DecideTrust].
+	Why string
 }

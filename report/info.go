@@ -106,6 +106,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 	for _, kv := range v.Settings {
 		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-*s  ", width, kv.Key), kv.Value))
 	}
+	ew.printf("%s", wrapIndented("  rounding (inferred): ", v.Rounding.Rule.Formula()+"; "+v.Rounding.Evidence()))
 
 	ew.printf("\nUnknown fields and actions (from a newer PyTorch; skipped)\n")
 	if len(v.Unknown) == 0 {
@@ -162,6 +163,9 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo) {
 		ew.printf("    OOMs:      %s\n", plural(d.OOMs, "oom entry"))
 	}
 	ew.printf("%s", wrapIndented("    coverage:  ", coverageText(d)))
+	if d.Replayed || d.ReplayError != "" {
+		ew.printf("%s", wrapIndented("    history:   ", TrustText(d.Trust)))
+	}
 	switch {
 	case d.ReplayError != "":
 		ew.printf("%s", wrapIndented("    end state: ", "not checked: "+d.ReplayError))
@@ -174,6 +178,22 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo) {
 			ew.printf("%s", wrapIndented("      ", line))
 		}
 	}
+}
+
+// TrustText says in words how far the history figures (peaks, totals,
+// the state at a trace entry) can be trusted, with the reason: the one
+// wording every view uses for analyze.DecideTrust's verdict.
+func TrustText(k analyze.Known) string {
+	switch k.History {
+	case analyze.Exact:
+		return "peaks and totals are exact (the replay ends in the file's segments)"
+	case analyze.LowerBound:
+		return "peaks and totals are lower bounds: " + k.Why
+	}
+	if k.Why == "" {
+		return "peaks and totals are unknown"
+	}
+	return "peaks and totals are unknown: " + k.Why
 }
 
 // coverageText explains a device's trace coverage.
@@ -191,11 +211,13 @@ func coverageText(d *analyze.DeviceInfo) string {
 	}
 	switch d.Coverage {
 	case analyze.CoverageFromStart:
-		return "from the start: every free and every live block has its alloc in the trace, so peaks and totals are exact"
+		return "from the start: every free and every live block has its alloc in the trace"
 	case analyze.CoverageWrapped:
-		return "wrapped: the trace misses the start" + missing + " and its length looks like max_entries; peaks and totals are lower bounds"
+		return "wrapped: the trace misses the start" + missing + " and its length looks like max_entries"
 	case analyze.CoverageLate:
-		return "started late: the trace misses the start" + missing + "; it may also have wrapped at an unround max_entries. Peaks and totals are lower bounds"
+		return "started late: the trace misses the start" + missing + "; it may also have wrapped at an unround max_entries"
+	case analyze.CoverageWindow:
+		return "a window: the trace misses the start" + missing + " and the file looks cut from a bigger one (its blocks lists lack inactive blocks), so whether recording started late or the ring buffer wrapped is not known"
 	case analyze.CoverageStateOnly:
 		return "state only: the single entry is the latest event, not a history"
 	}

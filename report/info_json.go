@@ -18,6 +18,7 @@ type infoJSON struct {
 	Devices   []infoDeviceJSON  `json:"devices"`
 	Recording infoRecordingJSON `json:"recording"`
 	Settings  []settingJSON     `json:"allocator_settings"`
+	Rounding  roundingJSON      `json:"rounding"`
 	Unknown   []countJSON       `json:"unknown"`
 	Warnings  []string          `json:"warnings"`
 }
@@ -85,6 +86,16 @@ type infoReplayJSON struct {
 	Segments      int      `json:"segments_checked"`
 	Blocks        int      `json:"blocks_checked"`
 	Differences   []string `json:"differences"`
+	// History is the trust of the history figures (analyze.DecideTrust):
+	// "exact", "lower_bound" or "unknown", and why.
+	History historyJSON `json:"history"`
+}
+
+// roundingJSON is the inferred rounding rule and its evidence.
+type roundingJSON struct {
+	Rule     string `json:"rule"`
+	Assumed  bool   `json:"assumed"`
+	Evidence string `json:"evidence"`
 }
 
 // settingJSON is one allocator setting as PyTorch's repr prints it.
@@ -166,6 +177,7 @@ func WriteInfoJSON(w io.Writer, v *Info) error {
 		},
 		Devices:  []infoDeviceJSON{},
 		Settings: []settingJSON{},
+		Rounding: roundingJSON{Rule: v.Rounding.Rule.String(), Assumed: v.Rounding.Assumed, Evidence: v.Rounding.Evidence()},
 		Unknown:  countsJSON(v.Unknown),
 		Warnings: append([]string{}, v.Warnings...),
 	}
@@ -229,6 +241,7 @@ func newInfoDeviceJSON(d *analyze.DeviceInfo) infoDeviceJSON {
 			Segments:      d.Check.Segments,
 			Blocks:        d.Check.Blocks,
 			Differences:   append([]string{}, d.Check.Differences...),
+			History:       historyJSON{Exactness: d.Trust.History.String(), Why: d.Trust.Why},
 		},
 	}
 }

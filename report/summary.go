@@ -34,6 +34,10 @@ type Summary struct {
 	// Warnings are the decoder's warnings about the file (JSON only: the
 	// CLI prints them to stderr).
 	Warnings []string
+	// InactiveBlocksMissing and SegmentsFromTrace are the snapshot's (see
+	// analyze.Complete): the text says them under each device.
+	InactiveBlocksMissing bool `json:"inactive_blocks_missing"`
+	SegmentsFromTrace     bool `json:"segments_from_trace"`
 }
 
 // DeviceSummary is the summary of one device.
@@ -64,6 +68,9 @@ func NewSummary(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats)
 		NumDevices: len(s.Traces),
 		Devices:    []DeviceSummary{},
 		Warnings:   append([]string{}, s.Warnings...),
+
+		InactiveBlocksMissing: s.InactiveBlocksMissing,
+		SegmentsFromTrace:     s.SegmentsFromTrace,
 	}
 	// The coverage of each trace as `snapview info` tells it (from the
 	// start, wrapped, started late, state only), from the replays the
@@ -163,7 +170,7 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 				ew.err = writePoolTable(w, &d)
 			}
 		}
-		for _, line := range historyLines(&d) {
+		for _, line := range append(fileLines(sum), historyLines(&d)...) {
 			ew.printf("%s", wrapIndented("  ", line))
 		}
 	}
@@ -192,6 +199,19 @@ func writePoolTable(w io.Writer, d *DeviceSummary) error {
 	}
 	t.Footer(row("total", &d.Total))
 	return t.Render()
+}
+
+// fileLines says what the file lacks that analyze.Complete put back.
+func fileLines(sum *Summary) []string {
+	var lines []string
+	if sum.InactiveBlocksMissing {
+		lines = append(lines, "Blocks: the file's blocks lists lack inactive blocks (a slice of a bigger snapshot?): "+
+			"the free space is reserved - active per segment, one free block per gap.")
+	}
+	if sum.SegmentsFromTrace {
+		lines = append(lines, "Segments: none in the file; this end state comes from the trace alone.")
+	}
+	return lines
 }
 
 // historyLines explains what the trace of a device holds and what that
@@ -235,17 +255,21 @@ func historyLines(d *DeviceSummary) []string {
 		lines = append(lines, fmt.Sprintf("Out of memory: the trace holds %s.", plural(c.OOMs, "oom entry")))
 	}
 	st := d.Stats
-	switch st.Known.History {
-	case analyze.Exact:
-		lines = append(lines, fmt.Sprintf("Peak: %s allocated, %s reserved (exact).",
-			FormatBytes(st.AllocatedBytes[analyze.PoolAll].Peak), FormatBytes(st.ReservedBytes[analyze.PoolAll].Peak)))
-	case analyze.LowerBound:
-		why := "the trace misses the start"
-		if d.Info != nil && d.Info.Coverage == analyze.CoverageStateOnly {
-			why = "the trace holds the latest event only"
+	if c.Entries > 0 {
+		switch k := st.Known; k.History {
+		case analyze.Exact:
+			lines = append(lines, fmt.Sprintf("Peak: %s allocated, %s reserved (exact).",
+				FormatBytes(st.AllocatedBytes[analyze.PoolAll].Peak), FormatBytes(st.ReservedBytes[analyze.PoolAll].Peak)))
+		case analyze.LowerBound:
+			lines = append(lines, fmt.Sprintf("Peak: at least %s allocated, at least %s reserved (lower bounds: %s).",
+				FormatBytes(st.AllocatedBytes[analyze.PoolAll].Peak), FormatBytes(st.ReservedBytes[analyze.PoolAll].Peak), k.Why))
+		case analyze.Unknown:
+			if k.Why == "" {
+				lines = append(lines, "Peak: unknown.")
+			} else {
+				lines = append(lines, fmt.Sprintf("Peak: unknown (%s).", k.Why))
+			}
 		}
-		lines = append(lines, fmt.Sprintf("Peak: at least %s allocated, at least %s reserved (%s).",
-			FormatBytes(st.AllocatedBytes[analyze.PoolAll].Peak), FormatBytes(st.ReservedBytes[analyze.PoolAll].Peak), why))
 	}
 	return lines
 }
@@ -312,6 +336,14 @@ type deviceSummaryJSON struct {
 	Pools       []poolJSON            `json:"pools"`
 	Total       poolJSON              `json:"total"`
 	Trace       traceJSON             `json:"trace"`
+	// History is the trust of the history figures: "exact",
+	// "lower_bound" or "unknown", and why (analyze.DecideTrust).
+	History historyJSON `json:"history"`
+}
+
+type historyJSON struct {
+	Exactness string `json:"exactness"`
+	Why       string `json:"why,omitempty"`
 }
 
 // figureJSON is one memory_stats() figure: value is null when unknown.
@@ -402,6 +434,7 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 			}
 			dj.MemoryStats[f.Key] = fj
 		}
+		dj.History = historyJSON{Exactness: d.Stats.Known.History.String(), Why: d.Stats.Known.Why}
 		for i := range d.Pools {
 			dj.Pools = append(dj.Pools, newPoolJSON(summaryPoolLabel(&d.Pools[i]), &d.Pools[i]))
 		}

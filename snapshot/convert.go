@@ -37,6 +37,19 @@ type converter struct {
 	entryFields [keyUserMetadata + 1]int
 	warnings    map[string]int
 	keyBuf      []byte
+	// entryIndex is the index, in its device's list, of the trace entry
+	// being converted; skipped records the optional entry fields of an
+	// unexpected type (see optStrID).
+	entryIndex int
+	skipped    map[string]*skippedField
+}
+
+// skippedField is an optional field whose value had an unexpected type:
+// the first entry that had it, the type there, and how many entries did.
+type skippedField struct {
+	first int
+	typ   string
+	n     int
 }
 
 func newConverter() *converter {
@@ -56,6 +69,7 @@ func newConverter() *converter {
 		unknown:     map[string]int{},
 		fields:      map[string]int{},
 		warnings:    map[string]int{},
+		skipped:     map[string]*skippedField{},
 	}
 	c.internEntryKeys()
 	return c
@@ -366,6 +380,24 @@ func (c *converter) poolStrID(v val, path string) StrID {
 	return id
 }
 
+// optStrID is poolStrID for an optional string field of a trace entry
+// (compile_context, user_metadata): a value of another type (an exporter
+// writing user_metadata as a dict) is skipped, not a failed file; finish
+// notes it once, with the first entry that had it.
+func (c *converter) optStrID(v val, path string) StrID {
+	switch v.x.(type) {
+	case strRef, noneT:
+		return c.poolStrID(v, path)
+	}
+	sk := c.skipped[path]
+	if sk == nil {
+		sk = &skippedField{first: c.entryIndex, typ: v.typeName()}
+		c.skipped[path] = sk
+	}
+	sk.n++
+	return 0
+}
+
 // entry converts one trace entry dict (device_traces[d][i]).
 func (c *converter) entry(d *pdict) TraceEntry {
 	const path = "device_traces[][]"
@@ -416,9 +448,9 @@ func (c *converter) entry(d *pdict) TraceEntry {
 			e.Stack = c.stack(v, path+".frames")
 			e.Flags |= FlagFrames
 		case keyCompileContext:
-			e.CompileContext = c.poolStrID(v, path+".compile_context")
+			e.CompileContext = c.optStrID(v, path+".compile_context")
 		case keyUserMetadata:
-			e.UserMetadata = c.poolStrID(v, path+".user_metadata")
+			e.UserMetadata = c.optStrID(v, path+".user_metadata")
 		default:
 			k, ok := c.pool.str(kv)
 			if !ok {
@@ -707,6 +739,7 @@ func (c *converter) traceList(l *plist, path string) []TraceEntry {
 	for i, it := range l.items {
 		switch x := it.x.(type) {
 		case *pdict:
+			c.entryIndex = i
 			out = append(out, c.entry(x))
 		case *evList:
 			out = append(out, (*plist)(x).event(it.n))
@@ -876,6 +909,9 @@ func (c *converter) finish() {
 		c.s.Unknown = append(c.s.Unknown, Count{Name: k, Count: n})
 	}
 	sort.Slice(c.s.Unknown, func(i, j int) bool { return c.s.Unknown[i].Name < c.s.Unknown[j].Name })
+	for path, sk := range c.skipped {
+		c.warnf("%s: want str, got %s; skipped on %d trace entries, the first at index %d", path, sk.typ, sk.n, sk.first)
+	}
 	for w, n := range c.warnings {
 		if n > 1 {
 			w = fmt.Sprintf("%s (%d times)", w, n)

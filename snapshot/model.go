@@ -110,6 +110,13 @@ type Snapshot struct {
 
 	// Warnings are non-fatal oddities met while decoding, sorted.
 	Warnings []string
+
+	// InactiveBlocksMissing and SegmentsFromTrace are set by
+	// analyze.Complete, never by the decoder: the blocks lists kept active
+	// blocks only and the gaps were filled with inactive blocks; the file
+	// had no segments and Segments is the end state of the trace.
+	InactiveBlocksMissing bool
+	SegmentsFromTrace     bool
 }
 
 // Count is a name and how often it was seen.

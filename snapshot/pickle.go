@@ -694,6 +694,7 @@ func (m *machine) appendTo(l *plist, items []val) {
 		switch x := it.x.(type) {
 		case *pdict:
 			if m.pool.isEntry(it) {
+				m.conv.entryIndex = l.evLen
 				i := m.addEvent(l, m.conv.entry(x))
 				m.replaceMemo(x.memo, val{n: int64(i), x: (*evList)(l)})
 				m.recycleDict(x)

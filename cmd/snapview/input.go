@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"github.com/snapview/snapview/analyze"
 	"io"
 	"io/fs"
 	"os"
@@ -50,6 +51,9 @@ func withSnapshot(stdin io.Reader, errOut io.Writer, path string, f func(s *snap
 	if err != nil {
 		return err
 	}
+	// What other producers leave out (inactive blocks, segments) is put
+	// back once, here, so that every command sees the same state.
+	s, _ = analyze.Complete(s)
 	return inFile(src.name, f(s, src))
 }
 

@@ -142,17 +142,13 @@ func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, e
 }
 
 // statsFor returns the memory_stats() figures of one device of s, and
-// notes for stderr. It is the one place that decides where each figure
-// comes from:
+// notes for stderr:
 //
-//   - the Cur Usage figures come from the segments (analyze.CurrentStats),
-//     exact;
+//   - the Cur Usage figures come from the segments (analyze.CurrentStats);
 //   - the Peak, Tot Alloc and Tot Freed figures, CUDA OOMs, cudaMalloc
 //     retries and the num_device_* counters come from the allocator replay
-//     (analyze.ReplayStats), with the exactness it gives them (exact for a trace
-//     recorded from the first allocation, lower bounds for one that started
-//     late or wrapped) — but only when the replayed end state equals the
-//     file's segments. Otherwise, and without a trace, they stay Unknown.
+//     (analyze.ReplayStats), marked as the one trust rule decides
+//     (analyze.DecideTrust, in Result.Stats.Known).
 func statsFor(s *snapshot.Snapshot, device int) (*analyze.MemoryStats, []string) {
 	if !hasTrace(s, device) {
 		return statsFromReplay(s, device, nil, nil)
@@ -163,41 +159,24 @@ func statsFor(s *snapshot.Snapshot, device int) (*analyze.MemoryStats, []string)
 
 // statsFromReplay is [statsFor] given the device's replay: r and err are
 // what analyze.Replay or analyze.ReplayStats returned for it (only its
-// Stats and Check are read). Without a trace they are not looked at. The
-// HTML report, which replays each device once for everything it draws,
-// calls it with its own replay.
+// Stats are read). Without a trace they are not looked at. The HTML
+// report, which replays each device once for everything it draws, calls
+// it with its own replay.
 func statsFromReplay(s *snapshot.Snapshot, device int, r *analyze.Result, err error) (*analyze.MemoryStats, []string) {
 	st := analyze.CurrentStats(s, device)
 	if !hasTrace(s, device) {
+		st.Known = analyze.DecideTrust(s, device, nil, nil)
 		return st, nil
 	}
 	if err != nil {
+		st.Known = analyze.DecideTrust(s, device, nil, err)
 		return st, []string{fmt.Sprintf("device %d: %v; the Peak and Tot columns are unknown", device, err)}
 	}
-	if !r.Check.Equal {
-		why := "the replayed end state differs from the file's segments"
-		if len(r.Check.Differences) > 0 {
-			why += " (" + r.Check.Differences[0] + ")"
-		}
-		return st, []string{fmt.Sprintf("device %d: %s; the Peak and Tot columns are unknown", device, why)}
-	}
-	if d := currentDiff(st, &r.Stats); d != "" {
-		return st, []string{fmt.Sprintf("device %d: the replay's Cur Usage differs from the segments' (%s); the Peak and Tot columns are unknown", device, d)}
-	}
 	mergeHistory(st, &r.Stats)
-	return st, nil
-}
-
-// currentDiff names the first Cur Usage figure where a and b differ, ""
-// when they agree.
-func currentDiff(a, b *analyze.MemoryStats) string {
-	fb := b.Figures()
-	for i, f := range a.Figures() {
-		if strings.HasSuffix(f.Key, ".current") && f.Value != fb[i].Value {
-			return fmt.Sprintf("%s: %d vs %d", f.Key, f.Value, fb[i].Value)
-		}
+	if st.Known.History == analyze.Unknown {
+		return st, []string{fmt.Sprintf("device %d: %s; the Peak and Tot columns are unknown", device, st.Known.Why)}
 	}
-	return ""
+	return st, nil
 }
 
 // mergeHistory copies every figure but the Cur Usage ones, with their
@@ -233,9 +212,7 @@ func mergeHistory(dst, src *analyze.MemoryStats) {
 	dst.NumSyncAllStreams = src.NumSyncAllStreams
 	dst.NumDeviceAlloc = src.NumDeviceAlloc
 	dst.NumDeviceFree = src.NumDeviceFree
-	dst.Known.History = src.Known.History
-	dst.Known.NumOOMs = src.Known.NumOOMs
-	dst.Known.NumAllocRetries = src.Known.NumAllocRetries
+	dst.Known = src.Known
 }
 
 // printWarnings prints each warning on its own "warning:" line.
