@@ -159,6 +159,9 @@ type LeakReport struct {
 	// Seeded is [Result.Seeded]: the trace misses the start of the run, so
 	// some live allocations are older than the trace.
 	Seeded bool
+	// History is the replay's trust (Result.Stats.Known, DecideTrust):
+	// when not Exact, growth and allocation times are marked.
+	History Known
 	// LiveBytes and LiveCount are every allocation live after At (not yet
 	// free_requested), before any filter. NoStackBytes and NoStackCount
 	// are those of them without a recorded stack.
@@ -536,7 +539,7 @@ func Leaks(s *snapshot.Snapshot, res *Result, opts LeakOptions) (*LeakReport, er
 		return nil, fmt.Errorf("finding leaks on device %d: entry %d out of range [-1, %d)", res.Device, at, n)
 	}
 	rep := &LeakReport{
-		Device: res.Device, At: at, Entries: n, Seeded: res.Seeded, LastOOM: -1, Fold: opts.Fold,
+		Device: res.Device, At: at, Entries: n, Seeded: res.Seeded, History: res.Stats.Known, LastOOM: -1, Fold: opts.Fold,
 		Slices: []LeakSlice{}, Groups: []LeakGroup{},
 	}
 	if n > 0 {
@@ -563,8 +566,14 @@ func Leaks(s *snapshot.Snapshot, res *Result, opts LeakOptions) (*LeakReport, er
 
 	b := newLeakBuilder(s, rep, opts)
 	// Pass 1: the live allocations, by group.
-	for ai := range res.Allocs {
-		a := &res.Allocs[ai]
+	live := res.Allocs
+	if n > 0 && at == n-1 && !res.Check.Equal {
+		// The replay does not end in the file's segments: at the end the
+		// file's blocks are the live allocations, as every view shows them.
+		live = fileAllocations(s, res.Device)
+	}
+	for ai := range live {
+		a := &live[ai]
 		if a.AllocIndex > at {
 			break // Allocs are in trace order after the seeded ones
 		}
@@ -1126,4 +1135,27 @@ func (b *leakBuilder) timeOf(i int) int64 {
 		return 0
 	}
 	return b.s.Traces[b.rep.Device][i].TimeUS
+}
+
+// fileAllocations returns the active blocks of device's segments in the
+// file as Allocations older than the trace (AllocIndex -1), in file order.
+func fileAllocations(s *snapshot.Snapshot, device int) []Allocation {
+	var out []Allocation
+	for i := range s.Segments {
+		sg := &s.Segments[i]
+		if sg.Device != device {
+			continue
+		}
+		for j := range sg.Blocks {
+			b := &sg.Blocks[j]
+			if b.State != snapshot.StateActiveAllocated {
+				continue
+			}
+			out = append(out, Allocation{
+				Addr: b.Address, Size: b.Size, Requested: b.RequestedSize, Stream: sg.Stream, Pool: sg.Pool,
+				Large: sg.IsLarge(), Stack: b.Stack, AllocIndex: -1, FreeRequested: -1, FreeCompleted: -1,
+			})
+		}
+	}
+	return out
 }

@@ -335,7 +335,9 @@ type OOMInfo struct {
 
 // StateAt returns the allocator state after trace entry i (i = -1: before
 // the first entry). It replays from the seeded initial state up to i, so
-// it costs one pass over the first i+1 entries.
+// it costs one pass over the first i+1 entries. After the last entry of a
+// replay that does not end in the file's segments (Check not Equal), it is
+// the file's state (blocks there carry Alloc -1).
 func (r *Result) StateAt(i int) (*State, error) {
 	trace := deviceTrace(r.snap, r.Device)
 	if i < -1 || i >= len(trace) {
@@ -345,9 +347,22 @@ func (r *Result) StateAt(i int) (*State, error) {
 	x.runTo(i)
 	m := x.m
 	st := &State{Device: r.Device, Index: i, Stats: m.st}
+	if i == len(trace)-1 && !r.Check.Equal {
+		// The replay does not end in the file's segments: at the end the
+		// file is the truth, and every view shows the same state.
+		f := newMachine(&r.cfg, 1024)
+		f.track = true
+		f.load(r.snap.Segments, r.Device)
+		m, st.Stats = f, r.Stats
+	}
 	st.Stats.Device = r.Device
 	st.Stats.MaxSplitSize = r.Stats.MaxSplitSize
 	st.Stats.Known = r.Stats.Known
+	if i < len(trace)-1 && st.Stats.Known.History != Exact {
+		// Before the end every figure is replayed: as trusted as the
+		// history.
+		st.Stats.Known.Current = st.Stats.Known.History
+	}
 	if i >= 0 {
 		st.Entry = &trace[i]
 	}

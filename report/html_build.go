@@ -141,9 +141,9 @@ func (b *htmlBuilder) device(dev int, replay analyze.DeviceReplay) (*HTMLDevice,
 		d.Notes = append(d.Notes, err.Error())
 		res = &analyze.Result{Device: dev, PeakIndex: -1, Stats: *analyze.CurrentStats(s, dev)}
 	}
-	if !res.Check.Equal && len(res.Allocated) > 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("The replayed end state differs from the file's segments in %d places (first: %s); the timeline is approximate.",
-			len(res.Check.Differences), htmlFirst(res.Check.Differences)))
+	if k := res.Stats.Known; len(res.Allocated) > 0 && k.History != analyze.Exact {
+		// The one trust rule's verdict, worded as every view words it.
+		d.Notes = append(d.Notes, "History: "+TrustText(k)+"; the timeline is the replay's.")
 	}
 
 	stats := &res.Stats
@@ -495,9 +495,3 @@ func (b *htmlBuilder) limitSegments(d *HTMLDevice) {
 	}
 }
 
-func htmlFirst(ss []string) string {
-	if len(ss) == 0 {
-		return "none"
-	}
-	return ss[0]
-}

@@ -78,6 +78,9 @@ func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakRepor
 	for _, par := range strings.Split(head+".", "\n") {
 		ew.printf("%s", wrapAt("", par, leaksWidth))
 	}
+	if k := rep.History; rep.Entries > 0 && k.History != analyze.Exact {
+		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+"; growth and allocation times come from the replay and are marked by it.", leaksWidth))
+	}
 	if line := leakStepsLine(s, rep); line != "" {
 		ew.printf("%s", wrapAt("", line, leaksWidth))
 	}

@@ -229,7 +229,9 @@ func WriteState(w io.Writer, v *StateView) error {
 	st := v.State
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", v.momentLine())
-	if v.Seeded {
+	if k := v.State.Stats.Known; v.Entries > 0 && k.History != analyze.Exact && !(k.History == analyze.LowerBound && v.Seeded) {
+		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+"; the state at a trace entry is replayed from the trace.", 100))
+	} else if v.Seeded {
 		ew.printf("The trace starts after the run did: the state before its first entry was rebuilt from the\nsegments in the file, so \"peak\" is the peak within the trace.\n")
 	}
 	if ew.err != nil {
@@ -436,6 +438,7 @@ type stateJSON struct {
 	Seeded       bool              `json:"seeded"`
 	Stats        map[string]int64  `json:"memory_stats"`
 	Exactness    map[string]string `json:"exactness"`
+	History      historyJSON       `json:"history"`
 	Segments     []stateSegJSON    `json:"segments"`
 	Largest      []liveJSON        `json:"largest"`
 	Stacks       []stackJSON       `json:"stacks"`
@@ -524,6 +527,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 	out := stateJSON{
 		Device: v.Device, At: v.At, Index: v.Index, Entries: v.Entries, SinceStartUS: v.SinceStartUS,
 		Seeded: v.Seeded, Stats: st.Stats.Flat(), Exactness: map[string]string{},
+		History:  historyJSON{Exactness: st.Stats.Known.History.String(), Why: st.Stats.Known.Why},
 		Segments: []stateSegJSON{}, Largest: []liveJSON{}, Stacks: []stackJSON{}, Free: []freeJSON{},
 	}
 	for _, f := range st.Stats.Figures() {
