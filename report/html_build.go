@@ -494,4 +494,3 @@ func (b *htmlBuilder) limitSegments(d *HTMLDevice) {
 		d.Segments = d.Segments[:b.opt.MaxSegments]
 	}
 }
-
