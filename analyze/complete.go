@@ -47,24 +47,35 @@ func Complete(s *snapshot.Snapshot) (*snapshot.Snapshot, []string) {
 	if len(s.Segments) == 0 && !s.Legacy && slices.ContainsFunc(s.Traces, func(t []snapshot.TraceEntry) bool { return len(t) > 0 }) {
 		c := *out
 		c.Segments = nil
+		devices, inconsistent, first := 0, 0, ""
 		for d := range s.Traces {
 			if len(s.Traces[d]) == 0 {
 				continue
 			}
 			r := &Result{Device: d, PeakIndex: -1, snap: s, cfg: newAllocConfig(s)}
 			r.cfg.impliedFreeRequested = skipsFreeRequested(s.Traces[d])
-			if InferRounding(s).Rule == RoundNPU {
+			if InferRounding(s, d).Rule == RoundNPU {
 				r.cfg.rule = RoundNPU
 			}
-			x := r.newRunner(false)
+			// A machine sized to the trace: a file may hold thousands of
+			// devices with a few entries each.
+			x := &runner{r: r, trace: s.Traces[d], m: newMachine(&r.cfg, min(1024, len(s.Traces[d]))), fileSeg: map[snapshot.Addr]*snapshot.Segment{}}
 			x.runTo(len(s.Traces[d]) - 1)
 			c.Segments = append(c.Segments, x.m.export(d)...)
-			note := fmt.Sprintf("device %d: the file has no segments: the end state comes from the trace alone (%d segments left by it)", d, len(x.m.liveSegments()))
+			devices++
 			if x.m.nproblems > 0 {
-				note += fmt.Sprintf("; the trace is not consistent from an empty allocator (%s)", x.m.problems[0])
+				if inconsistent == 0 {
+					first = fmt.Sprintf("device %d entry %s", d, strings.TrimPrefix(x.m.problems[0], "entry "))
+				}
+				inconsistent++
 			}
-			notes = append(notes, note)
 		}
+		note := fmt.Sprintf("the file has no segments: the end state comes from the trace alone (%s, %s left by it)",
+			infoPlural(devices, "device"), infoPlural(len(c.Segments), "segment"))
+		if inconsistent > 0 {
+			note += fmt.Sprintf("; the trace of %s is not consistent from an empty allocator (%s)", infoPlural(inconsistent, "device"), first)
+		}
+		notes = append(notes, note)
 		c.SegmentsFromTrace = true
 		out = &c
 	}

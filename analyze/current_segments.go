@@ -124,7 +124,9 @@ func SegmentUsages(s *snapshot.Snapshot, device int) []SegmentUsage {
 				u.PendingFreeBlocks++
 				u.PendingFreeBytes += b.Size
 				u.PendingFreeRequestedBytes += b.RequestedSize
-			case snapshot.StateInactive:
+			case snapshot.StateInactive, snapshot.StateUnknown:
+				// A state this snapview does not know counts as free,
+				// as the replay and memory_stats() figures take it.
 				u.InactiveBlocks++
 				u.InactiveBytes += b.Size
 				u.LargestFree = max(u.LargestFree, b.Size)

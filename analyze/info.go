@@ -38,6 +38,9 @@ type Info struct {
 	// Recording is how the memory history was recorded, as inferred.
 	Recording Recording
 
+	// Host is the pinned host memory the file holds (Host).
+	Host HostMemory
+
 	// Rounding is the allocator's rounding rule inferred from the file's
 	// blocks and segment sizes (InferRounding), which the replay follows.
 	Rounding Rounding
@@ -151,7 +154,8 @@ func InspectWith(s *snapshot.Snapshot, replayed map[int]DeviceReplay) *Info {
 		TopLevelKeys:    append([]string{}, s.TopLevelKeys...),
 		NumSegments:     len(s.Segments),
 		RecordedDevices: len(s.Traces),
-		Rounding:        InferRounding(s),
+		Rounding:        InferRounding(s, -1),
+		Host:            Host(s),
 		IdleDevices:     []int{},
 		Devices:         []DeviceInfo{},
 		Settings:        []snapshot.KeyValue{},

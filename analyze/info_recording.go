@@ -170,6 +170,10 @@ func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 		if stateStacks > 0 {
 			r.EnabledWhy += fmt.Sprintf("; %d blocks and segments carry stacks, so history recording was on", stateStacks)
 		}
+	case r.Entries == 0 && len(s.HostTraces) > 0:
+		r.Enabled = EnabledAll
+		r.EnabledWhy = fmt.Sprintf("the pinned host memory trace holds %s and no device trace has any: "+
+			"record_pinned_host_memory=True with record_cuda=False (PyTorch after 2.11)", infoPlural(len(s.HostTraces), "entry"))
 	case r.Entries == 0 && stateStacks == 0:
 		r.Enabled = EnabledOff
 		r.EnabledWhy = "no trace entries and no stacks on any block or segment"
@@ -220,6 +224,15 @@ func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 		if stateStacks > 0 {
 			r.ContextWhy += " (state or more: live blocks carry stacks)"
 		}
+	case EnabledAll:
+		if r.Entries == 0 && len(s.HostTraces) > 0 {
+			r.Context, r.ContextWhy = ContextAllocOrAll, "the pinned host memory trace carries stacks; the device trace is empty"
+			if !slices.ContainsFunc(s.HostTraces, func(e snapshot.TraceEntry) bool { return e.Flags&snapshot.FlagFrames != 0 }) {
+				r.Context, r.ContextWhy = ContextNoneOrState, "no entry of the pinned host memory trace has a frames key"
+			}
+			break
+		}
+		r.Context, r.ContextWhy = inferContext(&r, liveBlocks, liveStacks, segStacks)
 	default:
 		r.Context, r.ContextWhy = inferContext(&r, liveBlocks, liveStacks, segStacks)
 	}

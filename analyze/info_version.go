@@ -240,6 +240,9 @@ func inferVersion(s *snapshot.Snapshot) VersionHint {
 			unknown = append(unknown, u.Name)
 		}
 	}
+	if s.HasHostTraces {
+		newer = append(newer, "host_segments/host_traces")
+	}
 	if len(newer) > 0 {
 		atLeast(12, "fields added after 2.11: "+strings.Join(newer, ", "), "#177717, #179276, #182407, #190575, #193432")
 	}

@@ -17,7 +17,10 @@ const recordHint = "torch.cuda.memory._record_memory_history(max_entries=100000)
 func infoWarnings(s *snapshot.Snapshot, in *Info) []string {
 	var w []string
 	rec := &in.Recording
-	if len(s.Segments) == 0 && rec.Entries == 0 {
+	if len(s.HostTraces) > 0 && rec.Entries == 0 {
+		w = append(w, "Pinned host memory only: the file holds the host allocator's history (host_traces) and no device trace, "+
+			"as _record_memory_history(record_pinned_host_memory=True, record_cuda=False) records; see Pinned host memory.")
+	} else if len(s.Segments) == 0 && rec.Entries == 0 {
 		w = append(w, "The file holds no segments and no trace entries: when it was dumped the allocator held no GPU memory and had recorded no event. "+
 			"It was dumped before the first CUDA allocation, on a process that never used these devices, or outside the steps it was meant to cover "+
 			"(a profiling window of a single step can miss them); dump after the work you want to see.")
@@ -115,7 +118,7 @@ func stackWarnings(s *snapshot.Snapshot, in *Info) []string {
 		w = append(w, "No stacks anywhere: history was recorded with context=None, so no allocation can be traced to code "+
 			"(grouping by stack gives a single <no stack recorded> group). Record with context='all' (the default).")
 		return w
-	case rec.Enabled == EnabledAll && rec.EntriesWithFrames == 0:
+	case rec.Enabled == EnabledAll && rec.EntriesWithFrames == 0 && rec.Entries > 0:
 		w = append(w, "Trace entries carry no stacks (context='state'): only live blocks have them, so frees and leaks over time cannot be traced to code. "+
 			"Record with context='all' (the default).")
 	}

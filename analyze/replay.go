@@ -81,7 +81,7 @@ func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
 	r := &Result{Device: device, PeakIndex: -1, snap: s, cfg: newAllocConfig(s)}
 	r.cfg.impliedFreeRequested = skipsFreeRequested(trace)
 	r.SkipsFreeRequested = r.cfg.impliedFreeRequested
-	r.Rounding = InferRounding(s)
+	r.Rounding = InferRounding(s, device)
 	if r.Rounding.Rule == RoundNPU {
 		r.cfg.rule = RoundNPU
 	}
@@ -222,13 +222,17 @@ type Allocation struct {
 	// FreeCompleted is the free_completed entry, -1 when the block is still
 	// active at the end of the trace.
 	FreeCompleted int
+	// FreedBefore is true for a block already pending free
+	// (active_pending_free) before the first entry: the program freed it,
+	// so it is not alive, though still active.
+	FreedBefore bool
 }
 
 // Alive reports whether the allocation is still allocated (not yet
 // free_requested) after entry i; i = -1 asks about the state before the
 // first entry.
 func (a *Allocation) Alive(i int) bool {
-	if a.AllocIndex > i {
+	if a.AllocIndex > i || a.FreedBefore {
 		return false
 	}
 	if a.FreeRequested >= 0 {

@@ -341,6 +341,7 @@ func (r *Result) newRunner(record bool) *runner {
 					Addr: blk.addr, Size: blk.size, Requested: blk.req, Stream: s.stream,
 					Pool: s.pool, Large: s.large, Stack: blk.stack,
 					AllocIndex: -1, FreeRequested: -1, FreeCompleted: -1,
+					FreedBefore: blk.state == snapshot.StateActivePendingFree,
 				})
 			}
 		}

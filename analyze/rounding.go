@@ -103,8 +103,10 @@ func npuRoundSize(size int64) int64 {
 // max_split_size under 20 MiB more (should_split, get_free_block in
 // CUDACachingAllocator.cpp; torch_npu keeps both). CUDA's rule wins when
 // both fit; when neither does, or a segment size is not a multiple of
-// 2 MiB, the rule is RoundUnknown.
-func InferRounding(s *snapshot.Snapshot) Rounding {
+// 2 MiB, the rule is RoundUnknown. The blocks of every device are
+// evidence; of the traces, device's alone (all of them when device < 0),
+// so that replaying each device of a file with many stays linear.
+func InferRounding(s *snapshot.Snapshot, device int) Rounding {
 	cfg := newAllocConfig(s)
 	var r Rounding
 	fits := func(size, rounded int64, large, expandable bool) bool {
@@ -156,7 +158,10 @@ func InferRounding(s *snapshot.Snapshot) Rounding {
 			}
 		}
 	}
-	for _, tr := range s.Traces {
+	for d, tr := range s.Traces {
+		if device >= 0 && d != device {
+			continue
+		}
 		for i := range tr {
 			if a := tr[i].Action; a == snapshot.ActionSegmentAlloc || a == snapshot.ActionSegmentMap {
 				segSize(tr[i].Size)

@@ -45,6 +45,8 @@ func DecideTrust(s *snapshot.Snapshot, device int, r *Result, err error) Trust {
 		t.Current = LowerBound
 	}
 	switch {
+	case len(deviceTrace(s, device)) == 0 && len(s.HostTraces) > 0:
+		return set(Unknown, "no trace entries for this device: the file records pinned host memory only")
 	case len(deviceTrace(s, device)) == 0:
 		return set(Unknown, "no trace entries: the file holds the state at the dump only (record with torch.cuda.memory._record_memory_history)")
 	case err != nil:

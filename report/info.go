@@ -95,6 +95,13 @@ func WriteInfo(w io.Writer, v *Info) error {
 		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-24s", row[0]), row[1]))
 	}
 
+	if lines := hostLines(&v.Host); lines != nil {
+		ew.printf("\nPinned host memory (the CUDA host allocator)\n")
+		for _, line := range lines {
+			ew.printf("%s", wrapIndented("  ", line))
+		}
+	}
+
 	ew.printf("\nAllocator settings\n")
 	if len(v.Settings) == 0 {
 		ew.printf("  none in the file (PyTorch before 2.3, or a bare segment list)\n")

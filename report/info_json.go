@@ -19,6 +19,7 @@ type infoJSON struct {
 	Recording infoRecordingJSON `json:"recording"`
 	Settings  []settingJSON     `json:"allocator_settings"`
 	Rounding  roundingJSON      `json:"rounding"`
+	Host      *hostJSON         `json:"host,omitempty"`
 	Unknown   []countJSON       `json:"unknown"`
 	Warnings  []string          `json:"warnings"`
 }
@@ -177,6 +178,7 @@ func WriteInfoJSON(w io.Writer, v *Info) error {
 		},
 		Devices:  []infoDeviceJSON{},
 		Settings: []settingJSON{},
+		Host:     newHostJSON(&v.Host),
 		Rounding: roundingJSON{Rule: v.Rounding.Rule.String(), Assumed: v.Rounding.Assumed, Evidence: v.Rounding.Evidence()},
 		Unknown:  countsJSON(v.Unknown),
 		Warnings: append([]string{}, v.Warnings...),

@@ -20,6 +20,9 @@ const MapWidth = 24
 // devices, with totals per device and over all of them.
 type Segments struct {
 	Devices []SegmentsDevice
+	// Notes say what the file lacked that analyze.Complete put back
+	// (inactive blocks, segments), the same words the summary uses.
+	Notes []string
 	// Total sums every segment of every device in Devices.
 	Total analyze.SegmentUsage
 }
@@ -43,7 +46,9 @@ type SegmentRow struct {
 // NewSegments collects the segments of the given devices of s, in file
 // order (by address within a device).
 func NewSegments(s *snapshot.Snapshot, devices []int) *Segments {
-	r := &Segments{Devices: []SegmentsDevice{}}
+	r := &Segments{Devices: []SegmentsDevice{}, Notes: fileLines(&Summary{
+		InactiveBlocksMissing: s.InactiveBlocksMissing, SegmentsFromTrace: s.SegmentsFromTrace,
+	})}
 	var all []analyze.SegmentUsage
 	for _, d := range devices {
 		us := analyze.SegmentUsages(s, d)
@@ -226,6 +231,9 @@ func WriteSegments(w io.Writer, r *Segments) error {
 			ew.printf("\n")
 		}
 		ew.printf("Device %d: %s.\n", d.Device, usageLine(&d.Total))
+		for _, n := range r.Notes {
+			ew.printf("%s", wrapAt("  ", n, 100))
+		}
 		if len(d.Segments) == 0 || ew.err != nil {
 			continue
 		}
@@ -287,6 +295,7 @@ stream, '.' free.
 // segmentsJSON and the types below are the --json schema of `snapview
 // segments`. Byte figures are in bytes, unrounded.
 type segmentsJSON struct {
+	Notes   []string             `json:"notes,omitempty"`
 	Devices []segmentsDeviceJSON `json:"devices"`
 	Totals  usageJSON            `json:"totals"`
 }
@@ -354,7 +363,7 @@ func newUsageJSON(u *analyze.SegmentUsage) usageJSON {
 // names follow the snapshot's and memory_stats()'s; requested_bytes is
 // what _memory_viz stats calls allocated.
 func WriteSegmentsJSON(w io.Writer, r *Segments) error {
-	out := segmentsJSON{Devices: []segmentsDeviceJSON{}, Totals: newUsageJSON(&r.Total)}
+	out := segmentsJSON{Notes: r.Notes, Devices: []segmentsDeviceJSON{}, Totals: newUsageJSON(&r.Total)}
 	for _, d := range r.Devices {
 		dj := segmentsDeviceJSON{Device: d.Device, Segments: []segmentJSON{}, Totals: newUsageJSON(&d.Total)}
 		for _, s := range d.Segments {

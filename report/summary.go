@@ -38,6 +38,8 @@ type Summary struct {
 	// analyze.Complete): the text says them under each device.
 	InactiveBlocksMissing bool `json:"inactive_blocks_missing"`
 	SegmentsFromTrace     bool `json:"segments_from_trace"`
+	// Host is the pinned host memory (analyze.Host), in its own section.
+	Host analyze.HostMemory
 }
 
 // DeviceSummary is the summary of one device.
@@ -55,6 +57,8 @@ type DeviceSummary struct {
 	// device with neither segments nor trace entries.
 	Coverage analyze.Coverage
 	Info     *analyze.DeviceInfo
+
+	hostHistory bool // the file has pinned host memory trace entries
 }
 
 // NewSummary gathers the summary of s for the devices of stats (one
@@ -71,6 +75,7 @@ func NewSummary(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats)
 
 		InactiveBlocksMissing: s.InactiveBlocksMissing,
 		SegmentsFromTrace:     s.SegmentsFromTrace,
+		Host:                  analyze.Host(s),
 	}
 	// The coverage of each trace as `snapview info` tells it (from the
 	// start, wrapped, started late, state only), from the replays the
@@ -98,6 +103,8 @@ func NewSummary(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats)
 			Pools:    analyze.PoolUsages(us),
 			Total:    total,
 			Coverage: analyze.TraceCoverage(s, st.Device),
+
+			hostHistory: len(s.HostTraces) > 0,
 		}
 		for i := range infos {
 			if infos[i].Device == st.Device {
@@ -174,6 +181,12 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 			ew.printf("%s", wrapIndented("  ", line))
 		}
 	}
+	if lines := hostLines(&sum.Host); lines != nil {
+		ew.printf("\nPinned host memory (the CUDA host allocator)\n")
+		for _, line := range lines {
+			ew.printf("%s", wrapIndented("  ", line))
+		}
+	}
 	return ew.err
 }
 
@@ -224,8 +237,12 @@ func historyLines(d *DeviceSummary) []string {
 	case !c.HasTraces:
 		lines = append(lines, "Trace: none in the file (a bare segment list): only the current state is known.")
 	case c.Entries == 0:
-		lines = append(lines, "Trace: none recorded for this device: only the current state is known. "+
-			"Call torch.cuda.memory._record_memory_history() before the first allocation to record one.")
+		if d.hostHistory {
+			lines = append(lines, "Trace: none recorded for this device (the file records pinned host memory only): only the current state is known.")
+		} else {
+			lines = append(lines, "Trace: none recorded for this device: only the current state is known. "+
+				"Call torch.cuda.memory._record_memory_history() before the first allocation to record one.")
+		}
 	default:
 		span := ""
 		if c.FirstUS != 0 && c.LastUS >= c.FirstUS {
@@ -317,6 +334,7 @@ type summaryJSON struct {
 	File     string              `json:"file"`
 	Format   formatJSON          `json:"format"`
 	Devices  []deviceSummaryJSON `json:"devices"`
+	Host     *hostJSON           `json:"host,omitempty"`
 	Warnings []string            `json:"warnings"`
 }
 
@@ -417,6 +435,7 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 			Devices:        sum.NumDevices,
 		},
 		Devices:  []deviceSummaryJSON{},
+		Host:     newHostJSON(&sum.Host),
 		Warnings: append([]string{}, sum.Warnings...),
 	}
 	for _, d := range sum.Devices {

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // converter turns pickle values into the model, interning strings, frames
@@ -509,16 +510,38 @@ func (c *converter) root(v val) {
 			case "external_annotations":
 				c.s.HasAnnotations = true
 				c.annotations(val)
+			case "host_segments", "host_traces":
+				c.host(k, val)
 			default:
 				c.unknownKey(k)
 			}
 		}
-		if !hasSegs && !c.s.HasDeviceTraces && c.err == nil {
+		if !hasSegs && !c.s.HasDeviceTraces && !c.s.HasHostTraces && c.err == nil {
 			c.err = fmt.Errorf("a pickled dict with neither segments nor device_traces: %w", errNotSnapshot)
 		}
 		return
 	}
 	c.err = fmt.Errorf("the file holds a %s, not a dict or a list of segments: %w", v.typeName(), errNotSnapshot)
+}
+
+// host converts host_segments or host_traces (the pinned host memory
+// allocator, pytorch/pytorch#182407) with the converters of segments and
+// device_traces, keeping the device's own.
+func (c *converter) host(key string, v val) {
+	c.s.HasHostTraces = true
+	segs, traces, has := c.s.Segments, c.s.Traces, c.s.HasDeviceTraces
+	switch key {
+	case "host_segments":
+		c.segments(v, "host_segments")
+		c.s.HostSegments = c.s.Segments
+	case "host_traces":
+		c.traces(v)
+		c.s.HostTraces = nil
+		for _, t := range c.s.Traces {
+			c.s.HostTraces = append(c.s.HostTraces, t...)
+		}
+	}
+	c.s.Segments, c.s.Traces, c.s.HasDeviceTraces = segs, traces, has
 }
 
 func (c *converter) segments(v val, path string) {
@@ -545,11 +568,16 @@ func (c *converter) segment(v val, path string) Segment {
 		v := d.kv[i+1]
 		p := path + "." + k
 		have[k] = true
-		c.fields["segments[]."+k]++
+		host := strings.HasPrefix(path, "host_")
+		if host {
+			c.fields["host_segments[]."+k]++
+		} else {
+			c.fields["segments[]."+k]++
+		}
 		switch k {
 		case "device":
 			n, _ := c.asInt(v, p)
-			if n < 0 || n > 1<<16 {
+			if (n < 0 && !(host && n == -1)) || n > 1<<16 {
 				c.failf(p, "device ordinal %d out of range", n)
 			}
 			s.Device = int(n)

@@ -179,6 +179,28 @@ func TestNineByteLong(t *testing.T) {
 	}
 }
 
+// TestHostMemory: host_segments and host_traces (the pinned host
+// allocator, pytorch/pytorch#182407) decode in the schema of segments and
+// device_traces, apart from the device's own; device -1 is allowed there.
+func TestHostMemory(t *testing.T) {
+	s, err := Load(filepath.Join(fixtures, "host_memory.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Segments) != 0 || len(s.Traces) != 1 || len(s.Traces[0]) != 0 {
+		t.Errorf("device: %d segments, traces %v; want none", len(s.Segments), s.Traces)
+	}
+	if len(s.HostSegments) != 3 || len(s.HostTraces) != 8 || !s.HasHostTraces {
+		t.Fatalf("host: %d segments, %d entries; want 3, 8", len(s.HostSegments), len(s.HostTraces))
+	}
+	if seg := s.HostSegments[0]; seg.Device != -1 || seg.TotalSize != 1<<20 || seg.Blocks[0].State != StateActiveAllocated {
+		t.Errorf("host_segments[0] = %+v", seg)
+	}
+	if e := s.HostTraces[1]; e.Action != ActionAlloc || e.Size != 1000000 || len(s.Stack(e.Stack)) != 2 {
+		t.Errorf("host_traces[1] = %+v", e)
+	}
+}
+
 // TestNewerFields: unknown keys and actions are kept and counted, not fatal.
 func TestNewerFields(t *testing.T) {
 	s, err := Load(filepath.Join(fixtures, "newer-fields.pickle"))
@@ -189,7 +211,10 @@ func TestNewerFields(t *testing.T) {
 	for _, c := range s.Unknown {
 		got[c.Name] = c.Count
 	}
-	for _, k := range []string{"host_segments", "host_traces", "action:annotate", "device_traces[][].pool_id", "device_traces[][].internal_metadata"} {
+	if !s.HasHostTraces {
+		t.Errorf("host_segments and host_traces (known since pytorch/pytorch#182407) not read")
+	}
+	for _, k := range []string{"action:annotate", "device_traces[][].pool_id", "device_traces[][].internal_metadata"} {
 		if got[k] == 0 {
 			t.Errorf("unknown %q not reported (got %v)", k, got)
 		}

@@ -111,6 +111,17 @@ type Snapshot struct {
 	// Warnings are non-fatal oddities met while decoding, sorted.
 	Warnings []string
 
+	// HostSegments and HostTraces are snapshot["host_segments"] and
+	// snapshot["host_traces"]: the pinned host memory allocator's segments
+	// and trace entries (PyTorch after 2.11, pytorch/pytorch#182407,
+	// _record_memory_history(record_pinned_host_memory=True)), in the
+	// schema of segments and device_traces. A host_traces list of lists
+	// is read as one list, in order. HasHostTraces tells whether either
+	// key existed.
+	HostSegments  []Segment
+	HostTraces    []TraceEntry
+	HasHostTraces bool
+
 	// InactiveBlocksMissing and SegmentsFromTrace are set by
 	// analyze.Complete, never by the decoder: the blocks lists kept active
 	// blocks only and the gaps were filled with inactive blocks; the file

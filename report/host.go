@@ -1,0 +1,61 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/snapview/snapview/analyze"
+)
+
+// hostLines describes pinned host memory (analyze.HostMemory) in the words
+// info and summary share, one paragraph per line; nil when the file has
+// none.
+func hostLines(h *analyze.HostMemory) []string {
+	if !h.Present {
+		return nil
+	}
+	lines := []string{fmt.Sprintf("Segments: %s, %s pinned; %s allocated to %s, %s cached for reuse.",
+		plural(h.Segments, "segment"), FormatBytes(h.ReservedBytes), FormatBytes(h.AllocatedBytes),
+		plural(h.Allocations, "allocation"), FormatBytes(h.CachedBytes))}
+	if h.Entries == 0 {
+		return append(lines, "Trace: no entries.")
+	}
+	span := ""
+	if h.FirstUS != 0 && h.LastUS >= h.FirstUS {
+		span = " over " + formatSpan(h.LastUS-h.FirstUS)
+	}
+	acts := make([]string, len(h.Actions))
+	for i, a := range h.Actions {
+		acts[i] = a.Name + " " + FormatInt(int64(a.Count))
+	}
+	lines = append(lines, fmt.Sprintf("Trace: %s%s (%s); at most %s requested at once along it.",
+		plural(h.Entries, "entry"), span, strings.Join(acts, ", "), FormatBytes(h.PeakAllocatedBytes)))
+	return lines
+}
+
+// hostJSON is pinned host memory in summary and info JSON.
+type hostJSON struct {
+	Segments           int         `json:"segments"`
+	ReservedBytes      int64       `json:"reserved_bytes"`
+	AllocatedBytes     int64       `json:"allocated_bytes"`
+	Allocations        int         `json:"allocations"`
+	CachedBytes        int64       `json:"cached_bytes"`
+	TraceEntries       int         `json:"trace_entries"`
+	FirstTimeUS        int64       `json:"first_time_us"`
+	LastTimeUS         int64       `json:"last_time_us"`
+	Actions            []countJSON `json:"actions"`
+	PeakRequestedBytes int64       `json:"peak_requested_bytes"`
+}
+
+// newHostJSON returns nil when the file has no pinned host memory.
+func newHostJSON(h *analyze.HostMemory) *hostJSON {
+	if !h.Present {
+		return nil
+	}
+	return &hostJSON{
+		Segments: h.Segments, ReservedBytes: h.ReservedBytes, AllocatedBytes: h.AllocatedBytes,
+		Allocations: h.Allocations, CachedBytes: h.CachedBytes, TraceEntries: h.Entries,
+		FirstTimeUS: h.FirstUS, LastTimeUS: h.LastUS, Actions: countsJSON(h.Actions),
+		PeakRequestedBytes: h.PeakAllocatedBytes,
+	}
+}
