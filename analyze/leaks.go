@@ -439,6 +439,9 @@ func (v Verdict) String() string {
 	case VerdictSawtooth:
 		return fmt.Sprintf("%s, freed only in bursts (%d so far): likely leak (reference cycles left to gc?)", grows, v.Bursts)
 	case VerdictPossible:
+		if v.PerStep && v.Period > 1 {
+			return fmt.Sprintf("grows every %d steps (in %d of %d so far), %s: possible leak", v.Period, v.Grew, v.Window, kept)
+		}
 		return fmt.Sprintf("grew in %d of %d %s, %s: possible leak", v.Grew, v.Window, units, kept)
 	case VerdictUneven:
 		return fmt.Sprintf("kept allocations from %d of %d %s, in no pattern: unclear", v.Grew, v.Window, units)
@@ -1105,12 +1108,23 @@ func (b *leakBuilder) flatSince(g *leakAcc, w int) int {
 }
 
 // period returns the regular interval between the slices in grewAt when
-// they cover the window [w, nsl) at that interval, else 0. Growth in at
+// they cover the window [w, nsl) at that interval, else 0 (two growths
+// count when each end of the window is less than the interval away). Growth in at
 // least 90% of the window's slices counts as every slice.
 func period(grewAt []int, w, nsl int) int {
 	m := nsl - w
-	if len(grewAt) < 3 {
+	if len(grewAt) < 2 {
 		return 0
+	}
+	if len(grewAt) == 2 {
+		// Two growths: a period only when they split the window in equal
+		// thirds or so (a cache kept every k-th step of 2k+ steps), each
+		// end within the period.
+		p := grewAt[1] - grewAt[0]
+		if p < 2 || grewAt[0]-w >= p || nsl-1-grewAt[1] >= p {
+			return 0
+		}
+		return p
 	}
 	if float64(len(grewAt)) >= 0.9*float64(m) {
 		return 1

@@ -18,9 +18,16 @@ const (
 	// patternMaxCV is the largest coefficient of variation of the gaps
 	// (in allocations) between a marker stack's allocations.
 	patternMaxCV = 0.25
+	// patternLooseCV is the same bound for a marker that brackets the
+	// more frequent stacks: an eval loop's steps differ in length by the
+	// number of tokens generated.
+	patternLooseCV = 0.6
 	// patternMinCover is the share of the trace a marker stack's
 	// allocations must span.
 	patternMinCover = 0.6
+	// patternBracket is the share of a marker's intervals in which each
+	// more frequent repeating stack must occur (see patternSteps).
+	patternBracket = 0.8
 	// patternMinFreed is the share of the trace's allocations that must
 	// have been freed for steps to be found from a repeating allocation.
 	patternMinFreed = 0.5
@@ -196,13 +203,24 @@ func annotationSteps(s *snapshot.Snapshot, device int, window []snapshot.TraceEn
 	return best.name, starts
 }
 
-// patternSteps looks for the allocation that marks each training step:
-// among the stacks allocated at a regular interval (gaps with a
-// coefficient of variation at most patternMaxCV) over most of the
-// window (patternMinCover), the number of allocations most of them share
-// is the number of steps, and the one of them allocated first marks
-// where each step starts (typically the input batch). It returns that
-// stack and its allocations' entries; nil when no stack qualifies.
+// patternSteps looks for the allocation that marks each training step
+// when no record_function range does: the outermost repeating unit.
+//
+// Candidates are the stacks allocated at a regular interval (gaps with a
+// coefficient of variation at most patternMaxCV, or patternLooseCV for one
+// that brackets the rest) over most of the window (patternMinCover), whose allocations are transient: most of them freed
+// before the stack allocates twice more (an input batch is; a cache kept
+// every k-th step is not, and is what the steps should reveal, not mark).
+// Of those, the marker brackets the rest: every candidate allocated more
+// often occurs in at least patternBracket of its intervals, as a layer
+// occurs in every forward pass and a forward pass in every step, while the
+// step's own marker is absent from most intervals of a layer or a
+// generated token. The marker is the candidate with the fewest
+// allocations that brackets the rest (the outermost); on a tie, the one
+// allocated first (where each step starts, typically the input batch).
+// Without a bracketing candidate, the count most candidates share wins,
+// as before. It returns the marker stack and its allocations' entries;
+// nil when no stack qualifies.
 //
 // Positions are counted in allocations, not entries: frees come in bursts
 // (a garbage collection, the end of a backward pass) that would make
@@ -211,18 +229,28 @@ func annotationSteps(s *snapshot.Snapshot, device int, window []snapshot.TraceEn
 func patternSteps(window []snapshot.TraceEntry) (snapshot.StackID, []int) {
 	pos := map[snapshot.StackID][]int{} // alloc ordinals
 	var entry []int                     // entry of each alloc ordinal
+	freedAt := map[int]int{}            // alloc ordinal -> alloc ordinal count when freed
+	live := newAddrMap(1024)            // address -> alloc ordinal
 	for i := range window {
-		if e := &window[i]; e.Action == snapshot.ActionAlloc {
+		switch e := &window[i]; e.Action {
+		case snapshot.ActionAlloc:
 			if e.Stack != snapshot.NoStack {
 				pos[e.Stack] = append(pos[e.Stack], len(entry))
 			}
+			live.set(e.Addr, int32(len(entry)))
 			entry = append(entry, i)
+		case snapshot.ActionFreeRequested, snapshot.ActionFreeCompleted:
+			if o, ok := live.get(e.Addr); ok {
+				freedAt[int(o)] = len(entry)
+				live.del(e.Addr)
+			}
 		}
 	}
 	type cand struct {
-		stack snapshot.StackID
-		count int
-		first int
+		stack   snapshot.StackID
+		count   int
+		first   int
+		regular bool // gaps within patternMaxCV; the others must bracket
 	}
 	var cands []cand
 	for id, p := range pos {
@@ -240,31 +268,89 @@ func patternSteps(window []snapshot.TraceEntry) (snapshot.StackID, []int) {
 			d := float64(p[i]-p[i-1]) - mean
 			ss += d * d
 		}
-		if math.Sqrt(ss/float64(c-1)) > patternMaxCV*mean {
+		cv := math.Sqrt(ss/float64(c-1)) / mean
+		if cv > patternLooseCV {
 			continue
 		}
-		cands = append(cands, cand{id, c, p[0]})
+		// Transient: most allocations freed before the stack's last one.
+		transient := 0
+		for i := 0; i+1 < c; i++ {
+			if f, ok := freedAt[p[i]]; ok && f <= p[c-1] {
+				transient++
+			}
+		}
+		if 2*transient < c-1 {
+			continue
+		}
+		cands = append(cands, cand{id, c, p[0], cv <= patternMaxCV})
 	}
 	if len(cands) == 0 {
 		return snapshot.NoStack, nil
 	}
-	votes := map[int]int{}
-	for _, c := range cands {
-		votes[c.count]++
+	// brackets reports whether every candidate allocated more often than
+	// x occurs in at least patternBracket of x's intervals.
+	brackets := func(x cand) bool {
+		px := pos[x.stack]
+		for _, y := range cands {
+			if y.count <= x.count {
+				continue
+			}
+			py := pos[y.stack]
+			in, j := 0, 0
+			for i := 0; i+1 < len(px); i++ {
+				for j < len(py) && py[j] <= px[i] {
+					j++
+				}
+				if j < len(py) && py[j] < px[i+1] {
+					in++
+				}
+			}
+			if float64(in) < patternBracket*float64(len(px)-1) {
+				return false
+			}
+		}
+		return true
 	}
-	// The most common count; ties go to the fewer steps (the outer loop).
-	slices.SortFunc(cands, func(x, y cand) int {
-		if c := cmp.Compare(votes[y.count], votes[x.count]); c != 0 {
-			return c
+	var outer []cand
+	for _, c := range cands {
+		if brackets(c) {
+			outer = append(outer, c)
 		}
-		if c := cmp.Compare(x.count, y.count); c != 0 {
-			return c
+	}
+	if len(outer) > 0 {
+		slices.SortFunc(outer, func(x, y cand) int {
+			if c := cmp.Compare(x.count, y.count); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(x.first, y.first); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.stack, y.stack)
+		})
+		cands = outer
+	} else {
+		cands = slices.DeleteFunc(cands, func(c cand) bool { return !c.regular })
+		if len(cands) == 0 {
+			return snapshot.NoStack, nil
 		}
-		if c := cmp.Compare(x.first, y.first); c != 0 {
-			return c
+		votes := map[int]int{}
+		for _, c := range cands {
+			votes[c.count]++
 		}
-		return cmp.Compare(x.stack, y.stack)
-	})
+		// The most common count; ties go to the fewer steps (the outer loop).
+		slices.SortFunc(cands, func(x, y cand) int {
+			if c := cmp.Compare(votes[y.count], votes[x.count]); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(x.count, y.count); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(x.first, y.first); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.stack, y.stack)
+		})
+	}
 	starts := pos[cands[0].stack]
 	for j, ord := range starts {
 		starts[j] = entry[ord]
