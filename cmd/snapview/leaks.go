@@ -59,9 +59,10 @@ your frames and folds the others into one line per run, such as
 Steps. Growth is measured per training step: steps are found from a
 record_function range that repeats once per step (ProfilerStep#N from
 torch.profiler, a range named "step N", or the optimizer's own
-Optimizer.step#... range), else from the allocation made at a regular
-interval throughout the trace (typically the input batch), else the trace
-is cut into 20 slices of equal entries. --steps forces one source. Step 0
+Optimizer.step#... range), else from the outermost repeating allocation:
+one made throughout the trace, freed again, that brackets every allocation
+repeating more often (the input batch of each iteration, not a layer or a
+generated token), else the trace is cut into 20 slices of equal entries. --steps forces one source. Step 0
 holds what came before the first step (model creation, ...). A group's
 growth is its live bytes at the end of each step, counting all its
 allocations, the freed ones too.

@@ -64,7 +64,11 @@ Where the figures come from:
   a '+' after the cell in the torch format ("| 282123 KiB+|") and as
   "lower_bound" in JSON. A file without a trace (recording off, a bare
   torch.cuda.memory_snapshot() list) leaves them unknown: '?' in the torch
-  format.
+  format. So does a replay that does not end in the file's segments, or
+  blocks that fit no rounding rule snapview knows (CUDA's round_size,
+  torch_npu's round_up(request + 32, 512); 'snapview info' shows which was
+  inferred). The text format says why on its Peak line, JSON under
+  "history".
 
   "cudaMalloc retries" prints '?' without a trace and a lower bound ("1+")
   with one: a cudaMalloc retry that succeeds leaves no entry of its own in
