@@ -118,7 +118,11 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 		res, err := analyze.Replay(s, dev)
 		replays[dev] = analyze.DeviceReplay{Result: res, Err: err}
 	}
-	info := newInfo(opt.Title, opt.SizeOnDisk, s, replays)
+	var only []int // nil: every device
+	if len(devices) < all {
+		only = devices
+	}
+	info := newInfoOf(opt.Title, opt.SizeOnDisk, s, replays, only)
 	r := &HTMLReport{Title: opt.Title, Stacks: [][]string{}, Devices: []HTMLDevice{}}
 	b := &htmlBuilder{s: s, opt: opt, r: r, info: info, stackIndex: map[snapshot.StackID]int{}, frames: newFrameTable(s)}
 	var buf bytes.Buffer
