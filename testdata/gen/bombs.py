@@ -23,6 +23,7 @@ are made of valid snapshot data, so only the decoder's budgets stop them:
   entry_refs.pickle         one memoized entry appended 5*10^6 times by BINGET
   devices_1e5.pickle        10^5 devices' traces of one entry each
   frame_1mib.pickle         one 1 MiB frame name shared by 200 stacks
+  filename_1mib.pickle      one frame of a 1 MiB file name shared by 200 stacks
   dup_pop.pickle.gz.gz      2^31 DUP+POP pairs on a shared entry dict
   bidi_class.pickle         a GLOBAL whose class name holds ESC and RLO
 """
@@ -138,9 +139,12 @@ def devices(n=100_000):
     return out.getvalue()
 
 
-def frame_1mib(stacks=200):
+def frame_1mib(stacks=200, python=False):
     name = "f" + "<" * (1 << 20)
     big = {"filename": "/x/model.cpp", "line": 0, "name": name}
+    if python:
+        # A Python frame whose file name is 1 MiB of path elements.
+        big = {"filename": "/x" * (1 << 19) + "/model.py", "line": 7, "name": "forward"}
     trace = []
     for i in range(stacks):
         fr = [{"filename": "/x/train.py", "line": i + 1, "name": "step"}, big]
@@ -185,6 +189,7 @@ def main():
         "entry_refs.pickle": entry_refs,
         "devices_1e5.pickle": devices,
         "frame_1mib.pickle": frame_1mib,
+        "filename_1mib.pickle": lambda: frame_1mib(python=True),
         "dup_pop.pickle.gz.gz": dup_pop,
         "bidi_class.pickle": lambda: b"\x80\x04cos\x1b]0;x\x07\nsys\xe2\x80\xaetem\n.",
     }
