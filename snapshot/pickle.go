@@ -716,6 +716,9 @@ func (m *machine) recycleDict(d *pdict) {
 	if !d.recycled && d.memo >= 0 {
 		d.recycled = true
 		m.free = append(m.free, d)
+		if m.conv != nil {
+			delete(m.conv.framesByPtr, d)
+		}
 	}
 }
 
