@@ -35,6 +35,11 @@ func newInfo(path string, sizeOnDisk int64, s *snapshot.Snapshot, replayed map[i
 	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.InspectWith(s, replayed)}
 }
 
+// newInfoOf is newInfo that describes only the devices of only.
+func newInfoOf(path string, sizeOnDisk int64, s *snapshot.Snapshot, replayed map[int]analyze.DeviceReplay, only []int) *Info {
+	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.InspectDevices(s, replayed, only)}
+}
+
 // infoWidth is the column text is wrapped at.
 const infoWidth = 100
 
@@ -43,7 +48,7 @@ const infoWidth = 100
 func WriteInfo(w io.Writer, v *Info) error {
 	ew := &errWriter{w: w}
 	ew.printf("File\n")
-	ew.printf("  path:          %s\n", v.Path)
+	ew.printf("  path:          %s\n", Escape(v.Path))
 	ew.printf("  size on disk:  %s\n", bytesAndCount(v.SizeOnDisk))
 	ew.printf("  format:        %s\n", v.Format)
 	ew.printf("  decoded:       %s\n", bytesAndCount(v.Format.Bytes))
@@ -52,7 +57,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 	if v.Legacy {
 		ew.printf("  a bare list of %s (torch.cuda.memory_snapshot()): no trace, no allocator settings\n", plural(v.NumSegments, "segment"))
 	} else {
-		ew.printf("  dict with keys: %s\n", strings.Join(v.TopLevelKeys, ", "))
+		ew.printf("  dict with keys: %s\n", strings.Join(escapeAll(v.TopLevelKeys), ", "))
 		ew.printf("  %s in all; device_traces lists %s", plural(v.NumSegments, "segment"), plural(v.RecordedDevices, "device"))
 		if n := len(v.IdleDevices); n > 0 {
 			ew.printf(", %d of them with nothing in the file (%s)", n, joinInts(v.IdleDevices))
@@ -66,7 +71,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 		if c.Source != "" {
 			src = "  (" + c.Source + ")"
 		}
-		ew.printf("%s", wrapIndented("  "+padRight(c.Bound(), 6), c.Clue+src))
+		ew.printf("%s", wrapIndented("  "+padRight(c.Bound(), 6), Escape(c.Clue+src)))
 	}
 
 	ew.printf("\nDevices\n")
@@ -92,7 +97,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 		{"context=" + string(r.Context), r.ContextWhy},
 		{maxEntries, r.MaxEntriesWhy},
 	} {
-		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-24s", row[0]), row[1]))
+		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-24s", row[0]), Escape(row[1])))
 	}
 
 	if lines := hostLines(&v.Host); lines != nil {
@@ -108,10 +113,10 @@ func WriteInfo(w io.Writer, v *Info) error {
 	}
 	width := 0
 	for _, kv := range v.Settings {
-		width = max(width, len(kv.Key))
+		width = max(width, len(Escape(kv.Key)))
 	}
 	for _, kv := range v.Settings {
-		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-*s  ", width, kv.Key), kv.Value))
+		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-*s  ", width, Escape(kv.Key)), Escape(kv.Value)))
 	}
 	ew.printf("%s", wrapIndented("  rounding (inferred): ", v.Rounding.Rule.Formula()+"; "+v.Rounding.Evidence()))
 
@@ -121,10 +126,10 @@ func WriteInfo(w io.Writer, v *Info) error {
 	}
 	width = 0
 	for _, c := range v.Unknown {
-		width = max(width, len(c.Name))
+		width = max(width, len(Escape(c.Name)))
 	}
 	for _, c := range v.Unknown {
-		ew.printf("  %-*s  %s\n", width, c.Name, FormatInt(int64(c.Count)))
+		ew.printf("  %-*s  %s\n", width, Escape(c.Name), FormatInt(int64(c.Count)))
 	}
 
 	ew.printf("\nWarnings\n")
@@ -132,7 +137,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 		ew.printf("  none\n")
 	}
 	for _, m := range v.Warnings {
-		ew.printf("%s", wrapIndented("  - ", m))
+		ew.printf("%s", wrapIndented("  - ", Escape(m)))
 	}
 	return ew.err
 }
@@ -163,7 +168,7 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo) {
 	ew.printf("    trace:     %s%s\n", plural(d.Entries, "entry"), span)
 	acts := make([]string, len(d.Actions))
 	for i, a := range d.Actions {
-		acts[i] = a.Name + " " + FormatInt(int64(a.Count))
+		acts[i] = Escape(a.Name) + " " + FormatInt(int64(a.Count))
 	}
 	ew.printf("%s", wrapIndented("    actions:   ", strings.Join(acts, ", ")))
 	if d.OOMs > 0 {
