@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -78,7 +79,7 @@ func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
 	if len(trace) == 0 && !hasSegments {
 		return nil, fmt.Errorf("replaying device %d: the snapshot has no segments and no trace entries for it", device)
 	}
-	r := &Result{Device: device, PeakIndex: -1, snap: s, cfg: newAllocConfig(s)}
+	r := &Result{Device: device, PeakIndex: -1, snap: s, cfg: allocator.FromSettings(s.Settings)}
 	seed, seedProblems := r.seedState(trace)
 	r.seed = seed
 	r.Seeded = len(seed) > 0 && len(trace) > 0
@@ -167,7 +168,7 @@ type Result struct {
 
 	snap *snapshot.Snapshot
 	seed []snapshot.Segment // the state before the first entry
-	cfg  allocConfig
+	cfg  allocator.Config
 }
 
 // Allocation is one block's life as an allocation: from its alloc entry (or
@@ -384,7 +385,7 @@ func (r *Result) StateAt(i int) (*State, error) {
 	})
 	if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
 		e := st.Entry
-		o := &OOMInfo{Size: e.Size, Large: e.Size > caSmallSize, DeviceFree: e.DeviceFree(), Stream: e.Stream}
+		o := &OOMInfo{Size: e.Size, Large: !allocator.IsSmall(e.Size), DeviceFree: e.DeviceFree(), Stream: e.Stream}
 		for _, fs := range st.Free {
 			if fs.Pool.IsDefault() && fs.Large == o.Large && fs.Stream == o.Stream {
 				o.LargestFree = max(o.LargestFree, fs.Largest)
@@ -403,11 +404,4 @@ func (r *Result) IndexAtTime(us int64) int {
 	trace := deviceTrace(r.snap, r.Device)
 	j, _ := slices.BinarySearchFunc(trace, us+1, func(e snapshot.TraceEntry, t int64) int { return cmpInt(e.TimeUS, t) })
 	return j - 1
-}
-
-// allocConfig is the part of allocator_settings the replay needs.
-type allocConfig struct {
-	maxSplit   int64 // max_split_size in bytes; math.MaxInt64 when unlimited
-	divisions  [16]int64
-	expandable bool
 }
