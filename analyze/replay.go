@@ -171,6 +171,13 @@ type Result struct {
 	cfg  allocator.Config
 }
 
+// InitialState returns the allocator state before the first trace entry as
+// segments of the device (nil when nothing was reserved then: the trace
+// starts at the allocator's first allocation). For a seeded replay it is
+// the state reconstructed backwards from the file's segments. The slice is
+// shared: callers must not change it.
+func (r *Result) InitialState() []snapshot.Segment { return r.seed }
+
 // Allocation is one block's life as an allocation: from its alloc entry (or
 // from before the trace) to its free_requested and free_completed entries
 // (or to the end of the trace). Indexes are trace entry indexes of
