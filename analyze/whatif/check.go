@@ -28,7 +28,7 @@ type SelfCheck struct {
 type checker struct {
 	p      *program
 	s      *sim
-	cursor int               // next of p.segEntries to match
+	cursor int              // next of p.segEntries to match
 	esBase map[int32]uint64 // trace address of each simulated expandable segment's base
 	res    SelfCheck
 	failed bool
