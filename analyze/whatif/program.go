@@ -35,7 +35,10 @@ const (
 	// caller's unrounded size.
 	opAlloc opKind = iota
 	// opOOM is a request the run failed (an oom entry): size is the
-	// request rounded under the file's settings, as torch records it.
+	// request rounded under the file's settings, all torch records of it
+	// (params.size() in malloc). Other settings round it again, so under
+	// a finer rounding the request may be overestimated by the file's
+	// rounding step.
 	opOOM
 	// opFreeRequested is free(): the block stops being allocated.
 	opFreeRequested
@@ -122,24 +125,7 @@ func compile(s *snapshot.Snapshot, r *analyze.Result, own allocator.Config, limi
 			}
 		}
 	}
-	// Private pools: trace entries carry no pool id; the replay knows it
-	// for the blocks of segments still in the file.
-	poolOf := map[int]int16{}
-	if r.Allocs != nil {
-		ids := map[snapshot.PoolID]int16{}
-		for _, a := range r.Allocs {
-			if a.AllocIndex < 0 || a.Pool.IsDefault() {
-				continue
-			}
-			id, ok := ids[a.Pool]
-			if !ok {
-				p.privatePools = append(p.privatePools, a.Pool)
-				id = int16(len(p.privatePools))
-				ids[a.Pool] = id
-			}
-			poolOf[a.AllocIndex] = id
-		}
-	}
+	poolOf := p.privatePoolsOf(s, trace)
 	p.npools = len(p.privatePools)
 
 	p.ops = make([]op, 0, len(trace))
@@ -150,7 +136,7 @@ func compile(s *snapshot.Snapshot, r *analyze.Result, own allocator.Config, limi
 			id := int32(p.nids)
 			p.nids++
 			live[e.Addr] = id
-			p.ops = append(p.ops, op{kind: opAlloc, entry: int32(i), id: id, size: e.Size, stream: e.Stream, pool: poolOf[i]})
+			p.ops = append(p.ops, op{kind: opAlloc, entry: int32(i), id: id, size: e.Size, stream: e.Stream, pool: poolOf(i, e.Addr)})
 		case snapshot.ActionOOM:
 			id := int32(p.nids)
 			p.nids++
@@ -227,5 +213,54 @@ func (p *program) problem(format string, args ...any) {
 	p.nproblems++
 	if len(p.problems) < 5 {
 		p.problems = append(p.problems, fmt.Sprintf(format, args...))
+	}
+}
+
+// privatePoolsOf finds the requests served from a private pool (CUDA graph
+// capture), which trace entries do not mark: those inside a segment the
+// file lists with a private pool id, made after that segment's last
+// segment_alloc (an earlier segment at the same address was another one,
+// freed since). It fills p.privatePools and returns the pool of the alloc
+// at entry i and address addr (0: the default pools).
+func (p *program) privatePoolsOf(s *snapshot.Snapshot, trace []snapshot.TraceEntry) func(i int, addr snapshot.Addr) int16 {
+	type priv struct {
+		start, end snapshot.Addr
+		pool       int16
+		from       int // last segment_alloc of the segment, -1 when older than the trace
+	}
+	var segs []priv
+	ids := map[snapshot.PoolID]int16{}
+	for k := range s.Segments {
+		sg := &s.Segments[k]
+		if sg.Device != p.device || sg.Pool.IsDefault() {
+			continue
+		}
+		id, ok := ids[sg.Pool]
+		if !ok {
+			p.privatePools = append(p.privatePools, sg.Pool)
+			id = int16(len(p.privatePools))
+			ids[sg.Pool] = id
+		}
+		segs = append(segs, priv{start: sg.Address, end: sg.Address + snapshot.Addr(sg.TotalSize), pool: id, from: -1})
+	}
+	if len(segs) == 0 {
+		return func(int, snapshot.Addr) int16 { return 0 }
+	}
+	for i := range trace {
+		if e := &trace[i]; e.Action == snapshot.ActionSegmentAlloc || e.Action == snapshot.ActionSegmentMap {
+			for k := range segs {
+				if segs[k].start == e.Addr {
+					segs[k].from = i
+				}
+			}
+		}
+	}
+	return func(i int, addr snapshot.Addr) int16 {
+		for k := range segs {
+			if sg := &segs[k]; sg.start <= addr && addr < sg.end && i > sg.from {
+				return sg.pool
+			}
+		}
+		return 0
 	}
 }

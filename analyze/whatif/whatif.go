@@ -137,14 +137,9 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 		}
 		confs = append(confs, cfg)
 	}
-	if r == nil || (needsPools(s, device) && r.Allocs == nil) {
+	if r == nil {
 		var err error
-		if needsPools(s, device) {
-			r, err = analyze.Replay(s, device)
-		} else {
-			r, err = analyze.ReplayStats(s, device)
-		}
-		if err != nil {
+		if r, err = analyze.ReplayStats(s, device); err != nil {
 			return nil, err
 		}
 	}
@@ -215,17 +210,6 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 	wg.Wait()
 	res.Best = best(res.Rows)
 	return res, nil
-}
-
-// needsPools reports whether the device has segments of a private pool
-// (CUDA graphs), whose requests the simulation must route there.
-func needsPools(s *snapshot.Snapshot, device int) bool {
-	for k := range s.Segments {
-		if sg := &s.Segments[k]; sg.Device == device && !sg.Pool.IsDefault() {
-			return true
-		}
-	}
-	return false
 }
 
 // best picks the row to recommend (see Result.Best).

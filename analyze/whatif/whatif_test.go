@@ -8,6 +8,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -106,4 +108,143 @@ func TestSelfCheckWhatif(t *testing.T) {
 			t.Errorf("%s: %d cudaMalloc retries, memory_stats() had %d", w.name, own.AllocRetries, w.meta.NumRetries)
 		}
 	}
+}
+
+// TestCrossSetting simulates each what-if recording A under the settings
+// (and cap) of every other recording B of the same workload and cap, and
+// compares the prediction with B's memory_stats(): peak reserved within
+// 5% and the same OOM outcome. A recording that stopped at an OOM holds
+// only the requests up to it: under a B that fits it must show no OOM and
+// a peak reserved no higher than B's (within 1%: the recordings free the
+// tensors of one step in different orders and got different addresses
+// from cudaMalloc, which decide between cached blocks of equal size; one
+// pair lands 0.58% above).
+func TestCrossSetting(t *testing.T) {
+	runs := loadWhatif(t)
+	pairs, worst := 0, 0.0
+	for _, a := range runs {
+		for _, b := range runs {
+			if a == b || a.workload != b.workload || a.capKey() != b.capKey() {
+				continue
+			}
+			res, err := Analyze(a.snap, 0, nil, Options{Limit: b.limit, Confs: []string{b.meta.AllocConf}})
+			if err != nil {
+				t.Fatalf("%s under %s: %v", a.name, b.name, err)
+			}
+			got := res.Rows[1]
+			pairs++
+			dev := float64(got.PeakReserved-b.meta.PeakReserved) / float64(b.meta.PeakReserved)
+			t.Logf("%-34s under %-34s peak reserved %12d vs %12d (%+.2f%%), oom %t vs %t (entry %d)",
+				a.name, b.name, got.PeakReserved, b.meta.PeakReserved, 100*dev, !got.Fits(), b.meta.OOM, got.FirstOOM)
+			if a.meta.OOM && !b.meta.OOM {
+				if !got.Fits() || float64(got.PeakReserved) > 1.01*float64(b.meta.PeakReserved) {
+					t.Errorf("%s (stopped at an OOM) under %s: oom %t at entry %d, peak reserved %d; want no OOM and at most %d",
+						a.name, b.name, !got.Fits(), got.FirstOOM, got.PeakReserved, b.meta.PeakReserved)
+				}
+				continue
+			}
+			worst = max(worst, math.Abs(dev))
+			if math.Abs(dev) > 0.05 {
+				t.Errorf("%s under %s: peak reserved %d, %s had %d (%+.1f%%)", a.name, b.name, got.PeakReserved, b.name, b.meta.PeakReserved, 100*dev)
+			}
+			if !got.Fits() != b.meta.OOM {
+				t.Errorf("%s under %s: OOM %t (first at entry %d), %s: %t", a.name, b.name, !got.Fits(), got.FirstOOM, b.name, b.meta.OOM)
+			}
+		}
+	}
+	t.Logf("%d pairs; largest peak reserved deviation %.2f%%", pairs, 100*worst)
+}
+
+// TestSelfCheckTorch211 simulates every recording of ../shared/snapshots/torch2.11
+// made from the first allocation under its own settings (and cap) and
+// requires the self-check to be exact.
+func TestSelfCheckTorch211(t *testing.T) {
+	dir := filepath.Join(sharedOrSkip(t), "torch2.11")
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "snapshot.pickle"))
+	n := 0
+	for _, f := range files {
+		name := filepath.Base(filepath.Dir(f))
+		var meta struct {
+			GroundTruth struct {
+				FromStart  *bool  `json:"recorded_from_start"`
+				LimitBytes *int64 `json:"limit_bytes"`
+			} `json:"ground_truth"`
+		}
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(f), "meta.json")); err == nil {
+			json.Unmarshal(b, &meta)
+		} else if b, err := os.ReadFile(filepath.Join(filepath.Dir(f), "snapshot.meta.json")); err == nil {
+			json.Unmarshal(b, &meta)
+		}
+		s, err := snapshot.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromStart := meta.GroundTruth.FromStart == nil || *meta.GroundTruth.FromStart
+		if name == "late_start" || name == "ring_overflow" {
+			fromStart = false
+		}
+		var limit int64
+		if l := meta.GroundTruth.LimitBytes; l != nil {
+			limit = *l
+		}
+		for d := range s.Traces {
+			if len(s.Traces[d]) == 0 || !fromStart {
+				continue
+			}
+			res, err := Analyze(s, d, nil, Options{Limit: limit, Confs: []string{}})
+			if err != nil {
+				t.Fatalf("%s device %d: %v", name, d, err)
+			}
+			n++
+			t.Logf("%s device %d: %d requests, %d empty_cache calls, limit %d: self-check %+v",
+				name, d, res.Requests, res.EmptyCaches, limit, res.SelfCheck)
+			if !res.SelfCheck.Exact {
+				t.Errorf("%s device %d: self-check not exact: %+v", name, d, res.SelfCheck)
+			}
+		}
+	}
+	if n == 0 {
+		t.Skip("no torch2.11 recordings with a trace")
+	}
+}
+
+// TestSelfCheckCanFail: the self-check notices a simulation that does not
+// follow the file (here the file's own settings replaced by others, or a
+// cap too low).
+func TestSelfCheckCanFail(t *testing.T) {
+	for _, w := range loadWhatif(t) {
+		if w.name != "varlen_train/default" && w.name != "varlen_train/default_cap4656M" {
+			continue
+		}
+		p := compileFor(t, w, w.limit)
+		for _, conf := range []string{"max_split_size_mb:128", "expandable_segments:True", "roundup_power2_divisions:4"} {
+			cfg, _ := allocator.Parse(conf)
+			chk := newChecker(p)
+			sm := newSim(p, cfg, w.limit, chk)
+			chk.s = sm
+			sc := chk.finish(sm.run())
+			if sc.Exact || sc.Reason == "" {
+				t.Errorf("%s simulated under %s: self-check %+v, want a divergence", w.name, conf, sc)
+			}
+		}
+		if w.limit > 0 {
+			res, err := Analyze(w.snap, 0, nil, Options{Limit: w.limit - 300<<20, Confs: []string{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.SelfCheck.Exact || res.SelfCheck.DivergedAt < 0 {
+				t.Errorf("%s under a cap 300 MiB too low: self-check %+v, want a divergence at an entry", w.name, res.SelfCheck)
+			}
+			t.Logf("%s under a cap 300 MiB too low: %+v", w.name, res.SelfCheck)
+		}
+	}
+}
+
+func compileFor(t *testing.T, w *whatifRun, limit int64) *program {
+	t.Helper()
+	r, err := analyze.ReplayStats(w.snap, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return compile(w.snap, r, allocator.FromSettings(w.snap.Settings), limit)
 }
