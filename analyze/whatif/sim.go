@@ -3,7 +3,6 @@ package whatif
 import (
 	"math"
 
-	"github.com/google/btree"
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -40,35 +39,11 @@ type bkey struct {
 	b      int32
 }
 
-func lessSize(a, b bkey) bool {
-	if a.stream != b.stream {
-		return a.stream < b.stream
-	}
-	if a.size != b.size {
-		return a.size < b.size
-	}
-	if a.addr != b.addr {
-		return a.addr < b.addr
-	}
-	return a.b < b.b
-}
-
-// lessAddr is BlockComparatorAddress (the unmapped set); size is 0.
-func lessAddr(a, b bkey) bool {
-	if a.stream != b.stream {
-		return a.stream < b.stream
-	}
-	if a.addr != b.addr {
-		return a.addr < b.addr
-	}
-	return a.b < b.b
-}
-
 // bpool is a BlockPool: the free mapped blocks by size and the unmapped
 // ranges of expandable segments by address.
 type bpool struct {
-	blocks       *btree.BTreeG[bkey]
-	unmapped     *btree.BTreeG[bkey]
+	blocks       freeSet
+	unmapped     freeSet
 	small        bool
 	getFreeCalls int64 // get_free_blocks_call_count
 }
@@ -163,11 +138,7 @@ func newSim(p *program, cfg allocator.Config, limit int64, obs observer) *sim {
 	s.gcOn = limit > 0 && cfg.GarbageCollectionThreshold > 0
 	s.pools = make([]bpool, 2+2*p.npools)
 	for i := range s.pools {
-		s.pools[i] = bpool{
-			blocks:   btree.NewG[bkey](16, lessSize),
-			unmapped: btree.NewG[bkey](16, lessAddr),
-			small:    i%2 == 1,
-		}
+		s.pools[i] = bpool{small: i%2 == 1, unmapped: freeSet{byAddr: true}}
 	}
 	s.blockOf = make([]int32, p.nids)
 	for i := range s.blockOf {
@@ -212,7 +183,7 @@ func (s *sim) insertFree(b int32) {
 	x := &s.blocks[b]
 	p := &s.pools[x.pool]
 	x.gcBase = p.getFreeCalls
-	p.blocks.ReplaceOrInsert(s.key(b))
+	p.blocks.Insert(s.key(b))
 }
 
 func (s *sim) removeFree(b int32) { s.pools[s.blocks[b].pool].blocks.Delete(s.key(b)) }
@@ -220,7 +191,7 @@ func (s *sim) removeFree(b int32) { s.pools[s.blocks[b].pool].blocks.Delete(s.ke
 func (s *sim) insertUnmapped(b int32) {
 	k := s.key(b)
 	k.size = 0
-	s.pools[s.blocks[b].pool].unmapped.ReplaceOrInsert(k)
+	s.pools[s.blocks[b].pool].unmapped.Insert(k)
 }
 
 func (s *sim) removeUnmapped(b int32) {
@@ -380,47 +351,38 @@ func (s *sim) getFreeBlock(pi int16, stream uint64, size int64) int32 {
 	if s.gcOn {
 		p.getFreeCalls++
 	}
-	found := int32(-1)
-	expandable := false
-	var cur bkey
-	pivot := bkey{stream: stream, size: size, b: math.MinInt32}
-	p.blocks.AscendGreaterOrEqual(pivot, func(k bkey) bool {
-		if k.stream != stream {
-			return false
-		}
-		if found < 0 {
-			found, cur = k.b, k
-			expandable = s.blocks[k.b].es >= 0
-			if !expandable {
-				return false
-			}
-			if !s.cfg.ExpandableSegments {
-				found = -1 // skip expandable blocks while the setting is off
-			}
-			return true
-		}
-		if !s.cfg.ExpandableSegments {
-			if s.blocks[k.b].es >= 0 {
-				return true
-			}
-			found, cur = k.b, k
-			return false
-		}
-		// expandable_segments on: prefer a block that can grow less.
-		if s.expandableSize(k.b) < s.expandableSize(found) {
-			found, cur = k.b, k
-			return s.blocks[k.b].es >= 0
-		}
-		return false
-	})
-	if found < 0 {
+	set := &p.blocks
+	it := set.seek(bkey{stream: stream, size: size, b: math.MinInt32})
+	if !set.valid(it) || set.at(it).stream != stream {
 		return -1
 	}
-	if s.cfg.RejectsCachedBlock(s.blocks[found].size, size) {
+	if s.blocks[set.at(it).b].es >= 0 {
+		if s.cfg.ExpandableSegments {
+			// Best fit counts the unmapped room after a block as its
+			// size (expandable_size).
+			for next := set.next(it); s.blocks[set.at(it).b].es >= 0 && set.valid(next) &&
+				set.at(next).stream == stream && s.expandableSize(set.at(next).b) < s.expandableSize(set.at(it).b); next = set.next(next) {
+				it = next
+			}
+		} else {
+			// The setting was turned off: skip expandable blocks.
+			for {
+				it = set.next(it)
+				if !set.valid(it) || s.blocks[set.at(it).b].es < 0 || set.at(it).stream != stream {
+					break
+				}
+			}
+			if !set.valid(it) || set.at(it).stream != stream {
+				return -1
+			}
+		}
+	}
+	b := set.at(it).b
+	if s.cfg.RejectsCachedBlock(s.blocks[b].size, size) {
 		return -1
 	}
-	p.blocks.Delete(cur)
-	return found
+	set.deleteAt(it)
+	return b
 }
 
 // expandableSize is get_free_block's expandable_size: the block's size
@@ -501,7 +463,7 @@ func (s *sim) releaseAvailableCachedBlocks(pi int16, stream uint64, size int64) 
 	}
 	var victims []int32
 	var total int64
-	p.blocks.DescendLessOrEqual(pivot, func(k bkey) bool {
+	p.blocks.DescendLessThan(pivot, func(k bkey) bool {
 		if total >= keySize || k.size < ms || k.stream != stream {
 			return false
 		}
