@@ -59,7 +59,7 @@ func BenchmarkWhatif(b *testing.B) {
 		cfg, _ := allocator.Parse(conf)
 		b.Run("simulate_"+conf, func(b *testing.B) {
 			cpu0 = cpuTime()
-		for b.Loop() {
+			for b.Loop() {
 				newSim(p, cfg, 0, nil).run()
 			}
 			perEntry(b)
