@@ -80,7 +80,7 @@ type Outcome struct {
 	// allocated_bytes.all.peak, bytes.
 	PeakReserved, PeakAllocated int64
 	// GapAtPeak is reserved minus allocated bytes when reserved first
-	// reached its peak.
+	// reached its peak, once the request that raised it was served.
 	GapAtPeak int64
 	// DeviceAllocs counts cudaMalloc calls and expandable-segment page
 	// mappings (num_device_alloc).
@@ -118,6 +118,7 @@ type sim struct {
 
 	reserved, allocated int64
 	out                 Outcome
+	newPeak             bool // reserved peaked since the last served request
 
 	nextSynthetic uint64
 	nextMalloc    int // index into prog.segEntries of the next segment_alloc to borrow an address from
@@ -207,6 +208,7 @@ func (s *sim) addReserved(n int64) {
 	if s.reserved > s.out.PeakReserved {
 		s.out.PeakReserved = s.reserved
 		s.out.GapAtPeak = s.reserved - s.allocated
+		s.newPeak = true
 	}
 }
 
@@ -606,6 +608,10 @@ func (s *sim) allocFoundBlock(b int32, size int64, id int32, split bool) {
 	x.id = id
 	s.blockOf[id] = b
 	s.addAllocated(x.size)
+	if s.newPeak {
+		s.out.GapAtPeak = s.reserved - s.allocated
+		s.newPeak = false
+	}
 }
 
 // freeRequested mirrors the accounting of free(): the block is no longer

@@ -85,6 +85,10 @@ type Result struct {
 	Seeded bool
 	// Requests counts the requests simulated (alloc and oom entries).
 	Requests int
+	// Uncapped is the file's own settings simulated with no cap, when a
+	// cap applies and the file's row fails under it: its PeakReserved is
+	// the cap the run would have needed.
+	Uncapped *Outcome
 }
 
 // Candidates returns the settings snapview tries besides the file's own
@@ -208,6 +212,10 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 		}()
 	}
 	wg.Wait()
+	if res.Limit > 0 && !res.Rows[0].Fits() {
+		o := newSim(p, own, 0, nil).run()
+		res.Uncapped = &o
+	}
 	res.Best = best(res.Rows)
 	return res, nil
 }

@@ -46,6 +46,7 @@ have).`,
 		newStateCmd(),
 		newInfoCmd(),
 		newLeaksCmd(),
+		newWhatifCmd(),
 	)
 	addProfileFlags(root)
 	return root
