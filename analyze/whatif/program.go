@@ -88,6 +88,10 @@ type program struct {
 	peakReserved, peakAllocated int64
 	// ooms counts the trace's oom entries.
 	ooms int
+	// capHints counts the runs of releases right before a new segment
+	// read as empty_cache() calls for want of a cap: under a cap they
+	// would be the allocator making room.
+	capHints int
 	// problems are entries the program could not use (a free of a block
 	// it never saw allocated), at most a few, with their count.
 	problems  []string
@@ -198,6 +202,7 @@ func (p *program) makesRoom(i int, reserved int64, own allocator.Config, limit i
 		return true
 	case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
 		if limit <= 0 {
+			p.capHints++
 			return false
 		}
 		if reserved+n.Size > limit {

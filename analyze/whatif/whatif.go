@@ -212,6 +212,10 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 		}()
 	}
 	wg.Wait()
+	if sc := &res.SelfCheck; !sc.Exact && res.Limit == 0 && p.capHints > 0 {
+		sc.Reason += fmt.Sprintf("; the trace frees cached segments right before new ones %d times, as the allocator "+
+			"does under a cap: if the run had one (set_per_process_memory_fraction), give it with --limit", p.capHints)
+	}
 	if res.Limit > 0 && !res.Rows[0].Fits() {
 		o := newSim(p, own, 0, nil).run()
 		res.Uncapped = &o

@@ -164,7 +164,7 @@ func runWhatif(opts *whatifOptions, confGiven bool, stdin io.Reader, out, errOut
 			}
 		}
 		if len(withTrace) == 0 {
-			return usageErrorf("%s: no trace entries to simulate (record with torch.cuda.memory._record_memory_history() before the first allocation)", opts.file)
+			return usageErrorf("no trace entries to simulate (record with torch.cuda.memory._record_memory_history() before the first allocation)")
 		}
 		v := &report.WhatifView{}
 		prog := newSimProgress(errOut)
