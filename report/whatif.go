@@ -218,33 +218,38 @@ type whatifCandidateJSON struct {
 func WriteWhatifJSON(w io.Writer, v *WhatifView) error {
 	out := whatifJSON{Devices: []whatifDeviceJSON{}}
 	for _, r := range v.Devices {
-		d := whatifDeviceJSON{Device: r.Device, Candidates: []whatifCandidateJSON{}}
-		if r.Limit > 0 {
-			l := r.Limit
-			d.LimitBytes = &l
-		}
-		if b := r.Inferred; b != nil {
-			d.LimitInferred = &whatifBoundsJSON{Min: b.Min, Max: b.Max}
-		}
-		d.SelfCheck = whatifSelfCheckJSON{Exact: r.SelfCheck.Exact, Reason: r.SelfCheck.Reason}
-		if at := r.SelfCheck.DivergedAt; at >= 0 {
-			d.SelfCheck.DivergedAt = &at
-		}
-		for i := range r.Rows {
-			row := &r.Rows[i]
-			c := whatifCandidateJSON{
-				Conf: row.Conf, Source: row.Source, PeakReserved: row.PeakReserved, PeakAllocated: row.PeakAllocated,
-				OOM: !row.Fits(), Retries: row.AllocRetries, Segments: row.DeviceAllocs,
-			}
-			if row.FirstOOM >= 0 {
-				e := row.FirstOOM
-				c.OOMEntry = &e
-			}
-			d.Candidates = append(d.Candidates, c)
-		}
-		out.Devices = append(out.Devices, d)
+		out.Devices = append(out.Devices, whatifDevice(r))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// whatifDevice is one device of the JSON.
+func whatifDevice(r *whatif.Result) whatifDeviceJSON {
+	d := whatifDeviceJSON{Device: r.Device, Candidates: []whatifCandidateJSON{}}
+	if r.Limit > 0 {
+		l := r.Limit
+		d.LimitBytes = &l
+	}
+	if b := r.Inferred; b != nil {
+		d.LimitInferred = &whatifBoundsJSON{Min: b.Min, Max: b.Max}
+	}
+	d.SelfCheck = whatifSelfCheckJSON{Exact: r.SelfCheck.Exact, Reason: r.SelfCheck.Reason}
+	if at := r.SelfCheck.DivergedAt; at >= 0 {
+		d.SelfCheck.DivergedAt = &at
+	}
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		c := whatifCandidateJSON{
+			Conf: row.Conf, Source: row.Source, PeakReserved: row.PeakReserved, PeakAllocated: row.PeakAllocated,
+			OOM: !row.Fits(), Retries: row.AllocRetries, Segments: row.DeviceAllocs,
+		}
+		if row.FirstOOM >= 0 {
+			e := row.FirstOOM
+			c.OOMEntry = &e
+		}
+		d.Candidates = append(d.Candidates, c)
+	}
+	return d
 }

@@ -135,3 +135,47 @@ func TestWhatifTable(t *testing.T) {
 		}
 	}
 }
+
+// TestStateOOMWhatif: state --at oom adds the what-if verdict, as text and
+// in the JSON's oom object.
+func TestStateOOMWhatif(t *testing.T) {
+	file := sharedSnapshot(t, "whatif/varlen_train/default_cap4656M/snapshot.pickle.xz")
+	out, _, err := runSnapview(t, "state", "--at", "oom", "--top", "1", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"What-if (snapview whatif)", "Would have fit:", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (peak reserved"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	js, _, err := runSnapview(t, "state", "--at", "oom", "--json", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		OOM struct {
+			Whatif *struct {
+				SelfCheck struct {
+					Exact bool `json:"exact"`
+				} `json:"self_check"`
+				Candidates []struct {
+					Conf string `json:"conf"`
+					OOM  bool   `json:"oom"`
+				} `json:"candidates"`
+			} `json:"whatif"`
+		} `json:"oom"`
+	}
+	if err := json.Unmarshal([]byte(js), &v); err != nil {
+		t.Fatal(err)
+	}
+	w := v.OOM.Whatif
+	if w == nil || !w.SelfCheck.Exact || len(w.Candidates) < 2 || !w.Candidates[0].OOM {
+		t.Fatalf("oom.whatif = %+v, want an exact self-check and the file's row failing", w)
+	}
+	for _, c := range w.Candidates {
+		if c.Conf == "expandable_segments:True" && c.OOM {
+			t.Errorf("expandable_segments:True predicted to fail; the recording under it fit")
+		}
+	}
+}
