@@ -253,3 +253,28 @@ func whatifDevice(r *whatif.Result) whatifDeviceJSON {
 	}
 	return d
 }
+
+// whatifOOMVerdict is the what-if verdict in one sentence, for the HTML
+// report's OOM marker: the candidate settings that would have run the
+// whole trace without an OOM, with their predicted peak reserved.
+func whatifOOMVerdict(r *whatif.Result) string {
+	var fits []string
+	for i := 1; i < len(r.Rows); i++ {
+		if row := &r.Rows[i]; row.Fits() {
+			fits = append(fits, fmt.Sprintf("%s (peak reserved %s)", row.Conf, FormatBytes(row.PeakReserved)))
+		}
+	}
+	v := "What-if (snapview whatif, the cap inferred from the OOM): "
+	if len(fits) == 0 {
+		v += "no candidate PYTORCH_CUDA_ALLOC_CONF setting would have avoided it"
+	} else {
+		v += "PYTORCH_CUDA_ALLOC_CONF=" + strings.Join(fits, ", or ") + " would have fit"
+	}
+	if u := r.Uncapped; u != nil {
+		v += fmt.Sprintf("; with no cap the run reserves at most %s", FormatBytes(u.PeakReserved))
+	}
+	if !r.SelfCheck.Exact {
+		v += " (approximate: the simulation of the file's own settings diverges from the file)"
+	}
+	return v + "."
+}
