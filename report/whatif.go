@@ -88,7 +88,8 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 		}
 		start := "from the start of the run"
 		if r.Seeded {
-			start = "from the state the replay reconstructed before the first entry (the trace misses the start)"
+			start = "from the state the replay reconstructed before the first entry (the trace misses the start; " +
+				"the segments reserved before it stay as they were under every setting)"
 		}
 		reqs := FormatInt(int64(r.Requests)) + " requests"
 		if r.Requests == 1 {

@@ -65,9 +65,12 @@ file's own (one the file already has is not tried):
       torch: "helps with rounding the requested allocation size to nearest
       power-2 division and making better use of the blocks." With 4, a
       request of 1200 MB is rounded to 1280 MB (the divisions of [1024,
-      2048) MB being 1024, 1280, 1536, 1792). The list form sets the
-      divisions per power-of-two interval in MB: 1 below 256 MB, 2 for
-      [256, 512), 4 for [512, 1024) and 8 above.
+      2048) MB being 1024, 1280, 1536, 1792). In the list form each
+      boundary B (MB) sets the divisions of the sizes from B to 2B, the
+      first also those below it and '>' those after the last: as torch's
+      code reads it, [256:1,512:2,1024:4,>:8] is 1 below 512 MB, 2 for
+      [512 MB, 1 GB), 4 for [1, 2) GB and 8 from 2 GB (torch's
+      documentation describes the intervals one power of two lower).
   garbage_collection_threshold:0.6, 0.8 (only under a cap)
       torch: "helps actively reclaiming unused GPU memory to avoid
       triggering expensive sync-and-reclaim-all operation
