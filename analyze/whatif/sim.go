@@ -132,6 +132,9 @@ const (
 	// reserves 1 1/8 of the device's memory; the size only matters to a
 	// run that maps more than that).
 	vaSize = 1 << 40
+	// maxRequest is the largest request simulated (256 TiB): larger ones
+	// fail.
+	maxRequest = 1 << 48
 )
 
 func newSim(p *program, cfg allocator.Config, limit int64, obs observer) *sim {
@@ -317,6 +320,9 @@ func (s *sim) run() Outcome {
 // malloc mirrors DeviceCachingAllocator::malloc for op o. It returns
 // false when the request fails (an OOM).
 func (s *sim) malloc(o *op) bool {
+	if o.size < 0 || o.size > maxRequest {
+		return false // no device has that much; the arithmetic below would overflow
+	}
 	size := s.cfg.RoundSize(o.size)
 	pi := poolIndex(o.pool, size)
 	allocSize := allocator.AllocationSize(size)
@@ -734,7 +740,7 @@ func (s *sim) findExpandableBlock(pi int16, stream uint64, size int64) int32 {
 	es := int32(len(s.es))
 	base := uint64(expandableBase) + uint64(es)*expandableSpan
 	s.es = append(s.es, expSeg{base: base, page: page})
-	b := s.newBlock(base, vaSize/page*page, stream, pi, es)
+	b := s.newBlock(base, max(vaSize, size+page)/page*page, stream, pi, es)
 	s.blocks[b].mapped = false
 	s.insertUnmapped(b)
 	return b
