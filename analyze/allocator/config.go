@@ -76,23 +76,25 @@ func FromSettings(st *snapshot.AllocatorSettings) Config {
 	return c
 }
 
-// Keys are the keys PYTORCH_CUDA_ALLOC_CONF accepts in torch 2.11: those
-// of AcceleratorAllocatorConfig (c10/core/AllocatorConfig.h, keys_) and
-// those CUDAAllocatorConfig::parseArgs adds, in the order torch's
+// Keys returns the keys PYTORCH_CUDA_ALLOC_CONF accepts in torch 2.11:
+// those of AcceleratorAllocatorConfig (c10/core/AllocatorConfig.h, keys_)
+// and those CUDAAllocatorConfig::parseArgs adds, in the order torch's
 // documentation lists them.
-var Keys = []string{
-	"backend",
-	"max_split_size_mb",
-	"max_non_split_rounding_mb",
-	"roundup_power2_divisions",
-	"garbage_collection_threshold",
-	"expandable_segments",
-	"release_lock_on_cudamalloc",
-	"pinned_use_cuda_host_register",
-	"pinned_num_register_threads",
-	"pinned_reserve_segment_size_mb",
-	"pinned_use_background_threads",
-	"graph_capture_record_stream_reuse",
+func Keys() []string {
+	return []string{
+		"backend",
+		"max_split_size_mb",
+		"max_non_split_rounding_mb",
+		"roundup_power2_divisions",
+		"garbage_collection_threshold",
+		"expandable_segments",
+		"release_lock_on_cudamalloc",
+		"pinned_use_cuda_host_register",
+		"pinned_num_register_threads",
+		"pinned_reserve_segment_size_mb",
+		"pinned_use_background_threads",
+		"graph_capture_record_stream_reuse",
+	}
 }
 
 // ParseError is a PYTORCH_CUDA_ALLOC_CONF value torch would refuse.
@@ -102,7 +104,7 @@ type ParseError struct {
 }
 
 func (e *ParseError) Error() string {
-	return fmt.Sprintf("PYTORCH_CUDA_ALLOC_CONF %q: %s (valid keys: %s)", e.Conf, e.Msg, strings.Join(Keys, ", "))
+	return fmt.Sprintf("PYTORCH_CUDA_ALLOC_CONF %q: %s (valid keys: %s)", e.Conf, e.Msg, strings.Join(Keys(), ", "))
 }
 
 // Parse parses a PYTORCH_CUDA_ALLOC_CONF value as torch does

@@ -179,3 +179,24 @@ func TestStateOOMWhatif(t *testing.T) {
 		}
 	}
 }
+
+// TestWhatifProgress: with SNAPVIEW_PROGRESS=always the simulations draw
+// a progress line on stderr and clear it; stdout is unchanged.
+func TestWhatifProgress(t *testing.T) {
+	file := bundled("mlp_train.pickle")
+	plain, _, err := runSnapview(t, "whatif", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SNAPVIEW_PROGRESS", "always")
+	out, errOut, err := runSnapview(t, "whatif", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "\rsimulating device 0: 9/9 settings") || !strings.HasSuffix(errOut, "\r\033[K") {
+		t.Errorf("stderr %q, want the progress line, cleared", errOut)
+	}
+	if out != plain {
+		t.Error("stdout differs with the progress line on")
+	}
+}
