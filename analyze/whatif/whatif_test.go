@@ -248,3 +248,54 @@ func compileFor(t *testing.T, w *whatifRun, limit int64) *program {
 	}
 	return compile(w.snap, r, allocator.FromSettings(w.snap.Settings), limit)
 }
+
+// TestCandidateTable: the candidate table of varlen_train's default run,
+// uncapped and under the 4656 MiB cap, predicts each setting that was
+// also recorded: the same OOM outcome and a peak reserved within 5% of
+// the recording's.
+func TestCandidateTable(t *testing.T) {
+	runs := loadWhatif(t)
+	byName := map[string]*whatifRun{}
+	for _, w := range runs {
+		byName[w.name] = w
+	}
+	for _, suffix := range []string{"", "_cap4656M"} {
+		base := byName["varlen_train/default"+suffix]
+		if base == nil {
+			t.Skip("varlen_train recordings absent")
+		}
+		res, err := Analyze(base.snap, 0, nil, Options{Limit: base.limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.SelfCheck.Exact {
+			t.Errorf("%s: self-check %+v", base.name, res.SelfCheck)
+		}
+		matched := 0
+		for _, w := range runs {
+			if w.workload != "varlen_train" || w.capKey() != base.capKey() || w == base {
+				continue
+			}
+			want, _ := allocator.Parse(w.meta.AllocConf)
+			for _, row := range res.Rows[1:] {
+				if row.Config != want {
+					continue
+				}
+				matched++
+				dev := float64(row.PeakReserved-w.meta.PeakReserved) / float64(w.meta.PeakReserved)
+				t.Logf("%s row %q: peak reserved %d, recorded %d (%+.2f%%); oom %t, recorded %t",
+					base.name, row.Conf, row.PeakReserved, w.meta.PeakReserved, 100*dev, !row.Fits(), w.meta.OOM)
+				if !row.Fits() != w.meta.OOM || math.Abs(dev) > 0.05 {
+					t.Errorf("%s row %q: peak reserved %d, oom %t; %s recorded %d, oom %t",
+						base.name, row.Conf, row.PeakReserved, !row.Fits(), w.name, w.meta.PeakReserved, w.meta.OOM)
+				}
+			}
+		}
+		// expandable, max_split_128 and roundup_4 always; gc_06 only under
+		// the cap (the uncapped gc_06 recording ran under a 60 GiB fraction,
+		// a cap the default run did not have).
+		if want := map[string]int{"": 3, "_cap4656M": 4}[suffix]; matched != want {
+			t.Errorf("%s: %d candidate rows match a recording, want %d", base.name, matched, want)
+		}
+	}
+}
