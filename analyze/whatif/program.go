@@ -76,13 +76,14 @@ type program struct {
 	// segEntries are the indexes of the trace's segment_alloc,
 	// segment_free, segment_map and segment_unmap entries, in order.
 	segEntries []int32
-	// emptyCache marks the first entry of each run of segment_free or
-	// segment_unmap entries read as an empty_cache() call.
+	// emptyCaches counts the runs of segment_free or segment_unmap
+	// entries read as empty_cache() calls (an opEmptyCache each).
 	emptyCaches int
-	// npools is the number of private pools (CUDA graphs) seen.
-	npools int
-	// private is true for the private pool ids in order of first use.
+	// privatePools are the private pools (CUDA graphs, MemPools) of the
+	// file's segments, in file order; pool i+1 of an op is
+	// privatePools[i]. npools is their number.
 	privatePools []snapshot.PoolID
+	npools       int
 	// peakReserved and peakAllocated are the replay's peaks (exact for a
 	// trace from the start; for a seeded trace, from the seed on).
 	peakReserved, peakAllocated int64
