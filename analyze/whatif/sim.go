@@ -1,7 +1,9 @@
 package whatif
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/snapshot"
@@ -221,8 +223,18 @@ func (s *sim) addAllocated(n int64) {
 }
 
 // load builds the state before the first entry from the program's seed.
+// The mapped runs of expandable segments of one stream and pool whose
+// gaps are whole pages join one reservation, the gaps and the space after
+// the last run unmapped (the file lists only mapped runs; the space before
+// the first is unknown and left out).
 func (s *sim) load() {
 	k := 0
+	type resKey struct {
+		stream uint64
+		pool   int16
+	}
+	last := map[resKey]int32{} // the last block of each open reservation
+	var tails []int32
 	for si := range s.prog.seed {
 		sg := &s.prog.seed[si]
 		pool := int16(0)
@@ -230,19 +242,32 @@ func (s *sim) load() {
 			pool = 1
 		}
 		es := int32(-1)
-		if sg.Expandable {
-			// Each mapped run of the file becomes its own reservation.
-			es = int32(len(s.es))
-			s.es = append(s.es, expSeg{base: uint64(sg.Address), page: pageSize(pool == 1)})
-		}
 		prev := int32(-1)
+		if sg.Expandable {
+			page := pageSize(pool == 1)
+			rk := resKey{sg.Stream, pool}
+			if lb, ok := last[rk]; ok {
+				end := s.blocks[lb].addr + uint64(s.blocks[lb].size)
+				if gap := int64(uint64(sg.Address) - end); uint64(sg.Address) >= end && gap%page == 0 {
+					es, prev = s.blocks[lb].es, lb
+					if gap > 0 {
+						g := s.newBlock(end, gap, sg.Stream, pool, es)
+						s.blocks[g].mapped = false
+						s.splice(g, lb, -1)
+						s.insertUnmapped(g)
+						prev = g
+					}
+				}
+			}
+			if es < 0 {
+				es = int32(len(s.es))
+				s.es = append(s.es, expSeg{base: uint64(sg.Address), page: page})
+			}
+		}
 		for j := range sg.Blocks {
 			fb := &sg.Blocks[j]
 			b := s.newBlock(uint64(fb.Address), fb.Size, sg.Stream, pool, es)
-			s.blocks[b].prev = prev
-			if prev >= 0 {
-				s.blocks[prev].next = b
-			}
+			s.splice(b, prev, -1)
 			prev = b
 			if id := s.prog.seedIDs[k]; id >= 0 {
 				s.blocks[b].id = id
@@ -255,15 +280,33 @@ func (s *sim) load() {
 					s.blocks[b].state = stAllocated
 					s.addAllocated(fb.Size)
 				}
+			} else {
+				s.insertFree(b)
 			}
 			k++
 		}
-		for b := prev; b >= 0; b = s.blocks[b].prev {
-			if s.blocks[b].state == stFree {
-				s.insertFree(b)
-			}
+		if sg.Expandable && prev >= 0 {
+			last[resKey{sg.Stream, pool}] = prev
 		}
 		s.addReserved(sg.TotalSize)
+	}
+	for _, lb := range last {
+		tails = append(tails, lb)
+	}
+	slices.SortFunc(tails, func(a, b int32) int { return cmp.Compare(s.blocks[a].addr, s.blocks[b].addr) })
+	for _, lb := range tails {
+		x := &s.blocks[lb]
+		e := &s.es[x.es]
+		end := x.addr + uint64(x.size)
+		size := int64(vaSize) - int64(end-e.base)
+		if size < e.page {
+			size = e.page
+		}
+		size = size / e.page * e.page
+		t := s.newBlock(end, size, x.stream, x.pool, x.es)
+		s.blocks[t].mapped = false
+		s.splice(t, lb, -1)
+		s.insertUnmapped(t)
 	}
 }
 

@@ -244,27 +244,41 @@ func best(rows []Row) int {
 
 // inferLimit bounds the cap from the first oom entry of trace: the cap is
 // at least the highest reserved seen (every segment the run got fit under
-// it) and less than the reserved bytes when the request failed plus the
-// segment it needed (get_allocation_size of the rounded request, which
-// the entry records). nil when the trace has no oom entry or the bounds
-// contradict each other.
+// it; with expandable segments, alloc_block checked the request's whole
+// get_allocation_size before mapping what was missing) and less than the
+// reserved bytes when the request failed plus the segment it needed
+// (get_allocation_size of the rounded request, which the entry records).
+// nil when the trace has no oom entry or the bounds contradict each other.
 func inferLimit(trace []snapshot.TraceEntry, r *analyze.Result, own allocator.Config) *Bounds {
 	var reserved int64
 	for _, sg := range r.InitialState() {
 		reserved += sg.TotalSize
 	}
-	peak := reserved
+	low := reserved
 	var oomAt int64 = -1
 	var need int64
+	mapStart := int64(-1) // reserved before a run of segment_map entries
 	for i := range trace {
 		e := &trace[i]
 		switch e.Action {
-		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
+		case snapshot.ActionSegmentAlloc:
 			reserved += e.Size
-			peak = max(peak, reserved)
+			low = max(low, reserved)
+		case snapshot.ActionSegmentMap:
+			if mapStart < 0 {
+				mapStart = reserved
+			}
+			reserved += e.Size
+			low = max(low, reserved)
 		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
 			reserved -= e.Size
+		case snapshot.ActionAlloc:
+			if mapStart >= 0 {
+				low = max(low, mapStart+allocator.AllocationSize(own.RoundSize(e.Size)))
+				mapStart = -1
+			}
 		case snapshot.ActionOOM:
+			mapStart = -1
 			if oomAt < 0 {
 				oomAt = reserved
 				need = allocator.AllocationSize(e.Size)
@@ -274,7 +288,7 @@ func inferLimit(trace []snapshot.TraceEntry, r *analyze.Result, own allocator.Co
 	if oomAt < 0 {
 		return nil
 	}
-	b := &Bounds{Min: peak, Max: oomAt + need - 1}
+	b := &Bounds{Min: low, Max: oomAt + need - 1}
 	if b.Max < b.Min {
 		return nil
 	}
