@@ -171,6 +171,10 @@ type Result struct {
 	cfg  allocator.Config
 }
 
+// Config returns the allocator settings the replay followed (from the
+// file's allocator_settings; torch's defaults without them).
+func (r *Result) Config() allocator.Config { return r.cfg }
+
 // InitialState returns the allocator state before the first trace entry as
 // segments of the device (nil when nothing was reserved then: the trace
 // starts at the allocator's first allocation). For a seeded replay it is

@@ -147,7 +147,9 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 			return nil, err
 		}
 	}
-	own := allocator.FromSettings(s.Settings)
+	// The settings the replay followed: the file's, and any rule the
+	// replay inferred for a producer that is not torch's CUDA allocator.
+	own := r.Config()
 	res := &Result{Device: device, Best: -1, Seeded: r.Seeded}
 
 	res.Limit, res.LimitGiven = opts.Limit, opts.Limit > 0

@@ -299,3 +299,36 @@ func TestCandidateTable(t *testing.T) {
 		}
 	}
 }
+
+// TestSelfCheckPublic: the self-check is exact on every device trace of
+// the public snapshots (torch 2.0 to 2.10) and the torch2.11 probes, the
+// cap, where one applied, inferred from the OOM.
+func TestSelfCheckPublic(t *testing.T) {
+	dir := sharedOrSkip(t)
+	var files []string
+	for _, g := range []string{"public/*.pickle", "public/*.json", "torch2.11-probe/*.pickle"} {
+		m, _ := filepath.Glob(filepath.Join(dir, g))
+		files = append(files, m...)
+	}
+	n := 0
+	for _, f := range files {
+		s, err := snapshot.Load(f)
+		if err != nil {
+			continue // not every file there is a snapshot with a trace
+		}
+		for d := range s.Traces {
+			if len(s.Traces[d]) == 0 {
+				continue
+			}
+			res, err := Analyze(s, d, nil, Options{Confs: []string{}})
+			if err != nil {
+				t.Fatalf("%s device %d: %v", f, d, err)
+			}
+			n++
+			if !res.SelfCheck.Exact {
+				t.Errorf("%s device %d: self-check %+v", filepath.Base(f), d, res.SelfCheck)
+			}
+		}
+	}
+	t.Logf("%d device traces", n)
+}
