@@ -2,10 +2,12 @@ package report
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/snapshot"
 )
 
 // TestWhatifOOMMarker: the HTML report's OOM marker carries the what-if
@@ -60,4 +62,28 @@ func TestWhatifText(t *testing.T) {
 			t.Errorf("JSON lacks %s", key)
 		}
 	}
+}
+
+// TestWhatifGolden: the whatif text and JSON of the bundled leak_gc_oom
+// snapshot (an OOM, the cap inferred from it). go test -update rewrites
+// testdata/leak_gc_oom.whatif.*.
+func TestWhatifGolden(t *testing.T) {
+	s, err := snapshot.Load(filepath.Join("..", "testdata", "snapshots", "leak_gc_oom.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := whatif.Analyze(s, 0, nil, whatif.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &WhatifView{Devices: []*whatif.Result{res}}
+	var text, js bytes.Buffer
+	if err := WriteWhatif(&text, v); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteWhatifJSON(&js, v); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, filepath.Join("testdata", "leak_gc_oom.whatif.txt"), text.String())
+	checkGolden(t, filepath.Join("testdata", "leak_gc_oom.whatif.json"), js.String())
 }
