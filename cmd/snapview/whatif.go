@@ -126,8 +126,8 @@ under the file's settings.`,
 			return runWhatif(opts, cmd.Flags().Changed("conf"), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().StringArrayVar(&opts.confs, "conf", nil, "simulate this whole PYTORCH_CUDA_ALLOC_CONF value (`CONF`; repeatable; default: the candidates above)")
-	cmd.Flags().StringVar(&opts.limit, "limit", "", "the cap the process ran under, in bytes (`BYTES`) or with a unit: 4656MiB, 4.5GiB (default: inferred from an OOM, else none)")
+	cmd.Flags().StringArrayVar(&opts.confs, "conf", nil, "simulate `CONF`, a whole PYTORCH_CUDA_ALLOC_CONF value (repeatable; default: the candidates above)")
+	cmd.Flags().StringVar(&opts.limit, "limit", "", "the cap the process ran under: `BYTES`, or with a unit, 4656MiB, 4.5GiB (default: inferred from an OOM, else none)")
 	addDeviceFlag(cmd.Flags(), &opts.device, "simulate only this CUDA device ordinal", "every device with a trace")
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON instead of tables")
 	return cmd
