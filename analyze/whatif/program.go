@@ -206,7 +206,24 @@ func (p *program) makesRoom(i int, reserved int64, own allocator.Config, limit i
 			p.capHints++
 			return false
 		}
-		if reserved+n.Size > limit {
+		// alloc_block checks get_allocation_size of the request: a
+		// segment_alloc's size; for expandable segments, more than the
+		// pages mapped when a free block already held part of it.
+		need := n.Size
+		if n.Action == snapshot.ActionSegmentMap {
+			for j := k + 1; j < len(p.trace); j++ {
+				if a := &p.trace[j]; a.Action == snapshot.ActionAlloc {
+					need = max(need, allocator.AllocationSize(own.RoundSize(a.Size)))
+					break
+				} else if a.Action == snapshot.ActionOOM {
+					need = max(need, allocator.AllocationSize(a.Size))
+					break
+				} else if a.Action != snapshot.ActionSegmentMap {
+					break
+				}
+			}
+		}
+		if reserved+need > limit {
 			return true
 		}
 		g := own.GarbageCollectionThreshold
