@@ -52,11 +52,7 @@ func Complete(s *snapshot.Snapshot) (*snapshot.Snapshot, []string) {
 			if len(s.Traces[d]) == 0 {
 				continue
 			}
-			r := &Result{Device: d, PeakIndex: -1, snap: s, cfg: newAllocConfig(s)}
-			r.cfg.impliedFreeRequested = skipsFreeRequested(s.Traces[d])
-			if InferRounding(s, d).Rule == RoundNPU {
-				r.cfg.rule = RoundNPU
-			}
+			r := &Result{Device: d, PeakIndex: -1, snap: s, cfg: newReplayConfig(s, s.Traces[d], InferRounding(s, d).Rule)}
 			// A machine sized to the trace: a file may hold thousands of
 			// devices with a few entries each.
 			x := &runner{r: r, trace: s.Traces[d], m: newMachine(&r.cfg, min(1024, len(s.Traces[d]))), fileSeg: map[snapshot.Addr]*snapshot.Segment{}}

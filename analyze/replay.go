@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -78,13 +79,10 @@ func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
 	if len(trace) == 0 && !hasSegments {
 		return nil, fmt.Errorf("replaying device %d: the snapshot has no segments and no trace entries for it", device)
 	}
-	r := &Result{Device: device, PeakIndex: -1, snap: s, cfg: newAllocConfig(s)}
-	r.cfg.impliedFreeRequested = skipsFreeRequested(trace)
-	r.SkipsFreeRequested = r.cfg.impliedFreeRequested
+	r := &Result{Device: device, PeakIndex: -1, snap: s}
 	r.Rounding = InferRounding(s, device)
-	if r.Rounding.Rule == RoundNPU {
-		r.cfg.rule = RoundNPU
-	}
+	r.cfg = newReplayConfig(s, trace, r.Rounding.Rule)
+	r.SkipsFreeRequested = r.cfg.impliedFreeRequested
 	seed, seedProblems := r.seedState(trace)
 	r.seed = seed
 	r.Seeded = len(seed) > 0 && len(trace) > 0
@@ -185,8 +183,19 @@ type Result struct {
 
 	snap *snapshot.Snapshot
 	seed []snapshot.Segment // the state before the first entry
-	cfg  allocConfig
+	cfg  replayConfig
 }
+
+// Config returns the allocator settings the replay followed (from the
+// file's allocator_settings; torch's defaults without them).
+func (r *Result) Config() allocator.Config { return r.cfg.Config }
+
+// InitialState returns the allocator state before the first trace entry as
+// segments of the device (nil when nothing was reserved then: the trace
+// starts at the allocator's first allocation). For a seeded replay it is
+// the state reconstructed backwards from the file's segments. The slice is
+// shared: callers must not change it.
+func (r *Result) InitialState() []snapshot.Segment { return r.seed }
 
 // Allocation is one block's life as an allocation: from its alloc entry (or
 // from before the trace) to its free_requested and free_completed entries
@@ -421,7 +430,7 @@ func (r *Result) StateAt(i int) (*State, error) {
 	})
 	if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
 		e := st.Entry
-		o := &OOMInfo{Size: e.Size, Large: e.Size > caSmallSize, DeviceFree: e.DeviceFree(), Stream: e.Stream}
+		o := &OOMInfo{Size: e.Size, Large: !allocator.IsSmall(e.Size), DeviceFree: e.DeviceFree(), Stream: e.Stream}
 		for _, fs := range st.Free {
 			if fs.Pool.IsDefault() && fs.Large == o.Large && fs.Stream == o.Stream {
 				o.LargestFree = max(o.LargestFree, fs.Largest)
@@ -442,20 +451,27 @@ func (r *Result) IndexAtTime(us int64) int {
 	return j - 1
 }
 
-// allocConfig is the part of allocator_settings the replay needs.
-type allocConfig struct {
-	maxSplit   int64 // max_split_size in bytes; math.MaxInt64 when unlimited
-	divisions  [16]int64
-	expandable bool
+// replayConfig is the allocator's configuration the replay follows (the
+// file's allocator_settings, with the rounding rule inferred from the file)
+// and what the replay reads from the shape of the trace.
+type replayConfig struct {
+	allocator.Config
 	// impliedFreeRequested is true when the trace has free_completed
 	// entries and no free_requested entry at all: it was recorded with
 	// _record_memory_history(skip_actions=["free_requested"])
 	// (torch/cuda/memory.py, PyTorch 2.10+), so each free_completed also
 	// stands for the free_requested torch did not record.
 	impliedFreeRequested bool
-	// rule is the rounding rule of the allocator that wrote the file
-	// (InferRounding); roundSize follows it.
-	rule RoundingRule
+}
+
+// newReplayConfig returns the configuration for replaying trace, one
+// device's trace of s, written by an allocator that rounds by rule.
+func newReplayConfig(s *snapshot.Snapshot, trace []snapshot.TraceEntry, rule RoundingRule) replayConfig {
+	c := replayConfig{Config: allocator.FromSettings(s.Settings), impliedFreeRequested: skipsFreeRequested(trace)}
+	if rule == RoundNPU {
+		c.Rounding = allocator.NPURounding{}
+	}
+	return c
 }
 
 // skipsFreeRequested reports whether trace looks recorded with

@@ -2,93 +2,13 @@ package analyze
 
 import (
 	"fmt"
-	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/snapview/snapview/snapshot"
 )
 
-// Constants of c10/cuda/CUDACachingAllocator.cpp (and c10/core/AllocatorConfig.h).
-const (
-	caMinBlockSize = 512      // kMinBlockSize: every block is a multiple of 512 bytes
-	caSmallSize    = 1 << 20  // kSmallSize: requests up to 1 MiB use the small pool
-	caSmallBuffer  = 2 << 20  // kSmallBuffer: small-pool segments and expandable pages
-	caLargeBuffer  = 20 << 20 // kLargeBuffer: large-pool expandable pages
-
-	// caMaxProblems caps the inconsistencies a replay keeps as text.
-	caMaxProblems = 20
-)
-
-// newAllocConfig reads the allocator settings the replay needs from the
-// snapshot's allocator_settings (defaults when absent: no max_split_size,
-// no power-of-two rounding).
-func newAllocConfig(s *snapshot.Snapshot) allocConfig {
-	c := allocConfig{maxSplit: math.MaxInt64}
-	st := s.Settings
-	if st == nil {
-		return c
-	}
-	if st.MaxSplitSize > 0 {
-		c.maxSplit = st.MaxSplitSize
-	}
-	c.expandable = st.ExpandableSegments
-	for k, v := range st.RoundupPower2Divisions {
-		if k <= 0 || k&(k-1) != 0 {
-			continue
-		}
-		if i := bits.Len64(uint64(k)) - 1; i < len(c.divisions) {
-			c.divisions[i] = v
-		}
-	}
-	return c
-}
-
-// roundSize mirrors round_size() of CUDACachingAllocator.cpp: requests
-// under 512 bytes take 512; with roundup_power2_divisions d > 1 for the
-// request's power-of-two interval (AllocatorConfig::roundup_power2_divisions:
-// intervals from 1 MiB, sizes below use the first, above 32 GiB the last)
-// and a request over 512*d, the next of d equal divisions of the interval
-// (roundup_power2_next_division); otherwise the next multiple of 512.
-func (c *allocConfig) roundSize(size int64) int64 {
-	if c.rule == RoundNPU {
-		return npuRoundSize(size)
-	}
-	if size < caMinBlockSize {
-		return caMinBlockSize
-	}
-	i := bits.Len64(uint64(size)) - 1 - 20
-	i = max(0, min(i, len(c.divisions)-1))
-	if d := c.divisions[i]; d > 1 && size > caMinBlockSize*d {
-		return roundupPower2NextDivision(size, d)
-	}
-	return (size + caMinBlockSize - 1) / caMinBlockSize * caMinBlockSize
-}
-
-// roundupPower2NextDivision mirrors roundup_power2_next_division(): size
-// rounded up to the next of divisions equal steps between the powers of two
-// around it; powers of two are unchanged.
-func roundupPower2NextDivision(size, divisions int64) int64 {
-	if size&(size-1) == 0 {
-		return size
-	}
-	floor := int64(1) << (bits.Len64(uint64(size)) - 1)
-	step := floor >> (bits.Len64(uint64(divisions)) - 1)
-	if step == 0 {
-		return floor << 1
-	}
-	f := size &^ (step - 1)
-	if f == size {
-		return size
-	}
-	return f + step
-}
-
-// isLargeRequest reports whether a request of size bytes goes to the large
-// pool (get_pool: rounded size over kSmallSize).
-func (c *allocConfig) isLargeRequest(size int64) bool {
-	return c.roundSize(size) > caSmallSize
-}
+// caMaxProblems caps the inconsistencies a replay keeps as text.
+const caMaxProblems = 20
 
 // mBlock is one block of the replayed state. Blocks live in machine.blocks
 // and link to their neighbours in the segment by index (-1: none).
@@ -126,7 +46,7 @@ func (s *mSeg) end() snapshot.Addr { return s.addr + snapshot.Addr(s.size) }
 // memory_stats() figures when track is set. Inconsistencies between the
 // trace and the state are collected in problems, never fatal.
 type machine struct {
-	cfg *allocConfig
+	cfg *replayConfig
 
 	blocks []mBlock
 	freeB  []int32
@@ -147,7 +67,7 @@ type machine struct {
 	nproblems int
 }
 
-func newMachine(cfg *allocConfig, sizeHint int) *machine {
+func newMachine(cfg *replayConfig, sizeHint int) *machine {
 	return &machine{
 		cfg:         cfg,
 		blockAt:     newAddrMap(sizeHint),
@@ -309,19 +229,15 @@ func (m *machine) alloc(i int, e *snapshot.TraceEntry, allocIdx int32) int32 {
 		m.problem("entry %d: alloc at %v on stream %#x: the free block belongs to stream %#x", i, e.Addr, e.Stream, s.stream)
 	}
 	large, expandable := s.large, s.expandable
-	size := m.cfg.roundSize(e.Size)
+	size := m.cfg.RoundSize(e.Size)
 	remaining := b.size - size
 	if remaining < 0 {
 		m.problem("entry %d: alloc at %v: request of %d bytes rounds to %d, more than the free block's %d", i, e.Addr, e.Size, size, b.size)
 		size, remaining = b.size, 0
 	}
-	// should_split
-	var split bool
-	if !large || expandable || m.cfg.expandable {
-		split = remaining >= caMinBlockSize
-	} else {
-		split = size < m.cfg.maxSplit && remaining > caSmallSize
-	}
+	// should_split; a block of an expandable segment splits like a
+	// small-pool one even when the setting was turned off later.
+	split := m.cfg.ShouldSplit(!large || expandable, b.size, size)
 	alreadySplit := s.nblocks > 1
 	target := bi
 	if split {
@@ -358,7 +274,7 @@ func (m *machine) alloc(i int, e *snapshot.TraceEntry, allocIdx int32) int32 {
 	m.inc(&m.st.Active, large, 1)
 	m.inc(&m.st.ActiveBytes, large, t.size)
 	m.inc(&m.st.RequestedBytes, large, t.req)
-	if m.track && t.size >= m.cfg.maxSplit {
+	if m.track && m.cfg.IsOversize(t.size) {
 		incStat(&m.st.OversizeAllocations, 1)
 	}
 	return target
@@ -383,7 +299,7 @@ func (m *machine) releaseAllocated(bi int32) {
 	b.state = snapshot.StateActivePendingFree
 	m.dec(&m.st.Allocation, large, 1)
 	m.dec(&m.st.AllocatedBytes, large, b.size)
-	if m.track && b.size >= m.cfg.maxSplit {
+	if m.track && m.cfg.IsOversize(b.size) {
 		decStat(&m.st.OversizeAllocations, 1)
 	}
 }
@@ -452,7 +368,7 @@ func (m *machine) segmentAlloc(i int, e *snapshot.TraceEntry, large bool, pool s
 	m.inc(&m.st.Segment, large, 1)
 	m.inc(&m.st.ReservedBytes, large, e.Size)
 	if m.track {
-		if e.Size >= m.cfg.maxSplit {
+		if m.cfg.IsOversize(e.Size) {
 			incStat(&m.st.OversizeSegments, 1)
 		}
 		m.st.NumDeviceAlloc++
@@ -509,7 +425,7 @@ func (m *machine) segmentFree(i int, e *snapshot.TraceEntry) {
 	m.dec(&m.st.Segment, large, 1)
 	m.dec(&m.st.ReservedBytes, large, size)
 	if m.track {
-		if size >= m.cfg.maxSplit {
+		if m.cfg.IsOversize(size) {
 			decStat(&m.st.OversizeSegments, 1)
 		}
 		m.st.NumDeviceFree++
@@ -806,7 +722,7 @@ func (m *machine) load(segs []snapshot.Segment, device int) {
 		add(&st.ReservedBytes, s.size)
 		if !s.expandable {
 			add(&st.Segment, 1)
-			if s.size >= m.cfg.maxSplit {
+			if m.cfg.IsOversize(s.size) {
 				st.OversizeSegments.Current++
 			}
 		}
@@ -816,7 +732,7 @@ func (m *machine) load(segs []snapshot.Segment, device int) {
 			case snapshot.StateActiveAllocated:
 				add(&st.Allocation, 1)
 				add(&st.AllocatedBytes, blk.size)
-				if blk.size >= m.cfg.maxSplit {
+				if m.cfg.IsOversize(blk.size) {
 					st.OversizeAllocations.Current++
 				}
 				fallthrough

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -97,8 +98,8 @@ func (r *Result) seedState(trace []snapshot.TraceEntry) ([]snapshot.Segment, []s
 			m.unFreeRequested(i, e)
 		case snapshot.ActionFreeCompleted:
 			m.unFreeCompleted(i, e, func(f1 snapshot.Addr, large, expandable bool) int64 {
-				rounded := r.cfg.roundSize(e.Size)
-				if !preExisting[i] || !large || expandable || r.cfg.expandable {
+				rounded := r.cfg.RoundSize(e.Size)
+				if !preExisting[i] || !large || expandable || r.cfg.ExpandableSegments {
 					return rounded
 				}
 				if touched == nil {
@@ -106,7 +107,7 @@ func (r *Result) seedState(trace []snapshot.TraceEntry) ([]snapshot.Segment, []s
 				}
 				lim := min(f1, touched.next(e.Addr, f1, i))
 				room := int64(lim - e.Addr)
-				if room > rounded && (rounded >= r.cfg.maxSplit || room-rounded <= caSmallSize) {
+				if room > rounded && !r.cfg.ShouldSplit(false, room, rounded) {
 					return room
 				}
 				return rounded
@@ -118,7 +119,7 @@ func (r *Result) seedState(trace []snapshot.TraceEntry) ([]snapshot.Segment, []s
 				m.problem("entry %d: segment_free at %v: a segment starts there after it", i, e.Addr)
 				continue
 			}
-			si := m.addSegment(e.Addr, e.Size, e.Stream, e.Size != caSmallBuffer, false)
+			si := m.addSegment(e.Addr, e.Size, e.Stream, e.Size != allocator.SmallBuffer, false)
 			m.segs[si].stack = e.Stack
 		case snapshot.ActionSegmentMap:
 			start, end := e.Addr, e.Addr+snapshot.Addr(e.Size)
@@ -133,7 +134,7 @@ func (r *Result) seedState(trace []snapshot.TraceEntry) ([]snapshot.Segment, []s
 			}
 			m.cut(si, bi, start, end)
 		case snapshot.ActionSegmentUnmap:
-			m.segmentMap(i, e, expandableLarge(&r.cfg, trace, i, false))
+			m.segmentMap(i, e, expandableLarge(&r.cfg.Config, trace, i, false))
 		}
 	}
 	var problems []string
@@ -282,25 +283,25 @@ func (t touched) next(addr, limit snapshot.Addr, i int) snapshot.Addr {
 // (forward, for a segment_map: map_block runs inside the malloc that
 // needs the pages) or the last alloc inside the range (backward). Without
 // one, pages of 20 MiB multiples are taken for the large pool.
-func expandableLarge(cfg *allocConfig, trace []snapshot.TraceEntry, i int, forward bool) bool {
+func expandableLarge(cfg *allocator.Config, trace []snapshot.TraceEntry, i int, forward bool) bool {
 	e := &trace[i]
 	const window = 4096
 	if forward {
 		for k := i + 1; k < len(trace) && k <= i+window; k++ {
 			switch t := &trace[k]; t.Action {
 			case snapshot.ActionAlloc, snapshot.ActionOOM:
-				return cfg.isLargeRequest(t.Size)
+				return cfg.IsLargeRequest(t.Size)
 			}
 		}
 	} else {
 		end := e.Addr + snapshot.Addr(e.Size)
 		for k := i - 1; k >= 0 && k >= i-window; k-- {
 			if t := &trace[k]; t.Action == snapshot.ActionAlloc && t.Addr >= e.Addr && t.Addr < end {
-				return cfg.isLargeRequest(t.Size)
+				return cfg.IsLargeRequest(t.Size)
 			}
 		}
 	}
-	return e.Size%caLargeBuffer == 0
+	return e.Size%allocator.LargeBuffer == 0
 }
 
 // runner replays the trace forward from the seed state.
@@ -402,7 +403,7 @@ func (x *runner) step(i int) {
 		// Pool kind by size (a small-pool segment is kSmallBuffer, a
 		// large-pool one at least 10 MiB, get_allocation_size), or the
 		// file's own segment_type when the segment survives to the dump.
-		large := e.Size != caSmallBuffer
+		large := e.Size != allocator.SmallBuffer
 		var pool snapshot.PoolID
 		if fs := x.fileSeg[e.Addr]; fs != nil && fs.TotalSize == e.Size && !fs.Expandable {
 			large, pool = fs.IsLarge(), fs.Pool
@@ -411,7 +412,7 @@ func (x *runner) step(i int) {
 	case snapshot.ActionSegmentFree:
 		m.segmentFree(i, e)
 	case snapshot.ActionSegmentMap:
-		m.segmentMap(i, e, expandableLarge(&r.cfg, x.trace, i, true))
+		m.segmentMap(i, e, expandableLarge(&r.cfg.Config, x.trace, i, true))
 	case snapshot.ActionSegmentUnmap:
 		m.segmentUnmap(i, e)
 	case snapshot.ActionOOM:

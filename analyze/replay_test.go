@@ -12,41 +12,6 @@ import (
 	"github.com/snapview/snapview/snapshot"
 )
 
-func TestRoundSize(t *testing.T) {
-	const mib = 1 << 20
-	pow4 := map[int64]int64{}
-	for k := int64(1); k <= 32768; k *= 2 {
-		pow4[k] = 4
-	}
-	for _, tc := range []struct {
-		name      string
-		divisions map[int64]int64
-		size      int64
-		want      int64
-	}{
-		{"tiny", nil, 1, 512},
-		{"zero", nil, 0, 512},
-		{"exact 512", nil, 512, 512},
-		{"513", nil, 513, 1024},
-		{"1 MiB + 1", nil, mib + 1, mib + 512},
-		// [obs] in docs/snapshot-format.md §6 with roundup_power2_divisions:4.
-		{"d4 1 MiB + 1", pow4, mib + 1, mib + mib/4},
-		{"d4 10 MiB + 1", pow4, 10*mib + 1, 12 * mib},
-		{"d4 25 MiB", pow4, 25 * mib, 28 * mib},
-		{"d4 100 MiB", pow4, 100 * mib, 112 * mib},
-		{"d4 power of two", pow4, 64 * mib, 64 * mib},
-		// Under 512*d bytes the divisions do not apply.
-		{"d4 1200", pow4, 1200, 1536},
-		{"d4 400 GiB", pow4, 400 << 30, 448 << 30},
-	} {
-		s := &snapshot.Snapshot{Settings: &snapshot.AllocatorSettings{MaxSplitSize: -1, RoundupPower2Divisions: tc.divisions}}
-		cfg := newAllocConfig(s)
-		if got := cfg.roundSize(tc.size); got != tc.want {
-			t.Errorf("%s: roundSize(%d) = %d, want %d", tc.name, tc.size, got, tc.want)
-		}
-	}
-}
-
 // Builders for hand-made snapshots.
 
 const (

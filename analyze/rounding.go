@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 
+	"github.com/snapview/snapview/analyze/allocator"
+
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -92,11 +94,6 @@ func (r Rounding) Evidence() string {
 		infoPlural(r.Blocks, "active block"), odd, r.FitCUDA, r.FitNPU, ex)
 }
 
-// npuRoundSize is torch_npu's rounding: round_up(size + 32, 512).
-func npuRoundSize(size int64) int64 {
-	return (size + 32 + caMinBlockSize - 1) / caMinBlockSize * caMinBlockSize
-}
-
 // InferRounding reads the allocator's rounding rule from s itself: every
 // active block with a requested size must be that request rounded by the
 // rule, or (large pool, block not split) at most 1 MiB more, or with
@@ -107,7 +104,8 @@ func npuRoundSize(size int64) int64 {
 // evidence; of the traces, device's alone (all of them when device < 0),
 // so that replaying each device of a file with many stays linear.
 func InferRounding(s *snapshot.Snapshot, device int) Rounding {
-	cfg := newAllocConfig(s)
+	cfg := allocator.FromSettings(s.Settings)
+	var npu allocator.NPURounding
 	var r Rounding
 	fits := func(size, rounded int64, large, expandable bool) bool {
 		switch {
@@ -115,14 +113,14 @@ func InferRounding(s *snapshot.Snapshot, device int) Rounding {
 			return true
 		case size < rounded || !large || expandable:
 			return false
-		case rounded >= cfg.maxSplit:
-			return size-rounded < caLargeBuffer
+		case rounded >= cfg.MaxSplitSize:
+			return size-rounded < allocator.LargeBuffer
 		}
-		return size-rounded <= caSmallSize
+		return size-rounded <= allocator.SmallSize
 	}
 	segSize := func(n int64) {
 		r.Segments++
-		if n%caSmallBuffer != 0 && r.BadSegment == 0 {
+		if n%allocator.SmallBuffer != 0 && r.BadSegment == 0 {
 			r.BadSegment = n
 		}
 	}
@@ -137,13 +135,13 @@ func InferRounding(s *snapshot.Snapshot, device int) Rounding {
 			if !b.State.Active() || b.RequestedSize <= 0 {
 				continue
 			}
-			if b.Size%caMinBlockSize != 0 {
+			if b.Size%allocator.MinBlockSize != 0 {
 				r.Odd++
 				continue
 			}
 			r.Blocks++
-			c := fits(b.Size, cfg.roundSize(b.RequestedSize), sg.IsLarge(), sg.Expandable || cfg.expandable)
-			n := fits(b.Size, npuRoundSize(b.RequestedSize), sg.IsLarge(), sg.Expandable || cfg.expandable)
+			c := fits(b.Size, cfg.RoundSize(b.RequestedSize), sg.IsLarge(), sg.Expandable || cfg.ExpandableSegments)
+			n := fits(b.Size, npu.Round(b.RequestedSize), sg.IsLarge(), sg.Expandable || cfg.ExpandableSegments)
 			if c {
 				r.FitCUDA++
 			}

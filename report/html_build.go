@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -339,15 +340,25 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snaps
 		}
 		d.Peak = &HTMLMarker{Index: p, X: xOf(p), Bytes: res.Allocated[p], Label: label}
 	}
+	verdict := ""
+	if len(res.OOMs) > 0 {
+		if w, err := whatif.Analyze(b.s, d.Device, res, whatif.Options{}); err == nil {
+			verdict = whatifOOMVerdict(w)
+			d.Notes = append(d.Notes, verdict)
+		}
+	}
 	for _, i := range res.OOMs {
 		e := &trace[i]
 		at := "entry " + FormatInt(int64(i))
 		if timeUS != nil {
 			at += fmt.Sprintf(", %.3f s", float64(xOf(i))/1e6)
 		}
-		d.OOMs = append(d.OOMs, HTMLMarker{Index: i, X: xOf(i), Bytes: e.Size,
-			Label: fmt.Sprintf("OOM at %s: %s requested (rounded) while %s allocated, %s reserved; the device had %s free",
-				at, FormatBytes(e.Size), FormatBytes(res.Allocated[i]), FormatBytes(res.Reserved[i]), FormatBytes(e.DeviceFree()))})
+		label := fmt.Sprintf("OOM at %s: %s requested (rounded) while %s allocated, %s reserved; the device had %s free",
+			at, FormatBytes(e.Size), FormatBytes(res.Allocated[i]), FormatBytes(res.Reserved[i]), FormatBytes(e.DeviceFree()))
+		if verdict != "" {
+			label += ". " + verdict
+		}
+		d.OOMs = append(d.OOMs, HTMLMarker{Index: i, X: xOf(i), Bytes: e.Size, Label: label})
 	}
 	if timeUS != nil {
 		keep := append([]int{res.PeakIndex}, res.OOMs...)

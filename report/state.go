@@ -11,6 +11,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -52,6 +53,9 @@ type StateView struct {
 	Stacks []StackGroup
 	// TopStacks is how many of Stacks to list in the table.
 	TopStacks int
+	// Whatif is the what-if analysis of the device (candidate settings
+	// simulated over the whole trace), shown with an OOM; nil when not run.
+	Whatif *whatif.Result
 
 	allocs []analyze.Allocation // analyze.Result.Allocs
 	snap   *snapshot.Snapshot
@@ -397,6 +401,40 @@ func writeOOM(ew *errWriter, v *StateView, o *analyze.OOMInfo) {
 	default:
 		ew.printf("  The memory was full of live allocations: see the largest ones below.\n")
 	}
+	if r := v.Whatif; r != nil {
+		writeOOMWhatif(ew, r)
+	}
+}
+
+// writeOOMWhatif is the what-if verdict under an OOM: which candidate
+// settings would have run the whole trace without one.
+func writeOOMWhatif(ew *errWriter, r *whatif.Result) {
+	var fits, fails []string
+	for i := 1; i < len(r.Rows); i++ {
+		row := &r.Rows[i]
+		if row.Fits() {
+			fits = append(fits, fmt.Sprintf("%s (peak reserved %s)", row.Conf, FormatBytes(row.PeakReserved)))
+		} else {
+			fails = append(fails, row.Conf)
+		}
+	}
+	ew.printf("\nWhat-if (snapview whatif): the requests of the whole trace simulated under other settings;\n")
+	ew.printf("%s", wrapAt("  ", WhatifLimitLine(r)+".", whatifWidth))
+	ew.printf("%s", wrapAt("  ", WhatifSelfCheckLine(r), whatifWidth))
+	if len(fits) == 0 {
+		ew.printf("  No candidate setting would have avoided the OOM.\n")
+	} else {
+		ew.printf("  Would have fit:\n")
+		for _, f := range fits {
+			ew.printf("    PYTORCH_CUDA_ALLOC_CONF=%s\n", f)
+		}
+	}
+	if len(fails) > 0 {
+		ew.printf("%s", wrapAt("  ", "Would still fail: "+strings.Join(fails, "; ")+".", whatifWidth))
+	}
+	if u := r.Uncapped; u != nil {
+		ew.printf("%s", wrapAt("  ", fmt.Sprintf("With no cap the file's settings reserve at most %s: the memory this run needed.", FormatBytes(u.PeakReserved)), whatifWidth))
+	}
 }
 
 // statePoolLabel names a pool: "large" or "small", the private pool id
@@ -517,6 +555,8 @@ type oomJSON struct {
 	DeviceFree  int64  `json:"device_free"`
 	LargestFree int64  `json:"largest_free_bytes"`
 	FreeInPool  int64  `json:"free_in_pool_bytes"`
+	// Whatif is the device's entry of `snapview whatif --json`.
+	Whatif *whatifDeviceJSON `json:"whatif,omitempty"`
 }
 
 // WriteStateJSON writes v as indented JSON: every segment with every
@@ -577,6 +617,10 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 	if o := st.OOM; o != nil {
 		out.OOM = &oomJSON{Size: o.Size, Pool: statePoolLabel(o.Large, snapshot.PoolID{}, false), Stream: o.Stream,
 			DeviceFree: o.DeviceFree, LargestFree: o.LargestFree, FreeInPool: o.FreeInPool}
+		if v.Whatif != nil {
+			d := whatifDevice(v.Whatif)
+			out.OOM.Whatif = &d
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -54,6 +54,7 @@ cap with --max-decompressed for a genuine file that passes it.`,
 		newStateCmd(),
 		newInfoCmd(),
 		newLeaksCmd(),
+		newWhatifCmd(),
 	)
 	addProfileFlags(root)
 	addLimitFlags(root)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -341,6 +342,13 @@ func showState(ctx context.Context, opts *stateOptions, at moment, s *snapshot.S
 		return err
 	}
 	v := report.NewStateView(s, r, st, label, report.StateOptions{Top: opts.top, Frames: opts.frames})
+	if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
+		// The what-if verdict: which candidate settings would have fit
+		// (the cap inferred from the OOM, as whatif does without --limit).
+		if w, err := whatif.Analyze(s, dev, r, whatif.Options{}); err == nil {
+			v.Whatif = w
+		}
+	}
 	if opts.json {
 		return report.WriteStateJSON(stdout, v)
 	}

@@ -1,0 +1,87 @@
+package whatif
+
+import (
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// BenchmarkWhatif compares one candidate's simulation with the replay
+// summary runs (analyze.ReplayStats), on $SNAPVIEW_BENCH_FILE (an absolute
+// path, e.g. the decompressed big/gpt2_2M_events snapshot; skipped when
+// unset). compile is the per-file preparation the simulations share.
+func BenchmarkWhatif(b *testing.B) {
+	path := os.Getenv("SNAPVIEW_BENCH_FILE")
+	if path == "" {
+		b.Skip("SNAPVIEW_BENCH_FILE not set")
+	}
+	s, err := snapshot.Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := len(s.Traces[0])
+	r, err := analyze.ReplayStats(s, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	own := allocator.FromSettings(s.Settings)
+	p := compile(s, r, own, 0)
+	// The machine may be shared: next to the wall time, report the
+	// process's CPU time (user + system) per run, which other loads
+	// disturb less.
+	var cpu0 time.Duration
+	perEntry := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+	}
+	b.Run("replay_stats", func(b *testing.B) {
+		cpu0 = cpuTime()
+		for b.Loop() {
+			if _, err := analyze.ReplayStats(s, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perEntry(b)
+	})
+	b.Run("compile", func(b *testing.B) {
+		cpu0 = cpuTime()
+		for b.Loop() {
+			compile(s, r, own, 0)
+		}
+		perEntry(b)
+	})
+	for _, conf := range []string{"", "expandable_segments:True", "max_split_size_mb:128", "roundup_power2_divisions:4"} {
+		cfg, _ := allocator.Parse(conf)
+		b.Run("simulate_"+conf, func(b *testing.B) {
+			cpu0 = cpuTime()
+			for b.Loop() {
+				newSim(p, cfg, 0, nil).run()
+			}
+			perEntry(b)
+		})
+	}
+	b.Run("selfcheck", func(b *testing.B) {
+		cpu0 = cpuTime()
+		for b.Loop() {
+			chk := newChecker(p)
+			sm := newSim(p, own, 0, chk)
+			chk.s = sm
+			chk.finish(sm.run())
+		}
+		perEntry(b)
+	})
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

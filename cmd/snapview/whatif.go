@@ -1,0 +1,232 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// whatifOptions are the flags of `snapview whatif`.
+type whatifOptions struct {
+	file   string
+	confs  []string
+	limit  string
+	device deviceFlag
+	json   bool
+}
+
+func newWhatifCmd() *cobra.Command {
+	opts := &whatifOptions{}
+	cmd := &cobra.Command{
+		Use:   "whatif FILE",
+		Short: "simulate the caching allocator under other PYTORCH_CUDA_ALLOC_CONF settings and a memory cap",
+		Long: `Whatif replays the requests the trace recorded (each allocation's size and
+stream, the order of the frees, the empty_cache() calls) through a simulation
+of PyTorch's CUDA caching allocator (DeviceCachingAllocator, torch 2.11) under
+other PYTORCH_CUDA_ALLOC_CONF settings and a memory cap, and predicts for each
+the peak reserved and allocated memory, the cudaMalloc calls and retries, and
+whether a request would have failed with an OutOfMemoryError. It answers
+"which setting would have avoided this OOM?" and "why does reserved run so far
+above allocated?" from the one file, without running the program again.
+
+Self-check. Before any prediction, the file's own settings (and cap) are
+simulated and compared with the file: every segment_alloc (segment_map) in
+order, with its size and address, every allocation's segment and offset,
+the peaks and the OOMs. The result is printed; when the simulation diverges,
+the entry and the reason are given and the predictions are approximate.
+
+Without --conf, these candidates are tried, each changing one setting of the
+file's own (one the file already has is not tried):
+
+  expandable_segments:True
+      torch: "If set to True, this setting instructs the allocator to
+      create CUDA allocations that can later be expanded to better handle
+      cases where a job changes allocation sizes frequently, such as having a
+      changing batch size." Segments grow by mapping pages (2 MiB for the
+      small pool, 20 MiB for the large one) instead of one cudaMalloc per
+      new segment.
+  max_split_size_mb:64, 128, 256, 512
+      torch: "prevents the native allocator from splitting blocks larger
+      than this size (in MB). This can reduce fragmentation and may allow
+      some borderline workloads to complete without running out of memory."
+      Blocks this large are reused only for requests at most
+      max_non_split_rounding_mb (20 MB) smaller, and are freed first when
+      cudaMalloc fails.
+  roundup_power2_divisions:4, 8, [256:1,512:2,1024:4,>:8]
+      torch: "helps with rounding the requested allocation size to nearest
+      power-2 division and making better use of the blocks." With 4, a
+      request of 1200 MB is rounded to 1280 MB (the divisions of [1024,
+      2048) MB being 1024, 1280, 1536, 1792). In the list form each
+      boundary B (MB) sets the divisions of the sizes from B to 2B, the
+      first also those below it and '>' those after the last: as torch's
+      code reads it, [256:1,512:2,1024:4,>:8] is 1 below 512 MB, 2 for
+      [512 MB, 1 GB), 4 for [1, 2) GB and 8 from 2 GB (torch's
+      documentation describes the intervals one power of two lower).
+  garbage_collection_threshold:0.6, 0.8 (only under a cap)
+      torch: "helps actively reclaiming unused GPU memory to avoid
+      triggering expensive sync-and-reclaim-all operation
+      (release_cached_blocks)": once reserved memory passes this fraction of
+      the cap, unsplit cached blocks are freed, oldest first, before a new
+      cudaMalloc. It only acts under torch.cuda.set_per_process_memory_fraction.
+
+--conf takes a whole PYTORCH_CUDA_ALLOC_CONF value as you would export it,
+parsed as torch parses it (keys max_split_size_mb, max_non_split_rounding_mb,
+roundup_power2_divisions, garbage_collection_threshold, expandable_segments,
+and the ones that do not change the simulation: backend:native,
+release_lock_on_cudamalloc, pinned_*, graph_capture_record_stream_reuse);
+settings it does not name take torch's defaults, and --conf "" is all
+defaults. Repeat it to compare several; then only those are simulated.
+
+--limit BYTES is the cap the process ran under:
+set_per_process_memory_fraction(f) x the device's memory (f x
+torch.cuda.get_device_properties(0).total_memory), or the device's memory.
+Plain bytes or with a unit: 4656MiB, 4.5GiB, 5GB. Without it, a trace with an
+OOM bounds the cap (at least the highest reserved seen, less than the
+reserved bytes at the failed request plus the segment it needed) and the
+simulation uses the lower bound; a trace without one is simulated uncapped.
+
+The table has one row per setting, the file's own first; '*' marks the
+best: the setting that fits with the lowest peak reserved, when it does
+better than the file's own (a setting the file already has is never
+recommended).
+
+--json prints {"devices":[{"device", "limit_bytes" (null: none),
+"limit_inferred" ({"min_bytes","max_bytes"} or null), "self_check"
+({"exact", "diverged_at_entry" (null), "reason"}), "candidates" ([{"conf"
+(as given for --conf), "source" ("file", "conf" or "candidate"),
+"peak_reserved_bytes", "peak_allocated_bytes", "oom", "oom_entry" (null),
+"alloc_retries", "segments_allocated"}])}]}.
+
+The trace must hold the requests: record with
+torch.cuda.memory._record_memory_history() from the first allocation. A trace
+that misses the start is simulated from the state the replay reconstructs,
+and a request that failed in the file (an oom entry) is known only rounded
+under the file's settings.`,
+		Example: `  # Which setting would have avoided the OOM, the cap inferred from it
+  snapview whatif snap.pickle
+
+  # Under a 4.5 GiB cap, two settings of your own
+  snapview whatif --limit 4.5GiB --conf expandable_segments:True \
+      --conf "max_split_size_mb:256,garbage_collection_threshold:0.8" snap.pickle
+
+  # As JSON, device 1
+  snapview whatif --json --device 1 snap.pickle`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.file = args[0]
+			return runWhatif(opts, cmd.Flags().Changed("conf"), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringArrayVar(&opts.confs, "conf", nil, "simulate `CONF`, a whole PYTORCH_CUDA_ALLOC_CONF value (repeatable; default: the candidates above)")
+	cmd.Flags().StringVar(&opts.limit, "limit", "", "the cap the process ran under: `BYTES`, or with a unit, 4656MiB, 4.5GiB (default: inferred from an OOM, else none)")
+	addDeviceFlag(cmd.Flags(), &opts.device, "simulate only this CUDA device ordinal", "every device with a trace")
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON instead of tables")
+	return cmd
+}
+
+// runWhatif checks the flags, loads the snapshot and prints the analysis.
+func runWhatif(opts *whatifOptions, confGiven bool, stdin io.Reader, out, errOut io.Writer) error {
+	for _, c := range opts.confs {
+		if _, err := allocator.Parse(c); err != nil {
+			return &usageError{fmt.Errorf("--conf: %w", err)}
+		}
+	}
+	var limit int64
+	if opts.limit != "" {
+		var err error
+		if limit, err = parseBytes(opts.limit); err != nil {
+			return usageErrorf("--limit %q: %v", opts.limit, err)
+		}
+		if limit <= 0 {
+			return usageErrorf("--limit %q: want a positive byte count", opts.limit)
+		}
+	}
+	confs := opts.confs
+	if confGiven && confs == nil {
+		confs = []string{}
+	}
+	return withSnapshot(stdin, errOut, opts.file, func(s *snapshot.Snapshot, _ source) error {
+		printWarnings(errOut, s.Warnings)
+		devices, err := opts.device.pick(s)
+		if err != nil {
+			return err
+		}
+		var withTrace []int
+		for _, d := range devices {
+			if hasTrace(s, d) {
+				withTrace = append(withTrace, d)
+			}
+		}
+		if len(withTrace) == 0 {
+			return usageErrorf("no trace entries to simulate (record with torch.cuda.memory._record_memory_history() before the first allocation)")
+		}
+		v := &report.WhatifView{}
+		prog := newSimProgress(errOut)
+		for _, d := range withTrace {
+			r, err := whatif.Analyze(s, d, nil, whatif.Options{
+				Limit: limit, Confs: confs,
+				Progress: func(done, total int) { prog.update(d, done, total) },
+			})
+			if err != nil {
+				var pe *allocator.ParseError
+				if errors.As(err, &pe) {
+					return &usageError{err}
+				}
+				return err
+			}
+			v.Devices = append(v.Devices, r)
+		}
+		prog.finish()
+		if opts.json {
+			return report.WriteWhatifJSON(out, v)
+		}
+		return report.WriteWhatif(out, v)
+	})
+}
+
+// simProgress draws "simulating device 0: 3/10 settings" on a terminal's
+// stderr (SNAPVIEW_PROGRESS as for loading: "always", "never", or a
+// terminal only), and clears it at the end.
+type simProgress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	on    bool
+	shown bool
+}
+
+func newSimProgress(w io.Writer) *simProgress {
+	p := &simProgress{w: w}
+	switch os.Getenv(progressEnv) {
+	case "always":
+		p.on = true
+	case "never":
+	default:
+		p.on = isTerminal(w)
+	}
+	return p
+}
+
+func (p *simProgress) update(device, done, total int) {
+	if !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.shown = true
+	fmt.Fprintf(p.w, "\rsimulating device %d: %d/%d settings", device, done, total)
+}
+
+func (p *simProgress) finish() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestWhatifUsageErrors: bad --conf and --limit values are usage errors
+// naming what is wrong (and, for --conf, the valid keys).
+func TestWhatifUsageErrors(t *testing.T) {
+	file := bundled("mlp_train.pickle")
+	testUsageErrors(t, []usageCase{
+		{"unknown key", []string{"whatif", "--conf", "max_split_size:128", file}, `unrecognized key "max_split_size" (valid keys: backend, max_split_size_mb,`},
+		{"bad value", []string{"whatif", "--conf", "expandable_segments:yes", file}, `expandable_segments is "yes"; expected True or False`},
+		{"small split", []string{"whatif", "--conf", "max_split_size_mb:10", file}, "max_split_size_mb is 10; it must be >= 20"},
+		{"divisions", []string{"whatif", "--conf", "roundup_power2_divisions:[256:3]", file}, "must be a power of 2"},
+		{"limit unit", []string{"whatif", "--limit", "4.5G", file}, `--limit "4.5G": G is ambiguous`},
+		{"limit zero", []string{"whatif", "--limit", "0", file}, "want a positive byte count"},
+		{"no file", []string{"whatif"}, "accepts 1 arg(s)"},
+	})
+	testMissingFile(t, "whatif")
+}
+
+type whatifJSONOut struct {
+	Devices []struct {
+		Device        int    `json:"device"`
+		LimitBytes    *int64 `json:"limit_bytes"`
+		LimitInferred *struct {
+			Min int64 `json:"min_bytes"`
+			Max int64 `json:"max_bytes"`
+		} `json:"limit_inferred"`
+		SelfCheck struct {
+			Exact      bool   `json:"exact"`
+			DivergedAt *int   `json:"diverged_at_entry"`
+			Reason     string `json:"reason"`
+		} `json:"self_check"`
+		Candidates []struct {
+			Conf          string `json:"conf"`
+			Source        string `json:"source"`
+			PeakReserved  int64  `json:"peak_reserved_bytes"`
+			PeakAllocated int64  `json:"peak_allocated_bytes"`
+			OOM           bool   `json:"oom"`
+			OOMEntry      *int   `json:"oom_entry"`
+			Retries       int64  `json:"alloc_retries"`
+			Segments      int64  `json:"segments_allocated"`
+		} `json:"candidates"`
+	} `json:"devices"`
+}
+
+// TestWhatifVarlen: the issue's example. Under the 4656 MiB cap, the
+// default and roundup_power2_divisions:4 runs hit an OOM while
+// expandable_segments, max_split_size_mb:128 and
+// garbage_collection_threshold:0.6 fit; the default file's own row
+// reproduces its OOM (self-check exact) and --conf rows keep their text.
+func TestWhatifVarlen(t *testing.T) {
+	file := sharedSnapshot(t, "whatif/varlen_train/default_cap4656M/snapshot.pickle.xz")
+	confs := []string{"expandable_segments:True", "max_split_size_mb:128", "roundup_power2_divisions:4", "garbage_collection_threshold:0.6", " expandable_segments : True "}
+	args := []string{"whatif", "--json", "--limit", "4882169856"}
+	for _, c := range confs {
+		args = append(args, "--conf", c)
+	}
+	out, _, err := runSnapview(t, append(args, file)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v whatifJSONOut
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(v.Devices) != 1 {
+		t.Fatalf("%d devices", len(v.Devices))
+	}
+	d := v.Devices[0]
+	if !d.SelfCheck.Exact || d.SelfCheck.DivergedAt != nil || d.LimitBytes == nil || *d.LimitBytes != 4882169856 || d.LimitInferred != nil {
+		t.Errorf("self-check %+v, limit %v, inferred %v", d.SelfCheck, d.LimitBytes, d.LimitInferred)
+	}
+	wantOOM := []bool{true, false, false, true, false, false}
+	if len(d.Candidates) != len(wantOOM) {
+		t.Fatalf("%d rows, want %d", len(d.Candidates), len(wantOOM))
+	}
+	for i, c := range d.Candidates {
+		if c.OOM != wantOOM[i] || (c.OOMEntry != nil) != c.OOM {
+			t.Errorf("row %d %q: oom %t (entry %v), want %t", i, c.Conf, c.OOM, c.OOMEntry, wantOOM[i])
+		}
+		if i > 0 && (c.Source != "conf" || c.Conf != confs[i-1]) {
+			t.Errorf("row %d: conf %q source %q, want %q from --conf", i, c.Conf, c.Source, confs[i-1])
+		}
+	}
+	if f := d.Candidates[0]; f.Source != "file" || f.PeakReserved != 4582277120 || f.Retries != 1 || *f.OOMEntry != 5028 {
+		t.Errorf("file row %+v, want peak reserved 4582277120, 1 retry, OOM at 5028 (memory_stats() of the run)", f)
+	}
+}
+
+// TestWhatifTable: the candidate table of a capped OOM run infers the cap,
+// marks a best row that is not the file's, and never lists the file's own
+// setting as a candidate.
+func TestWhatifTable(t *testing.T) {
+	file := sharedSnapshot(t, "whatif/varlen_train/expandable_cap4656M/snapshot.pickle.xz")
+	out, _, err := runSnapview(t, "whatif", "--limit", "4656MiB", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Self-check: exact.", "cap 4.5 GiB (4,882,169,856 B, --limit)", "| file | expandable_segments:True"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	js, _, err := runSnapview(t, "whatif", "--json", "--limit", "4656MiB", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v whatifJSONOut
+	if err := json.Unmarshal([]byte(js), &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range v.Devices[0].Candidates[1:] {
+		if c.Source != "candidate" || c.Conf == "expandable_segments:True" || !strings.HasPrefix(c.Conf, "expandable_segments:True,") {
+			t.Errorf("candidate %q (%s): want the file's setting plus one change", c.Conf, c.Source)
+		}
+	}
+	for l := range strings.SplitSeq(out, "\n") {
+		if len([]rune(l)) > 120 {
+			t.Errorf("line over 120 columns: %q", l)
+		}
+	}
+	oom := sharedSnapshot(t, "whatif/varlen_train/default_cap4656M/snapshot.pickle.xz")
+	out, _, err = runSnapview(t, "whatif", oom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"cap inferred from the OOM: at least", "| *    |", "* Best: PYTORCH_CUDA_ALLOC_CONF="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+}
+
+// TestStateOOMWhatif: state --at oom adds the what-if verdict, as text and
+// in the JSON's oom object.
+func TestStateOOMWhatif(t *testing.T) {
+	file := sharedSnapshot(t, "whatif/varlen_train/default_cap4656M/snapshot.pickle.xz")
+	out, _, err := runSnapview(t, "state", "--at", "oom", "--top", "1", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"What-if (snapview whatif)", "Would have fit:", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (peak reserved"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	js, _, err := runSnapview(t, "state", "--at", "oom", "--json", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		OOM struct {
+			Whatif *struct {
+				SelfCheck struct {
+					Exact bool `json:"exact"`
+				} `json:"self_check"`
+				Candidates []struct {
+					Conf string `json:"conf"`
+					OOM  bool   `json:"oom"`
+				} `json:"candidates"`
+			} `json:"whatif"`
+		} `json:"oom"`
+	}
+	if err := json.Unmarshal([]byte(js), &v); err != nil {
+		t.Fatal(err)
+	}
+	w := v.OOM.Whatif
+	if w == nil || !w.SelfCheck.Exact || len(w.Candidates) < 2 || !w.Candidates[0].OOM {
+		t.Fatalf("oom.whatif = %+v, want an exact self-check and the file's row failing", w)
+	}
+	for _, c := range w.Candidates {
+		if c.Conf == "expandable_segments:True" && c.OOM {
+			t.Errorf("expandable_segments:True predicted to fail; the recording under it fit")
+		}
+	}
+}
+
+// TestWhatifProgress: with SNAPVIEW_PROGRESS=always the simulations draw
+// a progress line on stderr and clear it; stdout is unchanged.
+func TestWhatifProgress(t *testing.T) {
+	file := bundled("mlp_train.pickle")
+	plain, _, err := runSnapview(t, "whatif", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SNAPVIEW_PROGRESS", "always")
+	out, errOut, err := runSnapview(t, "whatif", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "\rsimulating device 0: 9/9 settings") || !strings.HasSuffix(errOut, "\r\033[K") {
+		t.Errorf("stderr %q, want the progress line, cleared", errOut)
+	}
+	if out != plain {
+		t.Error("stdout differs with the progress line on")
+	}
+}

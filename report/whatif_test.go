@@ -1,0 +1,89 @@
+package report
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// TestWhatifOOMMarker: the HTML report's OOM marker carries the what-if
+// verdict: the settings that would have fit.
+func TestWhatifOOMMarker(t *testing.T) {
+	s := sharedSnapshot(t, "whatif/varlen_train/default_cap4656M/snapshot.pickle.xz")
+	r, err := BuildHTML(s, HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Devices) != 1 || len(r.Devices[0].OOMs) != 1 {
+		t.Fatalf("want one device with one OOM marker")
+	}
+	label := r.Devices[0].OOMs[0].Label
+	if !strings.Contains(label, "What-if") || !strings.Contains(label, "expandable_segments:True (peak reserved") {
+		t.Errorf("OOM marker %q lacks the what-if verdict", label)
+	}
+}
+
+// TestWhatifText: the table of a what-if analysis keeps within 120
+// columns, marks the file's row and the best one, and the JSON has the
+// issue's keys.
+func TestWhatifText(t *testing.T) {
+	s := sharedSnapshot(t, "whatif/varlen_train/default_cap4656M/snapshot.pickle.xz")
+	res, err := whatif.Analyze(s, 0, nil, whatif.Options{Limit: 4882169856})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteWhatif(&b, &WhatifView{Devices: []*whatif.Result{res}}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for l := range strings.SplitSeq(out, "\n") {
+		if len([]rune(l)) > 120 {
+			t.Errorf("line over 120 columns: %q", l)
+		}
+	}
+	for _, want := range []string{"| file | \"\"", "| *    |", "Self-check: exact.", "* Best: PYTORCH_CUDA_ALLOC_CONF="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	if err := WriteWhatifJSON(&b, &WhatifView{Devices: []*whatif.Result{res}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"devices"`, `"device"`, `"limit_bytes"`, `"limit_inferred"`, `"self_check"`, `"exact"`,
+		`"diverged_at_entry"`, `"reason"`, `"candidates"`, `"conf"`, `"source"`, `"peak_reserved_bytes"`,
+		`"peak_allocated_bytes"`, `"oom"`, `"oom_entry"`, `"alloc_retries"`, `"segments_allocated"`} {
+		if !strings.Contains(b.String(), key) {
+			t.Errorf("JSON lacks %s", key)
+		}
+	}
+}
+
+// TestWhatifGolden: the whatif text and JSON of the bundled leak_gc_oom
+// snapshot (an OOM, the cap inferred from it). go test -update rewrites
+// testdata/leak_gc_oom.whatif.*.
+func TestWhatifGolden(t *testing.T) {
+	s, err := snapshot.Load(filepath.Join("..", "testdata", "snapshots", "leak_gc_oom.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := whatif.Analyze(s, 0, nil, whatif.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &WhatifView{Devices: []*whatif.Result{res}}
+	var text, js bytes.Buffer
+	if err := WriteWhatif(&text, v); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteWhatifJSON(&js, v); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, filepath.Join("testdata", "leak_gc_oom.whatif.txt"), text.String())
+	checkGolden(t, filepath.Join("testdata", "leak_gc_oom.whatif.json"), js.String())
+}
