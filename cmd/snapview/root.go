@@ -46,6 +46,8 @@ have).`,
 		newStateCmd(),
 		newInfoCmd(),
 		newLeaksCmd(),
+		newDiffCmd(),
+		newRanksCmd(),
 	)
 	addProfileFlags(root)
 	return root
