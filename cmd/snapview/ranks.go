@@ -193,6 +193,9 @@ func runRanks(ctx context.Context, opts *ranksOptions, args []string, stdout, st
 			defer workers.Release(1)
 			defer sem.Release(w)
 			sides[i], errs[i] = measureRanks(ctx, path, &opts.device, so, &notes[i])
+			// The file's model is garbage now: collect it before the
+			// next file grows the heap to twice its size.
+			runtime.GC()
 		}()
 	}
 	wg.Wait()
