@@ -63,7 +63,7 @@ func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 	if len(d.Groups) != len(tl.Groups) {
 		return "", nil, fmt.Errorf("%d group labels for %d groups", len(d.Groups), len(tl.Groups))
 	}
-	id := htmlChartID("timeline", d.Device)
+	id := htmlDeviceChartID("timeline", d)
 	xName := "trace entry"
 	if tl.XIsTime {
 		xName = "time (s)"
@@ -78,6 +78,14 @@ func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 	if _, top := htmlYTicks(tl); top > 0 {
 		yAxis.Min, yAxis.Max = 0, top
 	}
+	if d.YMax > 0 {
+		_, top := htmlTicks(d.YMax)
+		yAxis.Min, yAxis.Max = 0, top
+	}
+	var xMax any = "dataMax"
+	if d.XMax > 0 {
+		xMax = htmlX(d.XMax, tl.XIsTime)
+	}
 	line := charts.NewLine()
 	line.SetGlobalOptions(
 		charts.WithInitializationOpts(opts.Initialization{ChartID: id, Width: "100%", Height: "520px"}),
@@ -89,7 +97,7 @@ func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 			opts.DataZoom{Type: "inside", XAxisIndex: []int{0}, FilterMode: "none", Start: zoomStart, End: zoomEnd},
 			opts.DataZoom{Type: "slider", XAxisIndex: []int{0}, FilterMode: "none", Start: zoomStart, End: zoomEnd},
 		),
-		charts.WithXAxisOpts(opts.XAxis{Type: "time", Name: xName, NameLocation: "middle", NameGap: 28, Min: "dataMin", Max: "dataMax"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "time", Name: xName, NameLocation: "middle", NameGap: 28, Min: "dataMin", Max: xMax}),
 		charts.WithYAxisOpts(yAxis),
 	)
 
@@ -193,6 +201,11 @@ func htmlYTicks(tl *analyze.Timeline) (interval, top int64) {
 			hi = max(hi, v)
 		}
 	}
+	return htmlTicks(hi)
+}
+
+// htmlTicks is htmlYTicks for an axis whose highest bytes are hi.
+func htmlTicks(hi int64) (interval, top int64) {
 	if hi <= 0 {
 		return 0, 0
 	}

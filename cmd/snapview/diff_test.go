@@ -210,3 +210,38 @@ func TestRanksDir(t *testing.T) {
 		t.Errorf("identical ranks flagged:\n%s", out)
 	}
 }
+
+// TestReportSeveralFiles: report of several files puts the ranks table on
+// top, gives every device section its own ids, and draws every timeline
+// on one scale; --base puts the diff on top.
+func TestReportSeveralFiles(t *testing.T) {
+	two := sharedSnapshot(t, "torch2.11/two_devices/snapshot.pickle")
+	mlp := filepath.Join("..", "..", "testdata", "snapshots", "mlp_train.pickle")
+	out := filepath.Join(t.TempDir(), "r.html")
+	if _, _, err := runSnapview(t, "report", "-o", out, two, mlp); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{`id="compare"`, "Over the ranks", `id="timeline_f0_d0"`, `id="timeline_f0_d1"`, `id="timeline_f1_d0"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, `"yInterval":134217728`); n != 3 {
+		t.Errorf("%d timelines with the shared 128 MiB ticks, want 3", n)
+	}
+	if _, _, err := runSnapview(t, "report", "-o", out, "--base", mlp, two); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = os.ReadFile(out); err != nil {
+		t.Fatal(err)
+	}
+	if page := string(b); !strings.Contains(page, "memory_stats() at each moment") || !strings.Contains(page, `id="timeline_f1_d0"`) {
+		t.Error("report --base lacks the diff or the second file's timeline")
+	}
+	testUsageErrors(t, []usageCase{{"base with two files", []string{"report", "--base", mlp, mlp, mlp}, "got 2 files"}})
+}
