@@ -245,3 +245,65 @@ func TestReportSeveralFiles(t *testing.T) {
 	}
 	testUsageErrors(t, []usageCase{{"base with two files", []string{"report", "--base", mlp, mlp, mlp}, "got 2 files"}})
 }
+
+// TestRanksDDP: the two ranks of a real DDP run on two H200s
+// (testdata/gen/gpurec.py); rank 1 allocated an extra buffer at the line
+// its .meta.json names. ranks leaves out each file's idle device (a lone
+// snapshot entry), flags rank 1 and names the buffer's stack first.
+func TestRanksDDP(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "snapshots")
+	var meta struct {
+		ExtraBuffer struct {
+			Bytes int64 `json:"bytes"`
+			Line  int64 `json:"line"`
+			Rank  int   `json:"rank"`
+		} `json:"extra_buffer"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "ddp_rank1.meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := runSnapview(t, "ranks", "--json", filepath.Join(dir, "ddp_rank0.pickle"), filepath.Join(dir, "ddp_rank1.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "never used on") {
+		t.Errorf("stderr does not say the idle devices were left out:\n%s", stderr)
+	}
+	var j struct {
+		Ranks []struct {
+			File   string
+			Device int
+		}
+		Outlier int `json:"outlier_rank"`
+		Stacks  []struct {
+			Frames []struct{ Line int64 }
+			Spread int64
+		}
+		Diff struct {
+			Stacks []struct {
+				Frames     []struct{ Line int64 }
+				DeltaBytes int64 `json:"delta_bytes"`
+				Status     string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Ranks) != 2 || j.Ranks[1].Device != meta.ExtraBuffer.Rank {
+		t.Fatalf("ranks %+v, want one per file, rank 1 on device 1", j.Ranks)
+	}
+	if j.Outlier != meta.ExtraBuffer.Rank {
+		t.Errorf("outlier rank %d, want %d", j.Outlier, meta.ExtraBuffer.Rank)
+	}
+	if len(j.Stacks) == 0 || j.Stacks[0].Frames[0].Line != meta.ExtraBuffer.Line || j.Stacks[0].Spread != meta.ExtraBuffer.Bytes {
+		t.Errorf("most varying stack %+v, want gpurec.py:%d varying by %d", j.Stacks, meta.ExtraBuffer.Line, meta.ExtraBuffer.Bytes)
+	}
+	if d := j.Diff.Stacks; len(d) == 0 || d[0].Frames[0].Line != meta.ExtraBuffer.Line || d[0].DeltaBytes != meta.ExtraBuffer.Bytes || d[0].Status != "new" {
+		t.Errorf("outlier diff starts with %+v, want the new buffer at line %d", d[:1], meta.ExtraBuffer.Line)
+	}
+}

@@ -230,12 +230,15 @@ func measureRanks(ctx context.Context, path string, f *deviceFlag, so analyze.Si
 		if err := f.check(s); err != nil {
 			return err
 		}
-		devs := s.Devices()
+		devs := usedDevices(s)
 		if f.set {
-			devs = slices.DeleteFunc(devs, func(d int) bool { return d != f.n })
+			devs = slices.DeleteFunc(s.Devices(), func(d int) bool { return d != f.n })
+		} else if idle := len(s.Devices()) - len(devs); idle > 0 {
+			fmt.Fprintf(notes, "note: %s: %d device%s the allocator was never used on (a lone snapshot entry, as other ranks' devices have in a distributed process's file) left out\n",
+				src.name, idle, map[bool]string{true: "", false: "s"}[idle == 1])
 		}
 		if len(devs) == 0 {
-			fmt.Fprintf(notes, "note: %s: no device with segments or trace entries: left out\n", src.name)
+			fmt.Fprintf(notes, "note: %s: no device the allocator was used on: left out\n", src.name)
 		}
 		for _, dev := range devs {
 			if err := ctx.Err(); err != nil {

@@ -176,14 +176,14 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 			reports = append(reports, r)
 			if opts.base != "" {
 				// The diff compares one device of each file, as diff does.
-				dev, _, err := stateDevice(s, &opts.device, peak)
+				dev, _, err := compareDevice(s, &opts.device, peak)
 				if err != nil {
 					return err
 				}
 				devices = []int{dev}
 			}
 			for _, dev := range devices {
-				if !slices.Contains(s.Devices(), dev) {
+				if !slices.Contains(usedDevices(s), dev) {
 					continue
 				}
 				res, err := analyze.Replay(s, dev)
