@@ -97,9 +97,11 @@ type SideOptions struct {
 }
 
 // MeasureSide reduces device r.Device of s at trace entry at (-1: before
-// the first entry) to a Side. r must come from [Replay] (the live
-// allocations come from r.Allocs). A moment other than the last entry
-// costs one more pass over the trace up to it ([Result.StateAt]).
+// the first entry) to a Side. r comes from [ReplayPeaks] (the live
+// allocations are then the state's active_allocated blocks, at the cost
+// of one more pass over the trace up to at, [Result.StateAt]) or from
+// [Replay] (they come from r.Allocs; a moment other than the last entry
+// costs that pass too, for its figures).
 func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Side, error) {
 	trace := deviceTrace(s, r.Device)
 	n := len(trace)
@@ -122,26 +124,23 @@ func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Si
 			sd.AtUS = trace[at].TimeUS
 		}
 	}
-	// The figures at the moment.
-	if at == n-1 {
+	// The figures at the moment, and, without r.Allocs, the blocks
+	// live then.
+	var st *State
+	if at == n-1 && r.Allocs != nil {
 		sd.Stats = r.Stats
 	} else {
-		st, err := r.StateAt(at)
-		if err != nil {
+		var err error
+		if st, err = r.StateAt(at); err != nil {
 			return nil, err
 		}
 		sd.Stats = st.Stats
 	}
 	// Peaks over the whole trace.
-	if n > 0 && len(r.Allocated) == n {
-		sd.PeakAllocatedAt = r.PeakIndex
-		sd.PeakAllocated = r.Allocated[r.PeakIndex]
-		sd.ReservedAtPeakAllocated = r.Reserved[r.PeakIndex]
-		for i, v := range r.Reserved {
-			if sd.PeakReservedAt < 0 || v > sd.PeakReserved {
-				sd.PeakReserved, sd.PeakReservedAt = v, i
-			}
-		}
+	if n > 0 && r.PeakIndex >= 0 {
+		pk := r.Peaks()
+		sd.PeakAllocatedAt, sd.PeakReservedAt = r.PeakIndex, r.PeakReservedIndex
+		sd.PeakAllocated, sd.PeakReserved, sd.ReservedAtPeakAllocated = pk.Allocated, pk.Reserved, pk.ReservedAtAllocated
 		if sd.HasTime {
 			sd.PeakAllocatedUS = trace[sd.PeakAllocatedAt].TimeUS
 			sd.PeakReservedUS = trace[sd.PeakReservedAt].TimeUS
@@ -162,26 +161,39 @@ func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Si
 			sd.PeakReservedStep = StepOf(sl, sd.PeakReservedAt)
 		}
 	}
-	// The live allocations by stack key.
+	// The live allocations by stack key: allocated, not yet
+	// free_requested (Allocation.Alive; active_allocated blocks).
 	keys := NewStackKeys(s, !opts.Full)
 	byKey := map[string]*StackTotal{}
-	for ai := range r.Allocs {
-		a := &r.Allocs[ai]
-		if a.AllocIndex > at {
-			break // Allocs are in trace order after the seeded ones
-		}
-		if !a.Alive(at) {
-			continue
-		}
-		k := keys.Key(a.Stack)
+	add := func(stack snapshot.StackID, size, requested int64) {
+		k := keys.Key(stack)
 		t := byKey[k]
 		if t == nil {
-			t = &StackTotal{Key: k, Frames: keys.Frames(a.Stack)}
+			t = &StackTotal{Key: k, Frames: keys.Frames(stack)}
 			byKey[k] = t
 		}
-		t.Bytes += a.Size
-		t.Requested += a.Requested
+		t.Bytes += size
+		t.Requested += requested
 		t.Count++
+	}
+	if st != nil {
+		for _, sg := range st.Segments {
+			for _, b := range sg.Blocks {
+				if b.State == snapshot.StateActiveAllocated {
+					add(b.Stack, b.Size, b.Requested)
+				}
+			}
+		}
+	} else {
+		for ai := range r.Allocs {
+			a := &r.Allocs[ai]
+			if a.AllocIndex > at {
+				break // Allocs are in trace order after the seeded ones
+			}
+			if a.Alive(at) {
+				add(a.Stack, a.Size, a.Requested)
+			}
+		}
 	}
 	sd.Stacks = make([]StackTotal, 0, len(byKey))
 	for _, t := range byKey {
@@ -189,14 +201,36 @@ func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Si
 	}
 	slices.SortFunc(sd.Stacks, func(a, b StackTotal) int { return strings.Compare(a.Key, b.Key) })
 	// How the file was recorded.
-	seeded := func(int) bool { return r.Seeded }
-	devices := InspectCoverage(s, seeded)
+	// The coverage InspectCoverage gives, from the replay: a trace holds
+	// the whole run exactly when its replay needs no seed (a free without
+	// its alloc, or a live block allocated before the trace, is what
+	// makes the replay seed), so the per-address pass of TraceCoverage is
+	// spared but where looksWrapped needs its count of orphan frees;
+	// classifyCoverage then tells a wrapped trace from a late one.
+	var devices []DeviceInfo
+	for _, d := range s.Devices() {
+		di := DeviceInfo{Device: d, Entries: len(deviceTrace(s, d)), Coverage: CoverageNone}
+		switch {
+		case di.Entries == 0:
+		case d == r.Device && r.Seeded:
+			di.Coverage, di.Seeded = CoverageLate, true
+			if !roundEntries(di.Entries) {
+				// looksWrapped weighs the frees without an alloc.
+				di.OrphanFrees = TraceCoverage(s, d).OrphanFrees
+			}
+		default:
+			// Another device's replay is not at hand: taken as from the
+			// start, which only matters to max_entries, not shown here.
+			di.Coverage = CoverageFromStart
+		}
+		devices = append(devices, di)
+	}
+	rec := classifyCoverage(s, devices)
 	for _, d := range devices {
 		if d.Device == r.Device {
 			sd.Coverage = d.Coverage
 		}
 	}
-	rec := inferRecording(s, devices)
 	sd.StacksOption, sd.Context = rec.Stacks, rec.Context
 	v := inferVersion(s)
 	sd.Version = v.String()
@@ -479,9 +513,13 @@ func diffNotes(d *Diff) []string {
 	}
 	if !d.SameAllocations && alloc.Delta != 0 && len(d.Stacks) > 0 {
 		top := d.Stacks[0]
-		if share := float64(top.DeltaBytes) / float64(alloc.Delta); share >= 0.5 {
+		switch share := float64(top.DeltaBytes) / float64(alloc.Delta); {
+		case share > 1:
+			notes = append(notes, fmt.Sprintf("one stack changed by more than the whole allocated change (%s): %s, %s %s",
+				signedBytes(alloc.Delta), stackLabel(top.Frames), top.Status, signedBytes(top.DeltaBytes)))
+		case share >= 0.5:
 			notes = append(notes, fmt.Sprintf("%.0f%% of the allocated change (%s) is one stack's: %s, %s %s",
-				100*min(share, 1), signedBytes(alloc.Delta), stackLabel(top.Frames), top.Status, signedBytes(top.DeltaBytes)))
+				100*share, signedBytes(alloc.Delta), stackLabel(top.Frames), top.Status, signedBytes(top.DeltaBytes)))
 		}
 		var nNew, nGone int
 		var bNew, bGone int64
@@ -495,8 +533,15 @@ func diffNotes(d *Diff) []string {
 				bGone += s.BaseBytes
 			}
 		}
-		if nNew > 0 || nGone > 0 {
-			notes = append(notes, fmt.Sprintf("%d new stacks hold %s; %d stacks gone held %s", nNew, plainBytes(bNew), nGone, plainBytes(bGone)))
+		var parts []string
+		if nNew > 0 {
+			parts = append(parts, fmt.Sprintf("%s hold %s", countNoun(nNew, "new stack", "new stacks"), plainBytes(bNew)))
+		}
+		if nGone > 0 {
+			parts = append(parts, fmt.Sprintf("%s held %s", countNoun(nGone, "stack gone", "stacks gone"), plainBytes(bGone)))
+		}
+		if len(parts) > 0 {
+			notes = append(notes, strings.Join(parts, "; "))
 		}
 	}
 	if !d.SameAllocations && res.New > 0 && abs64(free.Delta) > res.New/10 && abs64(free.Delta) > abs64(alloc.Delta) {
@@ -509,6 +554,9 @@ func diffNotes(d *Diff) []string {
 		if r.What == "coverage" {
 			notes = append(notes, fmt.Sprintf("the recordings differ in coverage (%s vs %s): peaks and totals of a trace that misses the start are lower bounds", r.Base, r.New))
 		}
+	}
+	if (d.Base.File != d.New.File || d.Base.Device != d.New.Device) && d.Base.Step >= 0 && d.New.Step >= 0 && d.Base.Step != d.New.Step {
+		notes = append(notes, fmt.Sprintf("the two moments fall in different steps (%d and %d): a per-step working set may differ by where in the step each side was taken", d.Base.Step, d.New.Step))
 	}
 	if d.Base.File == d.New.File && d.Base.Device == d.New.Device && d.Base.At > d.New.At {
 		notes = append(notes, "the base moment comes after the new one: deltas read backwards in time")

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -19,7 +21,7 @@ func sideAt(t *testing.T, path string, dev int, m Moment, opts SideOptions) *Sid
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Replay(s, dev)
+	r, err := ReplayPeaks(s, dev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +190,43 @@ func TestOutliersMedian(t *testing.T) {
 	}
 }
 
+// TestMeasureSideReplays: a Side from ReplayPeaks (live blocks from the
+// state) equals one from Replay (live blocks from Allocs), at the peak and
+// at the end.
+func TestMeasureSideReplays(t *testing.T) {
+	for _, rel := range []string{"torch2.11/leak_train/snapshot.pickle", "torch2.11/two_devices/snapshot.pickle"} {
+		s, err := snapshot.Load(filepath.Join(sharedOrSkip(t), rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := Replay(s, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		light, err := ReplayPeaks(s, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full.PeakIndex != light.PeakIndex || full.PeakReservedIndex != light.PeakReservedIndex || full.Peaks() != light.Peaks() {
+			t.Errorf("%s: peaks %d %d %+v (Replay) and %d %d %+v (ReplayPeaks)", rel, full.PeakIndex, full.PeakReservedIndex, full.Peaks(),
+				light.PeakIndex, light.PeakReservedIndex, light.Peaks())
+		}
+		for _, at := range []int{full.PeakIndex, len(full.Allocated) - 1, 10} {
+			a, err := MeasureSide(s, full, at, SideOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := MeasureSide(s, light, at, SideOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(a, b); diff != "" {
+				t.Errorf("%s at entry %d: Side from Replay and from ReplayPeaks differ (-Replay +ReplayPeaks):\n%s", rel, at, diff)
+			}
+		}
+	}
+}
+
 // TestMomentStep resolves step:K on a recording with steps, and refuses
 // it on one without.
 func TestMomentStep(t *testing.T) {
@@ -217,5 +256,41 @@ func TestMomentStep(t *testing.T) {
 	var me *MomentError
 	if !errors.As(err, &me) || me.Absent {
 		t.Errorf("step:%d past the last: error %v, want a MomentError", st.Count+1, err)
+	}
+}
+
+// TestSideCoverageAgreesWithInfo: the coverage a Side takes from its
+// replay is the one `info` finds from the trace (InspectCoverage), on the
+// shared corpus.
+func TestSideCoverageAgreesWithInfo(t *testing.T) {
+	dir := sharedOrSkip(t)
+	var files []string
+	for _, pat := range []string{"torch2.11/*/snapshot.pickle", "torch2.11-probe/*.pickle", "public/*.pickle"} {
+		m, _ := filepath.Glob(filepath.Join(dir, pat))
+		files = append(files, m...)
+	}
+	if len(files) < 40 {
+		t.Fatalf("%d files, want the corpus", len(files))
+	}
+	for _, f := range files {
+		s, err := snapshot.Load(f)
+		if err != nil {
+			continue
+		}
+		for _, dev := range s.Devices() {
+			r, err := ReplayPeaks(s, dev)
+			if err != nil || len(deviceTrace(s, dev)) == 0 {
+				continue
+			}
+			sd, err := MeasureSide(s, r, len(deviceTrace(s, dev))-1, SideOptions{NoSteps: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, di := range InspectCoverage(s, func(int) bool { return r.Seeded }) {
+				if di.Device == dev && di.Coverage != sd.Coverage {
+					t.Errorf("%s device %d: coverage %s, info says %s", filepath.Base(f), dev, sd.Coverage, di.Coverage)
+				}
+			}
+		}
 	}
 }

@@ -64,12 +64,25 @@ func Replay(s *snapshot.Snapshot, device int) (*Result, error) {
 // series (Allocated, Active, Reserved, Requested), Allocs and OOMs are nil
 // and PeakIndex is -1. It costs the same two passes over the trace and
 // none of the memory that grows with it (32 bytes per entry for the series,
-// 80 per allocation).
+// 80 per allocation). PeakIndex and PeakReservedIndex are -1.
 func ReplayStats(s *snapshot.Snapshot, device int) (*Result, error) {
 	return replay(s, device, false)
 }
 
+// ReplayPeaks is [ReplayStats] that also finds PeakIndex,
+// PeakReservedIndex and OOMs, for callers that need the peaks and the
+// state at a moment ([Result.StateAt]) but not the per-entry series or
+// Allocs (which stay nil): `diff` and `ranks`, which compare the peaks of
+// files of millions of entries. It costs what ReplayStats costs.
+func ReplayPeaks(s *snapshot.Snapshot, device int) (*Result, error) {
+	return replayMode(s, device, false, true)
+}
+
 func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
+	return replayMode(s, device, record, false)
+}
+
+func replayMode(s *snapshot.Snapshot, device int, record, peaks bool) (*Result, error) {
 	if device < 0 {
 		return nil, fmt.Errorf("replaying device %d: no such device", device)
 	}
@@ -78,7 +91,7 @@ func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
 	if len(trace) == 0 && !hasSegments {
 		return nil, fmt.Errorf("replaying device %d: the snapshot has no segments and no trace entries for it", device)
 	}
-	r := &Result{Device: device, PeakIndex: -1, snap: s, cfg: newAllocConfig(s)}
+	r := &Result{Device: device, PeakIndex: -1, PeakReservedIndex: -1, snap: s, cfg: newAllocConfig(s)}
 	seed, seedProblems := r.seedState(trace)
 	r.seed = seed
 	r.Seeded = len(seed) > 0 && len(trace) > 0
@@ -92,6 +105,7 @@ func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
 		r.Allocs = make([]Allocation, 0, countAllocs(trace)+countActive(seed))
 	}
 	x := r.newRunner(record)
+	x.peaks = peaks
 	x.runTo(n - 1)
 	m := x.m
 
@@ -104,6 +118,18 @@ func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
 	for i, v := range r.Allocated {
 		if v > peak {
 			peak, r.PeakIndex = v, i
+		}
+	}
+	peak = math.MinInt64
+	for i, v := range r.Reserved {
+		if v > peak {
+			peak, r.PeakReservedIndex = v, i
+		}
+	}
+	if n > 0 {
+		r.peaks = PeakBytes{
+			Allocated: r.Allocated[r.PeakIndex], ReservedAtAllocated: r.Reserved[r.PeakIndex],
+			Reserved: r.Reserved[r.PeakReservedIndex],
 		}
 	}
 	return r, nil
@@ -151,8 +177,8 @@ type Result struct {
 	Allocs []Allocation
 
 	// PeakIndex is the first entry where Allocated is highest, -1 when the
-	// trace is empty.
-	PeakIndex int
+	// trace is empty; PeakReservedIndex the first where Reserved is.
+	PeakIndex, PeakReservedIndex int
 
 	// OOMs are the indexes of the oom entries, in trace order.
 	OOMs []int
@@ -165,10 +191,26 @@ type Result struct {
 	// Check compares the replayed end state with the file's segments.
 	Check EndCheck
 
+	// peaks are the allocated and reserved bytes at PeakIndex and
+	// PeakReservedIndex: see [Result.Peaks].
+	peaks PeakBytes
+
 	snap *snapshot.Snapshot
 	seed []snapshot.Segment // the state before the first entry
 	cfg  allocConfig
 }
+
+// PeakBytes are the figures at a trace's peaks, bytes.
+type PeakBytes struct {
+	// Allocated is allocated_bytes.all.current at PeakIndex, and
+	// ReservedAtAllocated reserved_bytes.all.current there; Reserved is
+	// reserved_bytes.all.current at PeakReservedIndex.
+	Allocated, ReservedAtAllocated, Reserved int64
+}
+
+// Peaks returns the bytes at PeakIndex and PeakReservedIndex, for a
+// Result of [Replay] or [ReplayPeaks] with trace entries; zeros otherwise.
+func (r *Result) Peaks() PeakBytes { return r.peaks }
 
 // Allocation is one block's life as an allocation: from its alloc entry (or
 // from before the trace) to its free_requested and free_completed entries

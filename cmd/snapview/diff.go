@@ -182,7 +182,7 @@ func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path st
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r, err := analyze.Replay(s, dev)
+		r, err := analyze.ReplayPeaks(s, dev)
 		if err != nil {
 			return err
 		}
@@ -210,7 +210,7 @@ func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path st
 // trace is taken at the state the file holds whatever the moment (there
 // is no other).
 func resolveSideMoment(s *snapshot.Snapshot, r *analyze.Result, m analyze.Moment) (int, error) {
-	if len(r.Allocated) == 0 {
+	if len(r.Allocated) == 0 && r.PeakIndex < 0 {
 		return -1, nil
 	}
 	return resolveMoment(s, r, m)

@@ -244,7 +244,7 @@ func measureRanks(ctx context.Context, path string, f *deviceFlag, so analyze.Si
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r, err := analyze.Replay(s, dev)
+			r, err := analyze.ReplayPeaks(s, dev)
 			if err != nil {
 				return err
 			}

@@ -186,7 +186,7 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				if !slices.Contains(usedDevices(s), dev) {
 					continue
 				}
-				res, err := analyze.Replay(s, dev)
+				res, err := analyze.ReplayPeaks(s, dev)
 				if err != nil {
 					return err
 				}
