@@ -535,7 +535,7 @@ func diffNotes(d *Diff) []string {
 		}
 		var parts []string
 		if nNew > 0 {
-			parts = append(parts, fmt.Sprintf("%s hold %s", countNoun(nNew, "new stack", "new stacks"), plainBytes(bNew)))
+			parts = append(parts, fmt.Sprintf("%s %s", countNoun(nNew, "new stack holds", "new stacks hold"), plainBytes(bNew)))
 		}
 		if nGone > 0 {
 			parts = append(parts, fmt.Sprintf("%s held %s", countNoun(nGone, "stack gone", "stacks gone"), plainBytes(bGone)))

@@ -248,7 +248,7 @@ func (f RankFigure) String() string {
 	case RankPeakReserved:
 		return "peak reserved"
 	case RankReservedMinusAllocated:
-		return "reserved minus allocated"
+		return "cached at peak"
 	}
 	return fmt.Sprint(string(f))
 }

@@ -22,6 +22,28 @@ type RanksOptions struct {
 	Full bool
 }
 
+// rankFileNames names each side's file as briefly as stays unambiguous:
+// its base name, or the whole path when two files share a base name.
+func rankFileNames(sides []*analyze.Side) []string {
+	seen := map[string]string{}
+	short := true
+	for _, s := range sides {
+		b := baseName(s.File)
+		if f, ok := seen[b]; ok && f != s.File {
+			short = false
+		}
+		seen[b] = s.File
+	}
+	out := make([]string, len(sides))
+	for i, s := range sides {
+		out[i] = s.File
+		if short {
+			out[i] = baseName(s.File)
+		}
+	}
+	return out
+}
+
 // when says when a peak fell: "step 7, 2.310 s" or "entry 1,234, 2.310 s".
 func when(s *analyze.Side, entry, step int, us int64) string {
 	if entry < 0 {
@@ -45,8 +67,9 @@ func when(s *analyze.Side, entry, step int, us int64) string {
 func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 	t := newTable(w, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignLeft,
 		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
-	t.Header("Rank", "File", "Device", "Peak allocated", "When", "Peak reserved", "When",
-		"Reserved-allocated", "End allocated", "OOMs", "Retries", "Coverage")
+	t.Header("Rank", "File", "Dev", "Peak allocated", "When", "Peak reserved", "When",
+		"Cached at peak", "End allocated", "OOMs", "Retries", "Coverage")
+	names := rankFileNames(rk.Sides)
 	for i, s := range rk.Sides {
 		h := s.Stats.Known.History
 		flag := ""
@@ -56,7 +79,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 				break
 			}
 		}
-		t.Append(strconv.Itoa(i)+flag, s.File, strconv.Itoa(s.Device),
+		t.Append(strconv.Itoa(i)+flag, names[i], strconv.Itoa(s.Device),
 			figureValue(s.PeakAllocated, true, h), when(s, s.PeakAllocatedAt, s.PeakAllocatedStep, s.PeakAllocatedUS),
 			figureValue(s.PeakReserved, true, h), when(s, s.PeakReservedAt, s.PeakReservedStep, s.PeakReservedUS),
 			FormatBytes(s.ReservedAtPeakAllocated-s.PeakAllocated),
@@ -68,7 +91,8 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "'!': beyond 10% of the median rank; '+': at least this much (the trace misses the start, or a retry that leaves no entry); '?': unknown.")
+	fmt.Fprintln(w, "Cached at peak: reserved minus allocated at the allocated peak. '!': beyond 10% of the median rank;")
+	fmt.Fprintln(w, "'+': at least this much (the trace misses the start, or a retry that leaves no entry); '?': unknown.")
 
 	fmt.Fprintln(w)
 	t = newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
