@@ -40,7 +40,8 @@ It shows:
     reserved, active, requested, reserved minus allocated (memory cached
     but not allocated), allocations, segments, the peaks up to the moment,
     OOMs and cudaMalloc retries, each with its trust mark ('+': at least
-    this much, the trace misses the start of the run; '?': unknown);
+    this much, as the trace misses the start of the run or, for retries,
+    as a retry that succeeds leaves no entry; '?': unknown);
   - how the recordings differ (trace coverage, the stacks and context
     options of _record_memory_history, the PyTorch version hint);
   - notes where the data shows a cause ("same allocations, reserved
@@ -59,7 +60,8 @@ file:
 ` + momentHelp + `
 
 --device chooses the device of both files (default: the first with a
-trace).
+trace, leaving out the devices the allocator was never used on, which a
+distributed process's file lists with a lone snapshot entry).
 
 --json writes one object:
   {"base": {"file", "device", "at", "entry"},   at: the moment as given,
@@ -113,7 +115,7 @@ naming it (exit code 2).`,
 	f := cmd.Flags()
 	f.StringVar(&opts.at, "at", "peak", "the moment of NEW: peak, oom, oom:K, end, entry:N, time:T or step:K")
 	f.StringVar(&opts.baseAt, "base-at", "peak", "the moment of BASE: peak, oom, oom:K, end, entry:N, time:T or step:K")
-	addDeviceFlag(f, &opts.device, "compare this CUDA device ordinal of both files", "the first device with a trace")
+	addDeviceFlag(f, &opts.device, "compare this CUDA device ordinal of both files", "the first device used, with a trace")
 	f.BoolVar(&opts.fold, "fold", false, "match stacks by their user frames (the default; as leaks --fold)")
 	f.BoolVar(&opts.full, "full", false, "match stacks by their whole stacks instead of their user frames")
 	f.IntVar(&opts.top, "top", 20, "number of stacks listed, largest change first (0: all)")

@@ -165,6 +165,11 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 			if err != nil {
 				return err
 			}
+			if used := usedDevices(s); !opts.device.set && len(used) > 0 {
+				// A rank's file lists the other ranks' devices with a
+				// lone snapshot entry: nothing to draw.
+				devices = used
+			}
 			ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Stats: statsFromReplay}
 			if src.size > 0 {
 				ho.SizeOnDisk = src.size
