@@ -70,7 +70,8 @@ func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 	}
 	var zoomStart, zoomEnd float32 = 0, 100
 	if z := d.Zoom; z != nil && len(tl.X) > 1 && tl.X[len(tl.X)-1] > tl.X[0] {
-		x0, span := float64(tl.X[0]), float64(tl.X[len(tl.X)-1]-tl.X[0])
+		// Percentages of the axis: to XMax when it is fixed.
+		x0, span := float64(tl.X[0]), float64(max(tl.X[len(tl.X)-1], d.XMax)-tl.X[0])
 		zoomStart = float32(max(0, min(100, 100*(float64(z.X0)-x0)/span)))
 		zoomEnd = float32(max(0, min(100, 100*(float64(z.X1)-x0)/span)))
 	}
