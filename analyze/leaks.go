@@ -689,6 +689,7 @@ type leakBuilder struct {
 	state []uint8
 	keys  []string
 	buf   []byte
+	fr    []snapshot.FrameID
 }
 
 // Stack states of a leakBuilder.
@@ -768,22 +769,14 @@ func (b *leakBuilder) filteredOut(id snapshot.StackID) bool {
 // key returns the group key of a stack: its frames less the unwinder's,
 // or with Fold its user frames when it has any.
 func (b *leakBuilder) key(id snapshot.StackID) string {
-	frames := b.s.Stack(id)
+	fr, user := keyFrames(b.fr[:0], b.s.Stack(id), b.kinds, b.opts.Fold)
+	b.fr = fr
 	b.buf = b.buf[:0]
-	if b.opts.Fold {
-		for _, f := range frames {
-			if b.kinds[f] == FrameUser {
-				b.buf = binary.AppendUvarint(b.buf, uint64(f))
-			}
-		}
-		if len(b.buf) > 0 {
-			return "u" + string(b.buf)
-		}
+	for _, f := range fr {
+		b.buf = binary.AppendUvarint(b.buf, uint64(f))
 	}
-	for _, f := range frames {
-		if b.kinds[f] != FrameNoise {
-			b.buf = binary.AppendUvarint(b.buf, uint64(f))
-		}
+	if user {
+		return "u" + string(b.buf)
 	}
 	return "s" + string(b.buf)
 }

@@ -57,8 +57,15 @@ func leakSlices(s *snapshot.Snapshot, res *Result, trace []snapshot.TraceEntry, 
 		st.Name, starts = annotationSteps(s, device, window)
 		st.Source = StepsAnnotation
 	}
-	if _, freed := freedShare(res.Allocs, at); starts == nil &&
-		(opts.Steps == StepsAuto && freed >= patternMinFreed || opts.Steps == StepsAnnotation || opts.Steps == StepsPattern) {
+	if starts == nil && opts.Steps == StepsAuto {
+		// Only now: the share costs a pass when res has no Allocs.
+		_, freed := freedShareOf(res, window, at)
+		if freed < patternMinFreed {
+			opts.Steps = StepsSlices
+		}
+	}
+	if starts == nil &&
+		(opts.Steps == StepsAuto || opts.Steps == StepsAnnotation || opts.Steps == StepsPattern) {
 		st.Name = ""
 		st.Marker, starts = patternSteps(window)
 		st.Source = StepsPattern
@@ -114,6 +121,33 @@ func freedShare(allocs []Allocation, at int) (int, float64) {
 		n++
 		if !a.Alive(at) {
 			freed++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return n, float64(freed) / float64(n)
+}
+
+// freedShareOf is freedShare over res.Allocs, or, for a replay without
+// them ([ReplayPeaks]), over the trace entries up to at (window): an
+// alloc entry's allocation is freed by its address's next free_requested.
+func freedShareOf(res *Result, window []snapshot.TraceEntry, at int) (int, float64) {
+	if res.Allocs != nil || len(window) == 0 {
+		return freedShare(res.Allocs, at)
+	}
+	live := map[snapshot.Addr]bool{}
+	n, freed := 0, 0
+	for i := range window[:at+1] {
+		switch e := &window[i]; e.Action {
+		case snapshot.ActionAlloc:
+			live[e.Addr] = true
+			n++
+		case snapshot.ActionFreeRequested:
+			if live[e.Addr] {
+				delete(live, e.Addr)
+				freed++
+			}
 		}
 	}
 	if n == 0 {

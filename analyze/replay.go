@@ -65,12 +65,25 @@ func Replay(s *snapshot.Snapshot, device int) (*Result, error) {
 // series (Allocated, Active, Reserved, Requested), Allocs and OOMs are nil
 // and PeakIndex is -1. It costs the same two passes over the trace and
 // none of the memory that grows with it (32 bytes per entry for the series,
-// 80 per allocation).
+// 80 per allocation). PeakIndex and PeakReservedIndex are -1.
 func ReplayStats(s *snapshot.Snapshot, device int) (*Result, error) {
 	return replay(s, device, false)
 }
 
+// ReplayPeaks is [ReplayStats] that also finds PeakIndex,
+// PeakReservedIndex and OOMs, for callers that need the peaks and the
+// state at a moment ([Result.StateAt]) but not the per-entry series or
+// Allocs (which stay nil): `diff` and `ranks`, which compare the peaks of
+// files of millions of entries. It costs what ReplayStats costs.
+func ReplayPeaks(s *snapshot.Snapshot, device int) (*Result, error) {
+	return replayMode(s, device, false, true)
+}
+
 func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
+	return replayMode(s, device, record, false)
+}
+
+func replayMode(s *snapshot.Snapshot, device int, record, peaks bool) (*Result, error) {
 	if device < 0 {
 		return nil, fmt.Errorf("replaying device %d: no such device", device)
 	}
@@ -79,7 +92,7 @@ func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
 	if len(trace) == 0 && !hasSegments {
 		return nil, fmt.Errorf("replaying device %d: the snapshot has no segments and no trace entries for it", device)
 	}
-	r := &Result{Device: device, PeakIndex: -1, snap: s}
+	r := &Result{Device: device, PeakIndex: -1, PeakReservedIndex: -1, snap: s}
 	r.Rounding = InferRounding(s, device)
 	r.cfg = newReplayConfig(s, trace, r.Rounding.Rule)
 	r.SkipsFreeRequested = r.cfg.impliedFreeRequested
@@ -96,6 +109,7 @@ func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
 		r.Allocs = make([]Allocation, 0, countAllocs(trace)+countActive(seed))
 	}
 	x := r.newRunner(record)
+	x.peaks = peaks
 	x.runTo(n - 1)
 	m := x.m
 
@@ -109,6 +123,18 @@ func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
 	for i, v := range r.Allocated {
 		if v > peak {
 			peak, r.PeakIndex = v, i
+		}
+	}
+	peak = math.MinInt64
+	for i, v := range r.Reserved {
+		if v > peak {
+			peak, r.PeakReservedIndex = v, i
+		}
+	}
+	if n > 0 {
+		r.peaks = PeakBytes{
+			Allocated: r.Allocated[r.PeakIndex], ReservedAtAllocated: r.Reserved[r.PeakIndex],
+			Reserved: r.Reserved[r.PeakReservedIndex],
 		}
 	}
 	return r, nil
@@ -156,8 +182,8 @@ type Result struct {
 	Allocs []Allocation
 
 	// PeakIndex is the first entry where Allocated is highest, -1 when the
-	// trace is empty.
-	PeakIndex int
+	// trace is empty; PeakReservedIndex the first where Reserved is.
+	PeakIndex, PeakReservedIndex int
 
 	// OOMs are the indexes of the oom entries, in trace order.
 	OOMs []int
@@ -181,6 +207,10 @@ type Result struct {
 	// Stats.Known.History is Unknown).
 	Rounding Rounding
 
+	// peaks are the allocated and reserved bytes at PeakIndex and
+	// PeakReservedIndex: see [Result.Peaks].
+	peaks PeakBytes
+
 	snap *snapshot.Snapshot
 	seed []snapshot.Segment // the state before the first entry
 	cfg  replayConfig
@@ -196,6 +226,18 @@ func (r *Result) Config() allocator.Config { return r.cfg.Config }
 // the state reconstructed backwards from the file's segments. The slice is
 // shared: callers must not change it.
 func (r *Result) InitialState() []snapshot.Segment { return r.seed }
+
+// PeakBytes are the figures at a trace's peaks, bytes.
+type PeakBytes struct {
+	// Allocated is allocated_bytes.all.current at PeakIndex, and
+	// ReservedAtAllocated reserved_bytes.all.current there; Reserved is
+	// reserved_bytes.all.current at PeakReservedIndex.
+	Allocated, ReservedAtAllocated, Reserved int64
+}
+
+// Peaks returns the bytes at PeakIndex and PeakReservedIndex, for a
+// Result of [Replay] or [ReplayPeaks] with trace entries; zeros otherwise.
+func (r *Result) Peaks() PeakBytes { return r.peaks }
 
 // Allocation is one block's life as an allocation: from its alloc entry (or
 // from before the trace) to its free_requested and free_completed entries

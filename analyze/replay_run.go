@@ -312,6 +312,9 @@ type runner struct {
 	fileSeg map[snapshot.Addr]*snapshot.Segment // the file's segments of the device
 	nallocs int32
 	record  bool // fill the series, Allocs and OOMs of r
+	// peaks finds r.PeakIndex, r.PeakReservedIndex, r.peaks and r.OOMs
+	// without the series.
+	peaks bool
 }
 
 // mapHint is the initial size of an address map for a trace of n entries:
@@ -417,8 +420,17 @@ func (x *runner) step(i int) {
 		m.segmentUnmap(i, e)
 	case snapshot.ActionOOM:
 		m.st.NumOOMs++
-		if x.record {
+		if x.record || x.peaks {
 			r.OOMs = append(r.OOMs, i)
+		}
+	}
+	if x.peaks {
+		res := m.st.ReservedBytes[PoolAll].Current
+		if v := m.st.AllocatedBytes[PoolAll].Current; r.PeakIndex < 0 || v > r.peaks.Allocated {
+			r.peaks.Allocated, r.peaks.ReservedAtAllocated, r.PeakIndex = v, res, i
+		}
+		if r.PeakReservedIndex < 0 || res > r.peaks.Reserved {
+			r.peaks.Reserved, r.PeakReservedIndex = res, i
 		}
 	}
 	if x.record {

@@ -28,16 +28,29 @@ type HTMLReport struct {
 	// first) of every stack the report refers to; groups, blocks and leaks
 	// hold indexes into it.
 	Stacks [][]string
-	// Devices has one section per device, by ordinal.
+	// Devices has one section per device, by ordinal (by file, then
+	// ordinal, in a report of several files).
 	Devices []HTMLDevice
 	// DevicesLeftOut counts the devices asked for that have no section
 	// (over HTMLOptions.MaxDevices); a warning says so.
 	DevicesLeftOut int
+	// Compare is the comparison of several files as text (the per-rank
+	// table or the diff), "" for a report of one file; CompareTitle heads
+	// it.
+	Compare, CompareTitle string
 }
 
 // HTMLDevice is the section of one device.
 type HTMLDevice struct {
 	Device int
+	// File names the file the device comes from in a report of several
+	// files, "" in a report of one; Key then makes its element ids unique
+	// ("f1_d0").
+	File, Key string
+	// YMax and XMax, when not 0, fix the top of the timeline's y axis
+	// (bytes) and the end of its x axis (as analyze.Timeline.X): a report
+	// of several files draws every timeline on the same scale.
+	YMax, XMax int64
 	// Notes are short remarks shown under the device heading (trace
 	// coverage, replay disagreements).
 	Notes []string
@@ -286,6 +299,9 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 	for i := range r.Devices {
 		d := &r.Devices[i]
 		sec := htmlSection{HTMLDevice: d, ID: fmt.Sprintf("dev%d", d.Device)}
+		if d.Key != "" {
+			sec.ID = d.Key
+		}
 		dd := htmlDataDevice{Device: d.Device, Groups: []htmlDataGroup{}, SegmentInfo: []htmlDataSeg{}}
 		if d.Timeline != nil && len(d.Timeline.Index) > 0 {
 			el, opt, err := htmlTimelineChart(d)
@@ -296,7 +312,10 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 			sec.AnnotationsShown = len(d.Annotations)
 			dd.XIsTime = d.Timeline.XIsTime
 			dd.YInterval, _ = htmlYTicks(d.Timeline)
-			dd.Timeline = &htmlDataChart{ID: htmlChartID("timeline", d.Device), Option: opt}
+			if d.YMax > 0 {
+				dd.YInterval, _ = htmlTicks(d.YMax)
+			}
+			dd.Timeline = &htmlDataChart{ID: htmlDeviceChartID("timeline", d), Option: opt}
 			for i, g := range d.Groups {
 				dd.Groups = append(dd.Groups, htmlDataGroup{Label: g.Label, Stack: g.Stack})
 				tg := &d.Timeline.Groups[i]
@@ -320,7 +339,7 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 			}
 			sec.SegmentsElement = el
 			sec.SegmentsShown = len(d.Segments)
-			dd.Segments = &htmlDataChart{ID: htmlChartID("segments", d.Device), Option: opt}
+			dd.Segments = &htmlDataChart{ID: htmlDeviceChartID("segments", d), Option: opt}
 			for _, sg := range d.Segments {
 				ds := htmlDataSeg{Addr: sg.Addr, Size: sg.Size, Stream: sg.Stream, Pool: sg.Pool,
 					Blocks: make([][4]int64, len(sg.Blocks)), States: make([]string, len(sg.Blocks))}
@@ -359,6 +378,15 @@ func htmlCheckInline(name string, b []byte) error {
 // htmlChartID is the fixed ECharts container id of a chart.
 func htmlChartID(kind string, device int) string {
 	return fmt.Sprintf("%s_d%d", kind, device)
+}
+
+// htmlDeviceChartID is htmlChartID, or kind_KEY for a device of a report
+// of several files.
+func htmlDeviceChartID(kind string, d *HTMLDevice) string {
+	if d.Key != "" {
+		return kind + "_" + d.Key
+	}
+	return htmlChartID(kind, d.Device)
 }
 
 // errHTMLPanic wraps a panic raised while rendering a chart.

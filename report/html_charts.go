@@ -63,20 +63,29 @@ func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 	if len(d.Groups) != len(tl.Groups) {
 		return "", nil, fmt.Errorf("%d group labels for %d groups", len(d.Groups), len(tl.Groups))
 	}
-	id := htmlChartID("timeline", d.Device)
+	id := htmlDeviceChartID("timeline", d)
 	xName := "trace entry"
 	if tl.XIsTime {
 		xName = "time (s)"
 	}
 	var zoomStart, zoomEnd float32 = 0, 100
 	if z := d.Zoom; z != nil && len(tl.X) > 1 && tl.X[len(tl.X)-1] > tl.X[0] {
-		x0, span := float64(tl.X[0]), float64(tl.X[len(tl.X)-1]-tl.X[0])
+		// Percentages of the axis: to XMax when it is fixed.
+		x0, span := float64(tl.X[0]), float64(max(tl.X[len(tl.X)-1], d.XMax)-tl.X[0])
 		zoomStart = float32(max(0, min(100, 100*(float64(z.X0)-x0)/span)))
 		zoomEnd = float32(max(0, min(100, 100*(float64(z.X1)-x0)/span)))
 	}
 	yAxis := opts.YAxis{Type: "value"}
 	if _, top := htmlYTicks(tl); top > 0 {
 		yAxis.Min, yAxis.Max = 0, top
+	}
+	if d.YMax > 0 {
+		_, top := htmlTicks(d.YMax)
+		yAxis.Min, yAxis.Max = 0, top
+	}
+	var xMax any = "dataMax"
+	if d.XMax > 0 {
+		xMax = htmlX(d.XMax, tl.XIsTime)
 	}
 	line := charts.NewLine()
 	line.SetGlobalOptions(
@@ -89,7 +98,7 @@ func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 			opts.DataZoom{Type: "inside", XAxisIndex: []int{0}, FilterMode: "none", Start: zoomStart, End: zoomEnd},
 			opts.DataZoom{Type: "slider", XAxisIndex: []int{0}, FilterMode: "none", Start: zoomStart, End: zoomEnd},
 		),
-		charts.WithXAxisOpts(opts.XAxis{Type: "time", Name: xName, NameLocation: "middle", NameGap: 28, Min: "dataMin", Max: "dataMax"}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "time", Name: xName, NameLocation: "middle", NameGap: 28, Min: "dataMin", Max: xMax}),
 		charts.WithYAxisOpts(yAxis),
 	)
 
@@ -193,6 +202,11 @@ func htmlYTicks(tl *analyze.Timeline) (interval, top int64) {
 			hi = max(hi, v)
 		}
 	}
+	return htmlTicks(hi)
+}
+
+// htmlTicks is htmlYTicks for an axis whose highest bytes are hi.
+func htmlTicks(hi int64) (interval, top int64) {
 	if hi <= 0 {
 		return 0, 0
 	}

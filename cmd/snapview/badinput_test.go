@@ -50,8 +50,11 @@ func TestBadInputEveryCommand(t *testing.T) {
 		for kind, path := range files {
 			t.Run(name+"/"+kind, func(t *testing.T) {
 				args := []string{name, path}
-				if name == "report" {
+				switch name {
+				case "report":
 					args = append(args, "-o", filepath.Join(t.TempDir(), "r.html"))
+				case "diff":
+					args = append(args, path) // BASE and NEW
 				}
 				_, _, err := runSnapview(t, args...)
 				if err == nil {

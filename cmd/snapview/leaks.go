@@ -88,8 +88,8 @@ wrapped). --sort bytes or count ranks by live bytes or allocations.
 
 --at chooses the moment: auto (the default: the end of the trace, or the
 last OOM when memory was freed after it, since those frees are the OOM's
-unwinding, not a fix), end, peak, oom, oom:K, entry:N or time:T (see
-snapview state --help).
+unwinding, not a fix), end, peak, oom, oom:K, entry:N, time:T or step:K
+(see snapview state --help).
 
 Filters, as in pprof: --focus RE keeps allocations whose stack has a frame
 matching RE, --ignore RE drops those that have one; frames match as
@@ -121,7 +121,7 @@ says there is nothing to show and exits 0.`,
 	f := cmd.Flags()
 	f.IntVar(&opts.top, "top", 10, "number of groups shown per device (at least 1)")
 	addDeviceFlag(f, &opts.device, "show only this CUDA device ordinal", "every device in the file")
-	f.StringVar(&opts.at, "at", "auto", "the moment: auto, end, peak, oom, oom:K, entry:N or time:T")
+	f.StringVar(&opts.at, "at", "auto", "the moment: auto, end, peak, oom, oom:K, entry:N, time:T or step:K")
 	f.BoolVar(&opts.json, "json", false, "write JSON (growth per step, whole stacks) instead of text")
 	f.StringVar(&opts.minBytes, "min-bytes", "0", "leave out groups with fewer live bytes (4096, 512KiB, 10MiB, 1GiB; KB, MB, GB are powers of 1000)")
 	f.StringVar(&opts.focus, "focus", "", "keep only allocations whose stack has a frame matching this regexp")
@@ -172,7 +172,7 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdin io.Reader, stdout, 
 	if err != nil {
 		return err
 	}
-	var at moment
+	var at analyze.Moment
 	if opts.at != "auto" {
 		if at, err = parseMoment(opts.at); err != nil {
 			return err
@@ -184,7 +184,7 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdin io.Reader, stdout, 
 }
 
 // findLeaks prints the leak report of s.
-func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, at moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
+func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, at analyze.Moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
 	for _, w := range s.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", report.Escape(w))
 	}
@@ -222,7 +222,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, 
 		dlo := lo
 		dlo.At = analyze.DefaultLeakMoment(r)
 		if opts.at != "auto" && len(r.Allocated) > 0 { // without a trace only the file's state exists
-			if dlo.At, err = at.resolve(s, r); err != nil {
+			if dlo.At, err = resolveMoment(s, r, at); err != nil {
 				var a *absentError
 				if opts.device.set || len(devices) == 1 || !errors.As(err, &a) {
 					return err

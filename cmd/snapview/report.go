@@ -5,9 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -15,6 +18,8 @@ import (
 // reportOptions are the flags of `snapview report`.
 type reportOptions struct {
 	file   string
+	files  []string // several files: the ranks, or --base and FILE
+	base   string
 	output string
 	device deviceFlag
 	top    int
@@ -23,7 +28,7 @@ type reportOptions struct {
 func newReportCmd() *cobra.Command {
 	opts := &reportOptions{}
 	cmd := &cobra.Command{
-		Use:   "report FILE",
+		Use:   "report FILE | report FILE... | report --base BASE FILE",
 		Short: "write a self-contained HTML report: timeline, summary, segments, leaks",
 		Long: `report writes one HTML file about a snapshot that opens in any browser
 with no network: everything it needs (the ECharts library included) is
@@ -41,13 +46,35 @@ and what the file holds, with the decoder's warnings.
 
 The x axis is the time since the first trace entry, or the entry number
 when the trace has no times. Long traces are downsampled (the minimum and
-maximum of each bucket are kept, so peaks survive).`,
+maximum of each bucket are kept, so peaks survive).
+
+Several files (the ranks of a run) make one page: the per-rank table of
+snapview ranks on top, then each file's devices, every timeline on the
+same scale (bytes, and seconds from each trace's first entry) so that
+they compare by eye. With --base BASE FILE the page starts with snapview
+diff BASE FILE (each at its peak) instead. Files are read one at a time.`,
 		Example: `  snapview report snapshot.pickle
   snapview report -o oom.html --top 5 run/oom_snapshot.pickle
-  snapview report --device 1 -o - snapshot.pickle.gz > dev1.html`,
-		Args: exactArgs(1),
+  snapview report --device 1 -o - snapshot.pickle.gz > dev1.html
+  snapview report -o ranks.html rank0.pickle rank1.pickle rank2.pickle
+  snapview report -o change.html --base before.pickle after.pickle`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("report takes a snapshot file (or several, or --base BASE FILE)")
+			}
+			if cmd.Flags().Changed("base") && len(args) != 1 {
+				return usageErrorf("report --base BASE FILE compares one FILE with BASE; got %d files", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
+			if len(args) > 1 || opts.base != "" {
+				opts.files = args
+				if opts.base != "" {
+					opts.files = []string{opts.base, args[0]}
+				}
+			}
 			if opts.top < 1 {
 				return usageErrorf("--top must be at least 1, got %d", opts.top)
 			}
@@ -61,10 +88,14 @@ maximum of each bucket are kept, so peaks survive).`,
 	f.StringVarP(&opts.output, "output", "o", "report.html", "write the report to this file (- for standard output)")
 	addDeviceFlag(f, &opts.device, "report only this CUDA device ordinal", "every device in the file")
 	f.IntVar(&opts.top, "top", 10, "number of allocation stacks drawn separately and of leak rows (at least 1)")
+	f.StringVar(&opts.base, "base", "", "compare FILE with this snapshot (as snapview diff BASE FILE) on one page")
 	return cmd
 }
 
 func runReport(ctx context.Context, opts *reportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(opts.files) > 0 {
+		return writeReports(ctx, opts, stdin, stdout, stderr)
+	}
 	return withSnapshotCtx(ctx, stdin, stderr, opts.file, func(s *snapshot.Snapshot, src source) error {
 		return writeReport(ctx, opts, s, src, stdout, stderr)
 	})
@@ -95,6 +126,11 @@ func writeReport(ctx context.Context, opts *reportOptions, s *snapshot.Snapshot,
 	if n := r.DevicesLeftOut; n > 0 {
 		fmt.Fprintf(stderr, "warning: %d of the file's devices are left out of the report (over %d, the most it draws); --device N draws another\n", n, len(r.Devices))
 	}
+	return saveReport(ctx, opts, r, stdout, stderr)
+}
+
+// saveReport writes r where --output says.
+func saveReport(ctx context.Context, opts *reportOptions, r *report.HTMLReport, stdout, stderr io.Writer) error {
 	var buf bytes.Buffer
 	if err := report.WriteHTML(&buf, r); err != nil {
 		return err
@@ -114,4 +150,95 @@ func writeReport(ctx context.Context, opts *reportOptions, s *snapshot.Snapshot,
 	}
 	fmt.Fprintf(stderr, "wrote %s (%s)\n", opts.output, report.FormatBytes(int64(buf.Len())))
 	return nil
+}
+
+// writeReports writes one report of several files: the ranks table (or,
+// with --base, the diff) on top, then each file's devices. Files are read
+// one at a time; only each one's report and comparison figures are kept.
+func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	var (
+		reports []*report.HTMLReport
+		sides   []*analyze.Side
+	)
+	peak := analyze.Moment{Kind: analyze.MomentPeak}
+	for i, path := range opts.files {
+		err := withSnapshot(stdin, stderr, path, func(s *snapshot.Snapshot, src source) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			for _, w := range s.Warnings {
+				fmt.Fprintf(stderr, "warning: %s: %s\n", src.name, w)
+			}
+			devices, err := opts.device.pick(s)
+			if err != nil {
+				return err
+			}
+			if used := usedDevices(s); !opts.device.set && len(used) > 0 {
+				// A rank's file lists the other ranks' devices with a
+				// lone snapshot entry: nothing to draw.
+				devices = used
+			}
+			ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Stats: statsFromReplay}
+			if src.size > 0 {
+				ho.SizeOnDisk = src.size
+			}
+			r, err := report.BuildHTML(s, ho)
+			if err != nil {
+				return fmt.Errorf("analysing the snapshot: %w", err)
+			}
+			reports = append(reports, r)
+			if opts.base != "" {
+				// The diff compares one device of each file, as diff does.
+				dev, _, err := compareDevice(s, &opts.device, peak)
+				if err != nil {
+					return err
+				}
+				devices = []int{dev}
+			}
+			for _, dev := range devices {
+				if !slices.Contains(usedDevices(s), dev) {
+					continue
+				}
+				res, err := analyze.ReplayPeaks(s, dev)
+				if err != nil {
+					return err
+				}
+				at, err := resolveSideMoment(s, res, peak)
+				if err != nil {
+					return err
+				}
+				sd, err := analyze.MeasureSide(s, res, at, analyze.SideOptions{})
+				if err != nil {
+					return err
+				}
+				sd.File = src.name
+				sides = append(sides, sd)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if opts.base != "" && len(sides) != i+1 {
+			return inFile(path, usageErrorf("nothing to compare: the snapshot holds no segments and no trace entries"))
+		}
+	}
+	var text bytes.Buffer
+	title := "Ranks"
+	if opts.base != "" {
+		title = "Diff"
+		d := analyze.Compare(sides[0], sides[1])
+		if err := report.WriteDiff(&text, d, report.DiffOptions{BaseAt: "peak", NewAt: "peak", Top: 20, Frames: 8}); err != nil {
+			return err
+		}
+	} else if len(sides) > 0 {
+		if err := report.WriteRanks(&text, analyze.CompareRanks(sides, 10), report.RanksOptions{Top: 10, Frames: 6}); err != nil {
+			return err
+		}
+	}
+	name := strings.Join(opts.files, ", ")
+	if opts.base != "" {
+		name = opts.files[1] + " against " + opts.files[0]
+	}
+	return saveReport(ctx, opts, report.MergeHTML(reports, name, title, text.String()), stdout, stderr)
 }

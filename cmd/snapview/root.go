@@ -55,6 +55,8 @@ cap with --max-decompressed for a genuine file that passes it.`,
 		newInfoCmd(),
 		newLeaksCmd(),
 		newWhatifCmd(),
+		newDiffCmd(),
+		newRanksCmd(),
 	)
 	addProfileFlags(root)
 	addLimitFlags(root)

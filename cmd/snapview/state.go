@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -42,16 +39,7 @@ OOM it also compares the failed request with the free device memory and the
 largest free block the allocator could have used.
 
 --at chooses the moment:
-  peak       the entry after which allocated bytes are highest (the first
-             such entry)
-  oom        the last oom entry; oom:K the K-th (from 1)
-  end        after the last entry (the state the file holds)
-  entry:N    after entry N (from 0); entry:-1 is before the first entry
-  time:T     after the last entry at or before T: T is a duration from the
-             first entry (1.5s, 250ms, 40us), or a number of microseconds:
-             a time_us value as the trace records it (microseconds since
-             the Unix epoch), or, when smaller than the first entry's
-             time_us, microseconds from the first entry
+` + momentHelp + `
 
 When the trace starts after the run did (recording started late, or the
 ring buffer of max_entries wrapped), the state before its first entry is
@@ -92,7 +80,7 @@ entries) is not an error: state says there is nothing to show ({} with
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.at, "at", "peak", "the moment: peak, oom, oom:K, end, entry:N or time:T")
+	f.StringVar(&opts.at, "at", "peak", "the moment: peak, oom, oom:K, end, entry:N, time:T or step:K")
 	addDeviceFlag(f, &opts.device, "show this CUDA device ordinal", "for --at oom the first device with one, else the first with a trace")
 	f.BoolVar(&opts.json, "json", false, "write JSON (every block, every stack) instead of text")
 	f.IntVar(&opts.top, "top", 10, "number of largest allocations and of stacks listed (at least 1)")
@@ -100,146 +88,12 @@ entries) is not an error: state says there is nothing to show ({} with
 	return cmd
 }
 
-// momentKind is how a --at value names the moment.
-type momentKind int
-
-const (
-	momentPeak momentKind = iota
-	momentOOM
-	momentEnd
-	momentEntry
-	momentTime
-)
-
-// moment is a parsed --at value.
-type moment struct {
-	kind momentKind
-	n    int           // oom:K (0 = the last), entry:N
-	dur  time.Duration // time:T as a duration from the first entry
-	us   int64         // time:T as a number of microseconds
-	abs  bool          // time:T was a number, not a duration
-}
-
-// parseMoment parses --at; errors are usage errors.
-func parseMoment(s string) (moment, error) {
-	name, arg, hasArg := strings.Cut(s, ":")
-	switch {
-	case name == "peak" && !hasArg:
-		return moment{kind: momentPeak}, nil
-	case name == "end" && !hasArg:
-		return moment{kind: momentEnd}, nil
-	case name == "oom" && !hasArg:
-		return moment{kind: momentOOM}, nil
-	case name == "oom":
-		k, err := strconv.Atoi(arg)
-		if err != nil || k < 1 {
-			return moment{}, usageErrorf("--at %s: want oom:K with K = 1, 2, ...", s)
-		}
-		return moment{kind: momentOOM, n: k}, nil
-	case name == "entry" && hasArg:
-		n, err := strconv.Atoi(arg)
-		if err != nil || n < -1 {
-			return moment{}, usageErrorf("--at %s: want entry:N with N = -1, 0, 1, ...", s)
-		}
-		return moment{kind: momentEntry, n: n}, nil
-	case name == "time" && hasArg:
-		if us, err := strconv.ParseInt(arg, 10, 64); err == nil && us >= 0 {
-			return moment{kind: momentTime, us: us, abs: true}, nil
-		}
-		d, err := time.ParseDuration(arg)
-		if err != nil || d < 0 {
-			return moment{}, usageErrorf("--at %s: want time:T with T a duration (1.5s, 250ms) or a time_us value", s)
-		}
-		return moment{kind: momentTime, dur: d}, nil
-	}
-	return moment{}, usageErrorf("--at %q: want peak, oom, oom:K, end, entry:N or time:T", s)
-}
-
-// resolve returns the trace entry m names in r's trace (-1: before the
-// first entry). Asking for a moment the trace does not have is a usage
-// error; an *absentError when the device lacks it (no oom entry, no trace
-// for a peak) while another device may have it.
-func (m moment) resolve(s *snapshot.Snapshot, r *analyze.Result) (int, error) {
-	var trace []snapshot.TraceEntry
-	if r.Device < len(s.Traces) {
-		trace = s.Traces[r.Device]
-	}
-	n := len(trace)
-	switch m.kind {
-	case momentPeak:
-		if n == 0 {
-			return 0, absentf("", "device %d has no trace entries, so no peak: try --at end", r.Device)
-		}
-		return r.PeakIndex, nil
-	case momentOOM:
-		if len(r.OOMs) == 0 {
-			return 0, noOOM(s, r.Device)
-		}
-		if m.n == 0 {
-			return r.OOMs[len(r.OOMs)-1], nil
-		}
-		if m.n > len(r.OOMs) {
-			return 0, absentf("", "--at oom:%d: device %d has %s", m.n, r.Device, ooms(len(r.OOMs)))
-		}
-		return r.OOMs[m.n-1], nil
-	case momentEnd:
-		return n - 1, nil
-	case momentEntry:
-		if m.n >= n {
-			return 0, usageErrorf("--at entry:%d: device %d has %d trace entries (0 to %d)", m.n, r.Device, n, n-1)
-		}
-		return m.n, nil
-	}
-	// momentTime
-	if n == 0 {
-		return 0, absentf("", "device %d has no trace entries: try --at end", r.Device)
-	}
-	if trace[0].Flags&snapshot.FlagTime == 0 {
-		return 0, usageErrorf("the trace of device %d has no timestamps (PyTorch before 2.2): use --at entry:N", r.Device)
-	}
-	us := m.us
-	switch {
-	case !m.abs:
-		us = trace[0].TimeUS + m.dur.Microseconds()
-	case us < trace[0].TimeUS:
-		// Too small for a time_us value: microseconds from the first entry.
-		us += trace[0].TimeUS
-	}
-	return r.IndexAtTime(us), nil
-}
-
-// absentError is the error of a --at moment one device's trace does not
-// have while another device may: leaks skips such a device when it shows
-// several. hint, when not "", follows the message ("; devices with one:
-// 1 (use --device 1)").
-type absentError struct{ msg, hint string }
-
-func (e *absentError) Error() string { return e.msg + e.hint }
-
-// absentf returns an *absentError as a usage error.
-func absentf(hint, format string, args ...any) error {
-	return &usageError{&absentError{msg: fmt.Sprintf(format, args...), hint: hint}}
-}
-
-// noOOM is the error of --at oom on device dev, whose trace has no oom
-// entry: it names the devices that have one.
-func noOOM(s *snapshot.Snapshot, dev int) error {
-	_, with := oomCounts(s)
-	switch {
-	case len(with) > 0:
-		return absentf(fmt.Sprintf("; devices with one: %s (use --device %d)", joinInts(with), with[0]), "device %d has no oom entry", dev)
-	case len(s.Devices()) > 1:
-		return absentf("", "device %d has no oom entry, nor has any other device", dev)
-	}
-	return absentf("", "device %d has no oom entry", dev)
-}
-
 // stateDevice returns the device state shows (-1 when the snapshot has
 // none) and, when it chose one of several, a note saying which and why:
 // the one --device names; else, for --at oom, the first device with an
 // oom entry (with at least K of them for oom:K, when one has); else the
 // first device with trace entries, else the first with segments.
-func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at moment) (dev int, note string, err error) {
+func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at analyze.Moment) (dev int, note string, err error) {
 	if f.set {
 		return f.n, "", f.check(s)
 	}
@@ -253,10 +107,10 @@ func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at moment) (dev int, note 
 		}
 		return d, note, nil
 	}
-	if at.kind == momentOOM {
+	if at.Kind == analyze.MomentOOM {
 		counts, with := oomCounts(s)
 		for _, d := range with {
-			if counts[d] >= at.n {
+			if counts[d] >= at.N {
 				return choose(d, "the first with an oom entry")
 			}
 		}
@@ -290,7 +144,7 @@ func runState(ctx context.Context, opts *stateOptions, stdin io.Reader, stdout, 
 }
 
 // showState prints the state of s at the moment at.
-func showState(ctx context.Context, opts *stateOptions, at moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
+func showState(ctx context.Context, opts *stateOptions, at analyze.Moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
 	for _, w := range s.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", report.Escape(w))
 	}
@@ -318,7 +172,7 @@ func showState(ctx context.Context, opts *stateOptions, at moment, s *snapshot.S
 	label := opts.at
 	if !opts.atSet && !hasTrace(s, dev) {
 		fmt.Fprintf(stderr, "note: device %d has no trace entries, so no peak: showing the state the file holds (--at end)\n", dev)
-		at, label = moment{kind: momentEnd}, "end"
+		at, label = analyze.Moment{Kind: analyze.MomentEnd}, "end"
 	}
 	r, err := analyze.Replay(s, dev)
 	if err != nil {
@@ -330,7 +184,7 @@ func showState(ctx context.Context, opts *stateOptions, at moment, s *snapshot.S
 			fmt.Fprintf(stderr, "warning:   %s\n", report.Escape(d))
 		}
 	}
-	i, err := at.resolve(s, r)
+	i, err := resolveMoment(s, r, at)
 	if err != nil {
 		return err
 	}

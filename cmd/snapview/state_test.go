@@ -7,35 +7,42 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/snapview/snapview/analyze"
 )
 
 func TestParseMoment(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    moment
+		want    analyze.Moment
 		wantErr bool
 	}{
-		{"peak", moment{kind: momentPeak}, false},
-		{"end", moment{kind: momentEnd}, false},
-		{"oom", moment{kind: momentOOM}, false},
-		{"oom:2", moment{kind: momentOOM, n: 2}, false},
-		{"entry:0", moment{kind: momentEntry}, false},
-		{"entry:-1", moment{kind: momentEntry, n: -1}, false},
-		{"entry:1200", moment{kind: momentEntry, n: 1200}, false},
-		{"time:1.5s", moment{kind: momentTime, dur: 1500 * time.Millisecond}, false},
-		{"time:250ms", moment{kind: momentTime, dur: 250 * time.Millisecond}, false},
-		{"time:1795997783981075", moment{kind: momentTime, us: 1795997783981075, abs: true}, false},
-		{"", moment{}, true},
-		{"Peak", moment{}, true},
-		{"peak:1", moment{}, true},
-		{"oom:0", moment{}, true},
-		{"entry", moment{}, true},
-		{"entry:-2", moment{}, true},
-		{"entry:x", moment{}, true},
-		{"time:", moment{}, true},
-		{"time:-1s", moment{}, true},
-		{"time:soon", moment{}, true},
-		{"start", moment{}, true},
+		{"peak", analyze.Moment{Kind: analyze.MomentPeak}, false},
+		{"end", analyze.Moment{Kind: analyze.MomentEnd}, false},
+		{"oom", analyze.Moment{Kind: analyze.MomentOOM}, false},
+		{"oom:2", analyze.Moment{Kind: analyze.MomentOOM, N: 2}, false},
+		{"entry:0", analyze.Moment{Kind: analyze.MomentEntry}, false},
+		{"entry:-1", analyze.Moment{Kind: analyze.MomentEntry, N: -1}, false},
+		{"entry:1200", analyze.Moment{Kind: analyze.MomentEntry, N: 1200}, false},
+		{"time:1.5s", analyze.Moment{Kind: analyze.MomentTime, Dur: 1500 * time.Millisecond}, false},
+		{"time:250ms", analyze.Moment{Kind: analyze.MomentTime, Dur: 250 * time.Millisecond}, false},
+		{"time:1795997783981075", analyze.Moment{Kind: analyze.MomentTime, US: 1795997783981075, Abs: true}, false},
+		{"", analyze.Moment{}, true},
+		{"Peak", analyze.Moment{}, true},
+		{"peak:1", analyze.Moment{}, true},
+		{"oom:0", analyze.Moment{}, true},
+		{"entry", analyze.Moment{}, true},
+		{"entry:-2", analyze.Moment{}, true},
+		{"entry:x", analyze.Moment{}, true},
+		{"time:", analyze.Moment{}, true},
+		{"time:-1s", analyze.Moment{}, true},
+		{"time:soon", analyze.Moment{}, true},
+		{"start", analyze.Moment{}, true},
+		{"step:3", analyze.Moment{Kind: analyze.MomentStep, N: 3}, false},
+		{"step:0", analyze.Moment{Kind: analyze.MomentStep}, false},
+		{"step:last", analyze.Moment{Kind: analyze.MomentStep, N: -1}, false},
+		{"step:-1", analyze.Moment{}, true},
+		{"step", analyze.Moment{}, true},
 	}
 	for _, tt := range tests {
 		got, err := parseMoment(tt.in)
@@ -49,7 +56,7 @@ func TestParseMoment(t *testing.T) {
 			}
 			continue
 		}
-		if !cmp.Equal(got, tt.want, cmp.AllowUnexported(moment{})) {
+		if !cmp.Equal(got, tt.want) {
 			t.Errorf("parseMoment(%q) = %+v, want %+v", tt.in, got, tt.want)
 		}
 	}

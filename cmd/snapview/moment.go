@@ -1,0 +1,122 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// momentHelp documents MOMENT for the commands that take one (state --at,
+// leaks --at, diff --at and --base-at).
+const momentHelp = `  peak       the entry after which allocated bytes are highest (the first
+             such entry)
+  oom        the last oom entry; oom:K the K-th (from 1)
+  end        after the last entry (the state the file holds)
+  entry:N    after entry N (from 0); entry:-1 is before the first entry
+  time:T     after the last entry at or before T: T is a duration from the
+             first entry (1.5s, 250ms, 40us), or a number of microseconds:
+             a time_us value as the trace records it (microseconds since
+             the Unix epoch), or, when smaller than the first entry's
+             time_us, microseconds from the first entry
+  step:K     after the last entry of training step K, of the steps leaks
+             finds (a record_function range repeating once per step, such
+             as ProfilerStep#N or Optimizer.step, else an allocation made
+             at a regular interval); step:0 is what came before the first
+             step, step:last the last step`
+
+// parseMoment parses a MOMENT flag (--at, --base-at); errors are usage
+// errors. Resolving it to a trace entry is analyze.Moment.Resolve's job.
+func parseMoment(s string) (analyze.Moment, error) {
+	name, arg, hasArg := strings.Cut(s, ":")
+	switch {
+	case name == "peak" && !hasArg:
+		return analyze.Moment{Kind: analyze.MomentPeak}, nil
+	case name == "end" && !hasArg:
+		return analyze.Moment{Kind: analyze.MomentEnd}, nil
+	case name == "oom" && !hasArg:
+		return analyze.Moment{Kind: analyze.MomentOOM}, nil
+	case name == "oom":
+		k, err := strconv.Atoi(arg)
+		if err != nil || k < 1 {
+			return analyze.Moment{}, usageErrorf("--at %s: want oom:K with K = 1, 2, ...", s)
+		}
+		return analyze.Moment{Kind: analyze.MomentOOM, N: k}, nil
+	case name == "entry" && hasArg:
+		n, err := strconv.Atoi(arg)
+		if err != nil || n < -1 {
+			return analyze.Moment{}, usageErrorf("--at %s: want entry:N with N = -1, 0, 1, ...", s)
+		}
+		return analyze.Moment{Kind: analyze.MomentEntry, N: n}, nil
+	case name == "step" && hasArg:
+		if arg == "last" {
+			return analyze.Moment{Kind: analyze.MomentStep, N: -1}, nil
+		}
+		k, err := strconv.Atoi(arg)
+		if err != nil || k < 0 {
+			return analyze.Moment{}, usageErrorf("--at %s: want step:K with K = 0, 1, ... or step:last", s)
+		}
+		return analyze.Moment{Kind: analyze.MomentStep, N: k}, nil
+	case name == "time" && hasArg:
+		if us, err := strconv.ParseInt(arg, 10, 64); err == nil && us >= 0 {
+			return analyze.Moment{Kind: analyze.MomentTime, US: us, Abs: true}, nil
+		}
+		d, err := time.ParseDuration(arg)
+		if err != nil || d < 0 {
+			return analyze.Moment{}, usageErrorf("--at %s: want time:T with T a duration (1.5s, 250ms) or a time_us value", s)
+		}
+		return analyze.Moment{Kind: analyze.MomentTime, Dur: d}, nil
+	}
+	return analyze.Moment{}, usageErrorf("--at %q: want peak, oom, oom:K, end, entry:N, time:T or step:K", s)
+}
+
+// resolveMoment is m.Resolve with its errors as the commands report them:
+// usage errors, an *absentError inside when the device lacks the moment
+// while another may have it (for oom, naming the devices that have one).
+func resolveMoment(s *snapshot.Snapshot, r *analyze.Result, m analyze.Moment) (int, error) {
+	i, err := m.Resolve(s, r)
+	if err == nil {
+		return i, nil
+	}
+	var me *analyze.MomentError
+	if !errors.As(err, &me) {
+		return 0, err
+	}
+	switch {
+	case me.Absent && me.Kind == analyze.MomentOOM && m.N == 0:
+		return 0, noOOM(s, r.Device)
+	case me.Absent:
+		return 0, absentf("", "%s", me.Msg)
+	}
+	return 0, usageErrorf("%s", me.Msg)
+}
+
+// absentError is the error of a --at moment one device's trace does not
+// have while another device may: leaks skips such a device when it shows
+// several. hint, when not "", follows the message ("; devices with one:
+// 1 (use --device 1)").
+type absentError struct{ msg, hint string }
+
+func (e *absentError) Error() string { return e.msg + e.hint }
+
+// absentf returns an *absentError as a usage error.
+func absentf(hint, format string, args ...any) error {
+	return &usageError{&absentError{msg: fmt.Sprintf(format, args...), hint: hint}}
+}
+
+// noOOM is the error of --at oom on device dev, whose trace has no oom
+// entry: it names the devices that have one.
+func noOOM(s *snapshot.Snapshot, dev int) error {
+	_, with := oomCounts(s)
+	switch {
+	case len(with) > 0:
+		return absentf(fmt.Sprintf("; devices with one: %s (use --device %d)", joinInts(with), with[0]), "device %d has no oom entry", dev)
+	case len(s.Devices()) > 1:
+		return absentf("", "device %d has no oom entry, nor has any other device", dev)
+	}
+	return absentf("", "device %d has no oom entry", dev)
+}

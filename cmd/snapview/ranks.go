@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/semaphore"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// ranksOptions are the flags of `snapview ranks`.
+type ranksOptions struct {
+	device deviceFlag
+	full   bool
+	top    int
+	frames int
+	json   bool
+}
+
+// ranksMemBudget bounds the memory of the files `ranks` holds at once:
+// files load in parallel while their estimated models fit in it, and one
+// at a time when one alone does not. Only each rank's aggregates are kept
+// once its file is measured.
+const ranksMemBudget = 256 << 20
+
+// estimateModel guesses the bytes a snapshot file of size n on disk costs
+// while loaded and replayed: about 1.5 times a pickle's size, more for a
+// compressed file (which decompresses to several times its size).
+func estimateModel(path string, n int64) int64 {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".xz", ".gz":
+		return 20 * n
+	}
+	return n + n/2
+}
+
+func newRanksCmd() *cobra.Command {
+	opts := &ranksOptions{}
+	cmd := &cobra.Command{
+		Use:   "ranks FILE... | ranks DIR",
+		Short: "compare the ranks of a distributed run side by side: which rank uses more memory, and why",
+		Long: `ranks compares the snapshots of a distributed run, one file per rank (or
+a directory of them: its files ending in .pickle, .pkl, .json, .gz or .xz,
+in name order), and the devices of one file (a pipeline-parallel process
+that recorded several GPUs): each device of each file is one rank.
+
+For each rank: the peak allocated and reserved bytes over its trace and
+when they fell (the training step, where steps are found as leaks finds
+them, else the trace entry; and the seconds after the first entry),
+reserved minus allocated at the allocated peak (memory cached but not in
+use), the allocated and reserved bytes at the end, the OOMs, the cudaMalloc
+retries (a lower bound) and how much of the run the trace covers. Then
+each figure's min, median, max and spread (max minus min) over the ranks;
+the ranks whose peak allocated or reserved bytes are more than 10% away
+from the median rank's are flagged (the median rank is the middle one by
+peak allocated bytes, the lower of the two middle ones for an even count).
+Then the allocation stacks whose live bytes at each rank's peak vary most
+across the ranks (matched by their user frames, as diff and leaks --fold
+do; --full: whole stacks), and the most deviant rank diffed against the
+median rank (see snapview diff --help).
+
+Each rank is taken at its own peak: the peaks of different ranks fall at
+different times (and steps), and ranks says so when they do.
+
+Files are read in parallel within a memory bound (256 MiB of estimated
+models at a time; a larger file is read alone); only each rank's figures
+and stack totals are kept, so the memory ranks needs does not grow with
+the number of files.
+
+--json writes one object:
+  {"ranks": [{"file", "device", "peak_allocated_bytes",
+              "peak_reserved_bytes", "current_allocated_bytes",
+              "current_reserved_bytes", "ooms", "exactness",
+              "peak_allocated_entry", "peak_allocated_step",
+              "peak_reserved_entry", "peak_reserved_step",
+              "reserved_minus_allocated_bytes", "num_alloc_retries",
+              "coverage"}],
+   "spreads":  [{"figure", "min", "median", "max", "spread",
+                 "min_rank", "median_rank", "max_rank"}],
+   "outliers": [{"rank", "file", "device", "figure", "value", "median",
+                 "deviation"}],
+   "stacks":   [{"key", "frames": [{"filename", "line", "name"}],
+                 "bytes": [per rank], "min", "max", "spread"}],
+   "median_rank", "outlier_rank", "peaks_apart",
+   "diff": the median rank (base) against the outlier (new), as
+           snapview diff --json writes it, or null}
+Ranks are indexes into "ranks"; exactness ("exact", "lower_bound",
+"unknown") is that of the peaks; steps are -1 where none were found;
+deviation is (value - median) / median. Sizes are bytes.
+
+A file that cannot be read or is not a snapshot is an error naming it
+(exit code 1).`,
+		Example: `  snapview ranks rank0.pickle rank1.pickle rank2.pickle rank3.pickle
+  snapview ranks snapshots/
+  snapview ranks --json pipeline.pickle > ranks.json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("ranks takes the files of the ranks (or a directory of them)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.top < 0 {
+				return usageErrorf("--top must be 0 (all) or more, got %d", opts.top)
+			}
+			if opts.frames < 0 {
+				return usageErrorf("--frames must be 0 (all) or more, got %d", opts.frames)
+			}
+			return runRanks(cmd.Context(), opts, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	addDeviceFlag(f, &opts.device, "compare only this CUDA device ordinal of each file", "every device of every file")
+	f.BoolVar(&opts.full, "full", false, "match stacks by their whole stacks instead of their user frames")
+	f.IntVar(&opts.top, "top", 10, "number of varying stacks and of diffed stacks listed (0: all)")
+	f.IntVar(&opts.frames, "frames", 6, "most lines printed per stack (0: all)")
+	f.BoolVar(&opts.json, "json", false, "write JSON instead of text")
+	return cmd
+}
+
+// rankFiles expands the arguments: a single directory is replaced by its
+// snapshot files, in name order.
+func rankFiles(args []string) ([]string, error) {
+	if len(args) != 1 {
+		return args, nil
+	}
+	st, err := os.Stat(args[0])
+	if err != nil || !st.IsDir() {
+		return args, nil
+	}
+	ents, err := os.ReadDir(args[0])
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range ents {
+		name := strings.ToLower(e.Name())
+		if e.Type().IsRegular() && (strings.HasSuffix(name, ".pickle") || strings.HasSuffix(name, ".pkl") ||
+			strings.HasSuffix(name, ".json") && !strings.HasSuffix(name, "meta.json") && !strings.HasSuffix(name, "stats.json") ||
+			strings.HasSuffix(name, ".gz") || strings.HasSuffix(name, ".xz")) {
+			files = append(files, filepath.Join(args[0], e.Name()))
+		}
+	}
+	if len(files) == 0 {
+		return nil, usageErrorf("%s: no snapshot files in the directory (.pickle, .pkl, .json, .gz, .xz)", args[0])
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+func runRanks(ctx context.Context, opts *ranksOptions, args []string, stdout, stderr io.Writer) error {
+	files, err := rankFiles(args)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(files, stdinPath) {
+		return usageErrorf("ranks reads files, not standard input (-)")
+	}
+	so := analyze.SideOptions{Full: opts.full}
+	sides := make([][]*analyze.Side, len(files))
+	errs := make([]error, len(files))
+	notes := make([]strings.Builder, len(files))
+	sem := semaphore.NewWeighted(ranksMemBudget)
+	workers := semaphore.NewWeighted(int64(max(1, runtime.GOMAXPROCS(0))))
+	var wg sync.WaitGroup
+	for i, path := range files {
+		var size int64
+		if st, err := os.Stat(path); err == nil {
+			size = st.Size()
+		}
+		w := min(max(estimateModel(path, size), 1), ranksMemBudget)
+		if err := workers.Acquire(ctx, 1); err != nil {
+			return err
+		}
+		if err := sem.Acquire(ctx, w); err != nil {
+			workers.Release(1)
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer workers.Release(1)
+			defer sem.Release(w)
+			sides[i], errs[i] = measureRanks(ctx, path, &opts.device, so, &notes[i])
+			// The file's model is garbage now: collect it before the
+			// next file grows the heap to twice its size.
+			runtime.GC()
+		}()
+	}
+	wg.Wait()
+	var all []*analyze.Side
+	for i := range files {
+		io.WriteString(stderr, notes[i].String())
+		if errs[i] != nil {
+			return errs[i]
+		}
+		all = append(all, sides[i]...)
+	}
+	if len(all) == 0 {
+		return usageErrorf("nothing to compare: no file holds a device with segments or trace entries")
+	}
+	rk := analyze.CompareRanks(all, opts.top)
+	ro := report.RanksOptions{Top: opts.top, Frames: opts.frames, Full: opts.full}
+	if opts.json {
+		return report.WriteRanksJSON(stdout, rk, ro)
+	}
+	return report.WriteRanks(stdout, rk, ro)
+}
+
+// measureRanks loads one file and measures each of its devices (or the
+// one f names) at its allocated peak. Warnings and notes go to notes, so
+// that parallel loads do not mix their lines. Errors name the file.
+func measureRanks(ctx context.Context, path string, f *deviceFlag, so analyze.SideOptions, notes io.Writer) ([]*analyze.Side, error) {
+	var sides []*analyze.Side
+	err := withSnapshot(nil, io.Discard, path, func(s *snapshot.Snapshot, src source) error {
+		for _, w := range s.Warnings {
+			fmt.Fprintf(notes, "warning: %s: %s\n", src.name, w)
+		}
+		if err := f.check(s); err != nil {
+			return err
+		}
+		devs := usedDevices(s)
+		if f.set {
+			devs = slices.DeleteFunc(s.Devices(), func(d int) bool { return d != f.n })
+		} else if idle := len(s.Devices()) - len(devs); idle > 0 {
+			fmt.Fprintf(notes, "note: %s: %d device%s the allocator was never used on (a lone snapshot entry, as other ranks' devices have in a distributed process's file) left out\n",
+				src.name, idle, map[bool]string{true: "", false: "s"}[idle == 1])
+		}
+		if len(devs) == 0 {
+			fmt.Fprintf(notes, "note: %s: no device the allocator was used on: left out\n", src.name)
+		}
+		for _, dev := range devs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r, err := analyze.ReplayPeaks(s, dev)
+			if err != nil {
+				return err
+			}
+			if !r.Check.Equal {
+				fmt.Fprintf(notes, "warning: %s: device %d: the replayed end state differs from the file's segments; figures may be off\n", src.name, dev)
+			}
+			i, err := resolveSideMoment(s, r, analyze.Moment{Kind: analyze.MomentPeak})
+			if err != nil {
+				return err
+			}
+			sd, err := analyze.MeasureSide(s, r, i, so)
+			if err != nil {
+				return err
+			}
+			sd.File = src.name
+			sides = append(sides, sd)
+		}
+		return nil
+	})
+	return sides, err
+}

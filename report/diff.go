@@ -1,0 +1,232 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// DiffOptions says how [WriteDiff] shows a diff.
+type DiffOptions struct {
+	// BaseAt and NewAt are the moments as the user spelled them ("peak").
+	BaseAt, NewAt string
+	// Top is how many stacks are listed (0: all); the rest are summed in
+	// one line.
+	Top int
+	// Full says the stacks were keyed by their whole stacks (printed
+	// frame by frame); else by their user frames.
+	Full bool
+	// Frames is the most lines printed per stack (0: all).
+	Frames int
+}
+
+// DescribeSide says where a side was taken, in one line: "FILE, device 0
+// at peak: after entry 89 of 470, step 3, 4.402 s after the first entry".
+func DescribeSide(s *analyze.Side, at string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, device %d at %s", s.File, s.Device, at)
+	switch {
+	case s.Entries == 0:
+		b.WriteString(": the state the file holds (no trace)")
+		return b.String()
+	case s.At < 0:
+		fmt.Fprintf(&b, ": before the first of %s entries", FormatInt(int64(s.Entries)))
+		return b.String()
+	}
+	fmt.Fprintf(&b, ": after entry %s of %s", FormatInt(int64(s.At)), FormatInt(int64(s.Entries)))
+	if s.Step >= 0 {
+		fmt.Fprintf(&b, ", step %d of %d", s.Step, s.Steps.Count)
+	}
+	if s.HasTime {
+		fmt.Fprintf(&b, ", %.3f s after the first entry", float64(s.AtUS-s.FirstUS)/1e6)
+	}
+	return b.String()
+}
+
+// trustMark is the mark a figure carries in text views: "" when exact,
+// "+" for a lower bound (at least this much), "?" when unknown.
+func trustMark(e analyze.Exactness) string {
+	switch e {
+	case analyze.LowerBound:
+		return "+"
+	case analyze.Unknown:
+		return "?"
+	}
+	return ""
+}
+
+// figureValue formats a figure with its trust mark.
+func figureValue(v int64, bytes bool, e analyze.Exactness) string {
+	if e == analyze.Unknown {
+		return "?"
+	}
+	s := FormatInt(v)
+	if bytes {
+		s = FormatBytes(v)
+	}
+	return s + trustMark(e)
+}
+
+// signed formats a delta with its sign ("+1.0 MiB", "-3", "0").
+func signed(v int64, bytes bool) string {
+	s := FormatInt(v)
+	if bytes {
+		s = FormatBytes(v)
+	}
+	if v > 0 {
+		return "+" + s
+	}
+	return s
+}
+
+// WriteDiff writes the text view of `snapview diff`: where each side was
+// taken, the settings that differ, the memory_stats() figures side by side
+// with their deltas and trust marks, the recording differences, notes,
+// and the stacks by |delta| with a total row that adds up to the
+// allocated delta.
+func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
+	fmt.Fprintf(w, "base: %s\n", DescribeSide(d.Base, o.BaseAt))
+	fmt.Fprintf(w, "new:  %s\n", DescribeSide(d.New, o.NewAt))
+
+	fmt.Fprintln(w)
+	if len(d.Settings) == 0 {
+		fmt.Fprintln(w, "Allocator settings: the same.")
+	} else {
+		fmt.Fprintln(w, "Allocator settings that differ")
+		t := newTable(w, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft)
+		t.Header("Setting", "Base", "New")
+		for _, s := range d.Settings {
+			t.Append(s.Key, orAbsent(s.Base), orAbsent(s.New))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "memory_stats() at each moment")
+	t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight)
+	t.Header("Figure", "Base", "New", "Delta")
+	for _, f := range d.Figures {
+		delta := signed(f.Delta, f.Bytes)
+		if f.Exactness != analyze.Exact {
+			delta = "?"
+		}
+		t.Append(f.Name, figureValue(f.Base, f.Bytes, f.BaseExactness), figureValue(f.New, f.Bytes, f.NewExactness), delta)
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, f := range d.Figures {
+		if f.Exactness != analyze.Exact {
+			fmt.Fprintln(w, "'+': at least this much; '?': unknown. A delta with either side not exact is '?'.")
+			break
+		}
+	}
+
+	if len(d.Recording) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Recording differences")
+		for _, r := range d.Recording {
+			fmt.Fprintf(w, "  %s: %s (base) vs %s (new)\n", r.What, r.Base, r.New)
+		}
+	}
+	if len(d.Notes) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Notes")
+		for _, n := range d.Notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
+
+	fmt.Fprintln(w)
+	how := "their user frames (--full: whole stacks)"
+	if o.Full {
+		how = "their whole stacks"
+	}
+	fmt.Fprintf(w, "Live allocations by stack, matched by %s; largest change first\n", how)
+	return writeStackDiffs(w, d.Stacks, o)
+}
+
+// writeStackDiffs writes the stack table of a diff, the first o.Top rows
+// and one row for the rest, then the totals.
+func writeStackDiffs(w io.Writer, stacks []analyze.StackDiff, o DiffOptions) error {
+	shown := stacks
+	if o.Top > 0 && len(shown) > o.Top {
+		shown = shown[:o.Top]
+	}
+	t := newTable(w, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
+	t.Header("#", "Status", "Base", "New", "Delta", "Allocations", "Stack (innermost frame first)")
+	for i, s := range shown {
+		lines := frameLines(s.Frames, o.Full, o.Frames)
+		counts := fmt.Sprintf("%s -> %s", FormatInt(int64(s.BaseCount)), FormatInt(int64(s.NewCount)))
+		if s.BaseRequested != s.NewRequested && s.BaseCount == s.NewCount {
+			counts += "*"
+		}
+		t.Append(strconv.Itoa(i+1), string(s.Status), FormatBytes(s.BaseBytes), FormatBytes(s.NewBytes),
+			signed(s.DeltaBytes, true), counts, strings.Join(lines, "\n"))
+	}
+	var rest, all struct {
+		n         int
+		base, new int64
+		bc, nc    int
+	}
+	for i, s := range stacks {
+		all.n++
+		all.base += s.BaseBytes
+		all.new += s.NewBytes
+		all.bc += s.BaseCount
+		all.nc += s.NewCount
+		if i >= len(shown) {
+			rest.n++
+			rest.base += s.BaseBytes
+			rest.new += s.NewBytes
+			rest.bc += s.BaseCount
+			rest.nc += s.NewCount
+		}
+	}
+	if rest.n > 0 {
+		t.Append("", "", FormatBytes(rest.base), FormatBytes(rest.new), signed(rest.new-rest.base, true),
+			fmt.Sprintf("%s -> %s", FormatInt(int64(rest.bc)), FormatInt(int64(rest.nc))),
+			fmt.Sprintf("%d stacks more (--top to list them)", rest.n))
+	}
+	t.Footer("", "total", FormatBytes(all.base), FormatBytes(all.new), signed(all.new-all.base, true),
+		fmt.Sprintf("%s -> %s", FormatInt(int64(all.bc)), FormatInt(int64(all.nc))),
+		fmt.Sprintf("%d stacks: the allocated bytes of each side", all.n))
+	if err := t.Render(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "Allocations: count on base -> new; '*' where the count is the same but the requested bytes differ.")
+	return err
+}
+
+// orAbsent shows a missing setting.
+func orAbsent(s string) string {
+	if s == "" {
+		return "(absent)"
+	}
+	return s
+}
+
+// frameLines shows a stack key's frames, innermost first, as every view
+// shows a stack (see stackLines): with full every frame as
+// "filename:line name"; otherwise the user's frames, runs of torch or
+// standard-library frames folded into one line, C++ frames cut short (a
+// key of user frames has none of those). limit bounds the lines (0: all).
+func frameLines(frames []snapshot.Frame, full bool, limit int) []string {
+	if len(frames) == 0 {
+		return []string{noStackText}
+	}
+	// A one-stack snapshot holding the key's frames, for stackLines.
+	one := &snapshot.Snapshot{Frames: frames, Stacks: [][]snapshot.FrameID{{}, make([]snapshot.FrameID, len(frames))}}
+	for i := range frames {
+		one.Stacks[1][i] = snapshot.FrameID(i)
+	}
+	return stackLines(one, 1, stackLineOptions{Full: full, Limit: limit, More: "--frames 0 shows all"})
+}

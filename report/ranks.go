@@ -1,0 +1,265 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/snapview/snapview/analyze"
+)
+
+// RanksOptions says how [WriteRanks] shows a rank comparison.
+type RanksOptions struct {
+	// Top bounds the varying stacks and the diffed stacks (0: all).
+	Top int
+	// Frames is the most lines printed per stack (0: all).
+	Frames int
+	// Full says stacks were keyed by whole stacks.
+	Full bool
+}
+
+// rankFileNames names each side's file as briefly as stays unambiguous:
+// its base name, or the whole path when two files share a base name.
+func rankFileNames(sides []*analyze.Side) []string {
+	seen := map[string]string{}
+	short := true
+	for _, s := range sides {
+		b := baseName(s.File)
+		if f, ok := seen[b]; ok && f != s.File {
+			short = false
+		}
+		seen[b] = s.File
+	}
+	out := make([]string, len(sides))
+	for i, s := range sides {
+		out[i] = s.File
+		if short {
+			out[i] = baseName(s.File)
+		}
+	}
+	return out
+}
+
+// when says when a peak fell: "step 7, 2.310 s" or "entry 1,234, 2.310 s".
+func when(s *analyze.Side, entry, step int, us int64) string {
+	if entry < 0 {
+		return "at the end (no trace)"
+	}
+	var parts []string
+	if step >= 0 {
+		parts = append(parts, "step "+strconv.Itoa(step))
+	} else {
+		parts = append(parts, "entry "+FormatInt(int64(entry)))
+	}
+	if s.HasTime {
+		parts = append(parts, fmt.Sprintf("%.3f s", float64(us-s.FirstUS)/1e6))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WriteRanks writes the text view of `snapview ranks`: one row per rank,
+// the spread of each figure, the flagged ranks, the stacks that vary most
+// and the outlier diffed against the median rank.
+func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
+	t := newTable(w, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignLeft,
+		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
+	t.Header("Rank", "File", "Dev", "Peak allocated", "When", "Peak reserved", "When",
+		"Cached at peak", "End allocated", "OOMs", "Retries", "Coverage")
+	names := rankFileNames(rk.Sides)
+	for i, s := range rk.Sides {
+		h := s.Stats.Known.History
+		flag := ""
+		for _, out := range rk.Outliers {
+			if out.Rank == i {
+				flag = " !"
+				break
+			}
+		}
+		t.Append(strconv.Itoa(i)+flag, names[i], strconv.Itoa(s.Device),
+			figureValue(s.PeakAllocated, true, h), when(s, s.PeakAllocatedAt, s.PeakAllocatedStep, s.PeakAllocatedUS),
+			figureValue(s.PeakReserved, true, h), when(s, s.PeakReservedAt, s.PeakReservedStep, s.PeakReservedUS),
+			FormatBytes(s.ReservedAtPeakAllocated-s.PeakAllocated),
+			FormatBytes(s.End.AllocatedBytes[analyze.PoolAll].Current),
+			figureValue(int64(s.OOMs), false, s.End.Known.NumOOMs),
+			figureValue(s.End.NumAllocRetries, false, s.End.Known.NumAllocRetries),
+			string(s.Coverage))
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "Cached at peak: reserved minus allocated at the allocated peak. '!': beyond 10% of the median rank;")
+	fmt.Fprintln(w, "'+': at least this much (the trace misses the start, or a retry that leaves no entry); '?': unknown.")
+
+	fmt.Fprintln(w)
+	t = newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
+	t.Header("Over the ranks", "Min", "Median", "Max", "Spread")
+	for _, sp := range rk.Spreads {
+		spread := FormatBytes(sp.Spread)
+		if sp.Median > 0 {
+			spread += fmt.Sprintf(" (%.0f%%)", 100*float64(sp.Spread)/float64(sp.Median))
+		}
+		t.Append(sp.Figure.String(),
+			fmt.Sprintf("%s (rank %d)", FormatBytes(sp.Min), sp.MinRank),
+			fmt.Sprintf("%s (rank %d)", FormatBytes(sp.Median), sp.MedianRank),
+			fmt.Sprintf("%s (rank %d)", FormatBytes(sp.Max), sp.MaxRank),
+			spread)
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if len(rk.Sides) > 1 {
+		if rk.PeaksApart {
+			fmt.Fprintln(w, "The ranks' peaks fall at different times (see When): each rank is compared at its own peak, not at one instant.")
+		} else {
+			fmt.Fprintln(w, "Each rank is compared at its own peak; here the peaks fall in the same step (or at the same point of the trace).")
+		}
+	}
+
+	fmt.Fprintln(w)
+	if len(rk.Outliers) == 0 {
+		fmt.Fprintln(w, "No rank is more than 10% away from the median rank.")
+	} else {
+		fmt.Fprintln(w, "Flagged: more than 10% away from the median rank")
+		for _, out := range rk.Outliers {
+			s := rk.Sides[out.Rank]
+			fmt.Fprintf(w, "  rank %d (%s, device %d): %s %s, %+.1f%% against the median %s\n",
+				out.Rank, s.File, s.Device, out.Figure, FormatBytes(out.Value), 100*out.Deviation, FormatBytes(out.Median))
+		}
+	}
+
+	if len(rk.Stacks) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Stacks whose live bytes at each rank's peak vary most across the ranks")
+		t = newTable(w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
+		t.Header("#", "Spread", "Min", "Max", "Stack (innermost frame first)")
+		for i, v := range rk.Stacks {
+			t.Append(strconv.Itoa(i+1), FormatBytes(v.Spread),
+				fmt.Sprintf("%s (rank %d)", FormatBytes(v.Min), v.MinRank),
+				fmt.Sprintf("%s (rank %d)", FormatBytes(v.Max), v.MaxRank),
+				strings.Join(frameLines(v.Frames, o.Full, o.Frames), "\n"))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+
+	if rk.Diff != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "Rank %d against the median rank %d, each at its peak\n", rk.Outlier, rk.Median)
+		for _, n := range rk.Diff.Notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+		if err := writeStackDiffs(w, rk.Diff.Stacks, DiffOptions{Top: o.Top, Full: o.Full, Frames: o.Frames}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The --json schema of `snapview ranks` (documented in its --help).
+type ranksJSON struct {
+	Ranks       []rankJSON        `json:"ranks"`
+	Spreads     []rankSpreadJSON  `json:"spreads"`
+	Outliers    []rankOutlierJSON `json:"outliers"`
+	Stacks      []rankStackJSON   `json:"stacks"`
+	MedianRank  int               `json:"median_rank"`
+	OutlierRank int               `json:"outlier_rank"`
+	PeaksApart  bool              `json:"peaks_apart"`
+	Diff        *diffJSON         `json:"diff"`
+}
+
+type rankJSON struct {
+	File                  string `json:"file"`
+	Device                int    `json:"device"`
+	PeakAllocatedBytes    int64  `json:"peak_allocated_bytes"`
+	PeakReservedBytes     int64  `json:"peak_reserved_bytes"`
+	CurrentAllocatedBytes int64  `json:"current_allocated_bytes"`
+	CurrentReservedBytes  int64  `json:"current_reserved_bytes"`
+	OOMs                  int    `json:"ooms"`
+	Exactness             string `json:"exactness"`
+	PeakAllocatedEntry    int    `json:"peak_allocated_entry"`
+	PeakAllocatedStep     int    `json:"peak_allocated_step"`
+	PeakReservedEntry     int    `json:"peak_reserved_entry"`
+	PeakReservedStep      int    `json:"peak_reserved_step"`
+	ReservedMinusAlloc    int64  `json:"reserved_minus_allocated_bytes"`
+	NumAllocRetries       int64  `json:"num_alloc_retries"`
+	Coverage              string `json:"coverage"`
+}
+
+type rankSpreadJSON struct {
+	Figure     string `json:"figure"`
+	Min        int64  `json:"min"`
+	Median     int64  `json:"median"`
+	Max        int64  `json:"max"`
+	Spread     int64  `json:"spread"`
+	MinRank    int    `json:"min_rank"`
+	MedianRank int    `json:"median_rank"`
+	MaxRank    int    `json:"max_rank"`
+}
+
+type rankOutlierJSON struct {
+	Rank      int     `json:"rank"`
+	File      string  `json:"file"`
+	Device    int     `json:"device"`
+	Figure    string  `json:"figure"`
+	Value     int64   `json:"value"`
+	Median    int64   `json:"median"`
+	Deviation float64 `json:"deviation"`
+}
+
+type rankStackJSON struct {
+	Key    string          `json:"key"`
+	Frames []diffFrameJSON `json:"frames"`
+	Bytes  []int64         `json:"bytes"`
+	Min    int64           `json:"min"`
+	Max    int64           `json:"max"`
+	Spread int64           `json:"spread"`
+}
+
+// WriteRanksJSON writes a rank comparison as `snapview ranks --json` does.
+func WriteRanksJSON(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
+	j := ranksJSON{
+		Ranks: []rankJSON{}, Spreads: []rankSpreadJSON{}, Outliers: []rankOutlierJSON{}, Stacks: []rankStackJSON{},
+		MedianRank: rk.Median, OutlierRank: rk.Outlier, PeaksApart: rk.PeaksApart,
+	}
+	for _, s := range rk.Sides {
+		j.Ranks = append(j.Ranks, rankJSON{
+			File: s.File, Device: s.Device,
+			PeakAllocatedBytes: s.PeakAllocated, PeakReservedBytes: s.PeakReserved,
+			CurrentAllocatedBytes: s.End.AllocatedBytes[analyze.PoolAll].Current,
+			CurrentReservedBytes:  s.End.ReservedBytes[analyze.PoolAll].Current,
+			OOMs:                  s.OOMs, Exactness: s.Stats.Known.History.String(),
+			PeakAllocatedEntry: s.PeakAllocatedAt, PeakAllocatedStep: s.PeakAllocatedStep,
+			PeakReservedEntry: s.PeakReservedAt, PeakReservedStep: s.PeakReservedStep,
+			ReservedMinusAlloc: s.ReservedAtPeakAllocated - s.PeakAllocated,
+			NumAllocRetries:    s.End.NumAllocRetries, Coverage: string(s.Coverage),
+		})
+	}
+	for _, sp := range rk.Spreads {
+		j.Spreads = append(j.Spreads, rankSpreadJSON{
+			Figure: string(sp.Figure), Min: sp.Min, Median: sp.Median, Max: sp.Max, Spread: sp.Spread,
+			MinRank: sp.MinRank, MedianRank: sp.MedianRank, MaxRank: sp.MaxRank,
+		})
+	}
+	for _, out := range rk.Outliers {
+		s := rk.Sides[out.Rank]
+		j.Outliers = append(j.Outliers, rankOutlierJSON{
+			Rank: out.Rank, File: s.File, Device: s.Device, Figure: string(out.Figure),
+			Value: out.Value, Median: out.Median, Deviation: out.Deviation,
+		})
+	}
+	for _, v := range rk.Stacks {
+		j.Stacks = append(j.Stacks, rankStackJSON{Key: v.Key, Frames: framesJSON(v.Frames), Bytes: v.Bytes, Min: v.Min, Max: v.Max, Spread: v.Spread})
+	}
+	if rk.Diff != nil {
+		dj := diffToJSON(rk.Diff, DiffOptions{BaseAt: "peak", NewAt: "peak"})
+		j.Diff = &dj
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(j)
+}
