@@ -195,7 +195,9 @@ func (b *profileBuilder) function(name, file string) *profile.Function {
 	if f := b.funcs[k]; f != nil {
 		return f
 	}
-	f := &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: name, SystemName: name, Filename: file}
+	// No SystemName: pprof demangles a name equal to it as C++, which
+	// turns Python's <module> and <lambda> into "".
+	f := &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: name, Filename: file}
 	b.p.Function = append(b.p.Function, f)
 	b.funcs[k] = f
 	return f

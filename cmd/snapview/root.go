@@ -46,6 +46,7 @@ have).`,
 		newStateCmd(),
 		newInfoCmd(),
 		newLeaksCmd(),
+		newExportCmd(),
 	)
 	addProfileFlags(root)
 	return root
