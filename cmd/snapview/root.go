@@ -47,6 +47,7 @@ have).`,
 		newInfoCmd(),
 		newLeaksCmd(),
 		newExportCmd(),
+		newTraceCmd(),
 	)
 	addProfileFlags(root)
 	return root
