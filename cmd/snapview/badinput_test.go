@@ -53,6 +53,9 @@ func TestBadInputEveryCommand(t *testing.T) {
 				if name == "report" {
 					args = append(args, "-o", filepath.Join(t.TempDir(), "r.html"))
 				}
+				if name == "export" {
+					args = append(args, "--format", "folded", "-o", filepath.Join(t.TempDir(), "x.folded"))
+				}
 				_, _, err := runSnapview(t, args...)
 				if err == nil {
 					t.Fatal("no error")
