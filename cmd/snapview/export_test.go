@@ -223,3 +223,46 @@ func TestTraceCommand(t *testing.T) {
 		{"no device", []string{"trace", "-d", "4", oom}, "device 4 has no trace entries"},
 	})
 }
+
+// TestExportFoldedAt: --at end folds the replayed end state, whose live
+// blocks are the file's: the active_allocated lines agree with the
+// file's; inactive blocks count as <gaps> only.
+func TestExportFoldedAt(t *testing.T) {
+	file := bundled("mlp_train.pickle")
+	active := func(out string) []string {
+		var l []string
+		for _, line := range sortedLines(out) {
+			if strings.Contains(line, ";active_allocated;") {
+				l = append(l, line)
+			}
+		}
+		return l
+	}
+	fileOut, _, err := runSnapview(t, "export", "--format", "folded", "-o", "-", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	endOut, _, err := runSnapview(t, "export", "--format", "folded", "--at", "end", "-o", "-", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := active(fileOut), active(endOut); len(a) == 0 || !slices.Equal(a, b) {
+		t.Errorf("--at end: %d active_allocated lines, the file's %d, or they differ", len(b), len(a))
+	}
+	for _, line := range sortedLines(endOut) {
+		if strings.Contains(line, ";inactive;") && !strings.Contains(line, ";inactive;<gaps> ") && !strings.HasSuffix(line, " 0") {
+			t.Errorf("--at end: inactive block accounts for bytes: %s", line)
+		}
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdinOut, _, err := runSnapviewIn(t, bytes.NewReader(data), "export", "--format", "folded", "-o", "-", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdinOut != fileOut {
+		t.Error("export from standard input differs from export of the file")
+	}
+}

@@ -126,7 +126,7 @@ func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, 
 		if opts.format == "memviz" {
 			err := report.WriteMemvizTrace(stdout, s)
 			if errors.Is(err, report.ErrNoDeviceTraces) {
-				return usageErrorf("%s: %v", src.name, err)
+				return &usageError{err}
 			}
 			return err
 		}
