@@ -99,26 +99,97 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 		}
 		fmt.Fprintf(bw, "%9s  %15s  %-15s  %10s  %-18s  %-8s  %s\n", "entry", "time", "action", "size", "address", "stream", "where")
 		timed := trace[0].Flags&snapshot.FlagTime != 0
+		var line []byte
 		for _, i := range rows {
 			e := &trace[i]
-			t := "-"
+			line = line[:0]
+			line = strconv.AppendInt(line, int64(i), 10)
+			line = alignRight(line, 0, 9)
+			line = append(line, "  "...)
+			start := len(line)
 			if timed {
-				t = formatMicros(e.TimeUS - trace[0].TimeUS)
+				line = appendMicros(line, e.TimeUS-trace[0].TimeUS)
+			} else {
+				line = append(line, '-')
 			}
-			addr := e.Addr.String()
+			line = alignRight(line, start, 15)
+			line = append(line, "  "...)
+			start = len(line)
+			line = append(line, s.ActionName(e.Action)...)
+			line = alignLeft(line, start, 15)
+			line = append(line, "  "...)
+			start = len(line)
+			line = append(line, FormatBytes(e.Size)...)
+			line = alignRight(line, start, 10)
+			line = append(line, "  "...)
+			start = len(line)
 			if e.Action == snapshot.ActionOOM {
-				addr = FormatBytes(e.DeviceFree()) + " free"
+				line = append(line, FormatBytes(e.DeviceFree())...)
+				line = append(line, " free"...)
+			} else {
+				line = append(line, "0x"...)
+				line = strconv.AppendUint(line, uint64(e.Addr), 16)
 			}
+			line = alignLeft(line, start, 18)
+			line = append(line, "  "...)
+			start = len(line)
+			line = strconv.AppendUint(line, e.Stream, 10)
+			line = alignLeft(line, start, 8)
+			line = append(line, "  "...)
 			wh, ok := where[e.Stack]
 			if !ok {
 				wh = stackWhere(s, e.Stack)
 				where[e.Stack] = wh
 			}
-			fmt.Fprintf(bw, "%9d  %15s  %-15s  %10s  %-18s  %-8s  %s\n", i, t, s.ActionName(e.Action), FormatBytes(e.Size), addr,
-				strconv.FormatUint(e.Stream, 10), wh)
+			line = append(line, wh...)
+			line = append(line, '\n')
+			if _, err := bw.Write(line); err != nil {
+				return err
+			}
 		}
 	}
 	return bw.Flush()
+}
+
+// alignRight right-aligns line[start:], the field just appended, in w
+// columns.
+func alignRight(line []byte, start, w int) []byte {
+	n := len(line) - start
+	if n >= w {
+		return line
+	}
+	pad := w - n
+	line = append(line, make([]byte, pad)...)
+	copy(line[start+pad:], line[start:start+n])
+	for k := start; k < start+pad; k++ {
+		line[k] = ' '
+	}
+	return line
+}
+
+// alignLeft left-aligns line[start:], the field just appended, in w
+// columns.
+func alignLeft(line []byte, start, w int) []byte {
+	for len(line)-start < w {
+		line = append(line, ' ')
+	}
+	return line
+}
+
+// appendMicros appends a duration in microseconds as formatMicros does
+// ("1.234567 s").
+func appendMicros(line []byte, us int64) []byte {
+	if us < 0 {
+		line = append(line, '-')
+		us = -us
+	}
+	line = strconv.AppendInt(line, us/1e6, 10)
+	line = append(line, '.')
+	frac := us % 1e6
+	for d := int64(100000); d > 0; d /= 10 {
+		line = append(line, byte('0'+frac/d%10))
+	}
+	return append(line, " s"...)
 }
 
 // traceEntryJSON is one entry of `trace --json`.
