@@ -56,6 +56,9 @@ func TestBadInputEveryCommand(t *testing.T) {
 				case "diff":
 					args = append(args, path) // BASE and NEW
 				}
+				if name == "export" {
+					args = append(args, "--format", "folded", "-o", filepath.Join(t.TempDir(), "x.folded"))
+				}
 				_, _, err := runSnapview(t, args...)
 				if err == nil {
 					t.Fatal("no error")

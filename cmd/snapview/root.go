@@ -57,6 +57,8 @@ cap with --max-decompressed for a genuine file that passes it.`,
 		newWhatifCmd(),
 		newDiffCmd(),
 		newRanksCmd(),
+		newExportCmd(),
+		newTraceCmd(),
 	)
 	addProfileFlags(root)
 	addLimitFlags(root)

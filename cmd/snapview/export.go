@@ -1,0 +1,431 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/google/pprof/profile"
+	"github.com/spf13/cobra"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/export"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// exportFormats are the values of export --format.
+var exportFormats = []string{"pprof", "folded", "chrome-trace", "parquet"}
+
+// exportOptions are the flags of `snapview export`.
+type exportOptions struct {
+	files      []string
+	format     string
+	out        string
+	at         string
+	atSet      bool
+	base       string
+	baseAt     string
+	labels     []string
+	view       string
+	userFrames bool
+}
+
+func newExportCmd() *cobra.Command {
+	opts := &exportOptions{}
+	cmd := &cobra.Command{
+		Use:   "export FILE... --format pprof|folded|chrome-trace|parquet -o PATH",
+		Short: "write snapshots for pprof, flame graphs, Perfetto or DuckDB/Spark (Parquet)",
+		Long: `export writes one or more snapshots in a format other tools read.
+
+Formats (--format):
+
+  pprof         a gzipped pprof profile (go tool pprof, Pyroscope, Perfetto):
+                sample types inuse_space/inuse_objects at --at (default: the
+                peak of each device) and alloc_space/alloc_objects over the
+                whole trace, by allocation stack (leaf first), with labels
+                device, stream, pool and each --label. Totals are the
+                replay's allocated_bytes figures (see summary). With --base
+                FILE or --base-at MOMENT the profile is the difference, as
+                pprof -diff_base shows it.
+  folded        folded stacks for flamegraph.pl or speedscope: exactly the
+                lines "python -m torch.cuda._memory_viz memory" (--view
+                memory, the default) or "segments" (--view segments) feeds
+                flamegraph.pl, from the segments the file holds; with --at,
+                from the replayed state at that moment. --user-frames keeps
+                only the program's own frames (no torch, standard library or
+                C++).
+  chrome-trace  Chrome trace JSON (Perfetto UI, chrome://tracing): counters
+                allocated, active and reserved per device, an instant event
+                at each OOM, record_function ranges as complete events;
+                timestamps in microseconds as the trace has them.
+  parquet       a directory of Parquet tables (DuckDB, Spark, Trino, pandas):
+                allocations, events, segments, blocks, stacks, snapshots; every
+                FILE goes into the same tables, told apart by file_id and by
+                the --label columns of the snapshots table.
+
+-o PATH is the file to write (- for standard output, except parquet, whose
+PATH is a directory, created if needed). --label key=value (repeatable) tags
+everything written with key=value: a rank, a job, a host.
+
+--at takes the moments of state: peak, oom, oom:K, end, entry:N, time:T.`,
+		Example: `  # go tool pprof: where the memory at the peak was allocated
+  snapview export --format pprof -o peak.pb.gz snap.pickle && go tool pprof -top peak.pb.gz
+
+  # pprof -diff_base: what grew between entry 1000 and the peak
+  snapview export --format pprof --base-at entry:1000 -o growth.pb.gz snap.pickle
+
+  # flamegraph.pl / speedscope: the lines _memory_viz memory writes
+  snapview export --format folded -o snap.folded snap.pickle && flamegraph.pl snap.folded > mem.svg
+
+  # Perfetto UI (ui.perfetto.dev) or chrome://tracing: open the JSON
+  snapview export --format chrome-trace -o snap.trace.json snap.pickle
+
+  # DuckDB, Spark, Trino: one dataset for many ranks
+  snapview export --format parquet --label job=run42 -o dataset/ rank*.pickle
+  duckdb -c "SELECT file_id, max(allocated) FROM 'dataset/events.parquet' GROUP BY ALL"`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("export needs at least one FILE")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.files = args
+			opts.atSet = cmd.Flags().Changed("at")
+			if err := opts.check(cmd); err != nil {
+				return err
+			}
+			return runExport(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.format, "format", "", "pprof, folded, chrome-trace or parquet (required)")
+	f.StringVarP(&opts.out, "output", "o", "", "the file to write (- for standard output), a directory for parquet (required)")
+	f.StringVar(&opts.at, "at", "peak", "pprof, folded: the moment: peak, oom, oom:K, end, entry:N or time:T (folded: default the file's segments)")
+	f.StringVar(&opts.base, "base", "", "pprof: subtract this snapshot's profile (at --base-at, else at --at)")
+	f.StringVar(&opts.baseAt, "base-at", "", "pprof: subtract the profile at this moment (of --base, else of FILE)")
+	f.StringArrayVar(&opts.labels, "label", nil, "key=value put on every sample or row (repeatable)")
+	f.StringVar(&opts.view, "view", "memory", "folded: memory (stream;state;frames) or segments (stream;segment;state;frames)")
+	f.BoolVar(&opts.userFrames, "user-frames", false, "folded: keep only the program's own frames")
+	return cmd
+}
+
+// check validates the flags; every error is a usage error.
+func (o *exportOptions) check(cmd *cobra.Command) error {
+	if !slices.Contains(exportFormats, o.format) {
+		if o.format == "" {
+			return usageErrorf("--format is required: %s", strings.Join(exportFormats, ", "))
+		}
+		return usageErrorf("--format %q: want %s", o.format, strings.Join(exportFormats, ", "))
+	}
+	if o.out == "" {
+		return usageErrorf("-o PATH is required")
+	}
+	if o.format == "parquet" && o.out == stdinPath {
+		return usageErrorf("--format parquet writes a directory: -o DIR, not -")
+	}
+	changed := cmd.Flags().Changed
+	only := map[string][]string{
+		"pprof":  {"base", "base-at"},
+		"folded": {"view", "user-frames"},
+	}
+	for format, flags := range only {
+		for _, fl := range flags {
+			if changed(fl) && o.format != format {
+				return usageErrorf("--%s is for --format %s", fl, format)
+			}
+		}
+	}
+	if o.atSet && (o.format == "chrome-trace" || o.format == "parquet") {
+		return usageErrorf("--at is for --format pprof and folded: %s covers the whole trace", o.format)
+	}
+	if _, err := parseMoment(o.at); err != nil {
+		return err
+	}
+	if o.baseAt != "" {
+		if _, err := parseMoment(o.baseAt); err != nil {
+			return err
+		}
+	}
+	if o.view != "memory" && o.view != "segments" {
+		return usageErrorf("--view %q: want memory or segments", o.view)
+	}
+	seen := map[string]bool{}
+	for _, l := range o.labels {
+		k, _, ok := strings.Cut(l, "=")
+		if !ok {
+			return usageErrorf("--label %q: want key=value", l)
+		}
+		if err := export.CheckLabel(k); err != nil {
+			return usageErrorf("--label %q: %v", l, err)
+		}
+		if seen[strings.ToLower(k)] {
+			return usageErrorf("--label %s given twice", k)
+		}
+		seen[strings.ToLower(k)] = true
+	}
+	return nil
+}
+
+func (o *exportOptions) parsedLabels() []export.Label {
+	var out []export.Label
+	for _, l := range o.labels {
+		k, v, _ := strings.Cut(l, "=")
+		out = append(out, export.Label{Key: k, Value: v})
+	}
+	return out
+}
+
+func runExport(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	switch opts.format {
+	case "pprof":
+		return exportPprof(ctx, opts, stdin, stdout, stderr)
+	case "folded":
+		return exportFolded(ctx, opts, stdin, stdout, stderr)
+	case "chrome-trace":
+		return exportChrome(ctx, opts, stdin, stdout, stderr)
+	}
+	return exportParquet(ctx, opts, stdin, stderr)
+}
+
+// eachSnapshot loads every file in turn and calls f with it.
+func eachSnapshot(ctx context.Context, files []string, stdin io.Reader, stderr io.Writer, f func(i int, s *snapshot.Snapshot, src source) error) error {
+	for i, file := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := withSnapshot(stdin, stderr, file, func(s *snapshot.Snapshot, src source) error {
+			for _, w := range s.Warnings {
+				fmt.Fprintf(stderr, "warning: %s: %s\n", src.name, w)
+			}
+			return f(i, s, src)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statesAt replays each device of s and takes its state at the moment at
+// (a device without a trace: the state the file holds, for peak and end).
+// A device that lacks the moment (no oom entry) is left out with a note;
+// when every device lacks it, the first one's error is returned.
+func statesAt(s *snapshot.Snapshot, at analyze.Moment, label string, name string, stderr io.Writer) ([]export.DeviceState, error) {
+	var out []export.DeviceState
+	var firstErr error
+	for _, d := range s.Devices() {
+		r, err := analyze.Replay(s, d)
+		if err != nil {
+			return nil, err
+		}
+		warnCheck(stderr, name, r)
+		var i int
+		if len(r.Allocated) == 0 && (at.Kind == analyze.MomentPeak || at.Kind == analyze.MomentEnd) {
+			i = -1
+		} else if i, err = resolveMoment(s, r, at); err != nil {
+			var a *absentError
+			if errors.As(err, &a) {
+				if firstErr == nil {
+					firstErr = err
+				}
+				fmt.Fprintf(stderr, "note: %s: device %d left out: %v\n", name, d, a)
+				continue
+			}
+			return nil, err
+		}
+		st, err := r.StateAt(i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, export.DeviceState{Result: r, State: st, Moment: label})
+	}
+	if len(out) == 0 && firstErr != nil {
+		return nil, firstErr
+	}
+	return out, nil
+}
+
+// warnCheck warns when the replay of a device disagrees with the file.
+func warnCheck(stderr io.Writer, name string, r *analyze.Result) {
+	if !r.Check.Equal {
+		fmt.Fprintf(stderr, "warning: %s: device %d: the replayed end state differs from the file's segments; figures may be off\n", name, r.Device)
+	}
+}
+
+func exportPprof(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	at, _ := parseMoment(opts.at)
+	var profs []*profile.Profile
+	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
+		states, err := statesAt(s, at, opts.at, src.name, stderr)
+		if err != nil {
+			return err
+		}
+		p, err := export.Profile(s, states, export.ProfileOptions{Source: src.name, FileLabel: len(opts.files) > 1, Labels: opts.parsedLabels()})
+		if err != nil {
+			return err
+		}
+		profs = append(profs, p)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	p, err := profile.Merge(profs)
+	if err != nil {
+		return fmt.Errorf("merging the profiles of %d files: %w", len(profs), err)
+	}
+	if opts.base != "" || opts.baseAt != "" {
+		baseAtText := opts.baseAt
+		if baseAtText == "" {
+			baseAtText = opts.at
+		}
+		baseAt, _ := parseMoment(baseAtText)
+		files := opts.files
+		if opts.base != "" {
+			files = []string{opts.base}
+		}
+		var bases []*profile.Profile
+		err := eachSnapshot(ctx, files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
+			states, err := statesAt(s, baseAt, baseAtText, src.name, stderr)
+			if err != nil {
+				return err
+			}
+			bp, err := export.Profile(s, states, export.ProfileOptions{Source: src.name, FileLabel: len(files) > 1, Labels: opts.parsedLabels()})
+			if err != nil {
+				return err
+			}
+			bases = append(bases, bp)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		base, err := profile.Merge(bases)
+		if err != nil {
+			return err
+		}
+		if p, err = export.DiffProfile(p, base); err != nil {
+			return err
+		}
+	}
+	return writeOutput(opts.out, stdout, p.Write)
+}
+
+func exportFolded(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	at, _ := parseMoment(opts.at)
+	o := export.FoldedOptions{UserFrames: opts.userFrames}
+	if opts.view == "segments" {
+		o.View = export.FoldedSegments
+	}
+	type part struct {
+		s    *snapshot.Snapshot
+		segs []export.FoldedSegment
+	}
+	var parts []part
+	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
+		if !opts.atSet {
+			parts = append(parts, part{s, export.FileSegments(s)})
+			return nil
+		}
+		states, err := statesAt(s, at, opts.at, src.name, stderr)
+		if err != nil {
+			return err
+		}
+		for _, ds := range states {
+			parts = append(parts, part{s, export.StateSegments(ds.State)})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return writeOutput(opts.out, stdout, func(w io.Writer) error {
+		for _, p := range parts {
+			if err := export.WriteFolded(w, p.s, p.segs, o); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func exportChrome(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	var inputs []export.ChromeInput
+	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
+		in := export.ChromeInput{Snapshot: s, Name: src.name}
+		for d := range s.Traces {
+			if len(s.Traces[d]) == 0 {
+				continue
+			}
+			r, err := analyze.Replay(s, d)
+			if err != nil {
+				return err
+			}
+			warnCheck(stderr, src.name, r)
+			in.Results = append(in.Results, r)
+		}
+		inputs = append(inputs, in)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return writeOutput(opts.out, stdout, func(w io.Writer) error {
+		return export.WriteChromeTrace(w, inputs, opts.parsedLabels())
+	})
+}
+
+func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, stderr io.Writer) error {
+	if err := os.MkdirAll(opts.out, 0o755); err != nil {
+		return err
+	}
+	ds := export.NewDataset(opts.parsedLabels())
+	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
+		var results []*analyze.Result
+		for _, d := range s.Devices() {
+			r, err := analyze.Replay(s, d)
+			if err != nil {
+				return err
+			}
+			warnCheck(stderr, src.name, r)
+			results = append(results, r)
+		}
+		return ds.Add(s, src.name, results)
+	})
+	if err != nil {
+		return err
+	}
+	tables, err := ds.Tables()
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if err := writeOutput(filepath.Join(opts.out, t.Name+".parquet"), nil, t.Write); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeOutput writes what write produces to path, or to stdout when path
+// is "-". Every file export writes goes through here.
+func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) error {
+	if path == stdinPath {
+		return write(stdout)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// traceOptions are the flags of `snapview trace`.
+type traceOptions struct {
+	file     string
+	from, to string
+	addr     string
+	focus    string
+	json     bool
+	format   string
+	device   deviceFlag
+}
+
+func newTraceCmd() *cobra.Command {
+	opts := &traceOptions{}
+	cmd := &cobra.Command{
+		Use:   "trace FILE",
+		Short: "list the trace entries: time, action, size, address, where",
+		Long: `trace lists a device's trace entries (alloc, free_requested,
+free_completed, segment_alloc, segment_free, segment_map, segment_unmap,
+oom, snapshot), one a line: the entry index, the time since the first
+entry, the action, the size, the address (for oom: the free device memory
+cudaMemGetInfo reported), the stream and the innermost user frame.
+
+--from and --to bound the listing (both included) with the moments of
+state: peak, oom, oom:K, end, entry:N, time:T. --addr ADDR (hex 0x... or
+decimal) keeps the entries whose [addr, addr+size) holds ADDR: the alloc
+and frees of a block, the segment_alloc of its segment. --focus REGEX keeps
+the entries with a frame ("filename:line name") that matches.
+
+--format memviz prints exactly what
+"python -m torch.cuda._memory_viz trace FILE" prints (every device, no
+filters), so the two can be diffed.
+
+Without --device every device with a trace is listed.`,
+		Example: `  snapview trace --from peak --to entry:2000 snap.pickle
+  snapview trace --addr 0x7f3a2c000000 snap.pickle
+  snapview trace --focus 'train.py:8[0-9] ' --json snap.pickle
+  snapview trace --format memviz snap.pickle > trace.txt   # = python -m torch.cuda._memory_viz trace`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.file = args[0]
+			if opts.format != "text" && opts.format != "memviz" {
+				return usageErrorf("--format %q: want text or memviz", opts.format)
+			}
+			if opts.format == "memviz" {
+				for _, fl := range []string{"from", "to", "addr", "focus", "json", "device"} {
+					if cmd.Flags().Changed(fl) {
+						return usageErrorf("--format memviz prints the whole trace as _memory_viz does: --%s does not apply", fl)
+					}
+				}
+			}
+			for _, m := range []string{opts.from, opts.to} {
+				if m != "" {
+					if _, err := parseMoment(m); err != nil {
+						return err
+					}
+				}
+			}
+			if opts.addr != "" {
+				if _, err := parseAddr(opts.addr); err != nil {
+					return err
+				}
+			}
+			if opts.focus != "" {
+				if _, err := regexp.Compile(opts.focus); err != nil {
+					return usageErrorf("--focus: %v", err)
+				}
+			}
+			return runTrace(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.from, "from", "", "first entry listed: peak, oom, oom:K, end, entry:N or time:T (default: the first)")
+	f.StringVar(&opts.to, "to", "", "last entry listed, same moments (default: the last)")
+	f.StringVar(&opts.addr, "addr", "", "keep the entries whose address range holds ADDR (0x... or decimal)")
+	f.StringVar(&opts.focus, "focus", "", "keep the entries with a frame matching this regular expression")
+	f.BoolVar(&opts.json, "json", false, "write JSON: every entry with its frames")
+	f.StringVar(&opts.format, "format", "text", "text, or memviz: exactly what python -m torch.cuda._memory_viz trace prints")
+	addDeviceFlag(f, &opts.device, "list this CUDA device ordinal", "every device with a trace")
+	return cmd
+}
+
+// parseAddr parses --addr: hex with 0x, or decimal (as _memory_viz prints
+// addresses).
+func parseAddr(s string) (snapshot.Addr, error) {
+	var (
+		v   uint64
+		err error
+	)
+	if h, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
+		v, err = strconv.ParseUint(h, 16, 64)
+	} else {
+		v, err = strconv.ParseUint(s, 10, 64)
+	}
+	if err != nil {
+		return 0, usageErrorf("--addr %q: want an address, 0x7f3a2c000000 or decimal", s)
+	}
+	return snapshot.Addr(v), nil
+}
+
+func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	return withSnapshot(stdin, stderr, opts.file, func(s *snapshot.Snapshot, src source) error {
+		for _, w := range s.Warnings {
+			fmt.Fprintf(stderr, "warning: %s\n", w)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if opts.format == "memviz" {
+			err := report.WriteMemvizTrace(stdout, s)
+			if errors.Is(err, report.ErrNoDeviceTraces) {
+				return &usageError{err}
+			}
+			return err
+		}
+		var devs []int
+		if opts.device.set {
+			if opts.device.n >= len(s.Traces) || len(s.Traces[opts.device.n]) == 0 {
+				return usageErrorf("device %d has no trace entries%s", opts.device.n, tracedHint(s))
+			}
+			devs = []int{opts.device.n}
+		} else {
+			for d := range s.Traces {
+				if len(s.Traces[d]) > 0 {
+					devs = append(devs, d)
+				}
+			}
+		}
+		if len(devs) == 0 {
+			if opts.json {
+				_, err := io.WriteString(stdout, "{\"entries\": []}\n")
+				return err
+			}
+			_, err := fmt.Fprintln(stdout, "no trace entries: the file was recorded without history (torch.cuda.memory._record_memory_history was off) or holds a bare segment list")
+			return err
+		}
+		var tds []report.TraceDevice
+		for _, d := range devs {
+			f := report.TraceFilter{From: 0, To: -1}
+			if opts.from != "" || opts.to != "" {
+				r, err := analyze.Replay(s, d)
+				if err != nil {
+					return err
+				}
+				if opts.from != "" {
+					m, _ := parseMoment(opts.from)
+					i, err := resolveMoment(s, r, m)
+					if err != nil {
+						return err
+					}
+					f.From = max(i, 0)
+				}
+				if opts.to != "" {
+					m, _ := parseMoment(opts.to)
+					i, err := resolveMoment(s, r, m)
+					if err != nil {
+						return err
+					}
+					f.To = i
+					if i < 0 {
+						f.From, f.To = 1, 0 // before the first entry: nothing
+					}
+				}
+			}
+			if opts.addr != "" {
+				f.Addr, _ = parseAddr(opts.addr)
+				f.HasAddr = true
+			}
+			if opts.focus != "" {
+				f.Focus = regexp.MustCompile(opts.focus)
+			}
+			tds = append(tds, report.TraceDevice{Device: d, Filter: f})
+		}
+		if opts.json {
+			return report.WriteTraceJSON(stdout, s, tds)
+		}
+		return report.WriteTrace(stdout, s, tds)
+	})
+}
+
+// tracedHint names the devices that have a trace: "; devices with one: 0, 1".
+func tracedHint(s *snapshot.Snapshot) string {
+	var with []int
+	for d := range s.Traces {
+		if len(s.Traces[d]) > 0 {
+			with = append(with, d)
+		}
+	}
+	if len(with) == 0 {
+		return "; no device has one"
+	}
+	return "; devices with one: " + joinInts(with)
+}

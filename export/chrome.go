@@ -1,0 +1,218 @@
+package export
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"strconv"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// ChromeInput is one snapshot for [WriteChromeTrace], with the replay of
+// each device that has a trace.
+type ChromeInput struct {
+	Snapshot *snapshot.Snapshot
+	// Name is the file's name, in process names when there are several
+	// inputs and in the metadata.
+	Name    string
+	Results []*analyze.Result
+}
+
+// Thread ids of the Chrome trace: memory counters and OOMs, record_function
+// ranges.
+const (
+	chromeMemoryTid = 0
+	chromeRangesTid = 1
+)
+
+// WriteChromeTrace writes the inputs as Chrome trace JSON (the Trace Event
+// Format that chrome://tracing and the Perfetto UI read): a JSON object
+// whose "traceEvents" hold, per device (one process, pid = device, or
+// 1000×input index + device for several inputs, named "cuda:D"):
+//
+//   - counter events (ph "C") "allocated", "active" and "reserved", each
+//     with args {"bytes": N}: allocated_bytes, active_bytes and
+//     reserved_bytes (all pools) after the last trace entry of each
+//     timestamp, written when the figure changes;
+//   - an instant event (ph "i", process scope) "oom" at each oom entry, with
+//     the request and the free device memory in bytes;
+//   - record_function ranges (external_annotations START/END pairs of a
+//     name, innermost END first) as complete events (ph "X") on thread 1; a
+//     range without its END runs to the device's last entry, and says so in
+//     its args.
+//
+// ts and dur are microseconds, the trace's own time_us values (since the
+// Unix epoch); a trace without time_us (PyTorch before 2.2) uses the entry
+// index instead, as "otherData" says, with labels and sources. Errors are
+// w's.
+func WriteChromeTrace(w io.Writer, inputs []ChromeInput, labels []Label) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.WriteString(`{"displayTimeUnit":"ms","otherData":{"producer":"snapview export --format chrome-trace","ts_unit":"us"`)
+	for _, l := range labels {
+		bw.WriteByte(',')
+		writeJSONString(bw, l.Key)
+		bw.WriteByte(':')
+		writeJSONString(bw, l.Value)
+	}
+	for i, in := range inputs {
+		bw.WriteString(`,"source_` + strconv.Itoa(i) + `":`)
+		writeJSONString(bw, in.Name)
+	}
+	bw.WriteString("},\n\"traceEvents\":[\n")
+	first := true
+	var line []byte
+	emit := func() {
+		if !first {
+			bw.WriteString(",\n")
+		}
+		first = false
+		bw.Write(line)
+	}
+	for k, in := range inputs {
+		s := in.Snapshot
+		for _, r := range in.Results {
+			pid := r.Device
+			name := "cuda:" + strconv.Itoa(r.Device)
+			if len(inputs) > 1 {
+				pid += 1000 * k
+				name = in.Name + " " + name
+			}
+			trace := s.Traces[r.Device]
+			timed := len(trace) > 0 && trace[0].Flags&snapshot.FlagTime != 0
+			ts := func(i int) int64 {
+				if timed {
+					return trace[i].TimeUS
+				}
+				return int64(i)
+			}
+			line = append(line[:0], `{"name":"process_name","ph":"M","pid":`...)
+			line = strconv.AppendInt(line, int64(pid), 10)
+			line = append(line, `,"args":{"name":`...)
+			line = appendJSONString(line, name)
+			line = append(line, "}}"...)
+			emit()
+			for tid, tn := range []string{"memory", "record_function"} {
+				line = append(line[:0], `{"name":"thread_name","ph":"M","pid":`...)
+				line = strconv.AppendInt(line, int64(pid), 10)
+				line = append(line, `,"tid":`...)
+				line = strconv.AppendInt(line, int64(tid), 10)
+				line = append(line, `,"args":{"name":"`+tn+`"}}`...)
+				emit()
+			}
+			series := []struct {
+				name string
+				v    []int64
+				last int64
+			}{{"allocated", r.Allocated, -1}, {"active", r.Active, -1}, {"reserved", r.Reserved, -1}}
+			for i := range trace {
+				if i+1 < len(trace) && ts(i+1) == ts(i) {
+					continue
+				}
+				for j := range series {
+					c := &series[j]
+					if c.v[i] == c.last {
+						continue
+					}
+					c.last = c.v[i]
+					line = append(line[:0], `{"name":"`+c.name+`","ph":"C","pid":`...)
+					line = strconv.AppendInt(line, int64(pid), 10)
+					line = append(line, `,"tid":0,"ts":`...)
+					line = strconv.AppendInt(line, ts(i), 10)
+					line = append(line, `,"args":{"bytes":`...)
+					line = strconv.AppendInt(line, c.v[i], 10)
+					line = append(line, "}}"...)
+					emit()
+				}
+			}
+			for _, i := range r.OOMs {
+				e := &trace[i]
+				line = append(line[:0], `{"name":"oom","ph":"i","s":"p","pid":`...)
+				line = strconv.AppendInt(line, int64(pid), 10)
+				line = append(line, `,"tid":0,"ts":`...)
+				line = strconv.AppendInt(line, ts(i), 10)
+				line = append(line, `,"args":{"entry":`...)
+				line = strconv.AppendInt(line, int64(i), 10)
+				line = append(line, `,"requested_bytes":`...)
+				line = strconv.AppendInt(line, e.Size, 10)
+				line = append(line, `,"device_free_bytes":`...)
+				line = strconv.AppendInt(line, e.DeviceFree(), 10)
+				line = append(line, `,"stream":`...)
+				line = strconv.AppendUint(line, e.Stream, 10)
+				line = append(line, "}}"...)
+				emit()
+			}
+			if !timed || len(trace) == 0 {
+				continue
+			}
+			for _, rg := range Ranges(s, r.Device, trace[len(trace)-1].TimeUS) {
+				line = append(line[:0], `{"name":`...)
+				line = appendJSONString(line, rg.Name)
+				line = append(line, `,"ph":"X","pid":`...)
+				line = strconv.AppendInt(line, int64(pid), 10)
+				line = append(line, `,"tid":1,"ts":`...)
+				line = strconv.AppendInt(line, rg.StartUS, 10)
+				line = append(line, `,"dur":`...)
+				line = strconv.AppendInt(line, rg.EndUS-rg.StartUS, 10)
+				line = append(line, `,"args":{"unterminated":`...)
+				line = strconv.AppendBool(line, rg.Open)
+				line = append(line, "}}"...)
+				emit()
+			}
+		}
+	}
+	bw.WriteString("\n]}\n")
+	return bw.Flush()
+}
+
+// Range is one record_function range of a device.
+type Range struct {
+	Name           string
+	StartUS, EndUS int64 // microseconds since the Unix epoch
+	// Open is true when the file has no END for the START: EndUS is then
+	// the end given to Ranges.
+	Open bool
+}
+
+// Ranges pairs the external_annotations START and END entries of device
+// (each END closes the latest open START of its name), in START order; a
+// START without END ends at endUS. An END without START is dropped.
+func Ranges(s *snapshot.Snapshot, device int, endUS int64) []Range {
+	var out []Range
+	open := map[string][]int{}
+	for _, a := range s.Annotations {
+		if a.Device != device {
+			continue
+		}
+		switch a.Stage {
+		case "START":
+			open[a.Name] = append(open[a.Name], len(out))
+			out = append(out, Range{Name: a.Name, StartUS: a.TimeUS, EndUS: endUS, Open: true})
+		case "END":
+			st := open[a.Name]
+			if len(st) == 0 {
+				continue
+			}
+			k := st[len(st)-1]
+			open[a.Name] = st[:len(st)-1]
+			out[k].EndUS, out[k].Open = max(a.TimeUS, out[k].StartUS), false
+		}
+	}
+	for i := range out {
+		if out[i].Open {
+			out[i].EndUS = max(out[i].EndUS, out[i].StartUS)
+		}
+	}
+	return out
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+func writeJSONString(w *bufio.Writer, s string) {
+	q, _ := json.Marshal(s)
+	w.Write(q)
+}

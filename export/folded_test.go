@@ -1,0 +1,84 @@
+package export
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/snapview/snapview/snapshot"
+)
+
+// sharedDirs returns the ../shared/snapshots/torch2.11 folders, or skips.
+func sharedDirs(t *testing.T) []string {
+	t.Helper()
+	dirs, _ := filepath.Glob("../../shared/snapshots/torch2.11/*")
+	if len(dirs) == 0 {
+		dirs, _ = filepath.Glob("../shared/snapshots/torch2.11/*")
+	}
+	if len(dirs) == 0 {
+		t.Skip("../shared/snapshots/torch2.11 is absent: the shared corpus is needed")
+	}
+	return dirs
+}
+
+func loadShared(t *testing.T, dir string) *snapshot.Snapshot {
+	t.Helper()
+	s, err := snapshot.Load(filepath.Join(dir, "snapshot.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func sortedLines(b []byte) []string {
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		lines = nil
+	}
+	slices.Sort(lines)
+	return lines
+}
+
+// TestFoldedMatchesMemviz: the lines equal `_memory_viz memory|segments`'s
+// as multisets, on every torch 2.11 recording.
+func TestFoldedMatchesMemviz(t *testing.T) {
+	for _, dir := range sharedDirs(t) {
+		s := loadShared(t, dir)
+		for _, c := range []struct {
+			view FoldedView
+			file string
+		}{{FoldedMemory, "memviz_memory.collapsed"}, {FoldedSegments, "memviz_segments.collapsed"}} {
+			want, err := os.ReadFile(filepath.Join(dir, c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := WriteFolded(&got, s, FileSegments(s), FoldedOptions{View: c.view}); err != nil {
+				t.Fatal(err)
+			}
+			g, w := sortedLines(got.Bytes()), sortedLines(want)
+			if !slices.Equal(g, w) {
+				t.Errorf("%s: %s: %d lines, want %d; first difference:\n%s", filepath.Base(dir), c.file, len(g), len(w), firstDiff(g, w))
+			}
+		}
+	}
+}
+
+func firstDiff(g, w []string) string {
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var a, b string
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if a != b {
+			return "got:  " + a + "\nwant: " + b
+		}
+	}
+	return ""
+}

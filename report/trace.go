@@ -1,0 +1,269 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// TraceFilter selects the entries [WriteTrace] lists from one device's
+// trace.
+type TraceFilter struct {
+	// From and To are the first and last entry listed (inclusive); To -1
+	// lists to the end.
+	From, To int
+	// Addr, when HasAddr, keeps the entries whose range [addr, addr+size)
+	// holds it (oom entries carry no address and are left out).
+	Addr    snapshot.Addr
+	HasAddr bool
+	// Focus, when not nil, keeps the entries with a frame whose
+	// "filename:line name" matches it.
+	Focus *regexp.Regexp
+}
+
+// TraceDevice is one device's trace and the filter applied to it.
+type TraceDevice struct {
+	Device int
+	Filter TraceFilter
+}
+
+// keep reports whether entry i passes f; focus caches the --focus verdict
+// per stack.
+func (f *TraceFilter) keep(s *snapshot.Snapshot, e *snapshot.TraceEntry, focus map[snapshot.StackID]bool) bool {
+	if f.HasAddr {
+		if e.Action == snapshot.ActionOOM || e.Flags&snapshot.FlagAddr == 0 {
+			return false
+		}
+		if f.Addr < e.Addr || uint64(f.Addr-e.Addr) >= uint64(max(e.Size, 1)) {
+			return false
+		}
+	}
+	if f.Focus != nil {
+		ok, seen := focus[e.Stack]
+		if !seen {
+			for _, fid := range s.Stack(e.Stack) {
+				if f.Focus.MatchString(analyze.FrameText(s.Frames[fid])) {
+					ok = true
+					break
+				}
+			}
+			focus[e.Stack] = ok
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteTrace lists trace entries for people, one a line: the entry index,
+// the time since the device's first entry (seconds, microsecond
+// precision; "-" without time_us), the action, the size (bytes, binary
+// units; for oom the request), the address (for oom the free device
+// memory), the stream and where it was called from (the innermost user
+// frame, as every view names a stack). A header per device says how many
+// entries are shown of how many.
+func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	where := map[snapshot.StackID]string{}
+	for k, td := range devs {
+		trace := s.Traces[td.Device]
+		focus := map[snapshot.StackID]bool{}
+		to := td.Filter.To
+		if to < 0 || to >= len(trace) {
+			to = len(trace) - 1
+		}
+		var rows []int
+		for i := td.Filter.From; i <= to; i++ {
+			if td.Filter.keep(s, &trace[i], focus) {
+				rows = append(rows, i)
+			}
+		}
+		if k > 0 {
+			bw.WriteByte('\n')
+		}
+		fmt.Fprintf(bw, "Device %d: %s, %s shown", td.Device, plural(len(trace), "trace entry"), FormatInt(int64(len(rows))))
+		if td.Filter.From > 0 || to < len(trace)-1 {
+			fmt.Fprintf(bw, " (entries %d to %d)", td.Filter.From, to)
+		}
+		bw.WriteString("\n")
+		if len(rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(bw, "%9s  %15s  %-15s  %10s  %-18s  %-8s  %s\n", "entry", "time", "action", "size", "address", "stream", "where")
+		timed := trace[0].Flags&snapshot.FlagTime != 0
+		var line []byte
+		for _, i := range rows {
+			e := &trace[i]
+			line = line[:0]
+			line = strconv.AppendInt(line, int64(i), 10)
+			line = alignRight(line, 0, 9)
+			line = append(line, "  "...)
+			start := len(line)
+			if timed {
+				line = appendMicros(line, e.TimeUS-trace[0].TimeUS)
+			} else {
+				line = append(line, '-')
+			}
+			line = alignRight(line, start, 15)
+			line = append(line, "  "...)
+			start = len(line)
+			line = append(line, s.ActionName(e.Action)...)
+			line = alignLeft(line, start, 15)
+			line = append(line, "  "...)
+			start = len(line)
+			line = append(line, FormatBytes(e.Size)...)
+			line = alignRight(line, start, 10)
+			line = append(line, "  "...)
+			start = len(line)
+			if e.Action == snapshot.ActionOOM {
+				line = append(line, FormatBytes(e.DeviceFree())...)
+				line = append(line, " free"...)
+			} else {
+				line = append(line, "0x"...)
+				line = strconv.AppendUint(line, uint64(e.Addr), 16)
+			}
+			line = alignLeft(line, start, 18)
+			line = append(line, "  "...)
+			start = len(line)
+			line = strconv.AppendUint(line, e.Stream, 10)
+			line = alignLeft(line, start, 8)
+			line = append(line, "  "...)
+			wh, ok := where[e.Stack]
+			if !ok {
+				wh = stackWhere(s, e.Stack)
+				where[e.Stack] = wh
+			}
+			line = append(line, wh...)
+			line = append(line, '\n')
+			if _, err := bw.Write(line); err != nil {
+				return err
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+// alignRight right-aligns line[start:], the field just appended, in w
+// columns.
+func alignRight(line []byte, start, w int) []byte {
+	n := len(line) - start
+	if n >= w {
+		return line
+	}
+	pad := w - n
+	line = append(line, make([]byte, pad)...)
+	copy(line[start+pad:], line[start:start+n])
+	for k := start; k < start+pad; k++ {
+		line[k] = ' '
+	}
+	return line
+}
+
+// alignLeft left-aligns line[start:], the field just appended, in w
+// columns.
+func alignLeft(line []byte, start, w int) []byte {
+	for len(line)-start < w {
+		line = append(line, ' ')
+	}
+	return line
+}
+
+// appendMicros appends a duration in microseconds as formatMicros does
+// ("1.234567 s").
+func appendMicros(line []byte, us int64) []byte {
+	if us < 0 {
+		line = append(line, '-')
+		us = -us
+	}
+	line = strconv.AppendInt(line, us/1e6, 10)
+	line = append(line, '.')
+	frac := us % 1e6
+	for d := int64(100000); d > 0; d /= 10 {
+		line = append(line, byte('0'+frac/d%10))
+	}
+	return append(line, " s"...)
+}
+
+// traceEntryJSON is one entry of `trace --json`.
+type traceEntryJSON struct {
+	Device int    `json:"device"`
+	Entry  int    `json:"entry"`
+	TimeUS *int64 `json:"time_us"`
+	Action string `json:"action"`
+	Size   int64  `json:"size"`
+	// Addr is null for oom entries, whose DeviceFree is set.
+	Addr       *uint64  `json:"addr"`
+	DeviceFree *int64   `json:"device_free,omitempty"`
+	Stream     uint64   `json:"stream"`
+	Where      string   `json:"where"`
+	Frames     []string `json:"frames"`
+}
+
+// WriteTraceJSON writes the entries WriteTrace lists as a JSON object
+// {"entries": [...]}, each with its device, index, time_us (null without
+// one), action, size and addr in bytes and integers as PyTorch records
+// them, stream, where, and every frame ("filename:line name", innermost
+// first).
+func WriteTraceJSON(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.WriteString("{\"entries\": [")
+	first := true
+	frames := map[snapshot.StackID][]string{}
+	var jb bytes.Buffer
+	enc := json.NewEncoder(&jb)
+	enc.SetEscapeHTML(false)
+	for _, td := range devs {
+		trace := s.Traces[td.Device]
+		focus := map[snapshot.StackID]bool{}
+		to := td.Filter.To
+		if to < 0 || to >= len(trace) {
+			to = len(trace) - 1
+		}
+		for i := td.Filter.From; i <= to; i++ {
+			e := &trace[i]
+			if !td.Filter.keep(s, e, focus) {
+				continue
+			}
+			fr, ok := frames[e.Stack]
+			if !ok {
+				fr = []string{}
+				for _, fid := range s.Stack(e.Stack) {
+					fr = append(fr, analyze.FrameText(s.Frames[fid]))
+				}
+				frames[e.Stack] = fr
+			}
+			j := traceEntryJSON{Device: td.Device, Entry: i, Action: s.ActionName(e.Action), Size: e.Size,
+				Stream: e.Stream, Where: stackWhere(s, e.Stack), Frames: fr}
+			if e.Flags&snapshot.FlagTime != 0 {
+				j.TimeUS = &e.TimeUS
+			}
+			if e.Action == snapshot.ActionOOM {
+				df := e.DeviceFree()
+				j.DeviceFree = &df
+			} else {
+				a := uint64(e.Addr)
+				j.Addr = &a
+			}
+			if !first {
+				bw.WriteByte(',')
+			}
+			first = false
+			jb.Reset()
+			if err := enc.Encode(j); err != nil {
+				return err
+			}
+			bw.WriteString("\n  ")
+			bw.Write(bytes.TrimSuffix(jb.Bytes(), []byte("\n")))
+		}
+	}
+	bw.WriteString("\n]}\n")
+	return bw.Flush()
+}

@@ -1,0 +1,78 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/snapview/snapview/snapshot"
+)
+
+// TestMemvizTraceMatches: WriteMemvizTrace prints what `_memory_viz trace`
+// printed, byte for byte, in every torch 2.11 folder that has its output;
+// where _memory_viz failed (no device_traces) it returns ErrNoDeviceTraces.
+func TestMemvizTraceMatches(t *testing.T) {
+	dirs, _ := filepath.Glob("../../shared/snapshots/torch2.11/*")
+	if len(dirs) == 0 {
+		t.Skip("../shared/snapshots/torch2.11 is absent: the shared corpus is needed")
+	}
+	checked := 0
+	for _, dir := range dirs {
+		want, err := os.ReadFile(filepath.Join(dir, "memviz_trace.txt"))
+		if err != nil {
+			continue
+		}
+		s, err := snapshot.Load(filepath.Join(dir, "snapshot.pickle"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		err = WriteMemvizTrace(&got, s)
+		if bytes.Contains(want, []byte("KeyError: 'device_traces'")) {
+			if !errors.Is(err, ErrNoDeviceTraces) {
+				t.Errorf("%s: err = %v, want ErrNoDeviceTraces", dir, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		if !bytes.Equal(got.Bytes(), want) {
+			g, w := strings.Split(got.String(), "\n"), strings.Split(string(want), "\n")
+			for i := range max(len(g), len(w)) {
+				var a, b string
+				if i < len(g) {
+					a = g[i]
+				}
+				if i < len(w) {
+					b = w[i]
+				}
+				if a != b {
+					t.Errorf("%s: line %d:\ngot:  %.300s\nwant: %.300s", filepath.Base(dir), i+1, a, b)
+					break
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no memviz_trace.txt compared")
+	}
+}
+
+func TestAppendPyBytes(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{
+		{0, "0.0B"}, {4, "4.0B"}, {1023, "1023.0B"}, {1024, "1.0KiB"}, {-3891, "-3.8KiB"},
+		{16 << 20, "16.0MiB"}, {1<<20 - 1, "1024.0KiB"},
+	} {
+		if got := string(appendPyBytes(nil, c.n)); got != c.want {
+			t.Errorf("appendPyBytes(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
