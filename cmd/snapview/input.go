@@ -48,7 +48,7 @@ func withSnapshot(stdin io.Reader, errOut io.Writer, path string, f func(s *snap
 		}
 	}
 	if err != nil {
-		return err
+		return snapshotHint(path, err)
 	}
 	return inFile(src.name, f(s, src))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -72,12 +73,28 @@ Where the figures come from:
   the retries that ended in an OOM can be counted.
 
 Without --device every device that has segments or trace entries is shown,
-one after another.`,
+one after another.
+
+memory_stats() dumps:
+
+  FILE may also be json.dump(torch.cuda.memory_stats()) (the flat dict,
+  "allocated_bytes.all.current": …; a dict of such dicts keyed by device
+  ordinal; or a dict with a "memory_stats" key), recognised by its content.
+  torch builds memory_summary() from exactly these figures, so --format torch
+  prints its table to the byte, the cudaMalloc retries included. The text
+  format shows each pool's current and peak figures and warns about
+  cudaMalloc retries, OOMs, reserved memory much larger than allocated (with
+  the inactive_split figures that measure fragmentation) and oversize
+  allocations. A JSON Lines log of such dumps (see snapview stats) shows its
+  last record of each device.`,
 		Example: `  # Overview of every device
   snapview summary snap.pickle
 
   # The memory_summary() table of device 1, to diff with the program's own
   snapview summary --format torch --device 1 snap.pickle > summary.txt
+
+  # memory_summary() from a dump of torch.cuda.memory_stats()
+  snapview summary --format torch stats.json
 
   # One figure, unrounded, with its exactness
   snapview summary --format json snap.pickle | jq '.devices[0].memory_stats["allocated_bytes.all.peak"]'`,
@@ -93,7 +110,14 @@ one after another.`,
 				}
 				opts.format = "json"
 			}
-			return runSummary(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			kind, in := sniffInput(opts.file, cmd.InOrStdin())
+			switch kind {
+			case monitor.KindStats, monitor.KindStatsLog:
+				return runStatsSummary(opts, kind, in, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			case monitor.KindSMI:
+				return wrongKind(opts.file, kind, "memory snapshot or memory_stats() dump")
+			}
+			return runSummary(opts, in, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	addDeviceFlag(cmd.Flags(), &opts.device, "show only this CUDA device ordinal", "every device in the file")
@@ -243,4 +267,71 @@ func printWarnings(w io.Writer, warnings []string) {
 	for _, m := range warnings {
 		fmt.Fprintf(w, "warning: %s\n", m)
 	}
+}
+
+// runStatsSummary prints the summary of a memory_stats() dump, or of the
+// last record of each device in a log of them.
+func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out, errOut io.Writer) error {
+	dump := &report.StatsDump{}
+	if kind == monitor.KindStats {
+		name, stats, err := loadStatsDump(opts.file, in)
+		if err != nil {
+			return err
+		}
+		dump.File, dump.Stats = name, stats
+	} else {
+		name, l, err := loadStatsLog(opts.file, in, errOut)
+		if err != nil {
+			return err
+		}
+		dump.File = name
+		var where []string
+		for _, d := range monitor.AnalyzeSteps(l) {
+			r := d.Records[len(d.Records)-1]
+			dump.Stats = append(dump.Stats, r.Stats)
+			w := fmt.Sprintf("line %d", r.Line)
+			if r.HasStep {
+				w = fmt.Sprintf("step %d, %s", r.Step, w)
+			}
+			where = append(where, fmt.Sprintf("device %d: %s", d.Device, w))
+		}
+		dump.From = "the last record: " + strings.Join(where, "; ")
+		if len(dump.Stats) == 1 {
+			dump.From = "the last record, " + strings.TrimPrefix(where[0], "device 0: ")
+		}
+	}
+	if opts.device.set {
+		var keep []*analyze.MemoryStats
+		var have []int
+		for _, st := range dump.Stats {
+			have = append(have, st.Device)
+			if st.Device == opts.device.n {
+				keep = append(keep, st)
+			}
+		}
+		if keep == nil {
+			return usageErrorf("--device %d: %s has no device %d (devices: %s)", opts.device.n, dump.File, opts.device.n, joinInts(have))
+		}
+		dump.Stats = keep
+	}
+	switch opts.format {
+	case "torch":
+		if kind == monitor.KindStatsLog {
+			fmt.Fprintf(errOut, "%s: %s\n", dump.File, dump.From)
+		}
+		for i, st := range dump.Stats {
+			if i > 0 {
+				if _, err := io.WriteString(out, "\n"); err != nil {
+					return err
+				}
+			}
+			if err := report.WriteTorchSummary(out, st); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "json":
+		return report.WriteStatsDumpJSON(out, dump)
+	}
+	return report.WriteStatsDumpText(out, dump)
 }
