@@ -120,8 +120,8 @@ func FindingText(f monitor.Finding) string {
 
 // statsDumpJSON is the --json schema of a memory_stats() dump.
 type statsDumpJSON struct {
-	File    string               `json:"file"`
-	From    string               `json:"from,omitempty"`
+	File    string                `json:"file"`
+	From    string                `json:"from,omitempty"`
 	Devices []statsDumpDeviceJSON `json:"devices"`
 }
 
