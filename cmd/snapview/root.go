@@ -46,6 +46,8 @@ have).`,
 		newStateCmd(),
 		newInfoCmd(),
 		newLeaksCmd(),
+		newStatsCmd(),
+		newSMICmd(),
 	)
 	addProfileFlags(root)
 	return root

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/report"
+)
+
+// smiOptions are the flags of `snapview smi`.
+type smiOptions struct {
+	file  string
+	stats string
+	tz    string
+	gpu   int
+}
+
+func newSMICmd() *cobra.Command {
+	opts := &smiOptions{}
+	cmd := &cobra.Command{
+		Use:   "smi LOG.csv",
+		Short: "read an nvidia-smi memory log: per GPU min/median/max used and growth; with --stats, the memory outside PyTorch",
+		Long: `smi reads the CSV nvidia-smi writes with
+
+    nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total --format=csv -l 1 -f smi.csv
+
+(-lms 100 for a sample every 100 ms; --format=csv,noheader,nounits is read
+too; more columns may follow, and with a header they may come in any order).
+Several GPUs interleave, one row each per sample.
+
+For each GPU it prints the range of memory.used (min, median, max and when),
+how much it grew from the first sample to the last, and whether it keeps
+climbing and since when (as snapview stats judges steps).
+
+nvidia-smi counts all memory in use on a GPU: PyTorch's reserved bytes, but
+also the CUDA context, communication buffers, other libraries' cudaMalloc
+and other processes. With --stats LOG.jsonl (a memory_stats() log with
+"time" fields, see snapview stats) it sets each sample against PyTorch's
+reserved bytes at that moment, and prints the gap, its lasting jumps (with
+the step they fall in) and what it is made of. snapview report SNAPSHOT
+--smi LOG.csv draws the same against a snapshot's timeline.
+
+nvidia-smi writes its timestamps in the local time of the machine it ran
+on, with no zone: --tz names that zone (default: this machine's, $TZ).
+
+A row that cannot be read is an error naming its line number (exit 1);
+rows whose memory is [N/A], and a last row cut short, are left out with a
+warning.`,
+		Example: `  snapview smi smi.csv
+  snapview smi --tz Europe/Berlin --stats train_memory.jsonl smi.csv`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.file = args[0]
+			return runSMI(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.stats, "stats", "", "a memory_stats() log (JSON Lines with \"time\") to set the samples against")
+	f.StringVar(&opts.tz, "tz", "Local", "the zone nvidia-smi's timestamps were written in: a name (Europe/Berlin), UTC, Local or an offset (+02:00)")
+	f.IntVar(&opts.gpu, "gpu", -1, "with --stats: the nvidia-smi index of the log's device (default: the same number, or the only GPU)")
+	return cmd
+}
+
+func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
+	loc, err := parseZone(opts.tz)
+	if err != nil {
+		return err
+	}
+	kind, in := sniffInput(opts.file, stdin)
+	switch kind {
+	case monitor.KindSnapshot, monitor.KindStats, monitor.KindStatsLog:
+		return wrongKind(opts.file, kind, "nvidia-smi CSV log")
+	}
+	name, l, err := loadSMI(opts.file, in, loc, errOut)
+	if err != nil {
+		return err
+	}
+	v := &report.SMIView{File: name, Rows: len(l.Samples), Loc: loc, GPUs: monitor.SummarizeSMI(l)}
+	if opts.stats != "" {
+		if opts.stats == stdinPath && opts.file == stdinPath {
+			return usageErrorf("--stats -: standard input already holds the nvidia-smi log")
+		}
+		sname, sl, err := loadStatsLog(opts.stats, stdin, errOut)
+		if err != nil {
+			return err
+		}
+		for _, d := range monitor.AnalyzeSteps(sl) {
+			gpu, err := smiGPUFor(l, d.Device, opts.gpu)
+			if err != nil {
+				return err
+			}
+			series := d.ReservedSeries()
+			if len(series.TimesUS) == 0 {
+				return fmt.Errorf("%s: no record has a \"time\": nothing to set the nvidia-smi samples against", sname)
+			}
+			g := monitor.FindGap(gpuSeries(v.GPUs, gpu), series)
+			v.Gaps = append(v.Gaps, report.GapView{GPU: gpu, Device: d.Device,
+				Against: "reserved_bytes.all.current of " + sname, Gap: g, StepAt: stepAt(&d)})
+		}
+	}
+	return report.WriteSMIText(out, v)
+}
+
+// smiGPUFor picks the nvidia-smi GPU of a CUDA device: --gpu when given,
+// else the GPU of the same index, else the only GPU of the log.
+func smiGPUFor(l *monitor.SMILog, device, flag int) (int, error) {
+	gpus := l.GPUs()
+	switch {
+	case flag >= 0:
+		if !slices.Contains(gpus, flag) {
+			return 0, usageErrorf("--gpu %d: the nvidia-smi log has no GPU %d (GPUs: %s)", flag, flag, joinInts(gpus))
+		}
+		return flag, nil
+	case slices.Contains(gpus, device):
+		return device, nil
+	case len(gpus) == 1:
+		return gpus[0], nil
+	}
+	return 0, usageErrorf("device %d: the nvidia-smi log has no GPU %d (GPUs: %s); say which with --gpu", device, device, joinInts(gpus))
+}
+
+// gpuSeries returns the samples of one GPU, in time order.
+func gpuSeries(gs []monitor.GPUSummary, gpu int) []monitor.SMISample {
+	for _, g := range gs {
+		if g.GPU == gpu {
+			return g.Series
+		}
+	}
+	return nil
+}
+
+// stepAt returns a function that names the step a time falls in: the
+// first record written at or after it (records are written at the end of
+// their step).
+func stepAt(d *monitor.StepsDevice) func(int64) string {
+	return func(t int64) string {
+		for i, r := range d.Records {
+			if !r.HasTime || r.TimeUS < t {
+				continue
+			}
+			if i > 0 && d.Records[i-1].HasTime && r.HasStep {
+				return fmt.Sprintf("during step %d", r.Step)
+			}
+			if r.HasStep {
+				return fmt.Sprintf("before the end of step %d", r.Step)
+			}
+			return ""
+		}
+		return "after the last record"
+	}
+}
