@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -19,6 +20,10 @@ type reportOptions struct {
 	output string
 	device deviceFlag
 	top    int
+	// smi, stats, tz and gpu are the monitoring logs set against the
+	// timeline (see monitorInput).
+	smi, stats, tz string
+	gpu            int
 }
 
 func newReportCmd() *cobra.Command {
@@ -42,10 +47,28 @@ and what the file holds, with the decoder's warnings.
 
 The x axis is the time since the first trace entry, or the entry number
 when the trace has no times. Long traces are downsampled (the minimum and
-maximum of each bucket are kept, so peaks survive).`,
+maximum of each bucket are kept, so peaks survive).
+
+Monitoring logs (--smi, --stats):
+
+  --smi LOG.csv, an nvidia-smi log (see snapview smi), draws the GPU's
+  memory.used on the timeline and in a chart of its own with PyTorch's
+  reserved bytes and the gap between them: memory PyTorch's caching
+  allocator did not reserve (the CUDA context, communication buffers, other
+  libraries' cudaMalloc, other processes), with its lasting jumps and what
+  they mean. The snapshot's times (time_us) are microseconds since the
+  epoch; nvidia-smi's timestamps are the local time of the machine it ran
+  on: --tz names that zone (default: this machine's). Device N is matched
+  with nvidia-smi's GPU N, or the log's only GPU (--gpu to choose).
+
+  --stats LOG.jsonl, a memory_stats() log (see snapview stats), adds its
+  allocated and reserved bytes at each step's end, the per-step table, and
+  the verdicts: whether memory keeps climbing and from which step, and when
+  cudaMalloc retries began.`,
 		Example: `  snapview report snapshot.pickle
   snapview report -o oom.html --top 5 run/oom_snapshot.pickle
-  snapview report --device 1 -o - snapshot.pickle.gz > dev1.html`,
+  snapview report --device 1 -o - snapshot.pickle.gz > dev1.html
+  snapview report snap.pickle --smi smi.csv --stats train_memory.jsonl --tz UTC`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
@@ -62,17 +85,61 @@ maximum of each bucket are kept, so peaks survive).`,
 	f.StringVarP(&opts.output, "output", "o", "report.html", "write the report to this file (- for standard output)")
 	addDeviceFlag(f, &opts.device, "report only this CUDA device ordinal", "every device in the file")
 	f.IntVar(&opts.top, "top", 10, "number of allocation stacks drawn separately and of leak rows (at least 1)")
+	f.StringVar(&opts.smi, "smi", "", "an nvidia-smi CSV log to set against the timeline (see snapview smi)")
+	f.StringVar(&opts.stats, "stats", "", "a JSON Lines log of memory_stats() per step to set against the timeline (see snapview stats)")
+	f.StringVar(&opts.tz, "tz", "Local", "the zone --smi's timestamps were written in: a name (Europe/Berlin), UTC, Local or an offset (+02:00)")
+	f.IntVar(&opts.gpu, "gpu", -1, "the nvidia-smi index of the reported device (default: the same number, or the log's only GPU)")
 	return cmd
 }
 
 func runReport(ctx context.Context, opts *reportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	mon, err := monitorInput(opts, stdin, stderr)
+	if err != nil {
+		return err
+	}
 	return withSnapshot(stdin, stderr, opts.file, func(s *snapshot.Snapshot, src source) error {
-		return writeReport(ctx, opts, s, src, stdout, stderr)
+		return writeReport(ctx, opts, mon, s, src, stdout, stderr)
 	})
 }
 
+// monitorInput reads the logs of --smi and --stats; nil without them.
+// They are read before the snapshot, so that a bad log fails fast.
+func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*report.MonitorInput, error) {
+	if opts.smi == "" && opts.stats == "" {
+		return nil, nil
+	}
+	for _, f := range []string{opts.smi, opts.stats} {
+		if f == stdinPath {
+			return nil, usageErrorf("--smi and --stats read files, not standard input")
+		}
+	}
+	loc, err := parseZone(opts.tz)
+	if err != nil {
+		return nil, err
+	}
+	in := &report.MonitorInput{Loc: loc}
+	if opts.smi != "" {
+		if kind, _ := sniffInput(opts.smi, nil); kind == monitor.KindSnapshot || kind == monitor.KindStats || kind == monitor.KindStatsLog {
+			return nil, wrongKind(opts.smi, kind, "nvidia-smi CSV log (--smi)")
+		}
+		if in.SMIName, in.SMI, err = loadSMI(opts.smi, nil, loc, stderr); err != nil {
+			return nil, err
+		}
+		in.GPU = func(device int) (int, error) { return smiGPUFor(in.SMI, device, opts.gpu) }
+	}
+	if opts.stats != "" {
+		if kind, _ := sniffInput(opts.stats, nil); kind == monitor.KindSnapshot || kind == monitor.KindSMI {
+			return nil, wrongKind(opts.stats, kind, "memory_stats() log (--stats)")
+		}
+		if in.StatsName, in.Stats, err = loadStatsLog(opts.stats, nil, stderr); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
 // writeReport writes the HTML report of s.
-func writeReport(ctx context.Context, opts *reportOptions, s *snapshot.Snapshot, src source, stdout, stderr io.Writer) error {
+func writeReport(ctx context.Context, opts *reportOptions, mon *report.MonitorInput, s *snapshot.Snapshot, src source, stdout, stderr io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -85,7 +152,7 @@ func writeReport(ctx context.Context, opts *reportOptions, s *snapshot.Snapshot,
 	}
 	// statsFromReplay makes the memory_summary() table the one `snapview
 	// summary --format torch` prints, from the replay BuildHTML made.
-	ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Stats: statsFromReplay}
+	ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Stats: statsFromReplay, Monitor: mon}
 	if src.size > 0 {
 		ho.SizeOnDisk = src.size
 	}

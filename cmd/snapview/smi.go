@@ -99,7 +99,7 @@ func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
 			}
 			g := monitor.FindGap(gpuSeries(v.GPUs, gpu), series)
 			v.Gaps = append(v.Gaps, report.GapView{GPU: gpu, Device: d.Device,
-				Against: "reserved_bytes.all.current of " + sname, Gap: g, StepAt: stepAt(&d)})
+				Against: "reserved_bytes.all.current of " + sname, Gap: g, StepAt: report.StepAt(&d)})
 		}
 	}
 	return report.WriteSMIText(out, v)
@@ -131,25 +131,4 @@ func gpuSeries(gs []monitor.GPUSummary, gpu int) []monitor.SMISample {
 		}
 	}
 	return nil
-}
-
-// stepAt returns a function that names the step a time falls in: the
-// first record written at or after it (records are written at the end of
-// their step).
-func stepAt(d *monitor.StepsDevice) func(int64) string {
-	return func(t int64) string {
-		for i, r := range d.Records {
-			if !r.HasTime || r.TimeUS < t {
-				continue
-			}
-			if i > 0 && d.Records[i-1].HasTime && r.HasStep {
-				return fmt.Sprintf("during step %d", r.Step)
-			}
-			if r.HasStep {
-				return fmt.Sprintf("before the end of step %d", r.Step)
-			}
-			return ""
-		}
-		return "after the last record"
-	}
 }

@@ -11,8 +11,9 @@ monitor_small.stats.jsonl  12 memory_stats() records, one per step ("step", "tim
                            would; one cudaMalloc retry at step 9.
 monitor_small.smi.csv      nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total
                            --format=csv -lms 100 for two GPUs, timestamps in UTC: GPU 0 uses
-                           a 500 MiB context plus PyTorch's reserved bytes, plus 512 MiB taken
-                           outside PyTorch from step 4 on; GPU 1 holds 3 MiB.
+                           a 500 MiB context plus the reserved bytes of mlp_train.pickle's trace
+                           at that time, plus 512 MiB taken outside PyTorch from step 4 on;
+                           GPU 1 holds 3 MiB.
 monitor_small.noheader.csv The same rows as --format=csv,noheader,nounits.
 """
 import json
@@ -20,8 +21,25 @@ import time as _t
 
 SNAP = "testdata/snapshots/"
 MIB = 2**20
-T0 = 1764514800.0  # 2025-11-30 15:00:00 UTC
-STEP_S = 0.5
+STEP_S = 0.4
+
+# The logs are laid over the bundled real snapshot mlp_train.pickle: they start 0.16 s before its
+# first trace entry, and GPU 0's memory.used follows the reserved bytes of its trace.
+import pickle
+with open(SNAP + "mlp_train.pickle", "rb") as f:
+    snap = pickle.load(f)
+trace = snap["device_traces"][0]
+T0 = trace[0]["time_us"] // 1000000 + 0.0
+events = []
+for e in trace:
+    if e["action"] == "segment_alloc":
+        events.append((e["time_us"] / 1e6, e["size"]))
+    elif e["action"] == "segment_free":
+        events.append((e["time_us"] / 1e6, -e["size"]))
+
+
+def trace_reserved(t):
+    return sum(sz for (et, sz) in events if et <= t)
 
 with open(SNAP + "mlp_train.stats.json") as f:
     base = json.load(f)
@@ -66,11 +84,11 @@ def reserved_at(t):
 header = "timestamp, index, memory.used [MiB], memory.total [MiB]\n"
 with open(SNAP + "monitor_small.smi.csv", "w") as f, open(SNAP + "monitor_small.noheader.csv", "w") as g:
     f.write(header)
-    for i in range(int(12 * STEP_S / 0.1) + 2):
+    for i in range(int(12 * STEP_S / 0.1) + 4):
         t = T0 - 0.15 + i * 0.1
         ms = int(round((t % 1) * 1000))
         stamp = _t.strftime("%Y/%m/%d %H:%M:%S", _t.gmtime(int(t))) + f".{ms:03d}"
-        used0 = 500 + reserved_at(t) // MIB + (512 if t >= T0 + 4 * STEP_S - 0.25 else 0)
+        used0 = 500 + trace_reserved(t) // MIB + (512 if t >= T0 + 4 * STEP_S - 0.25 else 0)
         for gpu, used in ((0, used0), (1, 3)):
             f.write(f"{stamp}, {gpu}, {used} MiB, 143771 MiB\n")
             g.write(f"{stamp}, {gpu}, {used}, 143771\n")
