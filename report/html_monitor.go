@@ -147,7 +147,7 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 			g := monitor.FindGap(gpu.Series, reserved)
 			gv := &GapView{GPU: gpu.GPU, Device: dev, Against: "replayed from the snapshot's trace", Gap: g}
 			if steps != nil {
-				gv.StepAt = StepAt(steps)
+				gv.StepAt = StepAt(steps, in.Loc)
 			}
 			if len(g.Points) > 0 {
 				m.Notes = append(m.Notes, GapLines(gv, in.Loc)...)
@@ -190,15 +190,21 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 	return m, nil
 }
 
-// StepAt returns a function that names the step a time falls in ("during
-// step 5"): records are written at the end of their step, so the first
-// record at or after the time; "" after the last record.
-func StepAt(d *monitor.StepsDevice) func(int64) string {
-	return func(t int64) string {
+// StepAt returns a function that names the step in which something
+// happened between two times (microseconds since the epoch). Records are
+// written at the end of their step: a record between the two times makes
+// it "by the end of step 5 (its record at 14:45:31.247)", else the first
+// record after them "during step 6"; "" after the last record.
+func StepAt(d *monitor.StepsDevice, loc *time.Location) func(from, to int64) string {
+	return func(from, to int64) string {
 		for _, r := range d.Records {
-			if r.HasTime && r.TimeUS >= t && r.HasStep {
-				return fmt.Sprintf("during step %d", r.Step)
+			if !r.HasTime || !r.HasStep || r.TimeUS <= from {
+				continue
 			}
+			if r.TimeUS <= to {
+				return fmt.Sprintf("by the end of step %d (its record at %s)", r.Step, clock(r.TimeUS, loc))
+			}
+			return fmt.Sprintf("during step %d", r.Step)
 		}
 		return ""
 	}

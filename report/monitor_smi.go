@@ -29,9 +29,9 @@ type GapView struct {
 	// trace", "reserved_bytes.all.current of log.jsonl").
 	Against string
 	Gap     monitor.Gap
-	// StepAt names the step a time falls in ("step 5"), "" when unknown;
-	// nil when there are no steps.
-	StepAt func(timeUS int64) string
+	// StepAt names the step in which a jump between two sample times
+	// happened (see [StepAt]); nil when there are no steps.
+	StepAt func(fromUS, toUS int64) string
 }
 
 // clock formats a time of the log in its zone.
@@ -64,7 +64,7 @@ func WriteSMIText(w io.Writer, v *SMIView) error {
 		}
 		if err := t.Append([]string{fmt.Sprint(g.GPU), FormatInt(int64(g.Samples)), total,
 			FormatBytes(g.Min), FormatBytes(g.Median), FormatBytes(g.Max), clock(g.MaxAtUS, v.Loc),
-			FormatBytes(g.First) + " → " + FormatBytes(g.Last), signedBytes(g.Last - g.First)}); err != nil {
+			bytesRange(g.First, g.Last), signedBytes(g.Last - g.First)}); err != nil {
 			return err
 		}
 	}
@@ -85,6 +85,16 @@ func WriteSMIText(w io.Writer, v *SMIView) error {
 	return ew.err
 }
 
+// bytesRange formats "a → b" so that the two differ when a and b do: in
+// FormatBytes's units, or in MiB with one decimal when those round alike.
+func bytesRange(a, b int64) string {
+	fa, fb := FormatBytes(a), FormatBytes(b)
+	if fa == fb && a != b {
+		fa, fb = fmt.Sprintf("%.1f MiB", float64(a)/(1<<20)), fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fa + " → " + fb
+}
+
 // signedBytes formats a change: "+4.0 MiB", "-1.0 GiB", "0 B".
 func signedBytes(n int64) string {
 	if n > 0 {
@@ -102,8 +112,8 @@ func SMIClimbVerdict(g *monitor.GPUSummary, loc *time.Location) string {
 	}
 	start := g.Series[c.Start].TimeUS
 	secs := float64(g.LastUS-g.Series[c.Start-1].TimeUS) / 1e6
-	s := fmt.Sprintf("GPU %d: memory.used keeps climbing: it started at %s (%.1f s into the log); +%s from then to the end (%s → %s, new highs at %d of %d samples)",
-		g.GPU, clock(start, loc), float64(start-g.FirstUS)/1e6, FormatBytes(c.Rise), FormatBytes(c.Base), FormatBytes(c.End), c.Highs, c.Points)
+	s := fmt.Sprintf("GPU %d: memory.used keeps climbing: it started at %s (%.1f s into the log); +%s from then to the end (%s, new highs at %d of %d samples)",
+		g.GPU, clock(start, loc), float64(start-g.FirstUS)/1e6, FormatBytes(c.Rise), bytesRange(c.Base, c.End), c.Highs, c.Points)
 	if secs > 0 {
 		s += fmt.Sprintf(", %s per minute", signedBytes(int64(float64(c.Rise)/secs*60)))
 	}
@@ -121,16 +131,16 @@ func GapLines(gv *GapView, loc *time.Location) []string {
 		plural(len(g.Points), "sample"), clock(g.Points[0].TimeUS, loc), clock(g.Points[len(g.Points)-1].TimeUS, loc),
 		FormatBytes(g.Min), clock(g.MinAtUS, loc), FormatBytes(g.Median), FormatBytes(g.Max))}
 	for _, j := range g.Jumps {
-		when := clock(j.TimeUS, loc)
+		when := fmt.Sprintf("between %s and %s", clock(j.AfterUS, loc), clock(j.TimeUS, loc))
 		if gv.StepAt != nil {
-			if s := gv.StepAt(j.TimeUS); s != "" {
+			if s := gv.StepAt(j.AfterUS, j.TimeUS); s != "" {
 				when += ", " + s
 			}
 		}
 		if j.Bytes > 0 {
-			out = append(out, fmt.Sprintf("  %s at %s: memory taken outside PyTorch's caching allocator (PyTorch's reserved bytes did not change by as much): another library's cudaMalloc, communication buffers, or another process.", signedBytes(j.Bytes), when))
+			out = append(out, fmt.Sprintf("  %s %s: memory taken outside PyTorch's caching allocator (PyTorch's reserved bytes did not change by as much): another library's cudaMalloc, communication buffers, or another process.", signedBytes(j.Bytes), when))
 		} else {
-			out = append(out, fmt.Sprintf("  %s at %s: memory outside PyTorch's caching allocator given back.", signedBytes(j.Bytes), when))
+			out = append(out, fmt.Sprintf("  %s %s: memory outside PyTorch's caching allocator given back.", signedBytes(j.Bytes), when))
 		}
 	}
 	return out

@@ -42,7 +42,7 @@ func ClimbVerdict(d *monitor.StepsDevice, c monitor.Climb, what string) string {
 	last := len(d.Records) - 1
 	s := fmt.Sprintf("%s keeps climbing: it started at %s; +%s from then to %s (%s, new highs at %d of %d records)",
 		upperFirst(what), stepLabel(d, c.Start), FormatBytes(c.Rise), stepLabel(d, last),
-		FormatBytes(c.Base)+" → "+FormatBytes(c.End), c.Highs, c.Points)
+		bytesRange(c.Base, c.End), c.Highs, c.Points)
 	if d.XIsStep {
 		if n := d.Records[last].Step - d.Records[c.Start-1].Step; n > 0 {
 			s += fmt.Sprintf(", +%s per step", FormatBytes(c.Rise/n))

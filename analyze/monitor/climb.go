@@ -38,10 +38,11 @@ const climbMinHighs = 3
 // than the gap limit: four times the median x spacing, or a fifth of the
 // whole x span if that is more (so a leak that adds a block every few
 // steps, or a reserved figure that grows a 20 MiB segment at a time, is
-// one climb). Leading highs of the run that rose more than four times the
-// median rise of its highs are left out of it: they are the warm-up (the
-// first step's weights and optimizer state, the CUDA context), not the
-// climb. The series is climbing when the run has at least three new highs
+// one climb). A new high that rose more than four times the median rise
+// of the run's highs is a jump, not part of a climb: the run starts after
+// the last such jump when at least three highs follow it (the warm-up's
+// weights and optimizer state, the CUDA context, a buffer taken once are
+// left out). The series is climbing when the run has at least three new highs
 // and its end is above the point before its start.
 func FindClimb(x []float64, y []int64) Climb {
 	c := Climb{Start: -1, MaxAt: -1}
@@ -91,8 +92,10 @@ func FindClimb(x []float64, y []int64) Climb {
 		slices.Sort(sorted)
 		med := sorted[len(sorted)/2]
 		skip := 0
-		for skip < len(run)-climbMinHighs && rises[skip] > 4*med {
-			skip++
+		for k, r := range rises {
+			if r > 4*med && len(run)-(k+1) >= climbMinHighs {
+				skip = k + 1
+			}
 		}
 		run = run[skip:]
 	}

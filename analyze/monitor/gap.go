@@ -41,12 +41,13 @@ type GapPoint struct {
 	Used, Reserved, Gap int64
 }
 
-// GapJump is a lasting change of the gap: at TimeUS it moved by Bytes
-// (positive: memory was taken outside PyTorch's allocator; negative: given
-// back).
+// GapJump is a lasting change of the gap: between the samples at AfterUS
+// (the last at the old level) and TimeUS (the first at the new one) it
+// moved by Bytes (positive: memory was taken outside PyTorch's allocator;
+// negative: given back).
 type GapJump struct {
-	TimeUS int64
-	Bytes  int64
+	AfterUS, TimeUS int64
+	Bytes           int64
 }
 
 // Gap is the memory nvidia-smi counts on a GPU that PyTorch's caching
@@ -105,7 +106,7 @@ func FindGap(samples []SMISample, reserved Series) Gap {
 			for j < i+gapWindow-1 && abs(gaps[j]-gaps[i-1]) < GapJumpMin {
 				j++
 			}
-			g.Jumps = append(g.Jumps, GapJump{TimeUS: g.Points[j].TimeUS, Bytes: d})
+			g.Jumps = append(g.Jumps, GapJump{AfterUS: g.Points[j-1].TimeUS, TimeUS: g.Points[j].TimeUS, Bytes: d})
 			i += 2*gapWindow - 1
 		}
 	}

@@ -275,7 +275,7 @@ func TestFindGap(t *testing.T) {
 	if g.Min != 500*mib || g.Max != 1012*mib || g.MinAtUS != 1000 {
 		t.Errorf("gap min %d at %d, max %d", g.Min, g.MinAtUS, g.Max)
 	}
-	want := []GapJump{{TimeUS: 7000, Bytes: 512 * mib}}
+	want := []GapJump{{AfterUS: 6500, TimeUS: 7000, Bytes: 512 * mib}}
 	if diff := cmp.Diff(want, g.Jumps); diff != "" {
 		t.Errorf("jumps (-want +got):\n%s", diff)
 	}

@@ -99,7 +99,7 @@ func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
 			}
 			g := monitor.FindGap(gpuSeries(v.GPUs, gpu), series)
 			v.Gaps = append(v.Gaps, report.GapView{GPU: gpu, Device: d.Device,
-				Against: "reserved_bytes.all.current of " + sname, Gap: g, StepAt: report.StepAt(&d)})
+				Against: "reserved_bytes.all.current of " + sname, Gap: g, StepAt: report.StepAt(&d, loc)})
 		}
 	}
 	return report.WriteSMIText(out, v)
