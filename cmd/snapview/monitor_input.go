@@ -121,7 +121,7 @@ func wrongKind(path string, kind monitor.Kind, want string) error {
 	if kind == monitor.KindSMI {
 		article = "an"
 	}
-	return fmt.Errorf("%s: %s %s, not a %s: %s", name, article, kind, want, hint)
+	return fmt.Errorf("%s: %s %s, not %s: %s", name, article, kind, want, hint)
 }
 
 // snapshotHint improves a load error of a snapshot command when the file
@@ -137,7 +137,7 @@ func snapshotHint(path string, err error) error {
 	}
 	switch kind, _ := sniffInput(path, nil); kind {
 	case monitor.KindStats, monitor.KindStatsLog, monitor.KindSMI:
-		return wrongKind(path, kind, "memory snapshot")
+		return wrongKind(path, kind, "a memory snapshot")
 	}
 	return err
 }

@@ -120,7 +120,7 @@ func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*repo
 	in := &report.MonitorInput{Loc: loc}
 	if opts.smi != "" {
 		if kind, _ := sniffInput(opts.smi, nil); kind == monitor.KindSnapshot || kind == monitor.KindStats || kind == monitor.KindStatsLog {
-			return nil, wrongKind(opts.smi, kind, "nvidia-smi CSV log (--smi)")
+			return nil, wrongKind(opts.smi, kind, "an nvidia-smi CSV log (--smi)")
 		}
 		if in.SMIName, in.SMI, err = loadSMI(opts.smi, nil, loc, stderr); err != nil {
 			return nil, err
@@ -129,7 +129,7 @@ func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*repo
 	}
 	if opts.stats != "" {
 		if kind, _ := sniffInput(opts.stats, nil); kind == monitor.KindSnapshot || kind == monitor.KindSMI {
-			return nil, wrongKind(opts.stats, kind, "memory_stats() log (--stats)")
+			return nil, wrongKind(opts.stats, kind, "a memory_stats() log (--stats)")
 		}
 		if in.StatsName, in.Stats, err = loadStatsLog(opts.stats, nil, stderr); err != nil {
 			return nil, err

@@ -73,7 +73,7 @@ func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
 	kind, in := sniffInput(opts.file, stdin)
 	switch kind {
 	case monitor.KindSnapshot, monitor.KindStats, monitor.KindStatsLog:
-		return wrongKind(opts.file, kind, "nvidia-smi CSV log")
+		return wrongKind(opts.file, kind, "an nvidia-smi CSV log")
 	}
 	name, l, err := loadSMI(opts.file, in, loc, errOut)
 	if err != nil {

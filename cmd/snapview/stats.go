@@ -76,7 +76,7 @@ func runStats(opts *statsOptions, stdin io.Reader, out, errOut io.Writer) error 
 	kind, in := sniffInput(opts.file, stdin)
 	switch kind {
 	case monitor.KindSnapshot, monitor.KindSMI:
-		return wrongKind(opts.file, kind, "memory_stats() log")
+		return wrongKind(opts.file, kind, "a memory_stats() log")
 	}
 	var l *monitor.StatsLog
 	name := opts.file

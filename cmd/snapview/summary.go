@@ -115,7 +115,7 @@ memory_stats() dumps:
 			case monitor.KindStats, monitor.KindStatsLog:
 				return runStatsSummary(opts, kind, in, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			case monitor.KindSMI:
-				return wrongKind(opts.file, kind, "memory snapshot or memory_stats() dump")
+				return wrongKind(opts.file, kind, "a memory snapshot or memory_stats() dump")
 			}
 			return runSummary(opts, in, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
