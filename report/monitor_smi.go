@@ -138,7 +138,7 @@ func GapLines(gv *GapView, loc *time.Location) []string {
 			}
 		}
 		if j.Bytes > 0 {
-			out = append(out, fmt.Sprintf("  %s %s: memory taken outside PyTorch's caching allocator (PyTorch's reserved bytes did not change by as much): another library's cudaMalloc, communication buffers, or another process.", signedBytes(j.Bytes), when))
+			out = append(out, fmt.Sprintf("  %s %s: memory taken outside PyTorch's caching allocator (PyTorch's reserved bytes did not change by as much): the CUDA context loading the kernels of a library the first time it runs (lazy loading, in the first steps), another library's cudaMalloc, communication buffers, or another process.", signedBytes(j.Bytes), when))
 		} else {
 			out = append(out, fmt.Sprintf("  %s %s: memory outside PyTorch's caching allocator given back.", signedBytes(j.Bytes), when))
 		}

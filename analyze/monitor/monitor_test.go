@@ -313,3 +313,86 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestFixtures reads the hand-made fixtures (testdata/gen/monitorgen.py):
+// the noheader,nounits CSV gives the same samples as the one with header
+// and units, and the log's verdicts are the ones planted.
+func TestFixtures(t *testing.T) {
+	const dir = "../../testdata/snapshots/"
+	read := func(name string) *SMILog {
+		f, err := os.Open(dir + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		l, err := ParseSMI(f, time.UTC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	a, b := read("monitor_small.smi.csv"), read("monitor_small.noheader.csv")
+	if !a.Header || b.Header || len(a.Samples) != 104 {
+		t.Errorf("header %v/%v, %d samples", a.Header, b.Header, len(a.Samples))
+	}
+	for i := range b.Samples {
+		b.Samples[i].Line++ // the header line
+	}
+	if diff := cmp.Diff(a.Samples, b.Samples); diff != "" {
+		t.Errorf("noheader,nounits differs (-header +noheader):\n%s", diff)
+	}
+	f, err := os.Open(dir + "monitor_small.stats.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	l, err := ParseStatsLog(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := AnalyzeSteps(l)
+	if len(d) != 1 || !d[0].Allocated.Climbing || d[0].Records[d[0].Allocated.Start].Step != 6 || d[0].Reserved.Climbing ||
+		d[0].Records[d[0].FirstRetry].Step != 9 || d[0].FirstOOM != -1 || d[0].PeaksReset {
+		t.Errorf("steps: %+v", d)
+	}
+	gpus := SummarizeSMI(a)
+	// GPU 0 follows the snapshot's reserved bytes, not the log's (which
+	// start at their final 472 MiB): the gap against the log also shows
+	// the snapshot's first segments. The 512 MiB came at step 4.
+	g := FindGap(gpus[0].Series, d[0].ReservedSeries())
+	var found bool
+	for _, j := range g.Jumps {
+		if j.Bytes == 512<<20 && j.AfterUS < l.Records[4].TimeUS && j.TimeUS > l.Records[3].TimeUS {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("gap jumps %+v, want one of 512 MiB during step 4", g.Jumps)
+	}
+}
+
+// TestParseStatsLogDevices reads records nested under "memory_stats" with
+// a "device", and splits them by device.
+func TestParseStatsLogDevices(t *testing.T) {
+	var lines []string
+	for step := range 4 {
+		for dev := range 2 {
+			inner := flatLine(t, int64(1000*(dev+1)+step*(dev)), 5000, nil)
+			lines = append(lines, fmt.Sprintf(`{"step": %d, "device": %d, "time": "2026-11-30T15:00:0%dZ", "memory_stats": %s}`, step, dev, step, inner))
+		}
+	}
+	l, err := ParseStatsLog(strings.NewReader(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := AnalyzeSteps(l)
+	if len(ds) != 2 || len(ds[0].Records) != 4 || ds[1].Device != 1 || !ds[1].XIsStep {
+		t.Fatalf("devices %+v", ds)
+	}
+	if ds[0].Allocated.Climbing || !ds[1].Allocated.Climbing || ds[1].Allocated.Start != 1 {
+		t.Errorf("climbs: device 0 %+v, device 1 %+v", ds[0].Allocated, ds[1].Allocated)
+	}
+	if r := ds[1].Records[2]; r.TimeUS != time.Date(2026, 11, 30, 15, 0, 2, 0, time.UTC).UnixMicro() {
+		t.Errorf("time %d", r.TimeUS)
+	}
+}
