@@ -157,3 +157,92 @@ const GapExplanation = "Why nvidia-smi shows more than PyTorch reserved: nvidia-
 	"(3) other processes on the same GPU (nvidia-smi --query-compute-apps=pid,used_memory --format=csv lists them). " +
 	"A lasting jump of the gap with no matching change of reserved is (2) or (3). " +
 	"torch.cuda.empty_cache() does not lower it; only the code that took it can give it back."
+
+// The --json schema of `snapview smi`. Bytes are bytes, times
+// microseconds since the Unix epoch.
+type smiJSON struct {
+	File string       `json:"file"`
+	Zone string       `json:"zone"`
+	Rows int          `json:"rows"`
+	GPUs []smiGPUJSON `json:"gpus"`
+	Gaps []gapJSON    `json:"gaps"`
+}
+
+type smiGPUJSON struct {
+	GPU        int      `json:"gpu"`
+	Samples    int      `json:"samples"`
+	FirstUS    int64    `json:"first_time_us"`
+	LastUS     int64    `json:"last_time_us"`
+	IntervalUS int64    `json:"interval_us"`
+	Total      int64    `json:"total_bytes"`
+	Min        int64    `json:"min_used_bytes"`
+	Median     int64    `json:"median_used_bytes"`
+	Max        int64    `json:"max_used_bytes"`
+	MaxAtUS    int64    `json:"max_at_time_us"`
+	First      int64    `json:"first_used_bytes"`
+	Last       int64    `json:"last_used_bytes"`
+	Climb      smiClimb `json:"climb"`
+	Verdict    string   `json:"verdict"`
+}
+
+type smiClimb struct {
+	Climbing bool   `json:"climbing"`
+	StartUS  *int64 `json:"start_time_us"`
+	Base     int64  `json:"base_bytes"`
+	End      int64  `json:"end_bytes"`
+	Rise     int64  `json:"rise_bytes"`
+	Highs    int    `json:"new_highs"`
+	Samples  int    `json:"samples"`
+}
+
+type gapJSON struct {
+	GPU     int           `json:"gpu"`
+	Device  int           `json:"device"`
+	Against string        `json:"against"`
+	Samples int           `json:"samples"`
+	Min     int64         `json:"min_bytes"`
+	MinAtUS int64         `json:"min_at_time_us"`
+	Median  int64         `json:"median_bytes"`
+	Max     int64         `json:"max_bytes"`
+	Jumps   []gapJumpJSON `json:"jumps"`
+	Lines   []string      `json:"lines"`
+}
+
+type gapJumpJSON struct {
+	AfterUS int64  `json:"after_time_us"`
+	TimeUS  int64  `json:"time_us"`
+	Bytes   int64  `json:"bytes"`
+	Step    string `json:"step,omitempty"`
+}
+
+// WriteSMIJSON writes v as JSON: per GPU the figures of the text view,
+// and the gaps with their jumps.
+func WriteSMIJSON(w io.Writer, v *SMIView) error {
+	out := smiJSON{File: v.File, Zone: v.Loc.String(), Rows: v.Rows, GPUs: []smiGPUJSON{}, Gaps: []gapJSON{}}
+	for i := range v.GPUs {
+		g := &v.GPUs[i]
+		c := smiClimb{Climbing: g.Climb.Climbing, Base: g.Climb.Base, End: g.Climb.End, Rise: g.Climb.Rise, Highs: g.Climb.Highs, Samples: g.Climb.Points}
+		if g.Climb.Start >= 0 {
+			us := g.Series[g.Climb.Start].TimeUS
+			c.StartUS = &us
+		}
+		out.GPUs = append(out.GPUs, smiGPUJSON{GPU: g.GPU, Samples: g.Samples, FirstUS: g.FirstUS, LastUS: g.LastUS, IntervalUS: g.IntervalUS,
+			Total: g.Total, Min: g.Min, Median: g.Median, Max: g.Max, MaxAtUS: g.MaxAtUS, First: g.First, Last: g.Last,
+			Climb: c, Verdict: SMIClimbVerdict(g, v.Loc)})
+	}
+	for i := range v.Gaps {
+		gv := &v.Gaps[i]
+		gj := gapJSON{GPU: gv.GPU, Device: gv.Device, Against: gv.Against, Samples: len(gv.Gap.Points),
+			Min: gv.Gap.Min, MinAtUS: gv.Gap.MinAtUS, Median: gv.Gap.Median, Max: gv.Gap.Max,
+			Jumps: []gapJumpJSON{}, Lines: GapLines(gv, v.Loc)}
+		for _, j := range gv.Gap.Jumps {
+			jj := gapJumpJSON{AfterUS: j.AfterUS, TimeUS: j.TimeUS, Bytes: j.Bytes}
+			if gv.StepAt != nil {
+				jj.Step = gv.StepAt(j.AfterUS, j.TimeUS)
+			}
+			gj.Jumps = append(gj.Jumps, jj)
+		}
+		out.Gaps = append(out.Gaps, gj)
+	}
+	return writeIndentedJSON(w, out)
+}

@@ -185,6 +185,29 @@ func TestSMIRealLog(t *testing.T) {
 			t.Errorf("smi output lacks %q:\n%s", want, out)
 		}
 	}
+	js, _, err := runSnapview(t, "smi", "--json", "--tz", meta.SMI.TZ, "--stats", monitorTrain+".stats.jsonl", monitorTrain+".smi.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		GPUs []struct {
+			Max int64 `json:"max_used_bytes"`
+		} `json:"gpus"`
+		Gaps []struct {
+			Min   int64 `json:"min_bytes"`
+			Jumps []struct {
+				Bytes int64  `json:"bytes"`
+				Step  string `json:"step"`
+			} `json:"jumps"`
+		} `json:"gaps"`
+	}
+	if err := json.Unmarshal([]byte(js), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.GPUs) != 2 || j.GPUs[0].Max != 1579<<20 || len(j.Gaps) != 1 || len(j.Gaps[0].Jumps) != 1 ||
+		j.Gaps[0].Jumps[0].Bytes != meta.OutsidePyTorch.Bytes || !strings.HasPrefix(j.Gaps[0].Jumps[0].Step, "by the end of step 5 ") {
+		t.Errorf("smi --json: %s", js)
+	}
 	if meta.OutsidePyTorch.Bytes != 512<<20 {
 		t.Errorf("ground truth changed: %d bytes outside PyTorch", meta.OutsidePyTorch.Bytes)
 	}

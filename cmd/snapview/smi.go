@@ -17,6 +17,7 @@ type smiOptions struct {
 	stats string
 	tz    string
 	gpu   int
+	json  bool
 }
 
 func newSMICmd() *cobra.Command {
@@ -51,7 +52,8 @@ A row that cannot be read is an error naming its line number (exit 1);
 rows whose memory is [N/A], and a last row cut short, are left out with a
 warning.`,
 		Example: `  snapview smi smi.csv
-  snapview smi --tz Europe/Berlin --stats train_memory.jsonl smi.csv`,
+  snapview smi --tz Europe/Berlin --stats train_memory.jsonl smi.csv
+  snapview smi --json smi.csv | jq '.gpus[] | {gpu, max_used_bytes}'`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
@@ -61,6 +63,7 @@ warning.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.stats, "stats", "", "a memory_stats() log (JSON Lines with \"time\") to set the samples against")
 	f.StringVar(&opts.tz, "tz", "Local", "the zone nvidia-smi's timestamps were written in: a name (Europe/Berlin), UTC, Local or an offset (+02:00)")
+	f.BoolVar(&opts.json, "json", false, "print JSON: per GPU the figures, and the gaps with their jumps")
 	f.IntVar(&opts.gpu, "gpu", -1, "with --stats: the nvidia-smi index of the log's device (default: the same number, or the only GPU)")
 	return cmd
 }
@@ -101,6 +104,9 @@ func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
 			v.Gaps = append(v.Gaps, report.GapView{GPU: gpu, Device: d.Device,
 				Against: "reserved_bytes.all.current of " + sname, Gap: g, StepAt: report.StepAt(&d, loc)})
 		}
+	}
+	if opts.json {
+		return report.WriteSMIJSON(out, v)
 	}
 	return report.WriteSMIText(out, v)
 }
