@@ -190,26 +190,6 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 	return m, nil
 }
 
-// StepAt returns a function that names the step in which something
-// happened between two times (microseconds since the epoch). Records are
-// written at the end of their step: a record between the two times makes
-// it "by the end of step 5 (its record at 14:45:31.247)", else the first
-// record after them "during step 6"; "" after the last record.
-func StepAt(d *monitor.StepsDevice, loc *time.Location) func(from, to int64) string {
-	return func(from, to int64) string {
-		for _, r := range d.Records {
-			if !r.HasTime || !r.HasStep || r.TimeUS <= from {
-				continue
-			}
-			if r.TimeUS <= to {
-				return fmt.Sprintf("by the end of step %d (its record at %s)", r.Step, clock(r.TimeUS, loc))
-			}
-			return fmt.Sprintf("during step %d", r.Step)
-		}
-		return ""
-	}
-}
-
 // alignmentHint says why no nvidia-smi sample falls within the trace, and
 // which zone would line them up when a whole number of hours would.
 func alignmentHint(g *monitor.GPUSummary, reserved monitor.Series, loc *time.Location) string {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/olekukonko/tablewriter/tw"
 
@@ -30,6 +31,26 @@ func stepLabel(d *monitor.StepsDevice, i int) string {
 		return fmt.Sprintf("step %d", r.Step)
 	}
 	return fmt.Sprintf("record %d (line %d)", i+1, r.Line)
+}
+
+// StepAt returns a function that names the step in which something
+// happened between two times (microseconds since the epoch). Records are
+// written at the end of their step: a record between the two times makes
+// it "by the end of step 5 (its record at 14:45:31.247)", else the first
+// record after them "during step 6"; "" after the last record.
+func StepAt(d *monitor.StepsDevice, loc *time.Location) func(from, to int64) string {
+	return func(from, to int64) string {
+		for _, r := range d.Records {
+			if !r.HasTime || !r.HasStep || r.TimeUS <= from {
+				continue
+			}
+			if r.TimeUS <= to {
+				return fmt.Sprintf("by the end of step %d (its record at %s)", r.Step, clock(r.TimeUS, loc))
+			}
+			return fmt.Sprintf("during step %d", r.Step)
+		}
+		return ""
+	}
 }
 
 // ClimbVerdict is the sentence `snapview stats` and the report print about

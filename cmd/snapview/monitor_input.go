@@ -66,12 +66,32 @@ func loadStatsDump(path string, r io.Reader) (string, []*analyze.MemoryStats, er
 	return name, st, nil
 }
 
-// loadStatsLog reads a JSON Lines log of memory_stats() dumps; its
-// warnings go to errOut.
+// sniffBytes is monitor.Sniff of a file read whole.
+func sniffBytes(b []byte) monitor.Kind {
+	return monitor.Sniff(b[:min(len(b), monitor.SniffLen)])
+}
+
+// loadStatsLog reads a JSON Lines log of memory_stats() dumps, or a single
+// dump as a log of one record per device; its warnings go to errOut. A
+// snapshot or an nvidia-smi log is an error that says what it is.
 func loadStatsLog(path string, r io.Reader, errOut io.Writer) (string, *monitor.StatsLog, error) {
 	name, b, err := readInput(path, r)
 	if err != nil {
 		return name, nil, err
+	}
+	switch kind := sniffBytes(b); kind {
+	case monitor.KindSnapshot, monitor.KindSMI:
+		return name, nil, wrongKind(path, kind, "a memory_stats() log")
+	case monitor.KindStats:
+		stats, err := analyze.ParseStatsJSON(b, 0)
+		if err != nil {
+			return name, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		l := &monitor.StatsLog{}
+		for _, st := range stats {
+			l.Records = append(l.Records, monitor.StatsRecord{Line: 1, Stats: st})
+		}
+		return name, l, nil
 	}
 	l, err := monitor.ParseStatsLog(bytes.NewReader(b))
 	if err != nil {
@@ -84,11 +104,16 @@ func loadStatsLog(path string, r io.Reader, errOut io.Writer) (string, *monitor.
 }
 
 // loadSMI reads an nvidia-smi CSV log written in zone loc; its warnings go
-// to errOut.
+// to errOut. A snapshot or a memory_stats() file is an error that says
+// what it is.
 func loadSMI(path string, r io.Reader, loc *time.Location, errOut io.Writer) (string, *monitor.SMILog, error) {
 	name, b, err := readInput(path, r)
 	if err != nil {
 		return name, nil, err
+	}
+	switch kind := sniffBytes(b); kind {
+	case monitor.KindSnapshot, monitor.KindStats, monitor.KindStatsLog:
+		return name, nil, wrongKind(path, kind, "an nvidia-smi CSV log")
 	}
 	l, err := monitor.ParseSMI(bytes.NewReader(b), loc)
 	if err != nil {
@@ -98,6 +123,26 @@ func loadSMI(path string, r io.Reader, loc *time.Location, errOut io.Writer) (st
 		fmt.Fprintf(errOut, "warning: %s: %s\n", name, w)
 	}
 	return name, l, nil
+}
+
+// pickDevices keeps the items of the device --device names (all without
+// it); a device the file does not have is a usage error.
+func pickDevices[T any](f deviceFlag, name string, items []T, device func(T) int) ([]T, error) {
+	if !f.set {
+		return items, nil
+	}
+	var keep []T
+	var have []int
+	for _, it := range items {
+		have = append(have, device(it))
+		if device(it) == f.n {
+			keep = append(keep, it)
+		}
+	}
+	if keep == nil {
+		return nil, usageErrorf("--device %d: %s has no device %d (devices: %s)", f.n, name, f.n, joinInts(have))
+	}
+	return keep, nil
 }
 
 // wrongKind is the error for a file of another kind than a command reads.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -119,18 +118,12 @@ func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*repo
 	}
 	in := &report.MonitorInput{Loc: loc}
 	if opts.smi != "" {
-		if kind, _ := sniffInput(opts.smi, nil); kind == monitor.KindSnapshot || kind == monitor.KindStats || kind == monitor.KindStatsLog {
-			return nil, wrongKind(opts.smi, kind, "an nvidia-smi CSV log (--smi)")
-		}
 		if in.SMIName, in.SMI, err = loadSMI(opts.smi, nil, loc, stderr); err != nil {
 			return nil, err
 		}
 		in.GPU = func(device int) (int, error) { return smiGPUFor(in.SMI, device, opts.gpu) }
 	}
 	if opts.stats != "" {
-		if kind, _ := sniffInput(opts.stats, nil); kind == monitor.KindSnapshot || kind == monitor.KindSMI {
-			return nil, wrongKind(opts.stats, kind, "a memory_stats() log (--stats)")
-		}
 		if in.StatsName, in.Stats, err = loadStatsLog(opts.stats, nil, stderr); err != nil {
 			return nil, err
 		}

@@ -73,12 +73,7 @@ func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	kind, in := sniffInput(opts.file, stdin)
-	switch kind {
-	case monitor.KindSnapshot, monitor.KindStats, monitor.KindStatsLog:
-		return wrongKind(opts.file, kind, "an nvidia-smi CSV log")
-	}
-	name, l, err := loadSMI(opts.file, in, loc, errOut)
+	name, l, err := loadSMI(opts.file, stdin, loc, errOut)
 	if err != nil {
 		return err
 	}

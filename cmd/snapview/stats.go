@@ -73,43 +73,13 @@ last line cut short while the log was written is left out with a warning.`,
 }
 
 func runStats(opts *statsOptions, stdin io.Reader, out, errOut io.Writer) error {
-	kind, in := sniffInput(opts.file, stdin)
-	switch kind {
-	case monitor.KindSnapshot, monitor.KindSMI:
-		return wrongKind(opts.file, kind, "a memory_stats() log")
+	name, l, err := loadStatsLog(opts.file, stdin, errOut)
+	if err != nil {
+		return err
 	}
-	var l *monitor.StatsLog
-	name := opts.file
-	if kind == monitor.KindStats {
-		n, stats, err := loadStatsDump(opts.file, in)
-		if err != nil {
-			return err
-		}
-		name, l = n, &monitor.StatsLog{}
-		for _, st := range stats {
-			l.Records = append(l.Records, monitor.StatsRecord{Line: 1, Stats: st})
-		}
-	} else {
-		n, sl, err := loadStatsLog(opts.file, in, errOut)
-		if err != nil {
-			return err
-		}
-		name, l = n, sl
-	}
-	devs := monitor.AnalyzeSteps(l)
-	if opts.device.set {
-		var keep []monitor.StepsDevice
-		var have []int
-		for _, d := range devs {
-			have = append(have, d.Device)
-			if d.Device == opts.device.n {
-				keep = append(keep, d)
-			}
-		}
-		if keep == nil {
-			return usageErrorf("--device %d: %s has no device %d (devices: %s)", opts.device.n, name, opts.device.n, joinInts(have))
-		}
-		devs = keep
+	devs, err := pickDevices(opts.device, name, monitor.AnalyzeSteps(l), func(d monitor.StepsDevice) int { return d.Device })
+	if err != nil {
+		return err
 	}
 	v := &report.StepsView{File: name, Devices: devs, Rows: opts.rows}
 	if opts.json {

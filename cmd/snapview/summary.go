@@ -300,19 +300,9 @@ func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out,
 			dump.From = "the last record, " + strings.TrimPrefix(where[0], "device 0: ")
 		}
 	}
-	if opts.device.set {
-		var keep []*analyze.MemoryStats
-		var have []int
-		for _, st := range dump.Stats {
-			have = append(have, st.Device)
-			if st.Device == opts.device.n {
-				keep = append(keep, st)
-			}
-		}
-		if keep == nil {
-			return usageErrorf("--device %d: %s has no device %d (devices: %s)", opts.device.n, dump.File, opts.device.n, joinInts(have))
-		}
-		dump.Stats = keep
+	var err error
+	if dump.Stats, err = pickDevices(opts.device, dump.File, dump.Stats, func(st *analyze.MemoryStats) int { return st.Device }); err != nil {
+		return err
 	}
 	switch opts.format {
 	case "torch":
