@@ -24,8 +24,9 @@ type MonitorInput struct {
 	Loc       *time.Location
 	Stats     *monitor.StatsLog
 	StatsName string
-	// GPU returns the nvidia-smi index of a CUDA device.
-	GPU func(device int) (int, error)
+	// GPU returns the nvidia-smi index of a CUDA device; ok is false when
+	// the log has none for it.
+	GPU func(device int) (gpu int, ok bool, err error)
 }
 
 // HTMLMonitor is the section of a device that sets the monitoring logs
@@ -99,16 +100,20 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 	}
 	var gpu *monitor.GPUSummary
 	if in.SMI != nil {
-		idx, err := in.GPU(dev)
+		idx, ok, err := in.GPU(dev)
 		if err != nil {
 			return nil, err
 		}
-		for _, g := range monitor.SummarizeSMI(in.SMI) {
-			if g.GPU == idx {
-				gpu = &g
+		if ok {
+			for _, g := range monitor.SummarizeSMI(in.SMI) {
+				if g.GPU == idx {
+					gpu = &g
+				}
 			}
+			m.Sources = append(m.Sources, fmt.Sprintf("nvidia-smi log %s (GPU %d, timestamps read as %s)", in.SMIName, idx, in.Loc))
+		} else {
+			m.Warnings = append(m.Warnings, fmt.Sprintf("%s has no GPU %d: with several devices, each is matched with the nvidia-smi GPU of its index (report one with --device and --gpu to choose).", in.SMIName, dev))
 		}
-		m.Sources = append(m.Sources, fmt.Sprintf("nvidia-smi log %s (GPU %d, timestamps read as %s)", in.SMIName, idx, in.Loc))
 	}
 	if steps != nil {
 		m.Sources = append(m.Sources, fmt.Sprintf("memory_stats() log %s (%s)", in.StatsName, plural(len(steps.Records), "record")))

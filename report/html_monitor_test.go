@@ -42,7 +42,7 @@ func monitorTrainReport(t *testing.T) *HTMLReport {
 		t.Fatal(err)
 	}
 	in := &MonitorInput{SMI: smi, SMIName: "smi.csv", Loc: time.UTC, Stats: log, StatsName: "stats.jsonl",
-		GPU: func(d int) (int, error) { return d, nil }}
+		GPU: func(d int) (int, bool, error) { return d, true, nil }}
 	r, err := BuildHTML(s, HTMLOptions{Title: "monitor_train", Devices: []int{0}, Monitor: in})
 	if err != nil {
 		t.Fatal(err)

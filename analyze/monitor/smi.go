@@ -105,14 +105,14 @@ func ParseSMI(r io.Reader, loc *time.Location) (*SMILog, error) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
 				return nil, fmt.Errorf("line %d: %v", pe.Line, pe.Err)
 			}
-			return nil, fmt.Errorf("line %d: %w", line, err)
+			return nil, err
 		}
+		line, _ := cr.FieldPos(0)
 		if pending != nil {
 			return nil, pending
 		}

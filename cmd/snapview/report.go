@@ -121,7 +121,6 @@ func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*repo
 		if in.SMIName, in.SMI, err = loadSMI(opts.smi, nil, loc, stderr); err != nil {
 			return nil, err
 		}
-		in.GPU = func(device int) (int, error) { return smiGPUFor(in.SMI, device, opts.gpu) }
 	}
 	if opts.stats != "" {
 		if in.StatsName, in.Stats, err = loadStatsLog(opts.stats, nil, stderr); err != nil {
@@ -142,6 +141,9 @@ func writeReport(ctx context.Context, opts *reportOptions, mon *report.MonitorIn
 	devices, err := opts.device.pick(s)
 	if err != nil {
 		return err
+	}
+	if mon != nil && mon.SMI != nil {
+		mon.GPU = func(device int) (int, bool, error) { return smiGPUFor(mon.SMI, device, opts.gpu, len(devices) > 1) }
 	}
 	// statsFromReplay makes the memory_summary() table the one `snapview
 	// summary --format torch` prints, from the replay BuildHTML made.

@@ -86,10 +86,15 @@ func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
 		if err != nil {
 			return err
 		}
-		for _, d := range monitor.AnalyzeSteps(sl) {
-			gpu, err := smiGPUFor(l, d.Device, opts.gpu)
+		devs := monitor.AnalyzeSteps(sl)
+		for _, d := range devs {
+			gpu, ok, err := smiGPUFor(l, d.Device, opts.gpu, len(devs) > 1)
 			if err != nil {
 				return err
+			}
+			if !ok {
+				fmt.Fprintf(errOut, "warning: %s: no GPU %d in the nvidia-smi log for device %d\n", sname, d.Device, d.Device)
+				continue
 			}
 			series := d.ReservedSeries()
 			if len(series.TimesUS) == 0 {
@@ -106,22 +111,31 @@ func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
 	return report.WriteSMIText(out, v)
 }
 
-// smiGPUFor picks the nvidia-smi GPU of a CUDA device: --gpu when given,
-// else the GPU of the same index, else the only GPU of the log.
-func smiGPUFor(l *monitor.SMILog, device, flag int) (int, error) {
+// smiGPUFor picks the nvidia-smi GPU of a CUDA device when one device is
+// looked at (several false): --gpu when given, else the GPU of the same
+// index, else the only GPU of the log; a log with several GPUs and none of
+// that index is a usage error. With several devices, each gets the GPU of
+// its index, or none (ok false): an index may differ from the CUDA
+// ordinal (CUDA_VISIBLE_DEVICES), and --gpu, which says it, needs one
+// device.
+func smiGPUFor(l *monitor.SMILog, device, flag int, several bool) (gpu int, ok bool, err error) {
 	gpus := l.GPUs()
 	switch {
+	case flag >= 0 && several:
+		return 0, false, usageErrorf("--gpu %d names the GPU of one device: give --device too", flag)
 	case flag >= 0:
 		if !slices.Contains(gpus, flag) {
-			return 0, usageErrorf("--gpu %d: the nvidia-smi log has no GPU %d (GPUs: %s)", flag, flag, joinInts(gpus))
+			return 0, false, usageErrorf("--gpu %d: the nvidia-smi log has no GPU %d (GPUs: %s)", flag, flag, joinInts(gpus))
 		}
-		return flag, nil
+		return flag, true, nil
 	case slices.Contains(gpus, device):
-		return device, nil
+		return device, true, nil
+	case several:
+		return 0, false, nil
 	case len(gpus) == 1:
-		return gpus[0], nil
+		return gpus[0], true, nil
 	}
-	return 0, usageErrorf("device %d: the nvidia-smi log has no GPU %d (GPUs: %s); say which with --gpu", device, device, joinInts(gpus))
+	return 0, false, usageErrorf("device %d: the nvidia-smi log has no GPU %d (GPUs: %s); say which with --gpu", device, device, joinInts(gpus))
 }
 
 // gpuSeries returns the samples of one GPU, in time order.
