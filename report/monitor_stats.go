@@ -31,7 +31,7 @@ func WriteStatsDumpText(w io.Writer, d *StatsDump) error {
 	if d.From != "" {
 		from = " (" + d.From + ")"
 	}
-	ew.printf("%s: torch.cuda.memory_stats()%s, %s; every figure is torch's own, exact.\n", d.File, from, plural(len(d.Stats), "device"))
+	ew.printf("%s", wrapIndented("", fmt.Sprintf("%s: torch.cuda.memory_stats()%s, %s; every figure is torch's own, exact.", d.File, from, plural(len(d.Stats), "device"))))
 	for _, st := range d.Stats {
 		ew.printf("\nDevice %d\n", st.Device)
 		all := func(s *[analyze.NumPools]analyze.Stat) analyze.Stat { return s[analyze.PoolAll] }

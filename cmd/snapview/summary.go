@@ -85,8 +85,9 @@ memory_stats() dumps:
   format shows each pool's current and peak figures and warns about
   cudaMalloc retries, OOMs, reserved memory much larger than allocated (with
   the inactive_split figures that measure fragmentation) and oversize
-  allocations. A JSON Lines log of such dumps (see snapview stats) shows its
-  last record of each device.`,
+  allocations; json gives every figure under its key, marked "exact", and the
+  warnings with the figures they rest on. A JSON Lines log of such dumps
+  (see snapview stats) shows its last record of each device.`,
 		Example: `  # Overview of every device
   snapview summary snap.pickle
 
