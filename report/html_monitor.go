@@ -16,13 +16,18 @@ import (
 )
 
 // MonitorInput is what `snapview report --smi LOG.csv --stats LOG.jsonl`
-// sets against the snapshot: either log may be nil.
+// sets against the snapshot, each log analysed once: either may be
+// absent.
 type MonitorInput struct {
-	SMI     *monitor.SMILog
+	// SMI is monitor.SummarizeSMI of the nvidia-smi log (nil without one);
+	// SMIName names the log.
+	SMI     []monitor.GPUSummary
 	SMIName string
 	// Loc is the zone the nvidia-smi timestamps were read in.
-	Loc       *time.Location
-	Stats     *monitor.StatsLog
+	Loc *time.Location
+	// Stats is monitor.AnalyzeSteps of the memory_stats() log (nil
+	// without one); StatsName names the log.
+	Stats     []monitor.StepsDevice
 	StatsName string
 	// GPU returns the nvidia-smi index of a CUDA device; ok is false when
 	// the log has none for it.
@@ -89,9 +94,9 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 	}
 	var steps *monitor.StepsDevice
 	if in.Stats != nil {
-		for _, d := range monitor.AnalyzeSteps(in.Stats) {
-			if d.Device == dev {
-				steps = &d
+		for i := range in.Stats {
+			if in.Stats[i].Device == dev {
+				steps = &in.Stats[i]
 			}
 		}
 		if steps == nil {
@@ -105,9 +110,9 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 			return nil, err
 		}
 		if ok {
-			for _, g := range monitor.SummarizeSMI(in.SMI) {
-				if g.GPU == idx {
-					gpu = &g
+			for i := range in.SMI {
+				if in.SMI[i].GPU == idx {
+					gpu = &in.SMI[i]
 				}
 			}
 			m.Sources = append(m.Sources, fmt.Sprintf("nvidia-smi log %s (GPU %d, timestamps read as %s)", in.SMIName, idx, in.Loc))

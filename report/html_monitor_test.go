@@ -41,7 +41,7 @@ func monitorTrainReport(t *testing.T) *HTMLReport {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &MonitorInput{SMI: smi, SMIName: "smi.csv", Loc: time.UTC, Stats: log, StatsName: "stats.jsonl",
+	in := &MonitorInput{SMI: monitor.SummarizeSMI(smi), SMIName: "smi.csv", Loc: time.UTC, Stats: monitor.AnalyzeSteps(log), StatsName: "stats.jsonl",
 		GPU: func(d int) (int, bool, error) { return d, true, nil }}
 	r, err := BuildHTML(s, HTMLOptions{Title: "monitor_train", Devices: []int{0}, Monitor: in})
 	if err != nil {

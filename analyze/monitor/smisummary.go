@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"cmp"
 	"slices"
 )
 
@@ -39,7 +40,7 @@ func SummarizeSMI(l *SMILog) []GPUSummary {
 				ss = append(ss, s)
 			}
 		}
-		slices.SortStableFunc(ss, func(a, b SMISample) int { return cmpInt(a.TimeUS, b.TimeUS) })
+		slices.SortStableFunc(ss, func(a, b SMISample) int { return cmp.Compare(a.TimeUS, b.TimeUS) })
 		g := GPUSummary{GPU: gpu, Samples: len(ss), Series: ss,
 			FirstUS: ss[0].TimeUS, LastUS: ss[len(ss)-1].TimeUS,
 			First: ss[0].Used, Last: ss[len(ss)-1].Used, Min: ss[0].Used, Max: ss[0].Used, MaxAtUS: ss[0].TimeUS}
@@ -76,14 +77,4 @@ func median(v []int64) int64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[(len(s)-1)/2]
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -118,14 +119,18 @@ func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*repo
 	}
 	in := &report.MonitorInput{Loc: loc}
 	if opts.smi != "" {
-		if in.SMIName, in.SMI, err = loadSMI(opts.smi, nil, loc, stderr); err != nil {
+		name, l, err := loadSMI(opts.smi, nil, loc, stderr)
+		if err != nil {
 			return nil, err
 		}
+		in.SMIName, in.SMI = name, monitor.SummarizeSMI(l)
 	}
 	if opts.stats != "" {
-		if in.StatsName, in.Stats, err = loadStatsLog(opts.stats, nil, stderr); err != nil {
+		name, l, err := loadStatsLog(opts.stats, nil, stderr)
+		if err != nil {
 			return nil, err
 		}
+		in.StatsName, in.Stats = name, monitor.AnalyzeSteps(l)
 	}
 	return in, nil
 }
@@ -143,7 +148,11 @@ func writeReport(ctx context.Context, opts *reportOptions, mon *report.MonitorIn
 		return err
 	}
 	if mon != nil && mon.SMI != nil {
-		mon.GPU = func(device int) (int, bool, error) { return smiGPUFor(mon.SMI, device, opts.gpu, len(devices) > 1) }
+		var gpus []int
+		for _, g := range mon.SMI {
+			gpus = append(gpus, g.GPU)
+		}
+		mon.GPU = func(device int) (int, bool, error) { return smiGPUFor(gpus, device, opts.gpu, len(devices) > 1) }
 	}
 	// statsFromReplay makes the memory_summary() table the one `snapview
 	// summary --format torch` prints, from the replay BuildHTML made.

@@ -88,7 +88,7 @@ func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
 		}
 		devs := monitor.AnalyzeSteps(sl)
 		for _, d := range devs {
-			gpu, ok, err := smiGPUFor(l, d.Device, opts.gpu, len(devs) > 1)
+			gpu, ok, err := smiGPUFor(l.GPUs(), d.Device, opts.gpu, len(devs) > 1)
 			if err != nil {
 				return err
 			}
@@ -111,15 +111,15 @@ func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
 	return report.WriteSMIText(out, v)
 }
 
-// smiGPUFor picks the nvidia-smi GPU of a CUDA device when one device is
+// smiGPUFor picks among gpus, the indexes of an nvidia-smi log, the GPU of
+// a CUDA device when one device is
 // looked at (several false): --gpu when given, else the GPU of the same
 // index, else the only GPU of the log; a log with several GPUs and none of
 // that index is a usage error. With several devices, each gets the GPU of
 // its index, or none (ok false): an index may differ from the CUDA
 // ordinal (CUDA_VISIBLE_DEVICES), and --gpu, which says it, needs one
 // device.
-func smiGPUFor(l *monitor.SMILog, device, flag int, several bool) (gpu int, ok bool, err error) {
-	gpus := l.GPUs()
+func smiGPUFor(gpus []int, device, flag int, several bool) (gpu int, ok bool, err error) {
 	switch {
 	case flag >= 0 && several:
 		return 0, false, usageErrorf("--gpu %d names the GPU of one device: give --device too", flag)
