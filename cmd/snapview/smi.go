@@ -112,13 +112,12 @@ func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
 }
 
 // smiGPUFor picks among gpus, the indexes of an nvidia-smi log, the GPU of
-// a CUDA device when one device is
-// looked at (several false): --gpu when given, else the GPU of the same
-// index, else the only GPU of the log; a log with several GPUs and none of
-// that index is a usage error. With several devices, each gets the GPU of
-// its index, or none (ok false): an index may differ from the CUDA
-// ordinal (CUDA_VISIBLE_DEVICES), and --gpu, which says it, needs one
-// device.
+// a CUDA device. When one device is looked at (several false): --gpu when
+// given, else the GPU of the same index, else the only GPU of the log; a
+// log with several GPUs and none of that index is a usage error. With
+// several devices, each gets the GPU of its index, or none (ok false): an
+// index may differ from the CUDA ordinal (CUDA_VISIBLE_DEVICES), and
+// --gpu, which says it, needs one device.
 func smiGPUFor(gpus []int, device, flag int, several bool) (gpu int, ok bool, err error) {
 	switch {
 	case flag >= 0 && several:
