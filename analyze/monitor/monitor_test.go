@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -394,5 +395,29 @@ func TestParseStatsLogDevices(t *testing.T) {
 	}
 	if r := ds[1].Records[2]; r.TimeUS != time.Date(2026, 11, 30, 15, 0, 2, 0, time.UTC).UnixMicro() {
 		t.Errorf("time %d", r.TimeUS)
+	}
+}
+
+// TestWindowsText reads logs with a UTF-8 byte order mark, and in UTF-16
+// as Windows PowerShell writes a redirect.
+func TestWindowsText(t *testing.T) {
+	csvText := "timestamp, index, memory.used [MiB]\r\n2026/11/30 17:00:00.100, 0, 9 MiB\r\n"
+	utf16le := []byte{0xff, 0xfe}
+	for _, r := range csvText {
+		utf16le = append(utf16le, byte(r), 0)
+	}
+	for name, in := range map[string][]byte{"utf-8 bom": append([]byte{0xef, 0xbb, 0xbf}, csvText...), "utf-16le": utf16le} {
+		if k := Sniff(in); k != KindSMI {
+			t.Errorf("%s: Sniff = %v", name, k)
+		}
+		l, err := ParseSMI(bytes.NewReader(in), time.UTC)
+		if err != nil || len(l.Samples) != 1 || l.Samples[0].Used != 9<<20 || !l.Header {
+			t.Errorf("%s: %v, %+v", name, err, l)
+		}
+	}
+	line := flatLine(t, 5, 6, map[string]any{"step": 3})
+	l, err := ParseStatsLog(bytes.NewReader(append([]byte{0xef, 0xbb, 0xbf}, line...)))
+	if err != nil || l.Records[0].Step != 3 {
+		t.Errorf("stats log with a BOM: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -85,12 +86,16 @@ func parseSMITime(s string, loc *time.Location) (time.Time, bool) {
 // A row that cannot be read is an error "line N: fault". Rows whose memory
 // is "[N/A]" are skipped with a warning, as is an incomplete last row
 // (nvidia-smi was stopped while writing it); repeated header lines are
-// skipped.
+// skipped. UTF-16 and byte order marks are read (see [Text]).
 func ParseSMI(r io.Reader, loc *time.Location) (*SMILog, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
-	cr := csv.NewReader(r)
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	cr := csv.NewReader(bytes.NewReader(Text(b)))
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
 	cr.LazyQuotes = true

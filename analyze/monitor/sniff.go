@@ -57,16 +57,16 @@ const SniffLen = 64 << 10
 // keys, and a JSON Lines log when its first line is a whole object and
 // another object follows; text whose first line names "timestamp" and
 // "memory.used", or starts with an nvidia-smi timestamp, is an nvidia-smi
-// log.
+// log. Text logs may be UTF-16 or start with a byte order mark (see
+// [Text]).
 func Sniff(head []byte) Kind {
-	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
 	switch {
 	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b,
 		len(head) >= 6 && bytes.Equal(head[:6], []byte{0xfd, '7', 'z', 'X', 'Z', 0}),
 		len(head) >= 1 && head[0] == 0x80:
 		return KindSnapshot
 	}
-	trimmed := bytes.TrimLeft(head, " \t\r\n")
+	trimmed := bytes.TrimLeft(Text(head), " \t\r\n")
 	if len(trimmed) == 0 {
 		return KindUnknown
 	}

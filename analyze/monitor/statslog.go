@@ -54,8 +54,13 @@ const maxLine = 16 << 20
 // are ignored. Blank lines are skipped. A line that is not such an object
 // is an error "line N: fault"; only a last line with no newline that does
 // not parse (the log was being written) is left out with a warning.
+// UTF-16 and byte order marks are read (see [Text]).
 func ParseStatsLog(r io.Reader) (*StatsLog, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(bytes.NewReader(Text(b)), 64<<10)
 	log := &StatsLog{}
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
