@@ -71,8 +71,8 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 	if dev < len(s.Traces) {
 		trace = s.Traces[dev]
 	}
-	// Reserved bytes after each entry, against time.
-	var reserved monitor.Series
+	// Reserved and allocated bytes after each entry, against time.
+	var reserved, allocated monitor.Series
 	if res != nil && len(res.Reserved) == len(trace) && tl != nil && tl.XIsTime {
 		for i, e := range trace {
 			if n := len(reserved.TimesUS); n > 0 && e.TimeUS < reserved.TimesUS[n-1] {
@@ -80,7 +80,9 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 			}
 			reserved.TimesUS = append(reserved.TimesUS, e.TimeUS)
 			reserved.Values = append(reserved.Values, res.Reserved[i])
+			allocated.Values = append(allocated.Values, res.Allocated[i])
 		}
+		allocated.TimesUS = reserved.TimesUS
 	}
 	var origin int64
 	haveOrigin := len(reserved.TimesUS) > 0
@@ -177,6 +179,18 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 				m.StepAllocated = append(m.StepAllocated, [2]float64{x(r.TimeUS), float64(r.Stats.AllocatedBytes[analyze.PoolAll].Current)})
 				m.StepReserved = append(m.StepReserved, [2]float64{x(r.TimeUS), float64(r.Stats.ReservedBytes[analyze.PoolAll].Current)})
 				m.StepNames = append(m.StepNames, stepLabel(steps, i))
+			}
+		}
+		if haveOrigin {
+			if a := monitor.Agree(steps, allocated, reserved); a.Checked > 0 {
+				note := fmt.Sprintf("The memory_stats() log and the snapshot agree: at %d of %d records within the trace, allocated and reserved bytes equal the replay's at the record's time.", a.Equal, a.Checked)
+				if a.Equal < a.Checked {
+					note = fmt.Sprintf("The memory_stats() log and the snapshot differ at %d of %d records within the trace (first: %s): another process or device, or a clock that is off.",
+						a.Checked-a.Equal, a.Checked, stepLabel(steps, a.First))
+				}
+				m.Notes = append(m.Notes, note)
+			} else {
+				m.Warnings = append(m.Warnings, "No record of the memory_stats() log falls within the snapshot's trace: they cannot be compared.")
 			}
 		}
 		m.Notes = append(m.Notes, ClimbVerdict(steps, steps.Allocated, "allocated memory (memory_stats() log)"),

@@ -69,7 +69,8 @@ func TestBuildHTMLMonitor(t *testing.T) {
 		t.Errorf("%d used samples, %d overlaid, %d step points, %d step rows", len(m.Used), len(m.Overlay), len(m.StepAllocated), len(m.Steps))
 	}
 	notes := strings.Join(m.Notes, "\n")
-	for _, want := range []string{"least 527.0 MiB", "by the end of step 5", "Allocated memory (memory_stats() log) keeps climbing: it started at step 10"} {
+	for _, want := range []string{"least 527.0 MiB", "by the end of step 5",
+		"The memory_stats() log and the snapshot agree: at 30 of 30 records within the trace", "Allocated memory (memory_stats() log) keeps climbing: it started at step 10"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}

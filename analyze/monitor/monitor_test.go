@@ -421,3 +421,22 @@ func TestWindowsText(t *testing.T) {
 		t.Errorf("stats log with a BOM: %v", err)
 	}
 }
+
+func TestAgree(t *testing.T) {
+	var lines []string
+	for i := range 4 {
+		lines = append(lines, flatLine(t, int64(10+i), 100, map[string]any{"step": i, "time": 10 + i}))
+	}
+	l, err := ParseStatsLog(strings.NewReader(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := AnalyzeSteps(l)[0]
+	times := []int64{10e6, 11e6, 12e6, 12.5e6}
+	alloc := Series{TimesUS: times, Values: []int64{10, 11, 99, 13}}
+	res := Series{TimesUS: times, Values: []int64{100, 100, 100, 100}}
+	// Record 3 (13 s) is after the series: not checked; record 2 differs.
+	if got, want := Agree(&d, alloc, res), (Agreement{Checked: 3, Equal: 2, First: 2}); got != want {
+		t.Errorf("Agree = %+v, want %+v", got, want)
+	}
+}

@@ -106,3 +106,40 @@ func (d *StepsDevice) ReservedSeries() Series {
 	}
 	return s
 }
+
+// Agreement is how a memory_stats() log compares with a snapshot's replay
+// of the same device: at each record's time, the replay's allocated and
+// reserved bytes against the record's.
+type Agreement struct {
+	// Checked counts the records with a time within the replay's range;
+	// Equal those whose allocated and reserved bytes both match.
+	Checked, Equal int
+	// First is the index of the first record that differs (-1 when none).
+	First int
+}
+
+// Agree compares d's records with allocated and reserved, the replay's
+// bytes after each trace entry against time. Both figures come from the
+// same allocator, so a log and a snapshot of one run agree exactly when
+// their clocks do (and the log took the figures where it took the time);
+// a disagreement means another process or device, or a clock that is off.
+func Agree(d *StepsDevice, allocated, reserved Series) Agreement {
+	a := Agreement{First: -1}
+	for i, r := range d.Records {
+		if !r.HasTime {
+			continue
+		}
+		al, ok1 := allocated.At(r.TimeUS)
+		re, ok2 := reserved.At(r.TimeUS)
+		if !ok1 || !ok2 {
+			continue
+		}
+		a.Checked++
+		if al == r.Stats.AllocatedBytes[analyze.PoolAll].Current && re == r.Stats.ReservedBytes[analyze.PoolAll].Current {
+			a.Equal++
+		} else if a.First < 0 {
+			a.First = i
+		}
+	}
+	return a
+}
