@@ -168,7 +168,7 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 				m.Gap = append(m.Gap, [2]float64{x(p.TimeUS), float64(p.Gap)})
 			}
 			for _, j := range g.Jumps {
-				m.Jumps = append(m.Jumps, HTMLMarker{X: int64(x(j.TimeUS)), Bytes: j.Bytes, Label: signedBytes(j.Bytes) + " outside PyTorch"})
+				m.Jumps = append(m.Jumps, HTMLMarker{X: int64(x(j.TimeUS)), Bytes: j.Bytes, Label: signedBytes(j.Bytes)})
 			}
 		}
 		m.Explanation = GapExplanation
