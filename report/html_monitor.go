@@ -60,6 +60,11 @@ type HTMLMonitor struct {
 	Steps [][]string
 }
 
+// monitorBuckets is how many time buckets the nvidia-smi samples and the
+// gap are drawn in: each keeps its minimum and maximum (a day of samples
+// every 100 ms would otherwise put 864,000 points per GPU in the page).
+const monitorBuckets = 2000
+
 // buildMonitor makes the monitoring section of one device from in, the
 // device's trace and replay res (nil without one) and its timeline (nil
 // without one). The x origin is the first trace entry's time_us
@@ -145,7 +150,12 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 		if haveOrigin {
 			lastUS = reserved.TimesUS[len(reserved.TimesUS)-1]
 		}
-		for _, smp := range gpu.Series {
+		times, used := make([]int64, len(gpu.Series)), make([]int64, len(gpu.Series))
+		for i, smp := range gpu.Series {
+			times[i], used[i] = smp.TimeUS, smp.Used
+		}
+		for _, i := range analyze.DownsampleMinMax(times, monitorBuckets, nil, used) {
+			smp := gpu.Series[i]
 			m.Used = append(m.Used, [2]float64{x(smp.TimeUS), float64(smp.Used)})
 			if haveOrigin && smp.TimeUS >= origin && smp.TimeUS <= lastUS {
 				m.Overlay = append(m.Overlay, [2]float64{x(smp.TimeUS), float64(smp.Used)})
@@ -164,8 +174,12 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 			if len(g.Points) > 0 {
 				m.Notes = append(m.Notes, GapLines(gv, in.Loc)...)
 			}
-			for _, p := range g.Points {
-				m.Gap = append(m.Gap, [2]float64{x(p.TimeUS), float64(p.Gap)})
+			times, gaps := make([]int64, len(g.Points)), make([]int64, len(g.Points))
+			for i, p := range g.Points {
+				times[i], gaps[i] = p.TimeUS, p.Gap
+			}
+			for _, i := range analyze.DownsampleMinMax(times, monitorBuckets, nil, gaps) {
+				m.Gap = append(m.Gap, [2]float64{x(g.Points[i].TimeUS), float64(g.Points[i].Gap)})
 			}
 			for _, j := range g.Jumps {
 				m.Jumps = append(m.Jumps, HTMLMarker{X: int64(x(j.TimeUS)), Bytes: j.Bytes, Label: signedBytes(j.Bytes)})
