@@ -139,7 +139,11 @@ func WriteStepsText(w io.Writer, v *StepsView) error {
 		if first.HasTime && last.HasTime {
 			span = fmt.Sprintf(" over %.1f s", float64(last.TimeUS-first.TimeUS)/1e6)
 		}
-		ew.printf("\nDevice %d: %s, %s to %s%s\n", d.Device, plural(len(d.Records), "record"), stepLabel(d, 0), stepLabel(d, len(d.Records)-1), span)
+		if len(d.Records) == 1 {
+			ew.printf("\nDevice %d: 1 record, %s\n", d.Device, stepLabel(d, 0))
+		} else {
+			ew.printf("\nDevice %d: %s, %s to %s%s\n", d.Device, plural(len(d.Records), "record"), stepLabel(d, 0), stepLabel(d, len(d.Records)-1), span)
+		}
 		rows := pickRows(d, v.Rows)
 		if ew.err == nil {
 			ew.err = writeStepsTable(w, d, rows)

@@ -142,6 +142,9 @@ func ParseSMI(r io.Reader, loc *time.Location) (*SMILog, error) {
 		if err != nil {
 			// Held back: the last row of a log nvidia-smi was writing may
 			// be cut short, and is only left out if nothing follows.
+			if !log.Header {
+				err = fmt.Errorf("%w (without a header line the columns must be timestamp, index, memory.used[, memory.total])", err)
+			}
 			pending = fmt.Errorf("line %d: %w", line, err)
 			continue
 		}

@@ -83,6 +83,13 @@ func loadStatsLog(path string, r io.Reader, errOut io.Writer) (string, *monitor.
 	case monitor.KindSnapshot, monitor.KindSMI:
 		return name, nil, wrongKind(path, kind, "a memory_stats() log")
 	case monitor.KindStats:
+		// A log of one line looks like a dump: read it as a log first,
+		// to keep its "step" and "time".
+		if !bytes.Contains(bytes.TrimSpace(b), []byte("\n")) {
+			if l, err := monitor.ParseStatsLog(bytes.NewReader(b)); err == nil {
+				return name, l, nil
+			}
+		}
 		stats, err := analyze.ParseStatsJSON(b, 0)
 		if err != nil {
 			return name, nil, fmt.Errorf("%s: %w", name, err)
