@@ -23,7 +23,7 @@ type reportOptions struct {
 	// smi, stats, tz and gpu are the monitoring logs set against the
 	// timeline (see monitorInput).
 	smi, stats, tz string
-	gpu            int
+	gpu            deviceFlag
 }
 
 func newReportCmd() *cobra.Command {
@@ -59,7 +59,9 @@ Monitoring logs (--smi, --stats):
   they mean. The snapshot's times (time_us) are microseconds since the
   epoch; nvidia-smi's timestamps are the local time of the machine it ran
   on: --tz names that zone (default: this machine's). Device N is matched
-  with nvidia-smi's GPU N, or the log's only GPU (--gpu to choose).
+  with nvidia-smi's GPU N; a report of one device (--device) takes the
+  log's only GPU, or the one --gpu names (nvidia-smi's index differs from
+  the CUDA ordinal under CUDA_VISIBLE_DEVICES).
 
   --stats LOG.jsonl, a memory_stats() log (see snapview stats), adds its
   allocated and reserved bytes at each step's end, the per-step table, and
@@ -88,7 +90,7 @@ Monitoring logs (--smi, --stats):
 	f.StringVar(&opts.smi, "smi", "", "an nvidia-smi CSV log to set against the timeline (see snapview smi)")
 	f.StringVar(&opts.stats, "stats", "", "a JSON Lines log of memory_stats() per step to set against the timeline (see snapview stats)")
 	f.StringVar(&opts.tz, "tz", "Local", "the zone --smi's timestamps were written in: a name (Europe/Berlin), UTC, Local or an offset (+02:00)")
-	f.IntVar(&opts.gpu, "gpu", -1, "the nvidia-smi index of the reported device (default: the same number, or the log's only GPU)")
+	f.Var(&opts.gpu, "gpu", "with --device: the nvidia-smi index of that device (default: the same number, or the log's only GPU)")
 	return cmd
 }
 

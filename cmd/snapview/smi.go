@@ -16,7 +16,7 @@ type smiOptions struct {
 	file  string
 	stats string
 	tz    string
-	gpu   int
+	gpu   deviceFlag
 	json  bool
 }
 
@@ -64,7 +64,7 @@ warning.`,
 	f.StringVar(&opts.stats, "stats", "", "a memory_stats() log (JSON Lines with \"time\") to set the samples against")
 	f.StringVar(&opts.tz, "tz", "Local", "the zone nvidia-smi's timestamps were written in: a name (Europe/Berlin), UTC, Local or an offset (+02:00)")
 	f.BoolVar(&opts.json, "json", false, "print JSON: per GPU the figures, and the gaps with their jumps")
-	f.IntVar(&opts.gpu, "gpu", -1, "with --stats: the nvidia-smi index of the log's device (default: the same number, or the only GPU)")
+	f.Var(&opts.gpu, "gpu", "with --stats: the nvidia-smi index of the log's device (default: the same number, or the only GPU)")
 	return cmd
 }
 
@@ -118,15 +118,15 @@ func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
 // several devices, each gets the GPU of its index, or none (ok false): an
 // index may differ from the CUDA ordinal (CUDA_VISIBLE_DEVICES), and
 // --gpu, which says it, needs one device.
-func smiGPUFor(gpus []int, device, flag int, several bool) (gpu int, ok bool, err error) {
+func smiGPUFor(gpus []int, device int, flag deviceFlag, several bool) (gpu int, ok bool, err error) {
 	switch {
-	case flag >= 0 && several:
-		return 0, false, usageErrorf("--gpu %d names the GPU of one device: give --device too", flag)
-	case flag >= 0:
-		if !slices.Contains(gpus, flag) {
-			return 0, false, usageErrorf("--gpu %d: the nvidia-smi log has no GPU %d (GPUs: %s)", flag, flag, joinInts(gpus))
+	case flag.set && several:
+		return 0, false, usageErrorf("--gpu %d names the GPU of one device: give --device too", flag.n)
+	case flag.set:
+		if !slices.Contains(gpus, flag.n) {
+			return 0, false, usageErrorf("--gpu %d: the nvidia-smi log has no GPU %d (GPUs: %s)", flag.n, flag.n, joinInts(gpus))
 		}
-		return flag, true, nil
+		return flag.n, true, nil
 	case slices.Contains(gpus, device):
 		return device, true, nil
 	case several:
