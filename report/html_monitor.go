@@ -30,7 +30,7 @@ type MonitorInput struct {
 	Stats     []monitor.StepsDevice
 	StatsName string
 	// GPU returns the nvidia-smi index of a CUDA device; ok is false when
-	// the log has none for it.
+	// the log has none for it. Nil takes the GPU of the same index.
 	GPU func(device int) (gpu int, ok bool, err error)
 }
 
@@ -112,9 +112,11 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 	}
 	var gpu *monitor.GPUSummary
 	if in.SMI != nil {
-		idx, ok, err := in.GPU(dev)
-		if err != nil {
-			return nil, err
+		idx, ok, err := dev, true, error(nil)
+		if in.GPU != nil {
+			if idx, ok, err = in.GPU(dev); err != nil {
+				return nil, err
+			}
 		}
 		if ok {
 			for i := range in.SMI {
