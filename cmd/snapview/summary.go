@@ -149,17 +149,7 @@ func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, e
 	}
 	switch opts.format {
 	case "torch":
-		for i, st := range stats {
-			if i > 0 {
-				if _, err := io.WriteString(out, "\n"); err != nil {
-					return err
-				}
-			}
-			if err := report.WriteTorchSummary(out, st); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeTorchTables(out, stats)
 	case "json":
 		return report.WriteSummaryJSON(out, report.NewSummary(src.name, s, stats))
 	}
@@ -310,19 +300,25 @@ func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out,
 		if kind == monitor.KindStatsLog {
 			fmt.Fprintf(errOut, "%s: %s\n", dump.File, dump.From)
 		}
-		for i, st := range dump.Stats {
-			if i > 0 {
-				if _, err := io.WriteString(out, "\n"); err != nil {
-					return err
-				}
-			}
-			if err := report.WriteTorchSummary(out, st); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeTorchTables(out, dump.Stats)
 	case "json":
 		return report.WriteStatsDumpJSON(out, dump)
 	}
 	return report.WriteStatsDumpText(out, dump)
+}
+
+// writeTorchTables writes the memory_summary() table of each device, a
+// blank line between two.
+func writeTorchTables(out io.Writer, stats []*analyze.MemoryStats) error {
+	for i, st := range stats {
+		if i > 0 {
+			if _, err := io.WriteString(out, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := report.WriteTorchSummary(out, st); err != nil {
+			return err
+		}
+	}
+	return nil
 }
