@@ -15,20 +15,16 @@ import (
 
 const monitorTrainBase = "../testdata/snapshots/monitor_train"
 
-// monitorTrainReport builds the report of the real monitor_train recording
-// with its nvidia-smi and memory_stats() logs.
-func monitorTrainReport(t *testing.T) *HTMLReport {
+// monitorTrainLogs reads the real monitor_train recording's nvidia-smi log
+// (UTC, as its meta.json says) and memory_stats() log.
+func monitorTrainLogs(t *testing.T) (*monitor.SMILog, *monitor.StatsLog) {
 	t.Helper()
-	s, err := snapshot.Load(monitorTrainBase + ".pickle")
-	if err != nil {
-		t.Fatal(err)
-	}
 	f, err := os.Open(monitorTrainBase + ".smi.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	smi, err := monitor.ParseSMI(f, time.UTC) // meta.json: "tz": "UTC"
+	smi, err := monitor.ParseSMI(f, time.UTC)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +37,18 @@ func monitorTrainReport(t *testing.T) *HTMLReport {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return smi, log
+}
+
+// monitorTrainReport builds the report of the real monitor_train recording
+// with its nvidia-smi and memory_stats() logs.
+func monitorTrainReport(t *testing.T) *HTMLReport {
+	t.Helper()
+	s, err := snapshot.Load(monitorTrainBase + ".pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	smi, log := monitorTrainLogs(t)
 	in := &MonitorInput{SMI: monitor.SummarizeSMI(smi), SMIName: "smi.csv", Loc: time.UTC, Stats: monitor.AnalyzeSteps(log), StatsName: "stats.jsonl",
 		GPU: func(d int) (int, bool, error) { return d, true, nil }}
 	r, err := BuildHTML(s, HTMLOptions{Title: "monitor_train", Devices: []int{0}, Monitor: in})

@@ -29,15 +29,7 @@ func TestMonitorTextGolden(t *testing.T) {
 	}
 	checkGolden(t, filepath.Join("testdata", "monitor_train.stats.txt"), buf.String())
 
-	f, err := os.Open(monitorTrainBase + ".stats.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	log, err := monitor.ParseStatsLog(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	smi, log := monitorTrainLogs(t)
 	steps := monitor.AnalyzeSteps(log)
 	buf.Reset()
 	if err := WriteStepsText(&buf, &StepsView{File: "monitor_train.stats.jsonl", Devices: steps, Rows: 12}); err != nil {
@@ -45,15 +37,6 @@ func TestMonitorTextGolden(t *testing.T) {
 	}
 	checkGolden(t, filepath.Join("testdata", "monitor_train.steps.txt"), buf.String())
 
-	g, err := os.Open(monitorTrainBase + ".smi.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	smi, err := monitor.ParseSMI(g, time.UTC)
-	if err != nil {
-		t.Fatal(err)
-	}
 	v := &SMIView{File: "monitor_train.smi.csv", Rows: len(smi.Samples), Loc: time.UTC, GPUs: monitor.SummarizeSMI(smi)}
 	v.Gaps = []GapView{{GPU: 0, Device: 0, Against: "reserved_bytes.all.current of monitor_train.stats.jsonl",
 		Gap: monitor.FindGap(v.GPUs[0].Series, steps[0].ReservedSeries()), StepAt: StepAt(&steps[0], time.UTC)}}
