@@ -90,7 +90,7 @@ Monitoring logs (--smi, --stats):
 	f.StringVar(&opts.smi, "smi", "", "an nvidia-smi CSV log to set against the timeline (see snapview smi)")
 	f.StringVar(&opts.stats, "stats", "", "a JSON Lines log of memory_stats() per step to set against the timeline (see snapview stats)")
 	f.StringVar(&opts.tz, "tz", "Local", "the zone --smi's timestamps were written in: a name (Europe/Berlin), UTC, Local or an offset (+02:00)")
-	f.Var(&opts.gpu, "gpu", "with --device: the nvidia-smi index of that device (default: the same number, or the log's only GPU)")
+	f.Var(&opts.gpu, "gpu", "the nvidia-smi index of the reported device, when the report has one (default: the same number, or the log's only GPU)")
 	return cmd
 }
 
