@@ -245,15 +245,57 @@ func statsFromRaw(device int, raw json.RawMessage) (*MemoryStats, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing memory_stats of device %d: %w", device, err)
 	}
+	flat, err := FlatFromJSON(obj)
+	if err != nil {
+		return nil, fmt.Errorf("parsing memory_stats of device %d: %w", device, err)
+	}
+	return StatsFromFlat(device, flat)
+}
+
+// FlatFromJSON takes the integer figures out of a decoded JSON object that
+// holds torch.cuda.memory_stats()'s flat keys. A memory_stats() key whose
+// value is not an integer is an error; other keys with other values (a
+// training loop's "step", "time" or "loss" logged beside the figures) are
+// left out.
+func FlatFromJSON(obj map[string]json.RawMessage) (map[string]int64, error) {
 	flat := make(map[string]int64, len(obj))
 	for k, v := range obj {
 		n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("parsing memory_stats of device %d: %q: want an integer, got %s", device, k, truncate(v))
+			if IsStatsKey(k) {
+				return nil, fmt.Errorf("%q: want an integer, got %s", k, truncate(v))
+			}
+			continue
 		}
 		flat[k] = n
 	}
-	return StatsFromFlat(device, flat)
+	return flat, nil
+}
+
+// IsStatsKey reports whether key is one of torch.cuda.memory_stats()'s
+// keys ("allocated_bytes.all.current", "num_alloc_retries", …) as PyTorch
+// 2.11 writes them.
+func IsStatsKey(key string) bool {
+	for _, sc := range (&MemoryStats{}).scalars() {
+		if key == sc.key {
+			return true
+		}
+	}
+	family, rest, ok := strings.Cut(key, ".")
+	if !ok {
+		return false
+	}
+	if family == "oversize_allocations" || family == "oversize_segments" {
+		return slices.ContainsFunc(statFields(), func(f statField) bool { return f.key == rest })
+	}
+	pool, field, ok := strings.Cut(rest, ".")
+	if !ok || (pool != "all" && pool != "large_pool" && pool != "small_pool") {
+		return false
+	}
+	if !slices.ContainsFunc(statFields(), func(f statField) bool { return f.key == field }) {
+		return false
+	}
+	return slices.ContainsFunc((&MemoryStats{}).pooledFamilies(), func(p pooledFamily) bool { return p.key == family })
 }
 
 // decodeJSONObject decodes a JSON object, keeping its values raw.

@@ -87,6 +87,10 @@ type HTMLDevice struct {
 	// what they are or why there are none.
 	Leaks     []HTMLLeak
 	LeaksNote string
+
+	// Monitor sets the monitoring logs (report --smi, --stats) against
+	// the timeline; nil without them.
+	Monitor *HTMLMonitor
 }
 
 // HTMLGroup labels one stacked area of the timeline.
@@ -213,6 +217,7 @@ type htmlSection struct {
 	ID               string
 	TimelineElement  template.HTML
 	SegmentsElement  template.HTML
+	MonitorElement   template.HTML
 	SegmentsShown    int
 	AnnotationsShown int
 	GroupRows        []htmlGroupRow
@@ -248,6 +253,12 @@ type htmlDataDevice struct {
 	Groups      []htmlDataGroup `json:"groups"`
 	Segments    *htmlDataChart  `json:"segments"`
 	SegmentInfo []htmlDataSeg   `json:"segmentInfo"`
+	// Monitor is the monitoring chart; Overlay the nvidia-smi samples
+	// drawn on the timeline ([x, bytes]); Steps name the stats log's
+	// points.
+	Monitor *htmlDataChart `json:"monitor,omitempty"`
+	Overlay [][2]float64   `json:"overlay,omitempty"`
+	Steps   []string       `json:"steps,omitempty"`
 }
 
 type htmlDataChart struct {
@@ -349,6 +360,15 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 				}
 				dd.SegmentInfo = append(dd.SegmentInfo, ds)
 			}
+		}
+		if d.Monitor != nil {
+			el, opt, err := htmlMonitorChart(d)
+			if err != nil {
+				return nil, fmt.Errorf("device %d monitoring chart: %w", d.Device, err)
+			}
+			sec.MonitorElement = el
+			dd.Monitor = &htmlDataChart{ID: htmlChartID("monitor", d.Device), Option: opt}
+			dd.Overlay, dd.Steps = d.Monitor.Overlay, d.Monitor.StepNames
 		}
 		page.Sections = append(page.Sections, sec)
 		data.Devices = append(data.Devices, dd)

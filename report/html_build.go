@@ -48,6 +48,9 @@ type HTMLOptions struct {
 	// uses the replay's figures, or the segments' current figures when
 	// the replay failed.
 	Stats func(s *snapshot.Snapshot, device int, r *analyze.Result, err error) (*analyze.MemoryStats, []string)
+	// Monitor, when set, adds to each device the monitoring logs set
+	// against its timeline (html_monitor.go).
+	Monitor *MonitorInput
 }
 
 func (o *HTMLOptions) defaults() {
@@ -140,6 +143,11 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 		d, err := b.device(dev, replays[dev])
 		if err != nil {
 			return nil, err
+		}
+		if opt.Monitor != nil {
+			if d.Monitor, err = buildMonitor(opt.Monitor, s, dev, replays[dev].Result, d.Timeline); err != nil {
+				return nil, err
+			}
 		}
 		r.Devices = append(r.Devices, *d)
 	}

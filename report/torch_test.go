@@ -119,7 +119,7 @@ func torchCases(t *testing.T) []torchCase {
 		}
 		return string(b)
 	}
-	for _, pat := range []string{"torch2.11/*/summary.txt", "big/*/summary.txt"} {
+	for _, pat := range []string{"torch2.11/*/summary.txt", "big/*/summary.txt", "whatif/*/*/summary.txt"} {
 		files, _ := filepath.Glob(filepath.Join(root, pat))
 		for _, f := range files {
 			dir := filepath.Dir(f)
@@ -186,8 +186,8 @@ func TestWriteTorchSummaryCorpus(t *testing.T) {
 		}
 	}
 	t.Logf("%d full and %d abbreviated memory_summary() texts match byte for byte", full, abbrev)
-	if full < 31 {
-		t.Errorf("only %d full summaries checked; the corpus has 31", full)
+	if full < 47 {
+		t.Errorf("only %d full summaries checked; the corpus has 47 (torch2.11, big and the 15 whatif runs)", full)
 	}
 }
 

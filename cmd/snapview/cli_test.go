@@ -10,7 +10,7 @@ import (
 )
 
 // deviceCommands are the commands with a -d/--device flag.
-var deviceCommands = []string{"summary", "segments", "state", "leaks", "report", "info", "whatif"}
+var deviceCommands = []string{"summary", "segments", "state", "leaks", "report", "info", "whatif", "stats"}
 
 // emptySnapshots writes two valid snapshots with nothing in them: no
 // device at all, and four devices with empty traces.

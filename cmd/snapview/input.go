@@ -57,7 +57,7 @@ func withSnapshotCtx(ctx context.Context, stdin io.Reader, errOut io.Writer, pat
 		}
 	}
 	if err != nil {
-		return err
+		return snapshotHint(path, err)
 	}
 	// What other producers leave out (inactive blocks, segments) is put
 	// back once, here, so that every command sees the same state.

@@ -17,6 +17,12 @@ lists, the same data as JSON, gzip- or xz-compressed) and tells where the GPU
 memory went: memory_summary() tables, segments and blocks, leaks grouped by
 allocation stack, the state at the peak or at an OOM, and an HTML timeline.
 
+It also reads the logs kept around snapshots: a json.dump of
+torch.cuda.memory_stats() (summary), a JSON Lines log of memory_stats() per
+training step (stats) and an nvidia-smi memory log (smi); report --smi and
+--stats draws them on a snapshot's timeline. Each file is recognised by its
+content.
+
 It needs no GPU, no PyTorch and no network.
 
 Record a snapshot in your PyTorch program with:
@@ -59,6 +65,8 @@ cap with --max-decompressed for a genuine file that passes it.`,
 		newRanksCmd(),
 		newExportCmd(),
 		newTraceCmd(),
+		newStatsCmd(),
+		newSMICmd(),
 	)
 	addProfileFlags(root)
 	addLimitFlags(root)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -77,12 +78,29 @@ Where the figures come from:
   the retries that ended in an OOM can be counted.
 
 Without --device every device that has segments or trace entries is shown,
-one after another.`,
+one after another.
+
+memory_stats() dumps:
+
+  FILE may also be json.dump(torch.cuda.memory_stats()) (the flat dict,
+  "allocated_bytes.all.current": …; a dict of such dicts keyed by device
+  ordinal; or a dict with a "memory_stats" key), recognised by its content.
+  torch builds memory_summary() from exactly these figures, so --format torch
+  prints its table to the byte, the cudaMalloc retries included. The text
+  format shows each pool's current and peak figures and warns about
+  cudaMalloc retries, OOMs, reserved memory much larger than allocated (with
+  the inactive_split figures that measure fragmentation) and oversize
+  allocations; json gives every figure under its key, marked "exact", and the
+  warnings with the figures they rest on. A JSON Lines log of such dumps
+  (see snapview stats) shows its last record of each device.`,
 		Example: `  # Overview of every device
   snapview summary snap.pickle
 
   # The memory_summary() table of device 1, to diff with the program's own
   snapview summary --format torch --device 1 snap.pickle > summary.txt
+
+  # memory_summary() from a dump of torch.cuda.memory_stats()
+  snapview summary --format torch stats.json
 
   # One figure, unrounded, with its exactness
   snapview summary --format json snap.pickle | jq '.devices[0].memory_stats["allocated_bytes.all.peak"]'`,
@@ -98,7 +116,14 @@ one after another.`,
 				}
 				opts.format = "json"
 			}
-			return runSummary(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			kind, in := sniffInput(opts.file, cmd.InOrStdin())
+			switch kind {
+			case monitor.KindStats, monitor.KindStatsLog:
+				return runStatsSummary(opts, kind, in, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			case monitor.KindSMI:
+				return wrongKind(opts.file, kind, "a memory snapshot or memory_stats() dump")
+			}
+			return runSummary(cmd.Context(), opts, in, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	addDeviceFlag(cmd.Flags(), &opts.device, "show only this CUDA device ordinal", "every device in the file")
@@ -129,17 +154,7 @@ func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, e
 	}
 	switch opts.format {
 	case "torch":
-		for i, st := range stats {
-			if i > 0 {
-				if _, err := io.WriteString(out, "\n"); err != nil {
-					return err
-				}
-			}
-			if err := report.WriteTorchSummary(out, st); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeTorchTables(out, stats)
 	case "json":
 		return report.WriteSummaryJSON(out, report.NewSummary(src.name, s, stats))
 	}
@@ -225,4 +240,67 @@ func printWarnings(w io.Writer, warnings []string) {
 	for _, m := range warnings {
 		fmt.Fprintf(w, "warning: %s\n", report.Escape(m))
 	}
+}
+
+// runStatsSummary prints the summary of a memory_stats() dump, or of the
+// last record of each device in a log of them.
+func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out, errOut io.Writer) error {
+	dump := &report.StatsDump{}
+	if kind == monitor.KindStats {
+		name, stats, err := loadStatsDump(opts.file, in)
+		if err != nil {
+			return err
+		}
+		dump.File, dump.Stats = name, stats
+	} else {
+		name, l, err := loadStatsLog(opts.file, in, errOut)
+		if err != nil {
+			return err
+		}
+		dump.File = name
+		var where []string
+		for _, d := range monitor.AnalyzeSteps(l) {
+			r := d.Records[len(d.Records)-1]
+			dump.Stats = append(dump.Stats, r.Stats)
+			w := fmt.Sprintf("line %d", r.Line)
+			if r.HasStep {
+				w = fmt.Sprintf("step %d, %s", r.Step, w)
+			}
+			where = append(where, fmt.Sprintf("device %d: %s", d.Device, w))
+		}
+		dump.From = "the last record: " + strings.Join(where, "; ")
+		if len(dump.Stats) == 1 {
+			dump.From = "the last record, " + strings.TrimPrefix(where[0], "device 0: ")
+		}
+	}
+	var err error
+	if dump.Stats, err = pickDevices(opts.device, dump.File, dump.Stats, func(st *analyze.MemoryStats) int { return st.Device }); err != nil {
+		return err
+	}
+	switch opts.format {
+	case "torch":
+		if kind == monitor.KindStatsLog {
+			fmt.Fprintf(errOut, "%s: %s\n", dump.File, dump.From)
+		}
+		return writeTorchTables(out, dump.Stats)
+	case "json":
+		return report.WriteStatsDumpJSON(out, dump)
+	}
+	return report.WriteStatsDumpText(out, dump)
+}
+
+// writeTorchTables writes the memory_summary() table of each device, a
+// blank line between two.
+func writeTorchTables(out io.Writer, stats []*analyze.MemoryStats) error {
+	for i, st := range stats {
+		if i > 0 {
+			if _, err := io.WriteString(out, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := report.WriteTorchSummary(out, st); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -122,6 +122,53 @@
     };
   }
 
+  // overlaySMI draws nvidia-smi's memory.used on the timeline, as a line
+  // of its own data (not the dataset), and raises the y axis to show it.
+  function overlaySMI(dev, opt) {
+    var hi = 0;
+    dev.overlay.forEach(function (p) { hi = Math.max(hi, p[1]); });
+    opt.series = opt.series || [];
+    opt.series.push({
+      type: "line", name: "nvidia-smi memory.used", data: dev.overlay, showSymbol: false,
+      lineStyle: {width: 2, color: "#e15759"}, itemStyle: {color: "#e15759"}, z: 5
+    });
+    [].concat(opt.legend || []).forEach(function (lg) {
+      if (lg.data) { lg.data.push("nvidia-smi memory.used"); }
+    });
+    (opt.yAxis || []).forEach(function (ax) {
+      if (typeof ax.max === "number" && ax.max < hi) {
+        var t = pow2Ticks(hi);
+        ax.interval = t[0];
+        ax.max = t[1];
+      }
+    });
+  }
+
+  // pow2Ticks returns [interval, top] for bytes up to hi: the smallest
+  // power of two that divides hi into at most eight steps, and the first
+  // tick at or above hi (as html_charts.go htmlYTicks).
+  function pow2Ticks(hi) {
+    var iv = 1;
+    while (iv * 8 < hi) { iv *= 2; }
+    return [iv, Math.ceil(hi / iv) * iv];
+  }
+
+  function monitorTooltip(dev) {
+    return function (params) {
+      if (!params || !params.length) { return ""; }
+      var out = "<div class=\"tt-head\">" + enc("t = " + (params[0].value[0] / 1000).toFixed(3) + " s") + "<\/div>";
+      for (var i = 0; i < params.length; i++) {
+        var p = params[i];
+        var name = p.seriesName;
+        if (/memory_stats/.test(name) && dev.steps && dev.steps[p.dataIndex]) {
+          name += ", " + dev.steps[p.dataIndex];
+        }
+        out += row(p.marker, name, fmtBytes(p.value[1]));
+      }
+      return out;
+    };
+  }
+
   function init(id, option) {
     var el = document.getElementById(id);
     if (!el) { return; }
@@ -157,7 +204,42 @@
             function (v) { return String(Math.round(v)); };
         }
       });
+      if (dev.overlay && dev.overlay.length) {
+        overlaySMI(dev, opt);
+      }
       init(dev.timeline.id, opt);
+    }
+    if (dev.monitor) {
+      var mo = dev.monitor.option;
+      mo.tooltip = mo.tooltip || {};
+      mo.tooltip.formatter = monitorTooltip(dev);
+      mo.tooltip.confine = true;
+      var mhi = 0;
+      (mo.series || []).forEach(function (s) {
+        (s.data || []).forEach(function (p) {
+          var v = p && p.value ? p.value : p;
+          if (v && v.length > 1) { mhi = Math.max(mhi, v[1]); }
+        });
+      });
+      (mo.yAxis || []).forEach(function (ax) {
+        ax.axisLabel = ax.axisLabel || {};
+        ax.axisLabel.formatter = fmtAxisBytes;
+        if (mhi > 0) {
+          var t = pow2Ticks(mhi);
+          ax.interval = t[0];
+          ax.max = t[1];
+        }
+      });
+      (mo.xAxis || []).forEach(function (ax) {
+        ax.axisLabel = ax.axisLabel || {};
+        ax.axisLabel.formatter = function (v) { return String(Math.round(v) / 1000) + " s"; };
+      });
+      (mo.dataZoom || []).forEach(function (dz) {
+        if (dz.type === "slider") {
+          dz.labelFormatter = function (v) { return (v / 1000).toFixed(3) + " s"; };
+        }
+      });
+      init(dev.monitor.id, mo);
     }
     if (dev.segments) {
       var so = dev.segments.option;

@@ -1,0 +1,168 @@
+package monitor
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/snapview/snapview/analyze"
+)
+
+// StatsRecord is one line of a memory_stats() log.
+type StatsRecord struct {
+	// Line is the line number in the file, from 1.
+	Line int
+	// Step is the record's "step" field; HasStep says whether it had one.
+	Step    int64
+	HasStep bool
+	// TimeUS is the record's "time" field in microseconds since the Unix
+	// epoch; HasTime says whether it had one.
+	TimeUS  int64
+	HasTime bool
+	// Stats are the memory_stats() figures, all exact.
+	Stats *analyze.MemoryStats
+}
+
+// StatsLog is a JSON Lines log of memory_stats() dumps, in file order.
+type StatsLog struct {
+	Records []StatsRecord
+	// Warnings are faults tolerated (an incomplete last line).
+	Warnings []string
+}
+
+// maxLine is the longest line ParseStatsLog reads (a memory_stats() dict
+// is about 5 KB).
+const maxLine = 16 << 20
+
+// ParseStatsLog reads a JSON Lines log of torch.cuda.memory_stats() dumps,
+// one JSON object per line, as a training loop writes it:
+//
+//	rec = {"step": step, "time": time.time()}
+//	rec.update(torch.cuda.memory_stats())
+//	log.write(json.dumps(rec) + "\n")
+//
+// Each object is the flat dict itself or holds it under "memory_stats";
+// "step" (an integer), "time" (seconds since the Unix epoch, a number, or
+// an RFC 3339 string) and "device" (an ordinal, default 0) are optional,
+// and other keys whose values are not integers (a loss, a learning rate)
+// are ignored. Blank lines are skipped. A line that is not such an object
+// is an error "line N: fault"; only a last line with no newline that does
+// not parse (the log was being written) is left out with a warning.
+// UTF-16 and byte order marks are read (see [Text]).
+func ParseStatsLog(r io.Reader) (*StatsLog, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(bytes.NewReader(Text(b)), 64<<10)
+	log := &StatsLog{}
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if len(line) > maxLine {
+			return nil, fmt.Errorf("line %d: longer than %d bytes", n, maxLine)
+		}
+		last := errors.Is(err, io.EOF)
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			rec, perr := parseStatsRecord(t)
+			if perr != nil {
+				if last && line[len(line)-1] != '\n' && len(log.Records) > 0 {
+					log.Warnings = append(log.Warnings, fmt.Sprintf("line %d: incomplete last line left out (%v)", n, perr))
+					break
+				}
+				return nil, fmt.Errorf("line %d: %w", n, perr)
+			}
+			rec.Line = n
+			log.Records = append(log.Records, rec)
+		}
+		if last {
+			break
+		}
+	}
+	if len(log.Records) == 0 {
+		return nil, errors.New("no memory_stats() records")
+	}
+	return log, nil
+}
+
+// parseStatsRecord decodes one line.
+func parseStatsRecord(b []byte) (StatsRecord, error) {
+	var rec StatsRecord
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return rec, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if obj == nil {
+		return rec, errors.New("want a JSON object, got null")
+	}
+	device := 0
+	if raw, ok := obj["device"]; ok {
+		if err := json.Unmarshal(raw, &device); err != nil || device < 0 {
+			return rec, fmt.Errorf(`"device": want a device ordinal, got %s`, short(raw))
+		}
+	}
+	if raw, ok := obj["step"]; ok {
+		if err := json.Unmarshal(raw, &rec.Step); err != nil {
+			return rec, fmt.Errorf(`"step": want an integer, got %s`, short(raw))
+		}
+		rec.HasStep = true
+	}
+	if raw, ok := obj["time"]; ok {
+		us, err := parseLogTime(raw)
+		if err != nil {
+			return rec, fmt.Errorf(`"time": %w`, err)
+		}
+		rec.TimeUS, rec.HasTime = us, true
+	}
+	stats := obj
+	if raw, ok := obj["memory_stats"]; ok {
+		if err := json.Unmarshal(raw, &stats); err != nil || stats == nil {
+			return rec, fmt.Errorf(`"memory_stats": want a JSON object, got %s`, short(raw))
+		}
+	}
+	flat, err := analyze.FlatFromJSON(stats)
+	if err != nil {
+		return rec, err
+	}
+	st, err := analyze.StatsFromFlat(device, flat)
+	if err != nil {
+		return rec, err
+	}
+	rec.Stats = st
+	return rec, nil
+}
+
+// parseLogTime reads a "time" value: seconds since the Unix epoch (as
+// time.time() gives them) or an RFC 3339 string; it returns microseconds.
+func parseLogTime(raw json.RawMessage) (int64, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return 0, fmt.Errorf("want seconds since the epoch or an RFC 3339 time, got %q", s)
+		}
+		return t.UnixMicro(), nil
+	}
+	f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f > 1e11 {
+		return 0, fmt.Errorf("want seconds since the epoch, got %s", short(raw))
+	}
+	return int64(math.Round(f * 1e6)), nil
+}
+
+// short shortens a raw JSON value for a message.
+func short(v []byte) string {
+	const max = 40
+	if len(v) > max {
+		return string(v[:max]) + "…"
+	}
+	return string(v)
+}

@@ -1,0 +1,177 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/monitor"
+)
+
+// StatsDump is what `snapview summary` shows of a memory_stats() dump (a
+// file of json.dump(torch.cuda.memory_stats()), or one record of a log).
+type StatsDump struct {
+	// File is the path as the user gave it; From says where in it the
+	// figures are ("" for the whole file, "step 29, line 30" for a log).
+	File, From string
+	// Stats has one entry per device, every figure exact.
+	Stats []*analyze.MemoryStats
+}
+
+// WriteStatsDumpText writes the readable view of a memory_stats() dump:
+// per device the current and peak figures of each pool, the lifetime
+// counters, and the warnings of monitor.Check, each with the figures it
+// rests on.
+func WriteStatsDumpText(w io.Writer, d *StatsDump) error {
+	ew := &errWriter{w: w}
+	from := ""
+	if d.From != "" {
+		from = " (" + d.From + ")"
+	}
+	ew.printf("%s", wrapIndented("", fmt.Sprintf("%s: torch.cuda.memory_stats()%s, %s; every figure is torch's own, exact.", d.File, from, plural(len(d.Stats), "device"))))
+	for _, st := range d.Stats {
+		ew.printf("\nDevice %d\n", st.Device)
+		all := func(s *[analyze.NumPools]analyze.Stat) analyze.Stat { return s[analyze.PoolAll] }
+		ew.printf("%s", wrapIndented("  ", fmt.Sprintf("%s reserved in %s; %s allocated to %s; %s cached but unused.",
+			FormatBytes(all(&st.ReservedBytes).Current), plural(int(all(&st.Segment).Current), "segment"),
+			FormatBytes(all(&st.AllocatedBytes).Current), plural(int(all(&st.Allocation).Current), "tensor"),
+			FormatBytes(all(&st.ReservedBytes).Current-all(&st.AllocatedBytes).Current))))
+		if ew.err == nil {
+			ew.err = writeStatsPoolTable(w, st)
+		}
+		ew.printf("%s", wrapIndented("  ", fmt.Sprintf("Peak: %s allocated, %s reserved. Lifetime: %s (%s in all), %s and %s.",
+			FormatBytes(all(&st.AllocatedBytes).Peak), FormatBytes(all(&st.ReservedBytes).Peak),
+			plural(int(all(&st.Allocation).Allocated), "allocation"), FormatBytes(all(&st.AllocatedBytes).Allocated),
+			plural(int(st.NumDeviceAlloc), "cudaMalloc"), plural(int(st.NumDeviceFree), "cudaFree"))))
+		split := "unlimited"
+		if st.MaxSplitSize >= 0 {
+			split = FormatBytes(st.MaxSplitSize)
+		}
+		ew.printf("  CUDA OOMs: %d; cudaMalloc retries: %d; max_split_size: %s.\n", st.NumOOMs, st.NumAllocRetries, split)
+		findings := monitor.Check(st)
+		if len(findings) == 0 {
+			ew.printf("  No warning: no retry, no OOM, reserved close to allocated, no oversize allocation.\n")
+		}
+		for _, f := range findings {
+			ew.printf("%s", wrapIndented("  warning: ", FindingText(f)))
+		}
+	}
+	return ew.err
+}
+
+// writeStatsPoolTable writes the current and peak figures per pool.
+func writeStatsPoolTable(w io.Writer, st *analyze.MemoryStats) error {
+	t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
+	t.Header([]string{"Pool", "Reserved", "Peak\nreserved", "Allocated", "Peak\nallocated", "Requested", "Non-releasable\n(inactive_split)", "Segments", "Tensors"})
+	for p, name := range []string{"all", "large", "small"} {
+		pool := analyze.Pool(p)
+		if err := t.Append([]string{name,
+			FormatBytes(st.ReservedBytes[pool].Current), FormatBytes(st.ReservedBytes[pool].Peak),
+			FormatBytes(st.AllocatedBytes[pool].Current), FormatBytes(st.AllocatedBytes[pool].Peak),
+			FormatBytes(st.RequestedBytes[pool].Current),
+			fmt.Sprintf("%s in %d", FormatBytes(st.InactiveSplitBytes[pool].Current), st.InactiveSplit[pool].Current),
+			FormatInt(st.Segment[pool].Current), FormatInt(st.Allocation[pool].Current)}); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// FindingText explains one warning about a memory_stats() dump in a
+// sentence or three, citing its figures.
+func FindingText(f monitor.Finding) string {
+	v := map[string]int64{}
+	for _, fig := range f.Figures {
+		v[fig.Key] = fig.Value
+	}
+	switch f.Kind {
+	case monitor.FindingRetries:
+		return fmt.Sprintf("%s (num_alloc_retries): the caching allocator found no cached block and no room for a new cudaMalloc, "+
+			"freed its cached blocks (num_sync_all_streams: %d synchronizations of every stream) and tried again. "+
+			"The run is close to running out of memory, and every retry is slow.",
+			plural(int(v["num_alloc_retries"]), "cudaMalloc retry"), v["num_sync_all_streams"])
+	case monitor.FindingOOMs:
+		return fmt.Sprintf("%s (num_ooms): an allocation failed even after the cache was freed.", plural(int(v["num_ooms"]), "CUDA out-of-memory error"))
+	case monitor.FindingFragmentation:
+		res, alloc := v["reserved_bytes.all.current"], v["allocated_bytes.all.current"]
+		split := v["inactive_split_bytes.all.current"]
+		ratio := "∞"
+		if alloc > 0 {
+			ratio = fmt.Sprintf("%.1fx", float64(res)/float64(alloc))
+		}
+		return fmt.Sprintf("reserved %s is %s allocated %s: %s cached but unused. %s of it sits in %s of split segments "+
+			"(inactive_split_bytes: %s large pool, %s small pool): fragmentation, usable only by requests that fit those pieces. "+
+			"The rest, %s, is in blocks torch.cuda.empty_cache() could return or that are pending free on another stream.",
+			FormatBytes(res), ratio, FormatBytes(alloc), FormatBytes(res-alloc),
+			FormatBytes(split), plural(int(v["inactive_split.all.current"]), "free piece"),
+			FormatBytes(v["inactive_split_bytes.large_pool.current"]), FormatBytes(v["inactive_split_bytes.small_pool.current"]),
+			FormatBytes(max(0, res-alloc-split)))
+	case monitor.FindingOversize:
+		return fmt.Sprintf("%s above max_split_size (%s; %d live now, in %s): such blocks are never split, and a request "+
+			"reuses a cached one only when it is at most 20 MiB larger, so varying sizes above the limit each get a new segment.",
+			plural(int(v["oversize_allocations.allocated"]), "oversize allocation"), FormatBytes(v["max_split_size"]),
+			v["oversize_allocations.current"], plural(int(v["oversize_segments.current"]), "oversize segment"))
+	}
+	return f.Kind
+}
+
+// statsDumpJSON is the --json schema of a memory_stats() dump.
+type statsDumpJSON struct {
+	File    string                `json:"file"`
+	From    string                `json:"from,omitempty"`
+	Devices []statsDumpDeviceJSON `json:"devices"`
+}
+
+type statsDumpDeviceJSON struct {
+	Device      int                   `json:"device"`
+	MemoryStats map[string]figureJSON `json:"memory_stats"`
+	Warnings    []findingJSON         `json:"warnings"`
+}
+
+type findingJSON struct {
+	Kind    string           `json:"kind"`
+	Figures map[string]int64 `json:"figures"`
+	Message string           `json:"message"`
+}
+
+// WriteStatsDumpJSON writes d as JSON: every memory_stats() figure under
+// its own key, marked "exact" as `summary --json` marks a snapshot's, and
+// the warnings with their figures.
+func WriteStatsDumpJSON(w io.Writer, d *StatsDump) error {
+	out := statsDumpJSON{File: d.File, From: d.From, Devices: []statsDumpDeviceJSON{}}
+	for _, st := range d.Stats {
+		dj := statsDumpDeviceJSON{Device: st.Device, MemoryStats: map[string]figureJSON{}, Warnings: []findingJSON{}}
+		for _, f := range st.Figures() {
+			v := f.Value
+			dj.MemoryStats[f.Key] = figureJSON{Value: &v, Exactness: f.Exactness.String()}
+		}
+		dj.Warnings = findingsJSON(monitor.Check(st))
+		out.Devices = append(out.Devices, dj)
+	}
+	return writeIndentedJSON(w, out)
+}
+
+func findingsJSON(fs []monitor.Finding) []findingJSON {
+	out := []findingJSON{}
+	for _, f := range fs {
+		fj := findingJSON{Kind: f.Kind, Figures: map[string]int64{}, Message: FindingText(f)}
+		for _, fig := range f.Figures {
+			fj.Figures[fig.Key] = fig.Value
+		}
+		out = append(out, fj)
+	}
+	return out
+}
+
+// writeIndentedJSON writes v as indented JSON and a newline.
+func writeIndentedJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
