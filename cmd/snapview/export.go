@@ -59,7 +59,7 @@ Formats (--format):
                 from the replayed state at that moment. --user-frames keeps
                 only the program's own frames (no torch, standard library or
                 C++).
-  chrome-trace  Chrome trace JSON (Perfetto UI, chrome://tracing): counters
+  chrome-trace  Chrome trace JSON (Perfetto UI, speedscope): counters
                 allocated, active and reserved per device, an instant event
                 at each OOM, record_function ranges as complete events;
                 timestamps in microseconds as the trace has them.
@@ -69,8 +69,10 @@ Formats (--format):
                 the --label columns of the snapshots table.
 
 -o PATH is the file to write (- for standard output, except parquet, whose
-PATH is a directory, created if needed). --label key=value (repeatable) tags
-everything written with key=value: a rank, a job, a host.
+PATH is a directory, created if needed). --label key=value (repeatable)
+tags the export with a rank, a job, a host: a label on every pprof sample
+(-tagfocus=rank=3), a column of the Parquet snapshots table, an entry of the
+Chrome trace's otherData. Folded stacks have no place for labels.
 
 --at takes the moments of state: peak, oom, oom:K, end, entry:N, time:T.`,
 		Example: `  # go tool pprof: where the memory at the peak was allocated
@@ -82,12 +84,12 @@ everything written with key=value: a rank, a job, a host.
   # flamegraph.pl / speedscope: the lines _memory_viz memory writes
   snapview export --format folded -o snap.folded snap.pickle && flamegraph.pl snap.folded > mem.svg
 
-  # Perfetto UI (ui.perfetto.dev) or chrome://tracing: open the JSON
+  # Perfetto UI (ui.perfetto.dev), speedscope, or chrome://tracing in older Chrome: open the JSON
   snapview export --format chrome-trace -o snap.trace.json snap.pickle
 
   # DuckDB, Spark, Trino: one dataset for many ranks
   snapview export --format parquet --label job=run42 -o dataset/ rank*.pickle
-  duckdb -c "SELECT file_id, max(allocated) FROM 'dataset/events.parquet' GROUP BY ALL"`,
+  duckdb -c "SELECT file_id, device, max(allocated) AS peak FROM 'dataset/events.parquet' GROUP BY ALL"`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("export needs at least one FILE")
@@ -133,6 +135,9 @@ func (o *exportOptions) check(cmd *cobra.Command) error {
 	only := map[string][]string{
 		"pprof":  {"base", "base-at"},
 		"folded": {"view", "user-frames"},
+	}
+	if o.format == "folded" && len(o.labels) > 0 {
+		return usageErrorf("--label: folded stacks have no place for labels (pprof, chrome-trace and parquet do)")
 	}
 	for format, flags := range only {
 		for _, fl := range flags {

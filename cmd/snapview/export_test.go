@@ -153,6 +153,7 @@ func TestExportUsageErrors(t *testing.T) {
 		{"bad label", []string{"export", "--format", "pprof", "--label", "rank", "-o", "x", file}, "want key=value"},
 		{"label column", []string{"export", "--format", "parquet", "--label", "Path=x", "-o", "x", file}, "is a column of the snapshots table"},
 		{"label twice", []string{"export", "--format", "pprof", "--label", "a=1", "--label", "a=2", "-o", "x", file}, "--label a given twice"},
+		{"label for folded", []string{"export", "--format", "folded", "--label", "a=1", "-o", "x", file}, "folded stacks have no place for labels"},
 		{"oom absent", []string{"export", "--format", "pprof", "--at", "oom", "-o", "-", file}, "no oom entry"},
 	})
 }
