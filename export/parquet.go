@@ -159,15 +159,17 @@ type table[T any] struct {
 
 const batchRows = 8192
 
-// codec compresses every column chunk: zstd at its fastest level. At the
-// default level compression took a fifth of the export of a 2M-entry
-// trace; Snappy is no faster once the repetitive columns are
-// dictionary-encoded, and its files are 2.7 times larger.
-var codec = &zstd.Codec{Level: zstd.SpeedFastest}
+// codec returns the compression of every column chunk: zstd at its
+// fastest level. At the default level compression took a fifth of the
+// export of a 2M-entry trace; Snappy is no faster once the repetitive
+// columns are dictionary-encoded, and its files are 2.7 times larger.
+func codec() parquet.WriterOption {
+	return parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest})
+}
 
 func newTable[T any]() *table[T] {
 	t := &table[T]{batch: make([]T, 0, batchRows)}
-	t.w = parquet.NewGenericWriter[T](&t.buf, parquet.Compression(codec), parquet.CreatedBy("snapview", "", ""))
+	t.w = parquet.NewGenericWriter[T](&t.buf, codec(), parquet.CreatedBy("snapview", "", ""))
 	return t
 }
 
@@ -443,7 +445,7 @@ func (d *Dataset) snapshotsTable() ([]byte, error) {
 	}
 	typ := reflect.StructOf(fields)
 	var buf bytes.Buffer
-	w := parquet.NewWriter(&buf, parquet.SchemaOf(reflect.New(typ).Interface()), parquet.Compression(codec), parquet.CreatedBy("snapview", "", ""))
+	w := parquet.NewWriter(&buf, parquet.SchemaOf(reflect.New(typ).Interface()), codec(), parquet.CreatedBy("snapview", "", ""))
 	for _, r := range d.snaps {
 		v := reflect.New(typ).Elem()
 		rv := reflect.ValueOf(r)
