@@ -40,8 +40,8 @@ const (
 //     the request and the free device memory in bytes;
 //   - record_function ranges (external_annotations START/END pairs of a
 //     name, innermost END first) as complete events (ph "X") on thread 1; a
-//     range without its END runs to the device's last entry, and says so in
-//     its args.
+//     range without its END runs to the device's last entry, with args
+//     {"unterminated": true}.
 //
 // ts and dur are microseconds, the trace's own time_us values (since the
 // Unix epoch); a trace without time_us (PyTorch before 2.2) uses the entry
@@ -155,9 +155,10 @@ func WriteChromeTrace(w io.Writer, inputs []ChromeInput, labels []Label) error {
 				line = strconv.AppendInt(line, rg.StartUS, 10)
 				line = append(line, `,"dur":`...)
 				line = strconv.AppendInt(line, rg.EndUS-rg.StartUS, 10)
-				line = append(line, `,"args":{"unterminated":`...)
-				line = strconv.AppendBool(line, rg.Open)
-				line = append(line, "}}"...)
+				if rg.Open {
+					line = append(line, `,"args":{"unterminated":true}`...)
+				}
+				line = append(line, '}')
 				emit()
 			}
 		}

@@ -139,7 +139,8 @@ type SnapshotRow struct {
 // encoded and compressed (Snappy) as they are added, so memory grows with
 // the compressed size.
 type Dataset struct {
-	labels []Label
+	keys   []string   // label columns of the snapshots table
+	labels [][]string // per row of snaps, the label values in keys' order
 	n      int32
 
 	allocs   *table[AllocationRow]
@@ -159,15 +160,17 @@ type table[T any] struct {
 
 const batchRows = 8192
 
-// codec compresses every column chunk: zstd at its fastest level. At the
-// default level compression took a fifth of the export of a 2M-entry
-// trace; Snappy is no faster once the repetitive columns are
-// dictionary-encoded, and its files are 2.7 times larger.
-var codec = &zstd.Codec{Level: zstd.SpeedFastest}
+// codec returns the compression of every column chunk: zstd at its
+// fastest level. At the default level compression took a fifth of the
+// export of a 2M-entry trace; Snappy is no faster once the repetitive
+// columns are dictionary-encoded, and its files are 2.7 times larger.
+func codec() parquet.WriterOption {
+	return parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest})
+}
 
 func newTable[T any]() *table[T] {
 	t := &table[T]{batch: make([]T, 0, batchRows)}
-	t.w = parquet.NewGenericWriter[T](&t.buf, parquet.Compression(codec), parquet.CreatedBy("snapview", "", ""))
+	t.w = parquet.NewGenericWriter[T](&t.buf, codec(), parquet.CreatedBy("snapview", "", ""))
 	return t
 }
 
@@ -217,10 +220,10 @@ func CheckLabel(key string) error {
 }
 
 // NewDataset returns an empty dataset whose snapshots table has a column
-// per label.
-func NewDataset(labels []Label) *Dataset {
+// per label key (each checked by CheckLabel by the caller).
+func NewDataset(keys []string) *Dataset {
 	return &Dataset{
-		labels:   labels,
+		keys:     keys,
 		allocs:   newTable[AllocationRow](),
 		events:   newTable[EventRow](),
 		segments: newTable[SegmentRow](),
@@ -243,8 +246,17 @@ func (s *slab) ptr(v int64) *int64 {
 	return &s.buf[len(s.buf)-1]
 }
 
-// Add appends s, read from path, with the replays of its devices.
-func (d *Dataset) Add(s *snapshot.Snapshot, path string, results []*analyze.Result) error {
+// Add appends s, read from path, with the replays of its devices and its
+// labels (a value per key of the dataset; a key without one is "").
+func (d *Dataset) Add(s *snapshot.Snapshot, path string, labels []Label, results []*analyze.Result) error {
+	values := make([]string, len(d.keys))
+	for _, l := range labels {
+		for k, key := range d.keys {
+			if key == l.Key {
+				values[k] = l.Value
+			}
+		}
+	}
 	id := d.n
 	d.n++
 	row := SnapshotRow{FileID: id, Path: path, Device: -1}
@@ -256,6 +268,7 @@ func (d *Dataset) Add(s *snapshot.Snapshot, path string, results []*analyze.Resu
 	}
 	if len(results) == 0 {
 		d.snaps = append(d.snaps, row)
+		d.labels = append(d.labels, values)
 	}
 	for _, r := range results {
 		if err := d.addDevice(s, id, r); err != nil {
@@ -276,6 +289,7 @@ func (d *Dataset) Add(s *snapshot.Snapshot, path string, results []*analyze.Resu
 		dr.CurrentReserved = r.Stats.ReservedBytes[analyze.PoolAll].Current
 		dr.ReplayMatchesFile = r.Check.Equal
 		d.snaps = append(d.snaps, dr)
+		d.labels = append(d.labels, values)
 	}
 	for i := range s.Segments {
 		sg := &s.Segments[i]
@@ -433,25 +447,25 @@ func (d *Dataset) snapshotsTable() ([]byte, error) {
 	for i := 0; i < base.NumField(); i++ {
 		fields = append(fields, base.Field(i))
 		if i == 1 {
-			for k, l := range d.labels {
+			for k, key := range d.keys {
 				fields = append(fields, reflect.StructField{
 					Name: fmt.Sprintf("Label%d", k), Type: reflect.TypeOf(""),
-					Tag: reflect.StructTag(`parquet:"` + l.Key + `,dict"`),
+					Tag: reflect.StructTag(`parquet:"` + key + `,dict"`),
 				})
 			}
 		}
 	}
 	typ := reflect.StructOf(fields)
 	var buf bytes.Buffer
-	w := parquet.NewWriter(&buf, parquet.SchemaOf(reflect.New(typ).Interface()), parquet.Compression(codec), parquet.CreatedBy("snapview", "", ""))
-	for _, r := range d.snaps {
+	w := parquet.NewWriter(&buf, parquet.SchemaOf(reflect.New(typ).Interface()), codec(), parquet.CreatedBy("snapview", "", ""))
+	for i, r := range d.snaps {
 		v := reflect.New(typ).Elem()
 		rv := reflect.ValueOf(r)
 		for i := 0; i < base.NumField(); i++ {
 			v.FieldByName(base.Field(i).Name).Set(rv.Field(i))
 		}
-		for k, l := range d.labels {
-			v.Field(2 + k).SetString(l.Value)
+		for k, val := range d.labels[i] {
+			v.Field(2 + k).SetString(val)
 		}
 		if err := w.Write(v.Addr().Interface()); err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -35,7 +36,7 @@ type devKey struct{ file, dev int32 }
 // the replayed state), and the events' and segments' figures.
 func TestParquetReadBack(t *testing.T) {
 	dirs := sharedDirs(t)
-	ds := NewDataset([]Label{{"job", "ci"}, {"Rank", "7"}})
+	ds := NewDataset([]string{"job", "Rank"})
 	type dev struct {
 		s *snapshot.Snapshot
 		r *analyze.Result
@@ -54,7 +55,7 @@ func TestParquetReadBack(t *testing.T) {
 			results = append(results, r)
 			devs[devKey{int32(i), int32(d)}] = dev{s, r}
 		}
-		if err := ds.Add(s, filepath.Base(dir), results); err != nil {
+		if err := ds.Add(s, filepath.Base(dir), []Label{{"job", "ci"}, {"Rank", strconv.Itoa(i)}}, results); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -170,6 +171,20 @@ func TestParquetReadBack(t *testing.T) {
 		}
 		if f.NumRows() < int64(len(dirs)) {
 			t.Errorf("snapshots has %d rows for %d files", f.NumRows(), len(dirs))
+		}
+		type labelled struct {
+			FileID int32  `parquet:"file_id"`
+			Job    string `parquet:"job"`
+			Rank   string `parquet:"Rank"`
+		}
+		rows, err := parquet.Read[labelled](bytes.NewReader(tb.Data), int64(len(tb.Data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if r.Job != "ci" || r.Rank != strconv.Itoa(int(r.FileID)) {
+				t.Errorf("snapshots row of file %d: job %q, Rank %q", r.FileID, r.Job, r.Rank)
+			}
 		}
 	}
 }

@@ -33,13 +33,15 @@ type ProfileOptions struct {
 	Labels    []Label
 }
 
-// Sample types of the profiles Profile writes, in order; inuse_space is the
-// default, as in Go heap profiles.
-var profileSampleTypes = []*profile.ValueType{
-	{Type: "alloc_objects", Unit: "count"},
-	{Type: "alloc_space", Unit: "bytes"},
-	{Type: "inuse_objects", Unit: "count"},
-	{Type: "inuse_space", Unit: "bytes"},
+// profileSampleTypes returns the sample types of the profiles Profile
+// writes, in order; inuse_space is the default, as in Go heap profiles.
+func profileSampleTypes() []*profile.ValueType {
+	return []*profile.ValueType{
+		{Type: "alloc_objects", Unit: "count"},
+		{Type: "alloc_space", Unit: "bytes"},
+		{Type: "inuse_objects", Unit: "count"},
+		{Type: "inuse_space", Unit: "bytes"},
+	}
 }
 
 // Profile builds a pprof heap-style profile of s:
@@ -64,7 +66,7 @@ var profileSampleTypes = []*profile.ValueType{
 // that started late gives lower bounds; none without a trace).
 func Profile(s *snapshot.Snapshot, states []DeviceState, o ProfileOptions) (*profile.Profile, error) {
 	p := &profile.Profile{
-		SampleType:        profileSampleTypes,
+		SampleType:        profileSampleTypes(),
 		DefaultSampleType: "inuse_space",
 		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
 		Period:            1,

@@ -76,3 +76,42 @@ func TestAppendPyBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestMemvizTraceQuirks: on a made-up two-device snapshot, what
+// _memory_viz trace does that the shared recordings do not show: "TOTAL
+// MEM" without a newline before the next device's header, an alloc outside
+// every segment ("MEM" and its absolute address), a free of an address
+// never allocated (the address itself), an entry of another action as the
+// dict's repr (a string holding a quote in double quotes).
+func TestMemvizTraceQuirks(t *testing.T) {
+	s := &snapshot.Snapshot{
+		HasDeviceTraces: true,
+		Frames:          []snapshot.Frame{{Filename: "/x/it's.py", Line: 3, Name: "f"}},
+		Stacks:          [][]snapshot.FrameID{{}, {0}},
+		Strings:         []string{""},
+		Traces: [][]snapshot.TraceEntry{
+			{
+				{Action: snapshot.ActionAlloc, Addr: 4096, Size: 512},
+				{Action: snapshot.ActionFreeCompleted, Addr: 8192, Size: 100},
+			},
+			{
+				{Action: snapshot.ActionSegmentMap, Addr: 1 << 20, Size: 2 << 20, TimeUS: 7, Stack: 1,
+					Flags: snapshot.FlagAddr | snapshot.FlagTime | snapshot.FlagFrames},
+			},
+		},
+	}
+	var b bytes.Buffer
+	if err := WriteMemvizTrace(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	want := "Device 0 ----------------\n2 entries\n" +
+		"a = MEM[4096:512.0B]\n" +
+		"# free completed for 8192 100.0B\n" +
+		"TOTAL MEM: -99.0BDevice 1 ----------------\n1 entries\n" +
+		"{'action': 'segment_map', 'addr': 1048576, 'size': 2097152, 'stream': 0, 'time_us': 7, " +
+		"'frames': [{'name': 'f', 'filename': \"/x/it's.py\", 'line': 3}]}\n" +
+		"TOTAL MEM: 0.0B\n"
+	if got := b.String(); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -31,6 +32,7 @@ type exportOptions struct {
 	base       string
 	baseAt     string
 	labels     []string
+	pathLabels []string
 	view       string
 	userFrames bool
 }
@@ -59,7 +61,7 @@ Formats (--format):
                 from the replayed state at that moment. --user-frames keeps
                 only the program's own frames (no torch, standard library or
                 C++).
-  chrome-trace  Chrome trace JSON (Perfetto UI, chrome://tracing): counters
+  chrome-trace  Chrome trace JSON (Perfetto UI, speedscope): counters
                 allocated, active and reserved per device, an instant event
                 at each OOM, record_function ranges as complete events;
                 timestamps in microseconds as the trace has them.
@@ -69,8 +71,12 @@ Formats (--format):
                 the --label columns of the snapshots table.
 
 -o PATH is the file to write (- for standard output, except parquet, whose
-PATH is a directory, created if needed). --label key=value (repeatable) tags
-everything written with key=value: a rank, a job, a host.
+PATH is a directory, created if needed). --label key=value (repeatable)
+tags the export with a rank, a job, a host: a label on every pprof sample
+(-tagfocus=rank=3), a column of the Parquet snapshots table, an entry of the
+Chrome trace's otherData. Folded stacks have no place for labels. With
+several files, --path-label key=REGEX gives each its own value, taken from
+its path: --path-label 'rank=rank(\d+)' labels run/rank3.pickle rank=3.
 
 --at takes the moments of state: peak, oom, oom:K, end, entry:N, time:T.`,
 		Example: `  # go tool pprof: where the memory at the peak was allocated
@@ -82,12 +88,12 @@ everything written with key=value: a rank, a job, a host.
   # flamegraph.pl / speedscope: the lines _memory_viz memory writes
   snapview export --format folded -o snap.folded snap.pickle && flamegraph.pl snap.folded > mem.svg
 
-  # Perfetto UI (ui.perfetto.dev) or chrome://tracing: open the JSON
+  # Perfetto UI (ui.perfetto.dev), speedscope, or chrome://tracing in older Chrome: open the JSON
   snapview export --format chrome-trace -o snap.trace.json snap.pickle
 
   # DuckDB, Spark, Trino: one dataset for many ranks
-  snapview export --format parquet --label job=run42 -o dataset/ rank*.pickle
-  duckdb -c "SELECT file_id, max(allocated) FROM 'dataset/events.parquet' GROUP BY ALL"`,
+  snapview export --format parquet --label job=run42 --path-label 'rank=rank(\d+)' -o dataset/ rank*.pickle
+  duckdb -c "SELECT file_id, device, max(allocated) AS peak FROM 'dataset/events.parquet' GROUP BY ALL"`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("export needs at least one FILE")
@@ -110,6 +116,7 @@ everything written with key=value: a rank, a job, a host.
 	f.StringVar(&opts.base, "base", "", "pprof: subtract this snapshot's profile (at --base-at, else at --at)")
 	f.StringVar(&opts.baseAt, "base-at", "", "pprof: subtract the profile at this moment (of --base, else of FILE)")
 	f.StringArrayVar(&opts.labels, "label", nil, "key=value put on every sample or row (repeatable)")
+	f.StringArrayVar(&opts.pathLabels, "path-label", nil, "pprof, parquet: key=REGEX, a label whose value is taken from each FILE's path: REGEX's first group, else its match (repeatable)")
 	f.StringVar(&opts.view, "view", "memory", "folded: memory (stream;state;frames) or segments (stream;segment;state;frames)")
 	f.BoolVar(&opts.userFrames, "user-frames", false, "folded: keep only the program's own frames")
 	return cmd
@@ -134,6 +141,12 @@ func (o *exportOptions) check(cmd *cobra.Command) error {
 		"pprof":  {"base", "base-at"},
 		"folded": {"view", "user-frames"},
 	}
+	if len(o.pathLabels) > 0 && o.format != "pprof" && o.format != "parquet" {
+		return usageErrorf("--path-label is for --format pprof and parquet")
+	}
+	if o.format == "folded" && len(o.labels) > 0 {
+		return usageErrorf("--label: folded stacks have no place for labels (pprof, chrome-trace and parquet do)")
+	}
 	for format, flags := range only {
 		for _, fl := range flags {
 			if changed(fl) && o.format != format {
@@ -156,20 +169,60 @@ func (o *exportOptions) check(cmd *cobra.Command) error {
 		return usageErrorf("--view %q: want memory or segments", o.view)
 	}
 	seen := map[string]bool{}
-	for _, l := range o.labels {
-		k, _, ok := strings.Cut(l, "=")
-		if !ok {
-			return usageErrorf("--label %q: want key=value", l)
+	for _, fl := range []struct {
+		name string
+		vals []string
+	}{{"label", o.labels}, {"path-label", o.pathLabels}} {
+		for _, l := range fl.vals {
+			k, v, ok := strings.Cut(l, "=")
+			if !ok {
+				return usageErrorf("--%s %q: want key=%s", fl.name, l, map[bool]string{true: "REGEX", false: "value"}[fl.name == "path-label"])
+			}
+			if err := export.CheckLabel(k); err != nil {
+				return usageErrorf("--%s %q: %v", fl.name, l, err)
+			}
+			if seen[strings.ToLower(k)] {
+				return usageErrorf("label %s given twice", k)
+			}
+			seen[strings.ToLower(k)] = true
+			if fl.name == "path-label" {
+				if _, err := regexp.Compile(v); err != nil {
+					return usageErrorf("--path-label %q: %v", l, err)
+				}
+			}
 		}
-		if err := export.CheckLabel(k); err != nil {
-			return usageErrorf("--label %q: %v", l, err)
-		}
-		if seen[strings.ToLower(k)] {
-			return usageErrorf("--label %s given twice", k)
-		}
-		seen[strings.ToLower(k)] = true
 	}
 	return nil
+}
+
+// labelKeys returns the keys of --label and --path-label, in order.
+func (o *exportOptions) labelKeys() []string {
+	var keys []string
+	for _, l := range append(append([]string{}, o.labels...), o.pathLabels...) {
+		k, _, _ := strings.Cut(l, "=")
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// fileLabels returns the labels of the file at path: every --label, then
+// every --path-label with the value its REGEX finds in path (its first
+// group, else the whole match; "" when it does not match).
+func (o *exportOptions) fileLabels(path string) []export.Label {
+	out := o.parsedLabels()
+	for _, l := range o.pathLabels {
+		k, expr, _ := strings.Cut(l, "=")
+		m := regexp.MustCompile(expr).FindStringSubmatch(path)
+		v := ""
+		switch {
+		case len(m) > 1:
+			v = m[1]
+		case len(m) == 1:
+			v = m[0]
+		}
+		out = append(out, export.Label{Key: k, Value: v})
+	}
+	return out
 }
 
 func (o *exportOptions) parsedLabels() []export.Label {
@@ -266,7 +319,7 @@ func exportPprof(ctx context.Context, opts *exportOptions, stdin io.Reader, stdo
 		if err != nil {
 			return err
 		}
-		p, err := export.Profile(s, states, export.ProfileOptions{Source: src.name, FileLabel: len(opts.files) > 1, Labels: opts.parsedLabels()})
+		p, err := export.Profile(s, states, export.ProfileOptions{Source: src.name, FileLabel: len(opts.files) > 1, Labels: opts.fileLabels(src.name)})
 		if err != nil {
 			return err
 		}
@@ -296,7 +349,7 @@ func exportPprof(ctx context.Context, opts *exportOptions, stdin io.Reader, stdo
 			if err != nil {
 				return err
 			}
-			bp, err := export.Profile(s, states, export.ProfileOptions{Source: src.name, FileLabel: len(files) > 1, Labels: opts.parsedLabels()})
+			bp, err := export.Profile(s, states, export.ProfileOptions{Source: src.name, FileLabel: len(files) > 1, Labels: opts.fileLabels(src.name)})
 			if err != nil {
 				return err
 			}
@@ -385,7 +438,7 @@ func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, st
 	if err := os.MkdirAll(opts.out, 0o755); err != nil {
 		return err
 	}
-	ds := export.NewDataset(opts.parsedLabels())
+	ds := export.NewDataset(opts.labelKeys())
 	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
 		var results []*analyze.Result
 		for _, d := range s.Devices() {
@@ -396,7 +449,7 @@ func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, st
 			warnCheck(stderr, src.name, r)
 			results = append(results, r)
 		}
-		return ds.Add(s, src.name, results)
+		return ds.Add(s, src.name, opts.fileLabels(src.name), results)
 	})
 	if err != nil {
 		return err

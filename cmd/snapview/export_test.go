@@ -138,6 +138,32 @@ func TestExportDiffBase(t *testing.T) {
 	}
 }
 
+// TestExportPathLabel: --path-label gives each file its own pprof label.
+func TestExportPathLabel(t *testing.T) {
+	a, b := bundled("mlp_train.pickle"), bundled("leak_cache.pickle")
+	out, _, err := runSnapview(t, "export", "--format", "pprof", "--path-label", "name=([a-z]+_[a-z]+)\\.pickle", "-o", "-", a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Parse(bytes.NewReader([]byte(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, s := range p.Sample {
+		if len(s.Label["name"]) != 1 || len(s.Label["file"]) != 1 {
+			t.Fatalf("sample labels %v", s.Label)
+		}
+		if want := strings.TrimSuffix(filepath.Base(s.Label["file"][0]), ".pickle"); s.Label["name"][0] != want {
+			t.Errorf("label name=%q on a sample of %s", s.Label["name"][0], s.Label["file"][0])
+		}
+		seen[s.Label["name"][0]] = true
+	}
+	if !seen["mlp_train"] || !seen["leak_cache"] {
+		t.Errorf("labels seen: %v", seen)
+	}
+}
+
 func TestExportUsageErrors(t *testing.T) {
 	file := bundled("mlp_train.pickle")
 	testUsageErrors(t, []usageCase{
@@ -152,7 +178,11 @@ func TestExportUsageErrors(t *testing.T) {
 		{"bad at", []string{"export", "--format", "pprof", "--at", "top", "-o", "x", file}, `--at "top"`},
 		{"bad label", []string{"export", "--format", "pprof", "--label", "rank", "-o", "x", file}, "want key=value"},
 		{"label column", []string{"export", "--format", "parquet", "--label", "Path=x", "-o", "x", file}, "is a column of the snapshots table"},
-		{"label twice", []string{"export", "--format", "pprof", "--label", "a=1", "--label", "a=2", "-o", "x", file}, "--label a given twice"},
+		{"label twice", []string{"export", "--format", "pprof", "--label", "a=1", "--label", "a=2", "-o", "x", file}, "label a given twice"},
+		{"label for folded", []string{"export", "--format", "folded", "--label", "a=1", "-o", "x", file}, "folded stacks have no place for labels"},
+		{"path label for chrome-trace", []string{"export", "--format", "chrome-trace", "--path-label", "r=rank(\\d+)", "-o", "x", file}, "--path-label is for --format pprof and parquet"},
+		{"path label regex", []string{"export", "--format", "parquet", "--path-label", "r=(", "-o", "x", file}, "--path-label"},
+		{"path label twice", []string{"export", "--format", "pprof", "--label", "r=1", "--path-label", "r=x", "-o", "x", file}, "label r given twice"},
 		{"oom absent", []string{"export", "--format", "pprof", "--at", "oom", "-o", "-", file}, "no oom entry"},
 	})
 }

@@ -67,7 +67,7 @@ func TestDuckDBReproducesPeakAndStacks(t *testing.T) {
 	if big := os.Getenv("SNAPVIEW_BENCH_FILE"); big != "" {
 		files = append(files, big)
 	}
-	ds := export.NewDataset([]export.Label{{Key: "job", Value: "duckdbcheck"}})
+	ds := export.NewDataset([]string{"job"})
 	wantPeak := map[key]int64{}
 	wantStacks := map[key]map[int64]int64{}
 	for i, f := range files {
@@ -100,7 +100,7 @@ func TestDuckDBReproducesPeakAndStacks(t *testing.T) {
 				}
 			}
 		}
-		if err := ds.Add(s, f, results); err != nil {
+		if err := ds.Add(s, f, []export.Label{{Key: "job", Value: "duckdbcheck"}}, results); err != nil {
 			t.Fatal(err)
 		}
 	}
