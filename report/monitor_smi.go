@@ -18,8 +18,10 @@ type SMIView struct {
 	// Loc is the zone its timestamps were read in.
 	Loc  *time.Location
 	GPUs []monitor.GPUSummary
-	// Gaps set the log against PyTorch's reserved bytes, when known.
-	Gaps []GapView
+	// Gaps set the log against PyTorch's reserved bytes, when known;
+	// Notes are more sentences about them (AgreeText).
+	Gaps  []GapView
+	Notes []string
 }
 
 // GapView is the memory outside PyTorch on one GPU.
@@ -80,6 +82,9 @@ func WriteSMIText(w io.Writer, v *SMIView) error {
 		for _, l := range GapLines(&gv, v.Loc) {
 			ew.printf("%s", wrapIndented("", l))
 		}
+	}
+	for _, n := range v.Notes {
+		ew.printf("%s", wrapIndented("", n))
 	}
 	if len(v.Gaps) > 0 {
 		ew.printf("\n%s", wrapIndented("", GapExplanation))
@@ -185,11 +190,12 @@ const GapExplanation = "Why nvidia-smi shows more than PyTorch reserved: nvidia-
 // The --json schema of `snapview smi`. Bytes are bytes, times
 // microseconds since the Unix epoch.
 type smiJSON struct {
-	File string       `json:"file"`
-	Zone string       `json:"zone"`
-	Rows int          `json:"rows"`
-	GPUs []smiGPUJSON `json:"gpus"`
-	Gaps []gapJSON    `json:"gaps"`
+	File  string       `json:"file"`
+	Zone  string       `json:"zone"`
+	Rows  int          `json:"rows"`
+	GPUs  []smiGPUJSON `json:"gpus"`
+	Gaps  []gapJSON    `json:"gaps"`
+	Notes []string     `json:"notes"`
 }
 
 type smiGPUJSON struct {
@@ -242,7 +248,7 @@ type gapJumpJSON struct {
 // WriteSMIJSON writes v as JSON: per GPU the figures of the text view,
 // and the gaps with their jumps.
 func WriteSMIJSON(w io.Writer, v *SMIView) error {
-	out := smiJSON{File: v.File, Zone: v.Loc.String(), Rows: v.Rows, GPUs: []smiGPUJSON{}, Gaps: []gapJSON{}}
+	out := smiJSON{File: v.File, Zone: v.Loc.String(), Rows: v.Rows, GPUs: []smiGPUJSON{}, Gaps: []gapJSON{}, Notes: append([]string{}, v.Notes...)}
 	for i := range v.GPUs {
 		g := &v.GPUs[i]
 		c := smiClimb{Climbing: g.Climb.Climbing, Base: g.Climb.Base, End: g.Climb.End, Rise: g.Climb.Rise, Highs: g.Climb.Highs, Samples: g.Climb.Points}
