@@ -78,26 +78,18 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 	}
 	// Reserved and allocated bytes after each entry, against time.
 	var reserved, allocated monitor.Series
-	if res != nil && len(res.Reserved) == len(trace) && tl != nil && tl.XIsTime {
-		for i, e := range trace {
-			if n := len(reserved.TimesUS); n > 0 && e.TimeUS < reserved.TimesUS[n-1] {
-				continue
-			}
-			reserved.TimesUS = append(reserved.TimesUS, e.TimeUS)
-			reserved.Values = append(reserved.Values, res.Reserved[i])
-			allocated.Values = append(allocated.Values, res.Allocated[i])
-		}
-		allocated.TimesUS = reserved.TimesUS
+	if tl != nil && tl.XIsTime {
+		allocated, reserved = monitor.TraceSeries(trace, res)
 	}
 	var origin int64
-	haveOrigin := len(reserved.TimesUS) > 0
+	haveOrigin := reserved.Span() > 0
 	if haveOrigin {
 		origin = reserved.TimesUS[0]
 		for p := range tl.X {
 			m.Reserved = append(m.Reserved, [2]float64{htmlX(tl.X[p], true), float64(tl.Reserved[p])})
 		}
 	} else {
-		m.Warnings = append(m.Warnings, "The snapshot's trace has no times (time_us) for this device: the logs cannot be placed on it, and are drawn from their own first sample.")
+		m.Warnings = append(m.Warnings, fmt.Sprintf("The snapshot's trace of this device covers no time (%s, none or one with a time_us): the logs cannot be placed on it, and are drawn from their own first sample.", plural(len(trace), "entry")))
 	}
 	var steps *monitor.StepsDevice
 	if in.Stats != nil {
@@ -199,12 +191,7 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 		}
 		if haveOrigin {
 			if a := monitor.Agree(steps, allocated, reserved); a.Checked > 0 {
-				note := fmt.Sprintf("The memory_stats() log and the snapshot agree: at %d of %d records within the trace, allocated and reserved bytes equal the replay's at the record's time.", a.Equal, a.Checked)
-				if a.Equal < a.Checked {
-					note = fmt.Sprintf("The memory_stats() log and the snapshot differ at %d of %d records within the trace (first: %s): another process or device, or a clock that is off.",
-						a.Checked-a.Equal, a.Checked, stepLabel(steps, a.First))
-				}
-				m.Notes = append(m.Notes, note)
+				m.Notes = append(m.Notes, AgreeText(steps, a, "The memory_stats() log", "the snapshot"))
 			} else {
 				m.Warnings = append(m.Warnings, "No record of the memory_stats() log falls within the snapshot's trace: they cannot be compared.")
 			}

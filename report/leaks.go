@@ -294,17 +294,26 @@ func sparkline(g []analyze.GrowthPoint) string {
 	for _, p := range g {
 		hi = max(hi, p.Bytes)
 	}
-	b := make([]byte, width)
+	vals := make([]int64, width)
 	for c := range width {
-		k := (c+1)*n/width - 1
-		v := g[k].Bytes
-		level := 0
-		if v > 0 && hi > 0 {
-			level = max(1, int((v*int64(len(sparkRamp)-1)+hi-1)/hi))
-		}
-		b[c] = sparkRamp[level]
+		vals[c] = g[(c+1)*n/width-1].Bytes
 	}
-	return "[" + string(b) + "]"
+	return "[" + rampChars(vals, 0, hi) + "]"
+}
+
+// rampChars draws each value as a character of sparkRamp: lo (or less)
+// as its first, hi as its last, the rest rounded up so that any value
+// above lo shows.
+func rampChars(vals []int64, lo, hi int64) string {
+	b := make([]byte, len(vals))
+	for i, v := range vals {
+		level := 0
+		if v > lo && hi > lo {
+			level = int(min((v-lo)*int64(len(sparkRamp)-1)+hi-lo-1, (hi-lo)*int64(len(sparkRamp)-1)) / (hi - lo))
+		}
+		b[i] = sparkRamp[level]
+	}
+	return string(b)
 }
 
 // LeakStackLines returns the lines that show a stack in the leak views

@@ -18,8 +18,10 @@ type SMIView struct {
 	// Loc is the zone its timestamps were read in.
 	Loc  *time.Location
 	GPUs []monitor.GPUSummary
-	// Gaps set the log against PyTorch's reserved bytes, when known.
-	Gaps []GapView
+	// Gaps set the log against PyTorch's reserved bytes, when known;
+	// Notes are more sentences about them (AgreeText).
+	Gaps  []GapView
+	Notes []string
 }
 
 // GapView is the memory outside PyTorch on one GPU.
@@ -55,8 +57,8 @@ func WriteSMIText(w io.Writer, v *SMIView) error {
 		v.File, plural(len(v.GPUs), "GPU"), v.Rows,
 		time.UnixMicro(first).In(v.Loc).Format("2006/01/02 15:04:05.000"), clock(last, v.Loc), zone,
 		float64(last-first)/1e6, time.Duration(interval*1000).Round(time.Millisecond))))
-	t := newTable(w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
-	t.Header([]string{"GPU", "Samples", "Total", "Min used", "Median used", "Max used", "Max at", "First → last", "Growth"})
+	t := newTable(w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
+	t.Header([]string{"GPU", "Samples", "Total", "Min used", "Median used", "Max used", "Max at", "First → last", "Growth", "Used over time"})
 	for _, g := range v.GPUs {
 		total := "-"
 		if g.Total > 0 {
@@ -64,13 +66,15 @@ func WriteSMIText(w io.Writer, v *SMIView) error {
 		}
 		if err := t.Append([]string{fmt.Sprint(g.GPU), FormatInt(int64(g.Samples)), total,
 			FormatBytes(g.Min), FormatBytes(g.Median), FormatBytes(g.Max), clock(g.MaxAtUS, v.Loc),
-			bytesRange(g.First, g.Last), signedBytes(g.Last - g.First)}); err != nil {
+			bytesRange(g.First, g.Last), signedBytes(g.Last - g.First), usedOverTime(&g)}); err != nil {
 			return err
 		}
 	}
 	if ew.err == nil {
 		ew.err = t.Render()
 	}
+	ew.printf("Used over time: the log in %d slices of time, each the most used in it, from '%c' (the GPU's least) to '%c' (its most).\n",
+		sparkWidth, sparkRamp[0], sparkRamp[len(sparkRamp)-1])
 	for _, g := range v.GPUs {
 		ew.printf("%s", wrapIndented("", SMIClimbVerdict(&g, v.Loc)))
 	}
@@ -79,10 +83,35 @@ func WriteSMIText(w io.Writer, v *SMIView) error {
 			ew.printf("%s", wrapIndented("", l))
 		}
 	}
+	for _, n := range v.Notes {
+		ew.printf("%s", wrapIndented("", n))
+	}
 	if len(v.Gaps) > 0 {
 		ew.printf("\n%s", wrapIndented("", GapExplanation))
 	}
 	return ew.err
+}
+
+// usedOverTime draws a GPU's memory.used in sparkWidth slices of the log's
+// time, each the most used in the slice (the last slice's value carried
+// over an empty one), from its least to its most.
+func usedOverTime(g *monitor.GPUSummary) string {
+	vals := make([]int64, sparkWidth)
+	seen := make([]bool, sparkWidth)
+	span := g.LastUS - g.FirstUS + 1
+	for _, s := range g.Series {
+		c := int((s.TimeUS - g.FirstUS) * sparkWidth / span)
+		c = min(max(c, 0), sparkWidth-1)
+		if !seen[c] || s.Used > vals[c] {
+			vals[c], seen[c] = s.Used, true
+		}
+	}
+	for c := range vals {
+		if !seen[c] && c > 0 {
+			vals[c] = vals[c-1]
+		}
+	}
+	return "[" + rampChars(vals, g.Min, g.Max) + "]"
 }
 
 // bytesRange formats "a → b" so that the two differ when a and b do: in
@@ -161,11 +190,12 @@ const GapExplanation = "Why nvidia-smi shows more than PyTorch reserved: nvidia-
 // The --json schema of `snapview smi`. Bytes are bytes, times
 // microseconds since the Unix epoch.
 type smiJSON struct {
-	File string       `json:"file"`
-	Zone string       `json:"zone"`
-	Rows int          `json:"rows"`
-	GPUs []smiGPUJSON `json:"gpus"`
-	Gaps []gapJSON    `json:"gaps"`
+	File  string       `json:"file"`
+	Zone  string       `json:"zone"`
+	Rows  int          `json:"rows"`
+	GPUs  []smiGPUJSON `json:"gpus"`
+	Gaps  []gapJSON    `json:"gaps"`
+	Notes []string     `json:"notes"`
 }
 
 type smiGPUJSON struct {
@@ -218,7 +248,7 @@ type gapJumpJSON struct {
 // WriteSMIJSON writes v as JSON: per GPU the figures of the text view,
 // and the gaps with their jumps.
 func WriteSMIJSON(w io.Writer, v *SMIView) error {
-	out := smiJSON{File: v.File, Zone: v.Loc.String(), Rows: v.Rows, GPUs: []smiGPUJSON{}, Gaps: []gapJSON{}}
+	out := smiJSON{File: v.File, Zone: v.Loc.String(), Rows: v.Rows, GPUs: []smiGPUJSON{}, Gaps: []gapJSON{}, Notes: append([]string{}, v.Notes...)}
 	for i := range v.GPUs {
 		g := &v.GPUs[i]
 		c := smiClimb{Climbing: g.Climb.Climbing, Base: g.Climb.Base, End: g.Climb.End, Rise: g.Climb.Rise, Highs: g.Climb.Highs, Samples: g.Climb.Points}

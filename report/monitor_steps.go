@@ -53,6 +53,19 @@ func StepAt(d *monitor.StepsDevice, loc *time.Location) func(from, to int64) str
 	}
 }
 
+// AgreeText says how a memory_stats() log (named log) agrees with a
+// snapshot (named snap): see monitor.Agree.
+func AgreeText(d *monitor.StepsDevice, a monitor.Agreement, log, snap string) string {
+	switch {
+	case a.Checked == 0:
+		return fmt.Sprintf("%s has no record within the trace of %s: they cannot be compared.", log, snap)
+	case a.Equal == a.Checked:
+		return fmt.Sprintf("%s and %s agree: at %d of %d records within the trace, allocated and reserved bytes equal the replay's at the record's time.", log, snap, a.Equal, a.Checked)
+	}
+	return fmt.Sprintf("%s and %s differ at %d of %d records within the trace (first: %s): another process or device, or a clock that is off.",
+		log, snap, a.Checked-a.Equal, a.Checked, stepLabel(d, a.First))
+}
+
 // ClimbVerdict is the sentence `snapview stats` and the report print about
 // a climb of what ("allocated memory") over the records of d.
 func ClimbVerdict(d *monitor.StepsDevice, c monitor.Climb, what string) string {

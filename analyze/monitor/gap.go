@@ -13,6 +13,15 @@ type Series struct {
 	Values  []int64
 }
 
+// Span returns the microseconds from the series' first time to its last
+// (0 with fewer than two points).
+func (s Series) Span() int64 {
+	if len(s.TimesUS) < 2 {
+		return 0
+	}
+	return s.TimesUS[len(s.TimesUS)-1] - s.TimesUS[0]
+}
+
 // At returns the value at t and whether t is within the series (from its
 // first time to its last).
 func (s Series) At(t int64) (int64, bool) {

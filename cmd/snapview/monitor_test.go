@@ -208,6 +208,26 @@ func TestSMIRealLog(t *testing.T) {
 		j.Gaps[0].Jumps[0].Bytes != meta.OutsidePyTorch.Bytes || !strings.HasPrefix(j.Gaps[0].Jumps[0].Step, "by the end of step 5 ") {
 		t.Errorf("smi --json: %s", js)
 	}
+	// Against the snapshot's replay, which starts at the first CUDA
+	// allocation: the least gap is the CUDA context, and the log agrees
+	// with the snapshot at every record.
+	out, stderr, err := runSnapview(t, "smi", "--tz", meta.SMI.TZ, "--snapshot", monitorTrain+".pickle", "--stats", monitorTrain+".stats.jsonl", monitorTrain+".smi.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{
+		"GPU 0 (device 0), outside PyTorch: memory.used minus PyTorch's reserved bytes (replayed from the trace of ../../testdata/snapshots/monitor_train.pickle), at 104 samples from 14:45:23.518 to 14:45:33.842: least 527.0 MiB at 14:45:23.518",
+		"+512.0 MiB between 14:45:31.236 and 14:45:31.336, by the end of step 5",
+		"monitor_train.stats.jsonl and ../../testdata/snapshots/monitor_train.pickle agree: at 30 of 30 records within the trace",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("smi --snapshot lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr, "the trace of device 1 covers no time") {
+		t.Errorf("stderr %q: want the warning about device 1", stderr)
+	}
 	if meta.OutsidePyTorch.Bytes != 512<<20 {
 		t.Errorf("ground truth changed: %d bytes outside PyTorch", meta.OutsidePyTorch.Bytes)
 	}

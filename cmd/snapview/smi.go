@@ -7,17 +7,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/snapshot"
 )
 
 // smiOptions are the flags of `snapview smi`.
 type smiOptions struct {
-	file  string
-	stats string
-	tz    string
-	gpu   deviceFlag
-	json  bool
+	file     string
+	stats    string
+	snapshot string
+	tz       string
+	gpu      deviceFlag
+	json     bool
 }
 
 func newSMICmd() *cobra.Command {
@@ -42,8 +45,11 @@ also the CUDA context, communication buffers, other libraries' cudaMalloc
 and other processes. With --stats LOG.jsonl (a memory_stats() log with
 "time" fields, see snapview stats) it sets each sample against PyTorch's
 reserved bytes at that moment, and prints the gap, its lasting jumps (with
-the step they fall in) and what it is made of. snapview report SNAPSHOT
---smi LOG.csv draws the same against a snapshot's timeline.
+the step they fall in) and what it is made of. --snapshot SNAP does the
+same against the reserved bytes replayed from a snapshot's trace (exact at
+every allocator event; with --stats too, the log is checked against the
+snapshot); snapview report SNAP --smi LOG.csv draws it on the snapshot's
+timeline.
 
 nvidia-smi writes its timestamps in the local time of the machine it ran
 on, with no zone: --tz names that zone (default: this machine's, $TZ).
@@ -53,6 +59,7 @@ rows whose memory is [N/A], and a last row cut short, are left out with a
 warning.`,
 		Example: `  snapview smi smi.csv
   snapview smi --tz Europe/Berlin --stats train_memory.jsonl smi.csv
+  snapview smi --tz UTC --snapshot snap.pickle smi.csv
   snapview smi --json smi.csv | jq '.gpus[] | {gpu, max_used_bytes}'`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -62,9 +69,10 @@ warning.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.stats, "stats", "", "a memory_stats() log (JSON Lines with \"time\") to set the samples against")
+	f.StringVar(&opts.snapshot, "snapshot", "", "a memory snapshot of the same run to set the samples against (its trace's reserved bytes, replayed)")
 	f.StringVar(&opts.tz, "tz", "Local", "the zone nvidia-smi's timestamps were written in: a name (Europe/Berlin), UTC, Local or an offset (+02:00)")
 	f.BoolVar(&opts.json, "json", false, "print JSON: per GPU the figures, and the gaps with their jumps")
-	f.Var(&opts.gpu, "gpu", "with --stats: the nvidia-smi index of the log's device (default: the same number, or the only GPU)")
+	f.Var(&opts.gpu, "gpu", "with --stats or --snapshot: the nvidia-smi index of their device, when they have one (default: the same number, or the only GPU)")
 	return cmd
 }
 
@@ -78,31 +86,84 @@ func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
 		return err
 	}
 	v := &report.SMIView{File: name, Rows: len(l.Samples), Loc: loc, GPUs: monitor.SummarizeSMI(l)}
+	var steps []monitor.StepsDevice
+	var sname string
 	if opts.stats != "" {
 		if opts.stats == stdinPath && opts.file == stdinPath {
 			return usageErrorf("--stats -: standard input already holds the nvidia-smi log")
 		}
-		sname, sl, err := loadStatsLog(opts.stats, stdin, errOut)
+		n, sl, err := loadStatsLog(opts.stats, stdin, errOut)
 		if err != nil {
 			return err
 		}
-		devs := monitor.AnalyzeSteps(sl)
-		for _, d := range devs {
-			gpu, ok, err := smiGPUFor(l.GPUs(), d.Device, opts.gpu, len(devs) > 1)
-			if err != nil {
-				return err
+		sname, steps = n, monitor.AnalyzeSteps(sl)
+	}
+	stepsOf := func(dev int) *monitor.StepsDevice {
+		for i := range steps {
+			if steps[i].Device == dev {
+				return &steps[i]
 			}
-			if !ok {
-				fmt.Fprintf(errOut, "warning: %s: no GPU %d in the nvidia-smi log for device %d\n", sname, d.Device, d.Device)
+		}
+		return nil
+	}
+	// gap adds the gap of device dev against reserved, unless the log has
+	// no GPU for it.
+	gap := func(dev int, several bool, against string, reserved monitor.Series) error {
+		gpu, ok, err := smiGPUFor(l.GPUs(), dev, opts.gpu, several)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintf(errOut, "warning: %s: no GPU %d for device %d\n", name, dev, dev)
+			return nil
+		}
+		gv := report.GapView{GPU: gpu, Device: dev, Against: against, Gap: monitor.FindGap(gpuSeries(v.GPUs, gpu), reserved)}
+		if d := stepsOf(dev); d != nil {
+			gv.StepAt = report.StepAt(d, loc)
+		}
+		v.Gaps = append(v.Gaps, gv)
+		return nil
+	}
+	if opts.snapshot != "" {
+		if opts.snapshot == stdinPath {
+			return usageErrorf("--snapshot reads a file, not standard input")
+		}
+		s, err := loadSnapshot(errOut, opts.snapshot)
+		if err != nil {
+			return snapshotHint(opts.snapshot, err)
+		}
+		devs := s.Devices()
+		for _, dev := range devs {
+			var trace []snapshot.TraceEntry
+			if dev < len(s.Traces) {
+				trace = s.Traces[dev]
+			}
+			r, err := analyze.Replay(s, dev)
+			if err != nil {
+				return inFile(opts.snapshot, err)
+			}
+			allocated, reserved := monitor.TraceSeries(trace, r)
+			if reserved.Span() == 0 {
+				fmt.Fprintf(errOut, "warning: %s: the trace of device %d covers no time (entries: %d, none or one with a time_us): nothing to set the nvidia-smi samples against\n",
+					opts.snapshot, dev, len(trace))
 				continue
 			}
+			if err := gap(dev, len(devs) > 1, "replayed from the trace of "+opts.snapshot, reserved); err != nil {
+				return err
+			}
+			if d := stepsOf(dev); d != nil {
+				v.Notes = append(v.Notes, report.AgreeText(d, monitor.Agree(d, allocated, reserved), sname, opts.snapshot))
+			}
+		}
+	} else {
+		for _, d := range steps {
 			series := d.ReservedSeries()
 			if len(series.TimesUS) == 0 {
 				return fmt.Errorf("%s: no record has a \"time\": nothing to set the nvidia-smi samples against", sname)
 			}
-			g := monitor.FindGap(gpuSeries(v.GPUs, gpu), series)
-			v.Gaps = append(v.Gaps, report.GapView{GPU: gpu, Device: d.Device,
-				Against: "reserved_bytes.all.current of " + sname, Gap: g, StepAt: report.StepAt(&d, loc)})
+			if err := gap(d.Device, len(steps) > 1, "reserved_bytes.all.current of "+sname, series); err != nil {
+				return err
+			}
 		}
 	}
 	if opts.json {
