@@ -94,6 +94,67 @@ type SideOptions struct {
 	Full bool
 	// NoSteps skips finding steps (Side.Steps.Source is StepsNone).
 	NoSteps bool
+	// Recording is the file's, from [NewFileRecording]; nil makes one.
+	// A caller measuring several devices or moments of one file makes it
+	// once.
+	Recording *FileRecording
+}
+
+// FileRecording is what a snapshot file shows of how it was recorded, as
+// [Inspect] infers it (the recording options, the PyTorch version), made
+// once per file for [MeasureSide].
+type FileRecording struct {
+	rec     Recording
+	version string
+	lengths map[int]int // devices by trace length
+}
+
+// NewFileRecording infers how s was recorded. It costs one pass over every
+// trace entry.
+func NewFileRecording(s *snapshot.Snapshot) *FileRecording {
+	fr := &FileRecording{lengths: map[int]int{}}
+	var devices []DeviceInfo
+	for _, d := range s.Devices() {
+		n := len(deviceTrace(s, d))
+		di := DeviceInfo{Device: d, Entries: n, Coverage: CoverageNone}
+		if n > 0 {
+			di.Coverage = CoverageFromStart
+			fr.lengths[n]++
+		}
+		devices = append(devices, di)
+	}
+	fr.rec = classifyCoverage(s, devices)
+	v := inferVersion(s)
+	fr.version = v.String()
+	return fr
+}
+
+// coverage is the Coverage [InspectCoverage] gives device d, from its
+// replay: a trace holds the whole run exactly when its replay needs no
+// seed (a free without its alloc, or a live block allocated before the
+// trace, is what makes the replay seed), so the per-address pass of
+// TraceCoverage is spared but where looksWrapped needs its count of
+// orphan frees to tell a wrapped trace from a late one.
+func (fr *FileRecording) coverage(s *snapshot.Snapshot, d int, seeded bool) TraceCoverageKind {
+	n := len(deviceTrace(s, d))
+	switch {
+	case n == 0:
+		return CoverageNone
+	case fr.rec.Enabled == EnabledState && n <= 1:
+		return CoverageStateOnly
+	case !seeded:
+		return CoverageFromStart
+	case fr.rec.Enabled != EnabledAll:
+		return CoverageLate
+	}
+	di := DeviceInfo{Device: d, Entries: n, Coverage: CoverageLate}
+	if !roundEntries(n) && fr.lengths[n] <= 1 {
+		di.OrphanFrees = TraceCoverage(s, d).OrphanFrees
+	}
+	if ok, _ := looksWrapped(&di, fr.lengths[n]); ok {
+		return CoverageWrapped
+	}
+	return CoverageLate
 }
 
 // MeasureSide reduces device r.Device of s at trace entry at (-1: before
@@ -201,39 +262,12 @@ func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Si
 	}
 	slices.SortFunc(sd.Stacks, func(a, b StackTotal) int { return strings.Compare(a.Key, b.Key) })
 	// How the file was recorded.
-	// The coverage InspectCoverage gives, from the replay: a trace holds
-	// the whole run exactly when its replay needs no seed (a free without
-	// its alloc, or a live block allocated before the trace, is what
-	// makes the replay seed), so the per-address pass of TraceCoverage is
-	// spared but where looksWrapped needs its count of orphan frees;
-	// classifyCoverage then tells a wrapped trace from a late one.
-	var devices []DeviceInfo
-	for _, d := range s.Devices() {
-		di := DeviceInfo{Device: d, Entries: len(deviceTrace(s, d)), Coverage: CoverageNone}
-		switch {
-		case di.Entries == 0:
-		case d == r.Device && r.Seeded:
-			di.Coverage, di.Seeded = CoverageLate, true
-			if !roundEntries(di.Entries) {
-				// looksWrapped weighs the frees without an alloc.
-				di.OrphanFrees = TraceCoverage(s, d).OrphanFrees
-			}
-		default:
-			// Another device's replay is not at hand: taken as from the
-			// start, which only matters to max_entries, not shown here.
-			di.Coverage = CoverageFromStart
-		}
-		devices = append(devices, di)
+	fr := opts.Recording
+	if fr == nil {
+		fr = NewFileRecording(s)
 	}
-	rec := classifyCoverage(s, devices)
-	for _, d := range devices {
-		if d.Device == r.Device {
-			sd.Coverage = d.Coverage
-		}
-	}
-	sd.StacksOption, sd.Context = rec.Stacks, rec.Context
-	v := inferVersion(s)
-	sd.Version = v.String()
+	sd.Coverage = fr.coverage(s, r.Device, r.Seeded)
+	sd.StacksOption, sd.Context, sd.Version = fr.rec.Stacks, fr.rec.Context, fr.version
 	return sd, nil
 }
 

@@ -191,6 +191,7 @@ func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path st
 		if !r.Check.Equal {
 			fmt.Fprintf(stderr, "warning: %s: device %d: the replayed end state differs from the file's segments; figures may be off\n", src.name, dev)
 		}
+		so.Recording = analyze.NewFileRecording(s)
 		for _, m := range at {
 			i, err := resolveSideMoment(s, r, m)
 			if err != nil {

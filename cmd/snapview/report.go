@@ -187,8 +187,10 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				}
 				devices = []int{dev}
 			}
+			so := analyze.SideOptions{Recording: analyze.NewFileRecording(s)}
+			used := usedDevices(s)
 			for _, dev := range devices {
-				if !slices.Contains(usedDevices(s), dev) {
+				if !slices.Contains(used, dev) {
 					continue
 				}
 				res, err := analyze.ReplayPeaks(s, dev)
@@ -199,7 +201,7 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				if err != nil {
 					return err
 				}
-				sd, err := analyze.MeasureSide(s, res, at, analyze.SideOptions{})
+				sd, err := analyze.MeasureSide(s, res, at, so)
 				if err != nil {
 					return err
 				}
