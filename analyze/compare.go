@@ -188,7 +188,8 @@ func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Si
 	// The figures at the moment, and, without r.Allocs, the blocks
 	// live then.
 	var st *State
-	if at == n-1 && r.Allocs != nil {
+	if at == n-1 && (r.Allocs != nil || n == 0) {
+		// Without a trace, the state is the file's segments (read below).
 		sd.Stats = r.Stats
 	} else {
 		var err error
@@ -237,7 +238,18 @@ func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Si
 		t.Requested += requested
 		t.Count++
 	}
-	if st != nil {
+	switch {
+	case n == 0:
+		for i := range s.Segments {
+			if sg := &s.Segments[i]; sg.Device == r.Device {
+				for _, b := range sg.Blocks {
+					if b.State == snapshot.StateActiveAllocated {
+						add(b.Stack, b.Size, b.RequestedSize)
+					}
+				}
+			}
+		}
+	case st != nil:
 		for _, sg := range st.Segments {
 			for _, b := range sg.Blocks {
 				if b.State == snapshot.StateActiveAllocated {
@@ -245,7 +257,7 @@ func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Si
 				}
 			}
 		}
-	} else {
+	default:
 		for ai := range r.Allocs {
 			a := &r.Allocs[ai]
 			if a.AllocIndex > at {
