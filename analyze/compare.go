@@ -240,15 +240,7 @@ func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Si
 	}
 	switch {
 	case n == 0:
-		for i := range s.Segments {
-			if sg := &s.Segments[i]; sg.Device == r.Device {
-				for _, b := range sg.Blocks {
-					if b.State == snapshot.StateActiveAllocated {
-						add(b.Stack, b.Size, b.RequestedSize)
-					}
-				}
-			}
-		}
+		sd.Stacks = fileStackTotals(s, r.Device, keys)
 	case st != nil:
 		for _, sg := range st.Segments {
 			for _, b := range sg.Blocks {
@@ -268,11 +260,13 @@ func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Si
 			}
 		}
 	}
-	sd.Stacks = make([]StackTotal, 0, len(byKey))
-	for _, t := range byKey {
-		sd.Stacks = append(sd.Stacks, *t)
+	if n > 0 {
+		sd.Stacks = make([]StackTotal, 0, len(byKey))
+		for _, t := range byKey {
+			sd.Stacks = append(sd.Stacks, *t)
+		}
+		slices.SortFunc(sd.Stacks, func(a, b StackTotal) int { return strings.Compare(a.Key, b.Key) })
 	}
-	slices.SortFunc(sd.Stacks, func(a, b StackTotal) int { return strings.Compare(a.Key, b.Key) })
 	// How the file was recorded.
 	fr := opts.Recording
 	if fr == nil {
@@ -281,6 +275,64 @@ func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Si
 	sd.Coverage = fr.coverage(s, r.Device, r.Seeded)
 	sd.StacksOption, sd.Context, sd.Version = fr.rec.Stacks, fr.rec.Context, fr.version
 	return sd, nil
+}
+
+// MeasureFileState is [MeasureSide] for a device without trace entries:
+// the state the file holds, read from its segments with no replay
+// ([CurrentStats]: the current figures exact, the history ones unknown),
+// as `summary` reads it. The peaks are the current figures.
+func MeasureFileState(s *snapshot.Snapshot, device int, opts SideOptions) *Side {
+	st := CurrentStats(s, device)
+	sd := &Side{
+		Device: device, At: -1, Step: -1, Stats: *st, End: *st,
+		PeakAllocatedAt: -1, PeakReservedAt: -1, PeakAllocatedStep: -1, PeakReservedStep: -1,
+		PeakAllocated: st.AllocatedBytes[PoolAll].Current, PeakReserved: st.ReservedBytes[PoolAll].Current,
+		ReservedAtPeakAllocated: st.ReservedBytes[PoolAll].Current,
+		Steps:                   Steps{Source: StepsNone}, CheckEqual: true, Coverage: CoverageNone,
+		Settings: []snapshot.KeyValue{},
+	}
+	if s.Settings != nil {
+		sd.Settings = append(sd.Settings, s.Settings.Raw...)
+	}
+	fr := opts.Recording
+	if fr == nil {
+		fr = NewFileRecording(s)
+	}
+	sd.StacksOption, sd.Context, sd.Version = fr.rec.Stacks, fr.rec.Context, fr.version
+	sd.Stacks = fileStackTotals(s, device, NewStackKeys(s, !opts.Full))
+	return sd
+}
+
+// fileStackTotals groups the active_allocated blocks of device's segments
+// in the file by stack key, sorted by key.
+func fileStackTotals(s *snapshot.Snapshot, device int, keys *StackKeys) []StackTotal {
+	byKey := map[string]*StackTotal{}
+	for i := range s.Segments {
+		sg := &s.Segments[i]
+		if sg.Device != device {
+			continue
+		}
+		for _, b := range sg.Blocks {
+			if b.State != snapshot.StateActiveAllocated {
+				continue
+			}
+			k := keys.Key(b.Stack)
+			t := byKey[k]
+			if t == nil {
+				t = &StackTotal{Key: k, Frames: keys.Frames(b.Stack)}
+				byKey[k] = t
+			}
+			t.Bytes += b.Size
+			t.Requested += b.RequestedSize
+			t.Count++
+		}
+	}
+	out := make([]StackTotal, 0, len(byKey))
+	for _, t := range byKey {
+		out = append(out, *t)
+	}
+	slices.SortFunc(out, func(a, b StackTotal) int { return strings.Compare(a.Key, b.Key) })
+	return out
 }
 
 // StackStatus says how a stack's live bytes changed from base to new.

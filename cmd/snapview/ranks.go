@@ -258,6 +258,12 @@ func measureRanks(ctx context.Context, path string, f *deviceFlag, so analyze.Si
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if !hasTrace(s, dev) {
+				sd := analyze.MeasureFileState(s, dev, so)
+				sd.File = src.name
+				sides = append(sides, sd)
+				continue
+			}
 			r, err := analyze.ReplayPeaks(s, dev)
 			if err != nil {
 				return err

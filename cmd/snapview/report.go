@@ -193,6 +193,12 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				if !slices.Contains(used, dev) {
 					continue
 				}
+				if !hasTrace(s, dev) {
+					sd := analyze.MeasureFileState(s, dev, so)
+					sd.File = src.name
+					sides = append(sides, sd)
+					continue
+				}
 				res, err := analyze.ReplayPeaks(s, dev)
 				if err != nil {
 					return err
