@@ -94,6 +94,67 @@ type SideOptions struct {
 	Full bool
 	// NoSteps skips finding steps (Side.Steps.Source is StepsNone).
 	NoSteps bool
+	// Recording is the file's, from [NewFileRecording]; nil makes one.
+	// A caller measuring several devices or moments of one file makes it
+	// once.
+	Recording *FileRecording
+}
+
+// FileRecording is what a snapshot file shows of how it was recorded, as
+// [Inspect] infers it (the recording options, the PyTorch version), made
+// once per file for [MeasureSide].
+type FileRecording struct {
+	rec     Recording
+	version string
+	lengths map[int]int // devices by trace length
+}
+
+// NewFileRecording infers how s was recorded. It costs one pass over every
+// trace entry.
+func NewFileRecording(s *snapshot.Snapshot) *FileRecording {
+	fr := &FileRecording{lengths: map[int]int{}}
+	var devices []DeviceInfo
+	for _, d := range s.Devices() {
+		n := len(deviceTrace(s, d))
+		di := DeviceInfo{Device: d, Entries: n, Coverage: CoverageNone}
+		if n > 0 {
+			di.Coverage = CoverageFromStart
+			fr.lengths[n]++
+		}
+		devices = append(devices, di)
+	}
+	fr.rec = classifyCoverage(s, devices)
+	v := inferVersion(s)
+	fr.version = v.String()
+	return fr
+}
+
+// coverage is the Coverage [InspectCoverage] gives device d, from its
+// replay: a trace holds the whole run exactly when its replay needs no
+// seed (a free without its alloc, or a live block allocated before the
+// trace, is what makes the replay seed), so the per-address pass of
+// TraceCoverage is spared but where looksWrapped needs its count of
+// orphan frees to tell a wrapped trace from a late one.
+func (fr *FileRecording) coverage(s *snapshot.Snapshot, d int, seeded bool) TraceCoverageKind {
+	n := len(deviceTrace(s, d))
+	switch {
+	case n == 0:
+		return CoverageNone
+	case fr.rec.Enabled == EnabledState && n <= 1:
+		return CoverageStateOnly
+	case !seeded:
+		return CoverageFromStart
+	case fr.rec.Enabled != EnabledAll:
+		return CoverageLate
+	}
+	di := DeviceInfo{Device: d, Entries: n, Coverage: CoverageLate}
+	if !roundEntries(n) && fr.lengths[n] <= 1 {
+		di.OrphanFrees = TraceCoverage(s, d).OrphanFrees
+	}
+	if ok, _ := looksWrapped(&di, fr.lengths[n]); ok {
+		return CoverageWrapped
+	}
+	return CoverageLate
 }
 
 // MeasureSide reduces device r.Device of s at trace entry at (-1: before
@@ -127,7 +188,8 @@ func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Si
 	// The figures at the moment, and, without r.Allocs, the blocks
 	// live then.
 	var st *State
-	if at == n-1 && r.Allocs != nil {
+	if at == n-1 && (r.Allocs != nil || n == 0) {
+		// Without a trace, the state is the file's segments (read below).
 		sd.Stats = r.Stats
 	} else {
 		var err error
@@ -176,7 +238,10 @@ func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Si
 		t.Requested += requested
 		t.Count++
 	}
-	if st != nil {
+	switch {
+	case n == 0:
+		sd.Stacks = fileStackTotals(s, r.Device, keys)
+	case st != nil:
 		for _, sg := range st.Segments {
 			for _, b := range sg.Blocks {
 				if b.State == snapshot.StateActiveAllocated {
@@ -184,7 +249,7 @@ func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Si
 				}
 			}
 		}
-	} else {
+	default:
 		for ai := range r.Allocs {
 			a := &r.Allocs[ai]
 			if a.AllocIndex > at {
@@ -195,46 +260,79 @@ func MeasureSide(s *snapshot.Snapshot, r *Result, at int, opts SideOptions) (*Si
 			}
 		}
 	}
-	sd.Stacks = make([]StackTotal, 0, len(byKey))
-	for _, t := range byKey {
-		sd.Stacks = append(sd.Stacks, *t)
+	if n > 0 {
+		sd.Stacks = make([]StackTotal, 0, len(byKey))
+		for _, t := range byKey {
+			sd.Stacks = append(sd.Stacks, *t)
+		}
+		slices.SortFunc(sd.Stacks, func(a, b StackTotal) int { return strings.Compare(a.Key, b.Key) })
 	}
-	slices.SortFunc(sd.Stacks, func(a, b StackTotal) int { return strings.Compare(a.Key, b.Key) })
 	// How the file was recorded.
-	// The coverage InspectCoverage gives, from the replay: a trace holds
-	// the whole run exactly when its replay needs no seed (a free without
-	// its alloc, or a live block allocated before the trace, is what
-	// makes the replay seed), so the per-address pass of TraceCoverage is
-	// spared but where looksWrapped needs its count of orphan frees;
-	// classifyCoverage then tells a wrapped trace from a late one.
-	var devices []DeviceInfo
-	for _, d := range s.Devices() {
-		di := DeviceInfo{Device: d, Entries: len(deviceTrace(s, d)), Coverage: CoverageNone}
-		switch {
-		case di.Entries == 0:
-		case d == r.Device && r.Seeded:
-			di.Coverage, di.Seeded = CoverageLate, true
-			if !roundEntries(di.Entries) {
-				// looksWrapped weighs the frees without an alloc.
-				di.OrphanFrees = TraceCoverage(s, d).OrphanFrees
-			}
-		default:
-			// Another device's replay is not at hand: taken as from the
-			// start, which only matters to max_entries, not shown here.
-			di.Coverage = CoverageFromStart
-		}
-		devices = append(devices, di)
+	fr := opts.Recording
+	if fr == nil {
+		fr = NewFileRecording(s)
 	}
-	rec := classifyCoverage(s, devices)
-	for _, d := range devices {
-		if d.Device == r.Device {
-			sd.Coverage = d.Coverage
-		}
-	}
-	sd.StacksOption, sd.Context = rec.Stacks, rec.Context
-	v := inferVersion(s)
-	sd.Version = v.String()
+	sd.Coverage = fr.coverage(s, r.Device, r.Seeded)
+	sd.StacksOption, sd.Context, sd.Version = fr.rec.Stacks, fr.rec.Context, fr.version
 	return sd, nil
+}
+
+// MeasureFileState is [MeasureSide] for a device without trace entries:
+// the state the file holds, read from its segments with no replay
+// ([CurrentStats]: the current figures exact, the history ones unknown),
+// as `summary` reads it. The peaks are the current figures.
+func MeasureFileState(s *snapshot.Snapshot, device int, opts SideOptions) *Side {
+	st := CurrentStats(s, device)
+	sd := &Side{
+		Device: device, At: -1, Step: -1, Stats: *st, End: *st,
+		PeakAllocatedAt: -1, PeakReservedAt: -1, PeakAllocatedStep: -1, PeakReservedStep: -1,
+		PeakAllocated: st.AllocatedBytes[PoolAll].Current, PeakReserved: st.ReservedBytes[PoolAll].Current,
+		ReservedAtPeakAllocated: st.ReservedBytes[PoolAll].Current,
+		Steps:                   Steps{Source: StepsNone}, CheckEqual: true, Coverage: CoverageNone,
+		Settings: []snapshot.KeyValue{},
+	}
+	if s.Settings != nil {
+		sd.Settings = append(sd.Settings, s.Settings.Raw...)
+	}
+	fr := opts.Recording
+	if fr == nil {
+		fr = NewFileRecording(s)
+	}
+	sd.StacksOption, sd.Context, sd.Version = fr.rec.Stacks, fr.rec.Context, fr.version
+	sd.Stacks = fileStackTotals(s, device, NewStackKeys(s, !opts.Full))
+	return sd
+}
+
+// fileStackTotals groups the active_allocated blocks of device's segments
+// in the file by stack key, sorted by key.
+func fileStackTotals(s *snapshot.Snapshot, device int, keys *StackKeys) []StackTotal {
+	byKey := map[string]*StackTotal{}
+	for i := range s.Segments {
+		sg := &s.Segments[i]
+		if sg.Device != device {
+			continue
+		}
+		for _, b := range sg.Blocks {
+			if b.State != snapshot.StateActiveAllocated {
+				continue
+			}
+			k := keys.Key(b.Stack)
+			t := byKey[k]
+			if t == nil {
+				t = &StackTotal{Key: k, Frames: keys.Frames(b.Stack)}
+				byKey[k] = t
+			}
+			t.Bytes += b.Size
+			t.Requested += b.RequestedSize
+			t.Count++
+		}
+	}
+	out := make([]StackTotal, 0, len(byKey))
+	for _, t := range byKey {
+		out = append(out, *t)
+	}
+	slices.SortFunc(out, func(a, b StackTotal) int { return strings.Compare(a.Key, b.Key) })
+	return out
 }
 
 // StackStatus says how a stack's live bytes changed from base to new.

@@ -194,11 +194,11 @@ func writeStackDiffs(w io.Writer, stacks []analyze.StackDiff, o DiffOptions) err
 	if rest.n > 0 {
 		t.Append("", "", FormatBytes(rest.base), FormatBytes(rest.new), signed(rest.new-rest.base, true),
 			fmt.Sprintf("%s -> %s", FormatInt(int64(rest.bc)), FormatInt(int64(rest.nc))),
-			fmt.Sprintf("%d stacks more (--top to list them)", rest.n))
+			plural(rest.n, "stack")+" more (--top to list them)")
 	}
 	t.Footer("", "total", FormatBytes(all.base), FormatBytes(all.new), signed(all.new-all.base, true),
 		fmt.Sprintf("%s -> %s", FormatInt(int64(all.bc)), FormatInt(int64(all.nc))),
-		fmt.Sprintf("%d stacks: the allocated bytes of each side", all.n))
+		plural(all.n, "stack")+": the allocated bytes of each side")
 	if err := t.Render(); err != nil {
 		return err
 	}

@@ -184,6 +184,17 @@ func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path st
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		so.Recording = analyze.NewFileRecording(s)
+		if !hasTrace(s, dev) {
+			// The state the file holds, whatever the moment: there is no
+			// other, and summary reads it so, with no replay.
+			for range at {
+				sd := analyze.MeasureFileState(s, dev, so)
+				sd.File = src.name
+				sides = append(sides, sd)
+			}
+			return nil
+		}
 		r, err := analyze.ReplayPeaks(s, dev)
 		if err != nil {
 			return err

@@ -240,16 +240,36 @@ func measureRanks(ctx context.Context, path string, f *deviceFlag, so analyze.Si
 		if len(devs) == 0 {
 			fmt.Fprintf(notes, "note: %s: no device the allocator was used on: left out\n", src.name)
 		}
+		so.Recording = analyze.NewFileRecording(s)
+		var differ []int // devices whose replay ends off the file's state
+		defer func() {
+			switch {
+			case len(differ) == 1:
+				fmt.Fprintf(notes, "warning: %s: device %d: the replayed end state differs from the file's segments; figures may be off\n", src.name, differ[0])
+			case len(differ) > 1:
+				list := joinInts(differ[:min(len(differ), 8)])
+				if len(differ) > 8 {
+					list += ", …"
+				}
+				fmt.Fprintf(notes, "warning: %s: %d devices (%s): the replayed end state differs from the file's segments; figures may be off\n", src.name, len(differ), list)
+			}
+		}()
 		for _, dev := range devs {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if !hasTrace(s, dev) {
+				sd := analyze.MeasureFileState(s, dev, so)
+				sd.File = src.name
+				sides = append(sides, sd)
+				continue
 			}
 			r, err := analyze.ReplayPeaks(s, dev)
 			if err != nil {
 				return err
 			}
 			if !r.Check.Equal {
-				fmt.Fprintf(notes, "warning: %s: device %d: the replayed end state differs from the file's segments; figures may be off\n", src.name, dev)
+				differ = append(differ, dev)
 			}
 			i, err := resolveSideMoment(s, r, analyze.Moment{Kind: analyze.MomentPeak})
 			if err != nil {

@@ -268,8 +268,16 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				}
 				devices = []int{dev}
 			}
+			so := analyze.SideOptions{Recording: analyze.NewFileRecording(s)}
+			used := usedDevices(s)
 			for _, dev := range devices {
-				if !slices.Contains(usedDevices(s), dev) {
+				if !slices.Contains(used, dev) {
+					continue
+				}
+				if !hasTrace(s, dev) {
+					sd := analyze.MeasureFileState(s, dev, so)
+					sd.File = src.name
+					sides = append(sides, sd)
 					continue
 				}
 				res, err := analyze.ReplayPeaks(s, dev)
@@ -280,7 +288,7 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				if err != nil {
 					return err
 				}
-				sd, err := analyze.MeasureSide(s, res, at, analyze.SideOptions{})
+				sd, err := analyze.MeasureSide(s, res, at, so)
 				if err != nil {
 					return err
 				}
