@@ -35,16 +35,13 @@ const (
 // file is read, when errOut is a terminal and the load takes more than a
 // second (see progressEnv). Errors are Load's: one line naming the file.
 func loadSnapshot(errOut io.Writer, path string) (*snapshot.Snapshot, error) {
-	delay := progressDelay
-	switch os.Getenv(progressEnv) {
-	case "always":
-		delay = 0
-	case "never":
+	on, always := progressWanted(errOut)
+	if !on {
 		return snapshot.Load(path)
-	default:
-		if !isTerminal(errOut) {
-			return snapshot.Load(path)
-		}
+	}
+	delay := progressDelay
+	if always {
+		delay = 0
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -80,6 +77,19 @@ func loadSnapshot(errOut io.Writer, path string) (*snapshot.Snapshot, error) {
 		return nil, &snapshot.DecodeError{Path: path, Err: err}
 	}
 	return s, nil
+}
+
+// progressWanted reads progressEnv: on is true when progress may be drawn
+// on w ("always", or w is a terminal and the variable is not "never"),
+// always when it is drawn from the start.
+func progressWanted(w io.Writer) (on, always bool) {
+	switch os.Getenv(progressEnv) {
+	case "always":
+		return true, true
+	case "never":
+		return false, false
+	}
+	return isTerminal(w), false
 }
 
 // isTerminal reports whether w is a terminal.
