@@ -27,6 +27,22 @@ func countAllocs(trace []snapshot.TraceEntry) int {
 	return n
 }
 
+// skipsFreeRequested reports whether trace was recorded with
+// _record_memory_history(skip_actions=["free_requested"]): it has
+// free_completed entries and no free_requested one.
+func skipsFreeRequested(trace []snapshot.TraceEntry) bool {
+	completed := false
+	for i := range trace {
+		switch trace[i].Action {
+		case snapshot.ActionFreeRequested:
+			return false
+		case snapshot.ActionFreeCompleted:
+			completed = true
+		}
+	}
+	return completed
+}
+
 // countActive counts the active blocks of segments.
 func countActive(segs []snapshot.Segment) int {
 	n := 0
@@ -66,6 +82,7 @@ func cmpPool(a, b snapshot.PoolID) int {
 // was reserved).
 func (r *Result) seedState(trace []snapshot.TraceEntry) ([]snapshot.Segment, []string) {
 	m := newMachine(&r.cfg, 1024)
+	m.noFreeRequested = skipsFreeRequested(trace)
 	m.load(r.snap.Segments, r.Device)
 	if len(trace) == 0 {
 		return m.export(r.Device), nil
@@ -210,6 +227,9 @@ func (m *machine) unFreeCompleted(i int, e *snapshot.TraceEntry, size func(f1 sn
 	t := &m.blocks[target]
 	t.size = sz
 	t.state = snapshot.StateActivePendingFree
+	if m.noFreeRequested {
+		t.state = snapshot.StateActiveAllocated // no free_requested entry to undo
+	}
 	t.req = e.Size
 	t.stack = snapshot.NoStack
 	t.alloc = -1
@@ -316,6 +336,7 @@ type runner struct {
 func (r *Result) newRunner(record bool) *runner {
 	x := &runner{r: r, trace: deviceTrace(r.snap, r.Device), record: record}
 	x.m = newMachine(&r.cfg, 1024)
+	x.m.noFreeRequested = skipsFreeRequested(x.trace)
 	x.m.track = true
 	x.m.load(r.seed, r.Device)
 	x.fileSeg = map[snapshot.Addr]*snapshot.Segment{}
