@@ -156,10 +156,16 @@ func InferRounding(s *snapshot.Snapshot, device int) Rounding {
 			}
 		}
 	}
-	for d, tr := range s.Traces {
-		if device >= 0 && d != device {
-			continue
+	traces := s.Traces
+	if device >= 0 {
+		// Index the device's trace: a loop over every device's would make
+		// replaying each device of a file with many quadratic.
+		traces = nil
+		if device < len(s.Traces) {
+			traces = s.Traces[device : device+1]
 		}
+	}
+	for _, tr := range traces {
 		for i := range tr {
 			if a := tr[i].Action; a == snapshot.ActionSegmentAlloc || a == snapshot.ActionSegmentMap {
 				segSize(tr[i].Size)

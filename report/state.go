@@ -419,8 +419,8 @@ func writeOOMWhatif(ew *errWriter, r *whatif.Result) {
 		}
 	}
 	ew.printf("\nWhat-if (snapview whatif): the requests of the whole trace simulated under other settings;\n")
-	ew.printf("%s", wrapAt("  ", WhatifLimitLine(r)+".", whatifWidth))
-	ew.printf("%s", wrapAt("  ", WhatifSelfCheckLine(r), whatifWidth))
+	ew.printf("%s", wrapAt("  ", whatifLimitLine(r)+".", whatifWidth))
+	ew.printf("%s", wrapAt("  ", whatifSelfCheckLine(r), whatifWidth))
 	if len(fits) == 0 {
 		ew.printf("  No candidate setting would have avoided the OOM.\n")
 	} else {

@@ -51,8 +51,8 @@ func confLabel(r *whatif.Row) string {
 	return strings.Join(out, "\n")
 }
 
-// WhatifLimitLine says which cap was simulated and where it came from.
-func WhatifLimitLine(r *whatif.Result) string {
+// whatifLimitLine says which cap was simulated and where it came from.
+func whatifLimitLine(r *whatif.Result) string {
 	switch {
 	case r.LimitGiven:
 		return fmt.Sprintf("cap %s (%s B, --limit)", FormatBytes(r.Limit), FormatInt(r.Limit))
@@ -64,9 +64,9 @@ func WhatifLimitLine(r *whatif.Result) string {
 	return "no cap (none given with --limit, and no OOM in the trace to infer one from)"
 }
 
-// WhatifSelfCheckLine says how the file's own settings simulated compare
+// whatifSelfCheckLine says how the file's own settings simulated compare
 // with the file.
-func WhatifSelfCheckLine(r *whatif.Result) string {
+func whatifSelfCheckLine(r *whatif.Result) string {
 	sc := r.SelfCheck
 	if sc.Exact {
 		return "Self-check: exact. Simulated under its own settings, the run makes every segment_alloc of the file " +
@@ -100,8 +100,8 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 			calls = "1 empty_cache() call"
 		}
 		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Device %d: %s simulated %s; %s read from the trace.", r.Device, reqs, start, calls), whatifWidth))
-		fmt.Fprint(w, wrapAt("", WhatifLimitLine(r), whatifWidth))
-		fmt.Fprint(w, wrapAt("", WhatifSelfCheckLine(r), whatifWidth))
+		fmt.Fprint(w, wrapAt("", whatifLimitLine(r), whatifWidth))
+		fmt.Fprint(w, wrapAt("", whatifSelfCheckLine(r), whatifWidth))
 		fmt.Fprintln(w)
 		t := newTable(w, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
 		t.Header("", "PYTORCH_CUDA_ALLOC_CONF", "Peak\nreserved", "Peak\nallocated", "Unused\nat peak", "Segments", "Retries", "OOM,\nentry")

@@ -11,7 +11,6 @@ import "slices"
 type freeSet struct {
 	byAddr bool
 	chunks [][]bkey
-	n      int
 }
 
 const chunkMax = 256
@@ -28,9 +27,6 @@ func (s *freeSet) less(a, b bkey) bool {
 	}
 	return a.b < b.b
 }
-
-// Len is the number of keys.
-func (s *freeSet) Len() int { return s.n }
 
 // lowerBound returns the position of the first key not less than k:
 // chunk ci, index j (ci == len(chunks) at the end).
@@ -63,7 +59,6 @@ func (s *freeSet) lowerBound(k bkey) (ci, j int) {
 
 // Insert adds k (keys are unique: they end with the block index).
 func (s *freeSet) Insert(k bkey) {
-	s.n++
 	if len(s.chunks) == 0 {
 		s.chunks = append(s.chunks, append(make([]bkey, 0, 16), k))
 		return
@@ -90,7 +85,6 @@ func (s *freeSet) Delete(k bkey) {
 	if ci == len(s.chunks) || s.chunks[ci][j] != k {
 		return
 	}
-	s.n--
 	c := slices.Delete(s.chunks[ci], j, j+1)
 	if len(c) == 0 {
 		s.chunks = slices.Delete(s.chunks, ci, ci+1)
@@ -168,7 +162,6 @@ func (s *freeSet) next(c cursor) cursor {
 
 // deleteAt removes the key at c, which must be valid.
 func (s *freeSet) deleteAt(c cursor) {
-	s.n--
 	ch := slices.Delete(s.chunks[c.ci], c.j, c.j+1)
 	if len(ch) == 0 {
 		s.chunks = slices.Delete(s.chunks, c.ci, c.ci+1)

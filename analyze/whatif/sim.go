@@ -127,7 +127,7 @@ type sim struct {
 }
 
 const (
-	syntheticBase  = 1 << 52 // simulated cudaMalloc addresses the trace did not give
+	syntheticBase  = 1 << 53 // simulated cudaMalloc addresses grow down from here
 	expandableBase = 1 << 56 // simulated expandable segments, 2^44 bytes apart
 	expandableSpan = 1 << 44
 	// vaSize is the address space of one expandable segment (torch
@@ -470,25 +470,31 @@ func (s *sim) allocBlock(pi int16, stream uint64, size, allocSize int64, retry b
 	return b
 }
 
-// mallocAddr is the address cudaMalloc returns: the trace's next
-// segment_alloc address when that segment has the same size (the driver's
-// choice, which the simulation cannot know otherwise), else a fresh
-// simulated one.
+// mallocAddr is the address cudaMalloc returns for size bytes. The
+// address decides between cached blocks of equal size (BlockComparatorSize
+// ends with it). Under the file's own settings (the self-check) it is the
+// trace's next segment_alloc address when that segment has the same size:
+// the driver's actual choice. Otherwise it is the next address below the
+// previous simulated segments, as the CUDA driver hands out addresses in
+// the recordings (each new segment below the last): the driver's choice
+// for a run that did not happen cannot be known, and this one predicts
+// the what-if recordings to the byte.
 func (s *sim) mallocAddr(size int64) uint64 {
-	segs := s.prog.segEntries
-	for s.nextMalloc < len(segs) && s.prog.trace[segs[s.nextMalloc]].Action != snapshot.ActionSegmentAlloc {
-		s.nextMalloc++
-	}
-	if s.nextMalloc < len(segs) {
-		e := &s.prog.trace[segs[s.nextMalloc]]
-		s.nextMalloc++
-		if e.Size == size {
-			return uint64(e.Addr)
+	if s.obs != nil {
+		segs := s.prog.segEntries
+		for s.nextMalloc < len(segs) && s.prog.trace[segs[s.nextMalloc]].Action != snapshot.ActionSegmentAlloc {
+			s.nextMalloc++
+		}
+		if s.nextMalloc < len(segs) {
+			e := &s.prog.trace[segs[s.nextMalloc]]
+			s.nextMalloc++
+			if e.Size == size {
+				return uint64(e.Addr)
+			}
 		}
 	}
-	a := s.nextSynthetic
-	s.nextSynthetic += uint64((size + allocator.SmallBuffer - 1) / allocator.SmallBuffer * allocator.SmallBuffer)
-	return a
+	s.nextSynthetic -= uint64((size + allocator.SmallBuffer - 1) / allocator.SmallBuffer * allocator.SmallBuffer)
+	return s.nextSynthetic
 }
 
 // releaseAvailableCachedBlocks mirrors release_available_cached_blocks:

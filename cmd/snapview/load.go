@@ -36,15 +36,10 @@ const (
 // file is read, when errOut is a terminal and the load takes more than a
 // second (see progressEnv). Errors are Load's: one line naming the file.
 func loadSnapshot(ctx context.Context, errOut io.Writer, path string, lim snapshot.Limits) (*snapshot.Snapshot, error) {
+	bar, always := progressWanted(errOut)
 	delay := progressDelay
-	bar := true
-	switch os.Getenv(progressEnv) {
-	case "always":
+	if always {
 		delay = 0
-	case "never":
-		bar = false
-	default:
-		bar = isTerminal(errOut)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -93,6 +88,19 @@ func decodeFile(path string, r io.Reader, lim snapshot.Limits) (*snapshot.Snapsh
 		return nil, &snapshot.DecodeError{Path: path, Err: err}
 	}
 	return s, nil
+}
+
+// progressWanted reads progressEnv: on is true when progress may be drawn
+// on w ("always", or w is a terminal and the variable is not "never"),
+// always when it is drawn from the start.
+func progressWanted(w io.Writer) (on, always bool) {
+	switch os.Getenv(progressEnv) {
+	case "always":
+		return true, true
+	case "never":
+		return false, false
+	}
+	return isTerminal(w), false
 }
 
 // isTerminal reports whether w is a terminal.

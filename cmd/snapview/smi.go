@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -64,7 +65,7 @@ warning.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
-			return runSMI(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runSMI(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -76,7 +77,7 @@ warning.`,
 	return cmd
 }
 
-func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
+func runSMI(ctx context.Context, opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
 	loc, err := parseZone(opts.tz)
 	if err != nil {
 		return err
@@ -128,7 +129,7 @@ func runSMI(opts *smiOptions, stdin io.Reader, out, errOut io.Writer) error {
 		if opts.snapshot == stdinPath {
 			return usageErrorf("--snapshot reads a file, not standard input")
 		}
-		s, err := loadSnapshot(errOut, opts.snapshot)
+		s, err := loadSnapshot(ctx, errOut, opts.snapshot, limitsOf(ctx))
 		if err != nil {
 			return snapshotHint(opts.snapshot, err)
 		}

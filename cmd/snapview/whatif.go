@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -205,13 +204,7 @@ type simProgress struct {
 
 func newSimProgress(w io.Writer) *simProgress {
 	p := &simProgress{w: w}
-	switch os.Getenv(progressEnv) {
-	case "always":
-		p.on = true
-	case "never":
-	default:
-		p.on = isTerminal(w)
-	}
+	p.on, _ = progressWanted(w)
 	return p
 }
 
