@@ -113,7 +113,7 @@ func TestHTMLInChromium(t *testing.T) {
 		want       []string
 	}
 	common := []string{"<h2>What the file holds</h2>", "<h2>Device 0</h2>", "Memory timeline</h3>",
-		"memory_summary()</h3>", ">Segments at the peak", "Live memory and possible leaks</h3>", "PyTorch CUDA memory summary"}
+		"memory_summary()</h3>", `-state-at">at the peak`, "Live memory and possible leaks</h3>", "PyTorch CUDA memory summary"}
 	tests := []tc{
 		{"leak_train", filepath.Join("..", "..", "shared", "snapshots", "torch2.11", "leak_train", "snapshot.pickle"), 5 << 20,
 			append([]string{`<table class="leaks">`, "snapgen.py:180 leak_train"}, common...)},
