@@ -22,6 +22,9 @@ type LeakOptions struct {
 	// torch/, the standard library and C++ are folded into one line per
 	// run, and at most StackLines lines are printed per stack.
 	Full bool
+	// Steps is how the user asked to find steps (--steps); the line that
+	// says how the trace was cut depends on it.
+	Steps analyze.StepSource
 }
 
 // StackLines is the most lines a folded stack prints in the text view.
@@ -78,7 +81,7 @@ func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakRepor
 	for _, par := range strings.Split(head+".", "\n") {
 		ew.printf("%s", wrapAt("", par, leaksWidth))
 	}
-	if line := leakStepsLine(s, rep); line != "" {
+	if line := leakStepsLine(s, rep, opt.Steps); line != "" {
 		ew.printf("%s", wrapAt("", line, leaksWidth))
 	}
 	if rep.TraceAllocs >= 20 && rep.FreedShare < 0.5 { // a handful of allocations says nothing
@@ -214,7 +217,7 @@ func leakMoment(rep *analyze.LeakReport, at string) string {
 }
 
 // leakStepsLine says how the trace was cut.
-func leakStepsLine(s *snapshot.Snapshot, rep *analyze.LeakReport) string {
+func leakStepsLine(s *snapshot.Snapshot, rep *analyze.LeakReport, asked analyze.StepSource) string {
 	st := rep.Steps
 	prologue := ""
 	if st.Prologue {
@@ -231,6 +234,10 @@ func leakStepsLine(s *snapshot.Snapshot, rep *analyze.LeakReport) string {
 		return fmt.Sprintf("Growth per training step: %s found from the allocation made once per step at %s%s.",
 			plural(st.Count, "step"), stackWhere(s, st.Marker), prologue)
 	case analyze.StepsSlices:
+		if asked == analyze.StepsSlices {
+			return fmt.Sprintf("Growth per slice: the trace is cut into %s of equal entries, as --steps slices asks.",
+				plural(st.Count, "slice"))
+		}
 		return fmt.Sprintf("Growth per slice: no training steps found, so the trace is cut into %s of equal entries.",
 			plural(st.Count, "slice"))
 	}

@@ -14,13 +14,45 @@ import (
 	"github.com/snapview/snapview/snapshot"
 )
 
+// stateExpandable counts the view's segments that are mapped ranges of
+// expandable segments.
+func stateExpandable(v *StateView) int {
+	n := 0
+	for _, s := range v.Segments {
+		if s.Expandable {
+			n++
+		}
+	}
+	return n
+}
+
+// stateSegmentsLabel names the Totals row of memory_stats()' segment
+// count: with expandable segments it counts only cudaMalloc's.
+func stateSegmentsLabel(v *StateView) string {
+	if stateExpandable(v) > 0 {
+		return "cudaMalloc segments"
+	}
+	return "Segments"
+}
+
+// stateStackLineOptions returns the stackLines options for --frames n:
+// n frame lines and a "... N more lines" line (stackLines' Limit counts
+// that line too, so --frames 1 and 2 printed the same).
+func stateStackLineOptions(n int) stackLineOptions {
+	if n <= 0 {
+		return stackLineOptions{}
+	}
+	return stackLineOptions{Limit: n + 1, More: "--frames 0 shows them all"}
+}
+
 // StateOptions says how much of a state `snapview state` shows.
 type StateOptions struct {
 	// Top is how many of the largest live allocations and of the
 	// allocation stacks holding the most live bytes are listed.
 	Top int
-	// Frames is the most lines printed per stack, as the leak views fold
-	// it (see stackLines); 0 prints them all.
+	// Frames is the most frame lines printed per stack, as the leak
+	// views fold it (see stackLines), not counting the "... N more lines"
+	// line that follows when some are left out; 0 prints them all.
 	Frames int
 }
 
@@ -132,7 +164,7 @@ func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at
 					g = len(v.Stacks)
 					groups[b.Stack] = g
 					v.Stacks = append(v.Stacks, StackGroup{ID: b.Stack, Where: stackWhere(s, b.Stack),
-						Lines: stackLines(s, b.Stack, stackLineOptions{Limit: opt.Frames, More: "--frames 0 shows them all"})})
+						Lines: stackLines(s, b.Stack, stateStackLineOptions(opt.Frames))})
 				}
 				v.Stacks[g].Count++
 				v.Stacks[g].Bytes += b.Size
@@ -257,7 +289,7 @@ func WriteState(w io.Writer, v *StateView) error {
 		bytesRow("Free in segments", &free),
 		bytesRow("Non-releasable", &st.Stats.InactiveSplitBytes),
 		countRow("Allocations", &st.Stats.Allocation),
-		countRow("Segments", &st.Stats.Segment),
+		countRow(stateSegmentsLabel(v), &st.Stats.Segment),
 	}
 	if err := t.Bulk(rows); err != nil {
 		return err
@@ -265,12 +297,20 @@ func WriteState(w io.Writer, v *StateView) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	if n := stateExpandable(v); n > 0 {
+		ew.printf("memory_stats() counts cudaMalloc segments only, not the %s mapped by expandable segments.\n",
+			plural(n, "range"))
+	}
 
 	if o := st.OOM; o != nil {
 		writeOOM(ew, v, o)
 	}
 
-	ew.printf("\nSegments (%d)\n", len(v.Segments))
+	if n := stateExpandable(v); n > 0 {
+		ew.printf("\nSegments (%d, %d of them mapped ranges of expandable segments)\n", len(v.Segments), n)
+	} else {
+		ew.printf("\nSegments (%d)\n", len(v.Segments))
+	}
 	if ew.err != nil {
 		return ew.err
 	}

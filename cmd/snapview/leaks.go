@@ -271,7 +271,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, 
 	if opts.json {
 		err = report.WriteLeaksJSON(stdout, s, reps)
 	} else {
-		err = report.WriteLeaks(stdout, s, reps, report.LeakOptions{At: opts.at, Full: opts.full})
+		err = report.WriteLeaks(stdout, s, reps, report.LeakOptions{At: opts.at, Full: opts.full, Steps: lo.Steps})
 	}
 	if err != nil {
 		return err

@@ -95,7 +95,7 @@ entries) is not an error: state says there is nothing to show ({} with
 	addDeviceFlag(f, &opts.device, "show this CUDA device ordinal", "for --at oom the first device with one, else the first with a trace")
 	f.BoolVar(&opts.json, "json", false, "write JSON (every block, every stack) instead of text")
 	f.IntVar(&opts.top, "top", 10, "number of largest allocations and of stacks listed (at least 1)")
-	f.IntVar(&opts.frames, "frames", 12, "most lines printed per stack, after folding torch, standard-library and C++ frames (0: all)")
+	f.IntVar(&opts.frames, "frames", 12, "most frame lines printed per stack, after folding torch, standard-library and C++ frames (0: all)")
 	return cmd
 }
 
