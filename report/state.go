@@ -315,20 +315,25 @@ func WriteState(w io.Writer, v *StateView) error {
 		return ew.err
 	}
 	if len(v.Segments) > 0 {
-		t := newTable(w, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight,
-			tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
-		t.Header("Address", "Pool", "Stream", "Size", "Blocks", "Live", "Allocated", "Free", "Largest free", "Map")
+		header := []string{"Address", "Pool", "Stream", "Size", "Blocks", "Live", "Allocated", "Free", "Largest free", "Map"}
+		align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight,
+			tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
+		var rows [][]string
 		for _, s := range v.Segments {
-			if err := t.Append(s.Addr.String(), statePoolLabel(s.Large, s.Pool, s.Expandable), strconv.FormatUint(s.Stream, 10),
+			rows = append(rows, []string{s.Addr.String(), statePoolLabel(s.Large, s.Pool, s.Expandable), strconv.FormatUint(s.Stream, 10),
 				FormatBytes(s.Size), FormatInt(int64(len(s.Blocks))), FormatInt(int64(s.Live)), FormatBytes(s.Allocated),
-				FormatBytes(s.Free), FormatBytes(s.LargestFree), s.Map); err != nil {
-				return err
-			}
+				FormatBytes(s.Free), FormatBytes(s.LargestFree), s.Map})
 		}
-		if err := t.Render(); err != nil {
+		// Too wide for the width: the map, then the stream, the largest
+		// free block and the block count go.
+		ft := fitColumns(textWidth(w), header, align, rows, nil, 9, 2, 8, 4)
+		if err := ft.render(w, "snapview segments draws each segment's map"); err != nil {
 			return err
 		}
-		ew.printf("Map: one character per 1/%d of the segment: '#' half or more allocated, '+' some allocated,\n'~' freed but still used by another stream, '.' free.\n", MapWidth)
+		if !slices.Contains(ft.Dropped, "Map") {
+			ew.printf("%s", wrapAt("", fmt.Sprintf("Map: one character per 1/%d of the segment: '#' half or more allocated, '+' some allocated, "+
+				"'~' freed but still used by another stream, '.' free.", MapWidth), textWidth(w)))
+		}
 	}
 
 	ew.printf("\nLargest live allocations\n")
@@ -338,19 +343,18 @@ func WriteState(w io.Writer, v *StateView) error {
 	if len(v.Largest) == 0 {
 		ew.printf("none\n")
 	} else {
-		t := newTable(w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft)
-		t.Header("#", "Size", "Requested", "Address", "Pool", "Alloc entry", "Stack")
+		var rows [][]string
 		for i, a := range v.Largest {
 			entry := "before trace"
 			if a.AllocIndex >= 0 {
 				entry = FormatInt(int64(a.AllocIndex))
 			}
-			if err := t.Append(strconv.Itoa(i+1), FormatBytes(a.Size), FormatBytes(a.Requested), a.Addr.String(),
-				statePoolLabel(a.Large, a.Pool, false), entry, "S"+strconv.Itoa(a.Stack+1)); err != nil {
-				return err
-			}
+			rows = append(rows, []string{strconv.Itoa(i + 1), FormatBytes(a.Size), FormatBytes(a.Requested), a.Addr.String(),
+				statePoolLabel(a.Large, a.Pool, false), entry, "S" + strconv.Itoa(a.Stack+1)})
 		}
-		if err := t.Render(); err != nil {
+		ft := fitColumns(textWidth(w), []string{"#", "Size", "Requested", "Address", "Pool", "Alloc entry", "Stack"},
+			[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft}, rows, nil, 2, 5)
+		if err := ft.render(w, "--json has them"); err != nil {
 			return err
 		}
 	}
@@ -362,9 +366,16 @@ func WriteState(w io.Writer, v *StateView) error {
 		}
 		t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
 		t.Header("Stack", "Allocations", "Bytes", "Allocated at")
+		rows := make([][]string, v.TopStacks)
 		for i := range v.TopStacks {
 			g := &v.Stacks[i]
-			if err := t.Append("S"+strconv.Itoa(i+1), FormatInt(int64(g.Count)), FormatBytes(g.Bytes), g.Where); err != nil {
+			rows[i] = []string{"S" + strconv.Itoa(i+1), FormatInt(int64(g.Count)), FormatBytes(g.Bytes)}
+		}
+		// The last cell wraps to what the width leaves it.
+		where := max(textWidth(w)-tableWidth(append(rows, []string{"Stack", "Allocations", "Bytes"}))-3, 24)
+		for i := range v.TopStacks {
+			rows[i] = append(rows[i], strings.Join(wrapLine(v.Stacks[i].Where, where, "  "), "\n"))
+			if err := t.Append(rows[i]); err != nil {
 				return err
 			}
 		}
@@ -391,15 +402,14 @@ func WriteState(w io.Writer, v *StateView) error {
 		ew.printf("none\n")
 		return ew.err
 	}
-	t = newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
-	t.Header("Pool", "Stream", "Reserved", "Free in segments", "Free blocks", "Largest free block")
+	var freeRows [][]string
 	for _, f := range st.Free {
-		if err := t.Append(statePoolLabel(f.Large, f.Pool, false), strconv.FormatUint(f.Stream, 10), FormatBytes(f.Reserved),
-			FormatBytes(f.FreeBytes), FormatInt(int64(f.Blocks)), FormatBytes(f.Largest)); err != nil {
-			return err
-		}
+		freeRows = append(freeRows, []string{statePoolLabel(f.Large, f.Pool, false), strconv.FormatUint(f.Stream, 10), FormatBytes(f.Reserved),
+			FormatBytes(f.FreeBytes), FormatInt(int64(f.Blocks)), FormatBytes(f.Largest)})
 	}
-	return t.Render()
+	ft := fitColumns(textWidth(w), []string{"Pool", "Stream", "Reserved", "Free in\nsegments", "Free\nblocks", "Largest\nfree block"},
+		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, freeRows, nil, 4)
+	return ft.render(w, "")
 }
 
 // stackShown reports whether stack i is listed: the top stacks and the

@@ -117,7 +117,11 @@ says there is nothing to show and exits 0.`,
 					return err
 				}
 			}
-			return runLeaks(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			out, done, err := textOutput(cmd, !opts.json)
+			if err != nil {
+				return err
+			}
+			return done(runLeaks(cmd.Context(), opts, cmd.InOrStdin(), out, cmd.ErrOrStderr()))
 		},
 	}
 	f := cmd.Flags()

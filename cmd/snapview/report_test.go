@@ -10,8 +10,8 @@ import (
 func TestReportUsageErrors(t *testing.T) {
 	// The file is never opened: usage is checked first.
 	testUsageErrors(t, []usageCase{
-		{"no file", []string{"report"}, "accepts 1 arg"},
-		{"two files", []string{"report", "a", "b"}, "accepts 1 arg"},
+		{"no file", []string{"report"}, "report requires FILE"},
+		{"two files", []string{"report", "a", "b"}, "takes one FILE, got 2 arguments"},
 		{"top zero", []string{"report", "--top", "0", "x.pickle"}, "--top must be at least 1"},
 		{"empty output", []string{"report", "-o", "", "x.pickle"}, "--output must name a file"},
 		{"negative device", []string{"report", "--device", "-1", "x.pickle"}, "device ordinal"},

@@ -52,6 +52,7 @@ have).`,
 		newLeaksCmd(),
 	)
 	addProfileFlags(root)
+	addWidthFlag(root)
 	return root
 }
 

@@ -87,7 +87,11 @@ entries) is not an error: state says there is nothing to show ({} with
 			if opts.frames < 0 {
 				return usageErrorf("--frames must be 0 (all) or more, got %d", opts.frames)
 			}
-			return runState(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			out, done, err := textOutput(cmd, !opts.json)
+			if err != nil {
+				return err
+			}
+			return done(runState(cmd.Context(), opts, cmd.InOrStdin(), out, cmd.ErrOrStderr()))
 		},
 	}
 	f := cmd.Flags()

@@ -36,7 +36,7 @@ Formats (--format):
   text   (default) an overview for people: per device the memory reserved,
          allocated, active and requested in each pool (the large and small
          pools, and each private pool of CUDA graphs or MemPools, shown as
-         "private (a, b)"), segment, block and tensor counts, the free memory
+         "private (a, b)"), segment, block and allocation counts, the free memory
          inside the reserved segments and the largest free block; then what
          the file holds: how long the trace is, whether stacks were
          recorded, and whether the trace starts at the first allocation or
@@ -93,7 +93,11 @@ one after another.`,
 				}
 				opts.format = "json"
 			}
-			return runSummary(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			out, done, err := textOutput(cmd, opts.format == "text" || opts.format == "")
+			if err != nil {
+				return err
+			}
+			return done(runSummary(opts, cmd.InOrStdin(), out, cmd.ErrOrStderr()))
 		},
 	}
 	addDeviceFlag(cmd.Flags(), &opts.device, "show only this CUDA device ordinal", "every device in the file")
