@@ -270,9 +270,9 @@ func htmlChooseAxis(d *HTMLDevice, timeUS []int64) {
 		med := len(tw) / 2
 		d.XByIndex = iw[med] > tw[med]
 		if d.XByIndex {
-			d.AxisNote = fmt.Sprintf("The x axis is the trace entry, which spreads the %d steps wider than time does (median step %.1f%% of the width, %.1f%% by time); switch to time above the chart.", len(d.Steps), 100*iw[med], 100*tw[med])
+			d.AxisNote = fmt.Sprintf("The x axis is the trace entry, which spreads the %d steps wider than time does (median step %.2g%% of the width, %.2g%% by time); switch to time above the chart.", len(d.Steps), 100*iw[med], 100*tw[med])
 		} else {
-			d.AxisNote = fmt.Sprintf("The x axis is time, which spreads the %d steps wider than the entry index does (median step %.1f%% of the width, %.1f%% by entry); switch to entries above the chart.", len(d.Steps), 100*tw[med], 100*iw[med])
+			d.AxisNote = fmt.Sprintf("The x axis is time, which spreads the %d steps wider than the entry index does (median step %.2g%% of the width, %.2g%% by entry); switch to entries above the chart.", len(d.Steps), 100*tw[med], 100*iw[med])
 		}
 	case d.Zoom != nil:
 		d.XByIndex = true
