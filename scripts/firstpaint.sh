@@ -90,7 +90,7 @@ PY
 			--dump-dom "file://$page" 2>/dev/null)
 		j=$( (grep -o 'data-firstpaint="[^"]*"' <<<"$dom" | head -1 || true) |  sed -e 's/^data-firstpaint="//' -e 's/"$//' -e 's/&#34;/"/g' -e 's/&quot;/"/g')
 		if [[ -z $j ]]; then
-			echo "$name: the probe did not run (a script error?)" >&2
+			echo "$name: the probe did not report (the page did not load within the 60 s budget, or a script failed)" >&2
 			continue
 		fi
 		read -r fcp charts painted load < <(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(r["fcp"], r["charts"], r["painted"], r["load"])' "$j")
