@@ -65,3 +65,46 @@ func TestVersion(t *testing.T) {
 		t.Errorf("--version = %q, %v; want 'snapview VERSION goX'", out, err)
 	}
 }
+
+// TestIssue11Messages checks the wording fixes on real files: --steps
+// slices, the expandable-segments count, a memory_stats() file and
+// --frames.
+func TestIssue11Messages(t *testing.T) {
+	leak := sharedSnapshot(t, "torch2.11/leak_train/snapshot.pickle")
+	out, _, err := runSnapview(t, "leaks", "--steps", "slices", leak)
+	if err != nil || !strings.Contains(out, "as --steps slices asks") || strings.Contains(out, "no training steps found") {
+		t.Errorf("leaks --steps slices: %v\n%s", err, out)
+	}
+
+	p32 := sharedSnapshot(t, "public/p32-3dev-expandable-oom.pickle")
+	out, _, err = runSnapview(t, "state", "--at", "oom", p32)
+	if err != nil || strings.Contains(out, "| Segments ") || !strings.Contains(out, "cudaMalloc segments only") ||
+		!strings.Contains(out, "Segments (8, 8 of them mapped ranges of expandable segments)") {
+		t.Errorf("state --at oom on an expandable file: %v\n%s", err, out)
+	}
+
+	stats := sharedSnapshot(t, "torch2.11/leak_train/stats.json")
+	_, _, err = runSnapview(t, "state", stats)
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "torch.cuda.memory_stats() dict") ||
+		!strings.Contains(err.Error(), "summary --format torch") {
+		t.Errorf("state stats.json: %v, want it named a memory_stats() dict", err)
+	}
+
+	lines := func(frames string) int {
+		out, _, err := runSnapview(t, "state", "--frames", frames, leak)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, l := range strings.Split(out[strings.Index(out, "\nS1: "):], "\n")[2:] {
+			if !strings.HasPrefix(l, "    ") {
+				break
+			}
+			n++
+		}
+		return n
+	}
+	if one, two := lines("1"), lines("2"); one != 2 || two != 3 {
+		t.Errorf("S1 has %d lines with --frames 1 and %d with --frames 2, want 2 and 3 (frames and '... N more lines')", one, two)
+	}
+}
