@@ -63,6 +63,8 @@
       "<\/span><span class=\"tt-val\">" + enc(value) + "<\/span><\/div>";
   }
 
+  function plural(n, noun) { return fmtInt(n) + " " + noun + (n === 1 ? "" : "s"); }
+
   function secs(ms) { return (ms / 1000).toFixed(3) + " s"; }
 
   // Dataset columns (html_charts.go): x shown, the other x, reserved,
@@ -235,7 +237,7 @@
   function blockColor(dev, state, stack) {
     if (state === "free") { return colorFree; }
     if (state === "pending free") { return colorPending; }
-    return dev.stackColor[stack] || colorOther;
+    return (dev.shownColor || dev.stackColor)[stack] || colorOther;
   }
 
   // showState draws a state in the device's panel: the heading, the
@@ -258,6 +260,15 @@
     });
     var tops = Object.keys(byStack).map(function (k) { return byStack[k]; });
     tops.sort(function (p, q) { return q.bytes - p.bytes || p.stack - q.stack; });
+    // Without a timeline (no trace) the stacks holding the most bytes get
+    // the palette's colours; with one, the colours of their groups.
+    dev.shownColor = null;
+    if (!dev.groups.length) {
+      dev.shownColor = {};
+      tops.slice(0, palette.length).forEach(function (e, k) {
+        if (e.stack >= 0) { dev.shownColor[e.stack] = palette[k]; }
+      });
+    }
     var tb = document.getElementById(id + "-top");
     if (tb) {
       var h = "<tr><th>allocation stack (innermost first)<\/th><th class=\"num\">bytes<\/th><th class=\"num\">allocations<\/th><\/tr>";
@@ -269,7 +280,7 @@
           frames.slice(1).map(enc).join("<br>") + "<\/details>" : sw + enc(first)) +
           "<\/td><td class=\"num\">" + fmtBytes(e.bytes) + "<\/td><td class=\"num\">" + fmtInt(e.count) + "<\/td><\/tr>";
       });
-      h += "<tr class=\"total\"><td>" + enc(fmtInt(tops.length) + " stacks, " + fmtInt(segs.length) + " segments (" + fmtBytes(reserved) + " reserved)") +
+      h += "<tr class=\"total\"><td>" + enc(plural(tops.length, "stack") + ", " + plural(segs.length, "segment") + " (" + fmtBytes(reserved) + " reserved)") +
         "<\/td><td class=\"num\">" + fmtBytes(total) + "<\/td><td class=\"num\">" + fmtInt(count) + "<\/td><\/tr>";
       tb.innerHTML = h;
     }
@@ -287,7 +298,7 @@
     var note = document.getElementById(id + "-segnote");
     if (note) {
       note.textContent = "Each bar is one segment (cudaMalloc, or a mapped range of an expandable segment), its length proportional to its size; " +
-        fmtInt(shown.length) + " of " + fmtInt(segs.length) + " segments, largest first. Allocated blocks take the colour of their stack group in the timeline.";
+        fmtInt(shown.length) + " of " + plural(segs.length, "segment") + ", largest first. Allocated blocks take the colour of their stack group in the timeline.";
     }
     var height = 70 + 22 * Math.min(Math.max(shown.length, 1), 60);
     var so = dev.segments.option;
