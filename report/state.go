@@ -14,6 +14,16 @@ import (
 	"github.com/snapview/snapview/snapshot"
 )
 
+// stateBlockMap draws a state's segment as BlockMap does, in width
+// characters.
+func stateBlockMap(seg *analyze.StateSegment, width int) string {
+	fs := snapshot.Segment{TotalSize: seg.Size, Blocks: make([]snapshot.Block, len(seg.Blocks))}
+	for k, b := range seg.Blocks {
+		fs.Blocks[k] = snapshot.Block{Address: b.Addr, Size: b.Size, State: b.State}
+	}
+	return BlockMap(&fs, width)
+}
+
 // stateExpandable counts the view's segments that are mapped ranges of
 // expandable segments.
 func stateExpandable(v *StateView) int {
@@ -324,15 +334,23 @@ func WriteState(w io.Writer, v *StateView) error {
 				FormatBytes(s.Size), FormatInt(int64(len(s.Blocks))), FormatInt(int64(s.Live)), FormatBytes(s.Allocated),
 				FormatBytes(s.Free), FormatBytes(s.LargestFree), s.Map})
 		}
-		// Too wide for the width: the map, then the stream, the largest
-		// free block and the block count go.
+		// Too wide for the width: a narrower map (down to minMapWidth),
+		// then the map, the stream, the largest free block and the block
+		// count go.
+		mapWidth := MapWidth
+		if over := tableWidth(append(rows, header)) - textWidth(w); over > 0 && MapWidth-over >= minMapWidth {
+			mapWidth = MapWidth - over
+			for k, sg := range v.Segments {
+				rows[k][9] = stateBlockMap(&sg.StateSegment, mapWidth)
+			}
+		}
 		ft := fitColumns(textWidth(w), header, align, rows, nil, 9, 2, 8, 4)
 		if err := ft.render(w, "snapview segments draws each segment's map"); err != nil {
 			return err
 		}
 		if !slices.Contains(ft.Dropped, "Map") {
 			ew.printf("%s", wrapAt("", fmt.Sprintf("Map: one character per 1/%d of the segment: '#' half or more allocated, '+' some allocated, "+
-				"'~' freed but still used by another stream, '.' free.", MapWidth), textWidth(w)))
+				"'~' freed but still used by another stream, '.' free.", mapWidth), textWidth(w)))
 		}
 	}
 
