@@ -7,11 +7,16 @@
 #
 # For each report and round it prints, in milliseconds since navigation:
 #   fcp      first-contentful-paint (performance.getEntriesByType("paint"))
-#   charts   when report.js had drawn every chart (its data-ready-ms)
-#   painted  the first animation frame after that: the charts on screen
+#   charts   when report.js had set up every chart (its data-ready-ms)
+#   drawn    when ECharts had rendered every chart once (its "finished"
+#            event; report.js's data-drawn-ms)
+#   painted  the second animation frame after the load event: the page
+#            and its canvases rasterized, on screen
 #   load     loadEventEnd
-# and the median of "painted" over the rounds. A copy of each report with a
-# small probe script appended is opened (the original is not changed).
+# and the median of "painted" over the rounds (a round whose frame never
+# came, or came only when the virtual-time budget ran out, is left out).
+# A copy of each report with a small probe script appended is opened (the
+# original is not changed).
 # Chromium is found as chromium, chromium-browser or google-chrome, or
 # named by SNAPVIEW_CHROMIUM. Other jobs on the machine slow the browser:
 # the load average is printed with the figures.
@@ -53,22 +58,24 @@ probe='<script>
     var r = {
       fcp: fcp ? Math.round(fcp.startTime) : -1,
       charts: Number(document.documentElement.getAttribute("data-ready-ms") || -1),
+      drawn: Number(document.documentElement.getAttribute("data-drawn-ms") || -1),
       painted: Math.round(painted),
       load: Math.round(nav.loadEventEnd || -1)
     };
     document.documentElement.setAttribute("data-firstpaint", JSON.stringify(r));
   }
-  var painted = 0;
+  var painted = -1;
   window.addEventListener("load", function () {
+    done(); // provisional: painted stays -1 if no frame comes
     requestAnimationFrame(function () {
-      requestAnimationFrame(function () { painted = performance.now(); setTimeout(done, 50); });
+      requestAnimationFrame(function () { painted = performance.now(); done(); });
     });
   });
 })();
 </script>'
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-40s %8s %8s %8s %8s %8s\n' report MiB fcp charts painted load
+printf '%-40s %8s %8s %8s %8s %8s %8s\n' report MiB fcp charts drawn painted load
 for f in "$@"; do
 	name=$(basename "$f")
 	page="$tmp/$name"
@@ -85,7 +92,7 @@ PY
 	times=()
 	for ((r = 0; r < rounds; r++)); do
 		dom=$("$bin" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
-			--disable-background-networking --proxy-server=127.0.0.1:9 --window-size=1400,900 --virtual-time-budget=60000 \
+			--disable-background-networking --proxy-server=127.0.0.1:9 --window-size=1400,900 --virtual-time-budget=60000 --run-all-compositor-stages-before-draw \
 			--user-data-dir="$tmp/profile" \
 			--dump-dom "file://$page" 2>/dev/null)
 		j=$( (grep -o 'data-firstpaint="[^"]*"' <<<"$dom" | head -1 || true) |  sed -e 's/^data-firstpaint="//' -e 's/"$//' -e 's/&#34;/"/g' -e 's/&quot;/"/g')
@@ -93,9 +100,14 @@ PY
 			echo "$name: the probe did not report (the page did not load within the 60 s budget, or a script failed)" >&2
 			continue
 		fi
-		read -r fcp charts painted load < <(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(r["fcp"], r["charts"], r["painted"], r["load"])' "$j")
-		printf '%-40s %8s %8s %8s %8s %8s\n' "$name" "$mib" "$fcp" "$charts" "$painted" "$load"
-		times+=("$painted")
+		read -r fcp charts drawn painted load < <(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(r["fcp"], r["charts"], r["drawn"], r["painted"], r["load"])' "$j")
+		printf '%-40s %8s %8s %8s %8s %8s %8s\n' "$name" "$mib" "$fcp" "$charts" "$drawn" "$painted" "$load"
+		# Headless Chromium sometimes gives no frame before the dump (-1)
+		# or only at the end of the virtual-time budget: those rounds do
+		# not count.
+		if [[ $painted -ge 0 && $painted -lt 60000 ]]; then
+			times+=("$painted")
+		fi
 	done
 	if [[ ${#times[@]} -gt 0 ]]; then
 		med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')

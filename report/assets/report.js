@@ -8,7 +8,7 @@
   var started = performance.now();
   var data = JSON.parse(document.getElementById("snapview-data").textContent);
   var enc = echarts.format.encodeHTML;
-  var charts = [];
+  var charts = [], drawn = 0;
   var palette = ["#4e79a7", "#f28e2c", "#e15759", "#76b7b2", "#59a14f",
     "#edc949", "#af7aa1", "#ff9da7", "#9c755f", "#86bcb6"];
   var colorOther = "#bab0ac", colorPending = "#7a0019", colorFree = "#e9e9e9";
@@ -377,6 +377,16 @@
     var chart = echarts.init(el, null, {renderer: "canvas"});
     chart.setOption(option);
     charts.push(chart);
+    // When every chart has rendered once: data-drawn-ms (for
+    // scripts/firstpaint.sh).
+    var first = true;
+    chart.on("finished", function () {
+      if (!first) { return; }
+      first = false;
+      if (++drawn === charts.length) {
+        document.documentElement.setAttribute("data-drawn-ms", String(Math.round(performance.now())));
+      }
+    });
     return chart;
   }
 
