@@ -155,3 +155,49 @@ func TestHTMLTimelineChoices(t *testing.T) {
 		}
 	})
 }
+
+func TestHTMLChooseAxis(t *testing.T) {
+	// Ten entries a microsecond apart, then a slow stretch: by time,
+	// entries 0 to 9 take a thousandth of the width.
+	slow := []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10000, 20000}
+	steps := func(r ...[2]int) []HTMLRange {
+		var out []HTMLRange
+		for _, x := range r {
+			out = append(out, HTMLRange{I0: x[0], I1: x[1], X0: slow[x[0]], X1: slow[x[1]]})
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		timeUS  []int64
+		steps   []HTMLRange
+		zoom    bool
+		byIndex bool
+	}{
+		{"no times", nil, nil, false, true},
+		{"steps squeezed by time", slow, steps([2]int{0, 3}, [2]int{3, 6}, [2]int{6, 9}), false, true},
+		{"steps spread by time", slow, steps([2]int{9, 10}, [2]int{10, 11}), false, false},
+		{"no steps, an idle stretch", slow, nil, true, true},
+		{"no steps", slow, nil, false, false},
+	}
+	for _, tt := range tests {
+		d := &HTMLDevice{Steps: tt.steps}
+		if tt.zoom {
+			d.Zoom = &HTMLZoom{}
+		}
+		htmlChooseAxis(d, tt.timeUS)
+		if d.XByIndex != tt.byIndex || d.AxisNote == "" {
+			t.Errorf("%s: XByIndex %v (%q), want %v", tt.name, d.XByIndex, d.AxisNote, tt.byIndex)
+		}
+	}
+}
+
+func TestHTMLSparkline(t *testing.T) {
+	if got := htmlSparkline(nil); got != "" {
+		t.Errorf("no growth: %q", got)
+	}
+	got := string(htmlSparkline([]int64{0, 512, 1024}))
+	if strings.Count(got, "<rect") != 2 || !strings.Contains(got, "up to 1.0 KiB") || !strings.HasPrefix(got, "<svg") {
+		t.Errorf("sparkline = %s", got)
+	}
+}
