@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/snapview/snapview/snapshot"
@@ -313,9 +314,9 @@ func infoPlural(n int, noun string) string {
 		return "1 " + noun
 	}
 	if strings.HasSuffix(noun, "y") && !strings.HasSuffix(noun, "ey") {
-		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
+		return fmt.Sprintf("%s %sies", groupDigits(n), strings.TrimSuffix(noun, "y"))
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return fmt.Sprintf("%s %ss", groupDigits(n), noun)
 }
 
 // ofAll is k of n nouns, agreeing with a verb in the number of k: "the
@@ -327,7 +328,26 @@ func ofAll(k, n int, noun string) string {
 	case k == n:
 		return "all " + infoPlural(n, noun)
 	}
-	return fmt.Sprintf("%d of %s", k, infoPlural(n, noun))
+	return fmt.Sprintf("%s of %s", groupDigits(k), infoPlural(n, noun))
+}
+
+// groupDigits writes n with thousands separated by commas ("5,884"), as
+// every view writes counts (report.FormatInt).
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // verb returns singular when n is 1, plural otherwise ("has"/"have").

@@ -168,7 +168,7 @@ func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 		r.Enabled = EnabledUnknown
 		r.EnabledWhy = "the file has no device_traces (a bare segment list keeps no trace whatever was recorded)"
 		if stateStacks > 0 {
-			r.EnabledWhy += fmt.Sprintf("; %d blocks and segments carry stacks, so history recording was on", stateStacks)
+			r.EnabledWhy += fmt.Sprintf("; %s blocks and segments carry stacks, so history recording was on", groupDigits(stateStacks))
 		}
 	case r.Entries == 0 && len(s.HostTraces) > 0:
 		r.Enabled = EnabledAll
@@ -180,7 +180,7 @@ func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 	case r.Entries == 0 && liveStacks == 0 && segStacks > 0:
 		r.Enabled = EnabledOff
 		r.EnabledWhy = fmt.Sprintf("no trace entries and no live block with a stack, yet %s: recording was on once and stopped before the dump "+
-			"(enabled=None clears the trace)", fmt.Sprintf("%d %s", segStacks, verb(segStacks, "segment keeps its stack", "segments keep their stacks")))
+			"(enabled=None clears the trace)", fmt.Sprintf("%s %s", groupDigits(segStacks), verb(segStacks, "segment keeps its stack", "segments keep their stacks")))
 	case maxEntries <= 1 && liveStacks > 0:
 		r.Enabled = EnabledState
 		r.EnabledWhy = fmt.Sprintf("%s %s stacks but no device's trace holds more than one entry: enabled='state' keeps only the latest event (max_entries=1), "+
@@ -195,7 +195,7 @@ func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 	switch {
 	case r.CppFrames > 0:
 		r.Stacks = StacksAll
-		r.StacksWhy = fmt.Sprintf("%d of %d distinct frames are C++ frames (line 0, file '??' or '::' in the name)", r.CppFrames, r.Frames)
+		r.StacksWhy = fmt.Sprintf("%s of %s distinct frames are C++ frames (line 0, file '??' or '::' in the name)", groupDigits(r.CppFrames), groupDigits(r.Frames))
 	case hasUnknownSuffix(s, ".cpp_frames"):
 		r.Stacks = StacksAll
 		r.StacksWhy = "trace entries carry cpp_frames (the 2.0 record_context_cpp=True form)"
@@ -390,7 +390,7 @@ func looksWrapped(d *DeviceInfo, sameLength int) (bool, string) {
 	case sameLength > 1:
 		return true, fmt.Sprintf("the same length on %d devices", sameLength)
 	case d.OrphanFrees >= 3 && d.OrphanFrees*100 >= n:
-		return true, fmt.Sprintf("%d frees of blocks it never allocated, too many for a late start", d.OrphanFrees)
+		return true, fmt.Sprintf("%s frees of blocks it never allocated, too many for a late start", groupDigits(d.OrphanFrees))
 	}
 	return false, ""
 }

@@ -154,12 +154,12 @@ func stackWarnings(s *snapshot.Snapshot, in *Info) []string {
 	if stackless > 0 && rec.Frames > 0 {
 		var causes []string
 		if untraced > 0 {
-			causes = append(causes, fmt.Sprintf("%d %s allocated while no history was recorded (before _record_memory_history, or after it stopped) "+
-				"or %s evicted from the ring buffer", untraced, verb(untraced, "was", "were"), verb(untraced, "its alloc was", "their allocs were")))
+			causes = append(causes, fmt.Sprintf("%s %s allocated while no history was recorded (before _record_memory_history, or after it stopped) "+
+				"or %s evicted from the ring buffer", groupDigits(untraced), verb(untraced, "was", "were"), verb(untraced, "its alloc was", "their allocs were")))
 		}
 		if n := stackless - untraced; n > 0 {
-			causes = append(causes, fmt.Sprintf("%d %s allocated inside the trace by code without Python frames "+
-				"(C++ threads such as the autograd engine in backward, with stacks='python')", n, verb(n, "was", "were")))
+			causes = append(causes, fmt.Sprintf("%s %s allocated inside the trace by code without Python frames "+
+				"(C++ threads such as the autograd engine in backward, with stacks='python')", groupDigits(n), verb(n, "was", "were")))
 		}
 		w = append(w, fmt.Sprintf("%s %s no stack: %s.", ofAll(stackless, rec.LiveBlocks, "live block"),
 			verb(stackless, "has", "have"), strings.Join(causes, "; ")))
@@ -201,7 +201,7 @@ func sumCounts(cs []snapshot.Count) int {
 func countList(cs []snapshot.Count) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
-		parts[i] = fmt.Sprintf("%s: %d", c.Name, c.Count)
+		parts[i] = fmt.Sprintf("%s: %s", c.Name, groupDigits(c.Count))
 	}
 	return strings.Join(parts, ", ")
 }

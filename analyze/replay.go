@@ -401,6 +401,37 @@ func (r *Result) StateAt(i int) (*State, error) {
 	}
 	x := r.newRunner(false)
 	x.runTo(i)
+	return r.stateOf(x, i), nil
+}
+
+// StatesAt returns the allocator states after each of the trace entries
+// indices (ascending, each in [-1, entries)), as [Result.StateAt] would,
+// from one pass over the trace up to the last of them.
+func (r *Result) StatesAt(indices []int) ([]*State, error) {
+	trace := deviceTrace(r.snap, r.Device)
+	x := r.newRunner(false)
+	out := make([]*State, 0, len(indices))
+	next := 0
+	for k, i := range indices {
+		if i < -1 || i >= len(trace) {
+			return nil, fmt.Errorf("state of device %d: entry %d out of range [-1, %d)", r.Device, i, len(trace))
+		}
+		if k > 0 && i < indices[k-1] {
+			return nil, fmt.Errorf("states of device %d: entries out of order (%d after %d)", r.Device, i, indices[k-1])
+		}
+		for ; next <= i; next++ {
+			x.step(next)
+		}
+		x.runTo(-1) // no entries; sets the pools of the file's segments
+		out = append(out, r.stateOf(x, i))
+	}
+	return out, nil
+}
+
+// stateOf builds the State after entry i from a runner that has applied
+// the entries up to i.
+func (r *Result) stateOf(x *runner, i int) *State {
+	trace := x.trace
 	m := x.m
 	st := &State{Device: r.Device, Index: i, Stats: m.st}
 	if i == len(trace)-1 && !r.Check.Equal {
@@ -482,7 +513,7 @@ func (r *Result) StateAt(i int) (*State, error) {
 		}
 		st.OOM = o
 	}
-	return st, nil
+	return st
 }
 
 // IndexAtTime returns the last trace entry whose time_us is at most us

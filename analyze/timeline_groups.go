@@ -47,8 +47,13 @@ type StackTimelineOptions struct {
 	// into one "other" group. At least 1.
 	Groups int
 	// Buckets is the number of x buckets of the min/max downsampling
-	// ([DownsampleMinMax]); each keeps up to six points.
+	// ([DownsampleMinMax]); each keeps up to six points. With times, the
+	// points kept by buckets of entry indexes are added too, so that the
+	// timeline can be drawn over either x.
 	Buckets int
+	// MaxPoints, when positive, caps the kept points (the peak and Keep
+	// aside): the buckets are made fewer until the points fit.
+	MaxPoints int
 }
 
 // TimelineGroup is one stacked area: the allocations of one stack, or all
@@ -103,6 +108,35 @@ func xOf(timeUS []int64, i int) int64 {
 	return timeUS[i] - timeUS[0]
 }
 
+// timelinePoints picks the entries to draw: [DownsampleMinMax] over x and,
+// when x is time, over entry indexes too (the union, so that both axes
+// keep their shape), with fewer buckets until at most maxPoints remain
+// (0: no cap).
+func timelinePoints(x []int64, isTime bool, buckets, maxPoints int, keep []int, series ...[]int64) []int {
+	var index []int64
+	if isTime {
+		index = make([]int64, len(x))
+		for i := range index {
+			index[i] = int64(i)
+		}
+	}
+	pick := func(b int) []int {
+		out := DownsampleMinMax(x, b, keep, series...)
+		if index != nil {
+			out = append(out, DownsampleMinMax(index, b, keep, series...)...)
+			slices.Sort(out)
+			out = slices.Compact(out)
+		}
+		return out
+	}
+	out := pick(buckets)
+	for maxPoints > 0 && len(out) > maxPoints && buckets > 8 {
+		buckets = max(8, int(float64(buckets)*float64(maxPoints)/float64(len(out))*0.9))
+		out = pick(buckets)
+	}
+	return out
+}
+
 // StackTimeline downsamples the series of in with [DownsampleMinMax] over
 // allocated, active and reserved bytes, and splits the live bytes at each
 // kept point into the top opt.Groups allocation stacks, ranked by bytes
@@ -127,7 +161,7 @@ func StackTimeline(in StackTimelineInput, opt StackTimelineOptions) *Timeline {
 		x[i] = xOf(timeUS, i)
 	}
 	keep := append(slices.Clone(in.Keep), in.Peak)
-	tl.Index = DownsampleMinMax(x, max(opt.Buckets, 1), keep, in.Allocated, in.Active, in.Reserved)
+	tl.Index = timelinePoints(x, timeUS != nil, max(opt.Buckets, 1), opt.MaxPoints, keep, in.Allocated, in.Active, in.Reserved)
 	tl.X = make([]int64, len(tl.Index))
 	tl.Allocated = make([]int64, len(tl.Index))
 	tl.Active = make([]int64, len(tl.Index))

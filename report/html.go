@@ -55,9 +55,11 @@ type HTMLDevice struct {
 	// coverage, replay disagreements).
 	Notes []string
 
-	// Timeline is the downsampled timeline; nil when the device has no
-	// trace entries.
-	Timeline *analyze.Timeline
+	// Timeline is the downsampled timeline; nil when the device has
+	// fewer than 2 trace entries. TimelineNote then says why there is no
+	// chart ("" when there is one).
+	Timeline     *analyze.Timeline
+	TimelineNote string
 	// Groups label Timeline.Groups, in the same order.
 	Groups []HTMLGroup
 	// Peak marks the peak of allocated bytes; nil without a trace. Its
@@ -72,6 +74,19 @@ type HTMLDevice struct {
 	// AnnotationsTotal counts them all, drawn or not.
 	Annotations      []HTMLRange
 	AnnotationsTotal int
+	// Steps are the training steps found in the trace (as `snapview
+	// leaks` finds them), drawn as alternating bands; StepsName says how
+	// they were found. Empty when no steps were found.
+	Steps     []HTMLRange
+	StepsName string
+	// XByIndex is true when the timeline opens with the entry index on
+	// its x axis (the page can switch to time when the trace has times);
+	// AxisNote says why that axis was chosen.
+	XByIndex bool
+	AxisNote string
+	// Inspect is what the page needs to show the allocator state at a
+	// clicked moment; nil without a trace.
+	Inspect *HTMLInspect
 
 	// Summary is the memory_summary() text, "" when unavailable.
 	Summary string
@@ -120,10 +135,13 @@ type HTMLZoom struct {
 	Note string
 }
 
-// HTMLRange is a named x range of the timeline (a record_function range).
+// HTMLRange is a named range of the timeline (a record_function range,
+// a step): X0 to X1 in the unit of HTMLMarker.X, and the entries I0 to I1
+// it covers.
 type HTMLRange struct {
 	Name   string
 	X0, X1 int64
+	I0, I1 int
 }
 
 // HTMLSegment is one segment drawn as a bar of its blocks.
@@ -168,6 +186,11 @@ type HTMLLeak struct {
 	// Suspicious is true when the verdict says the group grew and was not
 	// given back.
 	Suspicious bool
+	// Score is the leak score in bytes (analyze.LeakGroup.Score).
+	Score float64
+	// Growth is the group's live bytes at the end of each step (or
+	// slice), for the sparkline.
+	Growth []int64
 }
 
 //go:embed assets/report.html.tmpl assets/report.js assets/report.css
@@ -183,6 +206,9 @@ func WriteHTML(w io.Writer, r *HTMLReport) error {
 	}
 	tmpl, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
 		"bytes": FormatBytes,
+		"num":   func(n int) string { return FormatInt(int64(n)) },
+		"score": func(f float64) int64 { return int64(f) },
+		"spark": htmlSparkline,
 		"stack": func(i int) []string {
 			if i < 0 || i >= len(r.Stacks) {
 				return nil
@@ -244,8 +270,15 @@ type htmlData struct {
 }
 
 type htmlDataDevice struct {
-	Device  int  `json:"device"`
-	XIsTime bool `json:"xIsTime"`
+	Device int `json:"device"`
+	// Section is the id of the device's section on the page ("dev0", or
+	// the file's key in a report of several files): the prefix of its
+	// elements' ids.
+	Section string `json:"section"`
+	// XIsTime is true when the trace has times (the axis can switch);
+	// XByIndex when the chart opens on the entry index.
+	XIsTime  bool `json:"xIsTime"`
+	XByIndex bool `json:"xByIndex"`
 	// YInterval is the timeline's y tick interval in bytes, a power of
 	// two (0: ECharts chooses).
 	YInterval   int64           `json:"yInterval"`
@@ -259,6 +292,45 @@ type htmlDataDevice struct {
 	Monitor *htmlDataChart `json:"monitor,omitempty"`
 	Overlay [][2]float64   `json:"overlay,omitempty"`
 	Steps   []string       `json:"steps,omitempty"`
+	// SegmentsAt titles SegmentInfo, SegmentsTotal counts the segments
+	// at that moment.
+	SegmentsAt    string `json:"segmentsAt"`
+	SegmentsTotal int    `json:"segmentsTotal"`
+	// Markers are the timeline's markers; Inspect what clicking it
+	// shows.
+	Markers *htmlMarkers     `json:"markers"`
+	Inspect *htmlDataInspect `json:"inspect"`
+}
+
+// htmlDataInspect is HTMLInspect for the page; States' segments are
+// written as htmlDataSeg.
+type htmlDataInspect struct {
+	Live     bool                   `json:"live"`
+	Allocs   [][7]int64             `json:"allocs"`
+	Segments [][5]int64             `json:"segments"`
+	States   []htmlDataInspectState `json:"states"`
+	// MaxSegments is the most segments the segment map draws.
+	MaxSegments int `json:"maxSegments"`
+}
+
+type htmlDataInspectState struct {
+	Index    int           `json:"index"`
+	Segments []htmlDataSeg `json:"segments"`
+}
+
+// htmlDataSegs converts segments for the page.
+func htmlDataSegs(segs []HTMLSegment) []htmlDataSeg {
+	out := make([]htmlDataSeg, 0, len(segs))
+	for _, sg := range segs {
+		ds := htmlDataSeg{Addr: sg.Addr, Size: sg.Size, Stream: sg.Stream, Pool: sg.Pool,
+			Blocks: make([][4]int64, len(sg.Blocks)), States: make([]string, len(sg.Blocks))}
+		for j, b := range sg.Blocks {
+			ds.Blocks[j] = [4]int64{b.Offset, b.Size, b.Requested, int64(b.Stack)}
+			ds.States[j] = b.State
+		}
+		out = append(out, ds)
+	}
+	return out
 }
 
 type htmlDataChart struct {
@@ -313,7 +385,7 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 		if d.Key != "" {
 			sec.ID = d.Key
 		}
-		dd := htmlDataDevice{Device: d.Device, Groups: []htmlDataGroup{}, SegmentInfo: []htmlDataSeg{}}
+		dd := htmlDataDevice{Device: d.Device, Section: sec.ID, Groups: []htmlDataGroup{}, SegmentInfo: []htmlDataSeg{}}
 		if d.Timeline != nil && len(d.Timeline.Index) > 0 {
 			el, opt, err := htmlTimelineChart(d)
 			if err != nil {
@@ -322,6 +394,8 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 			sec.TimelineElement = el
 			sec.AnnotationsShown = len(d.Annotations)
 			dd.XIsTime = d.Timeline.XIsTime
+			dd.XByIndex = d.XByIndex || !d.Timeline.XIsTime
+			dd.Markers = htmlTimelineMarkers(d)
 			dd.YInterval, _ = htmlYTicks(d.Timeline)
 			if d.YMax > 0 {
 				dd.YInterval, _ = htmlTicks(d.YMax)
@@ -343,7 +417,7 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 				})
 			}
 		}
-		if len(d.Segments) > 0 {
+		if len(d.Segments) > 0 || d.Inspect != nil {
 			el, opt, err := htmlSegmentsChart(d)
 			if err != nil {
 				return nil, fmt.Errorf("device %d segments: %w", d.Device, err)
@@ -351,15 +425,15 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 			sec.SegmentsElement = el
 			sec.SegmentsShown = len(d.Segments)
 			dd.Segments = &htmlDataChart{ID: htmlDeviceChartID("segments", d), Option: opt}
-			for _, sg := range d.Segments {
-				ds := htmlDataSeg{Addr: sg.Addr, Size: sg.Size, Stream: sg.Stream, Pool: sg.Pool,
-					Blocks: make([][4]int64, len(sg.Blocks)), States: make([]string, len(sg.Blocks))}
-				for j, b := range sg.Blocks {
-					ds.Blocks[j] = [4]int64{b.Offset, b.Size, b.Requested, int64(b.Stack)}
-					ds.States[j] = b.State
-				}
-				dd.SegmentInfo = append(dd.SegmentInfo, ds)
+			dd.SegmentInfo = htmlDataSegs(d.Segments)
+			dd.SegmentsAt, dd.SegmentsTotal = d.SegmentsAt, d.SegmentsTotal
+		}
+		if in := d.Inspect; in != nil {
+			di := &htmlDataInspect{Live: in.Live, Allocs: in.Allocs, Segments: in.Segments, States: []htmlDataInspectState{}, MaxSegments: htmlMaxMapSegments}
+			for _, st := range in.States {
+				di.States = append(di.States, htmlDataInspectState{Index: st.Index, Segments: htmlDataSegs(st.Segments)})
 			}
+			dd.Inspect = di
 		}
 		if d.Monitor != nil {
 			el, opt, err := htmlMonitorChart(d)
@@ -367,7 +441,7 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 				return nil, fmt.Errorf("device %d monitoring chart: %w", d.Device, err)
 			}
 			sec.MonitorElement = el
-			dd.Monitor = &htmlDataChart{ID: htmlChartID("monitor", d.Device), Option: opt}
+			dd.Monitor = &htmlDataChart{ID: htmlDeviceChartID("monitor", d), Option: opt}
 			dd.Overlay, dd.Steps = d.Monitor.Overlay, d.Monitor.StepNames
 		}
 		page.Sections = append(page.Sections, sec)
@@ -383,6 +457,36 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 	page.Data = template.JS(island)
 	return page, nil
 }
+
+// htmlSparkline draws a leak group's live bytes at the end of each step
+// as a small inline SVG bar chart (the text views' sparkline, drawn).
+func htmlSparkline(growth []int64) template.HTML {
+	if len(growth) == 0 {
+		return ""
+	}
+	const w, h = 120, 18
+	var hi int64
+	for _, v := range growth {
+		hi = max(hi, v)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `<svg class="spark" width="%d" height="%d" viewBox="0 0 %d %d"><title>live bytes at the end of each of %d steps, up to %s</title>`,
+		w, h, w, h, len(growth), template.HTMLEscapeString(FormatBytes(hi)))
+	bw := float64(w) / float64(len(growth))
+	for i, v := range growth {
+		if v <= 0 || hi <= 0 {
+			continue
+		}
+		bh := max(1, float64(h)*float64(v)/float64(hi))
+		fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f"/>`, float64(i)*bw, float64(h)-bh, max(bw-0.5, 0.5), bh)
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// htmlMaxMapSegments is the most segments the page's segment map draws
+// for a clicked moment (the largest).
+const htmlMaxMapSegments = 200
 
 // htmlCheckInline makes sure a text can sit inside a <script> element.
 func htmlCheckInline(name string, b []byte) error {

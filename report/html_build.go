@@ -28,11 +28,23 @@ type HTMLOptions struct {
 	// are summed as "other") and of leak rows. Default 10.
 	Top int
 	// Buckets is the number of time buckets of the downsampled timeline;
-	// each keeps up to six points. Default 2000.
+	// each keeps up to six points. Default 400.
 	Buckets int
+	// MaxPoints caps the points drawn per series of the timeline, about
+	// the chart's width in pixels (fewer buckets are used until they
+	// fit). Default 1000.
+	MaxPoints int
 	// MaxAnnotations is the most record_function ranges shaded on a
-	// timeline (the longest are kept). Default 400.
+	// timeline (the longest are kept). Default 100.
 	MaxAnnotations int
+	// MaxLiveEntries is the longest trace whose every allocation the
+	// page embeds, so that clicking the timeline shows the state after
+	// any entry; longer traces get MaxStates precomputed states.
+	// Default 100000.
+	MaxLiveEntries int
+	// MaxStates is the most precomputed states of a longer trace.
+	// Default 48.
+	MaxStates int
 	// MaxSegments is the most segments drawn (the largest are kept).
 	// Default 200.
 	MaxSegments int
@@ -58,10 +70,19 @@ func (o *HTMLOptions) defaults() {
 		o.Top = 10
 	}
 	if o.Buckets <= 0 {
-		o.Buckets = 2000
+		o.Buckets = 400
+	}
+	if o.MaxPoints <= 0 {
+		o.MaxPoints = 1000
 	}
 	if o.MaxAnnotations <= 0 {
-		o.MaxAnnotations = 400
+		o.MaxAnnotations = 100
+	}
+	if o.MaxLiveEntries <= 0 {
+		o.MaxLiveEntries = 100000
+	}
+	if o.MaxStates <= 0 {
+		o.MaxStates = 48
 	}
 	if o.MaxSegments <= 0 {
 		o.MaxSegments = 200
@@ -224,29 +245,113 @@ func (b *htmlBuilder) device(dev int, replay analyze.DeviceReplay) (*HTMLDevice,
 		d.LeaksNote = "Finding leaks needs a trace (torch.cuda.memory._record_memory_history)."
 		return d, nil
 	}
-	b.timeline(d, res, trace)
+	timeUS := htmlTraceTimes(trace)
+	if len(trace) >= 2 {
+		b.timeline(d, res, trace, timeUS)
+	} else {
+		d.TimelineNote = fmt.Sprintf("The trace has %s: there is nothing to draw over time; the allocator state after it is below.", plural(len(trace), "entry"))
+	}
 	st, err := res.StateAt(res.PeakIndex)
 	if err != nil {
 		return nil, err
 	}
 	d.SegmentsAt = fmt.Sprintf("at the peak (after entry %s, %s allocated)", FormatInt(int64(res.PeakIndex)), FormatBytes(res.Allocated[res.PeakIndex]))
 	b.stateSegments(d, st)
-	if err := b.leaks(d, res); err != nil {
+	rep, err := b.leaks(d, res)
+	if err != nil {
 		return nil, fmt.Errorf("device %d: %w", dev, err)
 	}
+	if d.Timeline != nil {
+		b.steps(d, rep, timeUS)
+		htmlChooseAxis(d, timeUS)
+		if err := b.inspect(d, res, trace); err != nil {
+			return nil, fmt.Errorf("device %d: %w", dev, err)
+		}
+	}
 	return d, nil
+}
+
+// htmlTraceTimes returns each entry's time_us, or nil when some entry has
+// none or the times go backwards.
+func htmlTraceTimes(trace []snapshot.TraceEntry) []int64 {
+	for i := range trace {
+		if trace[i].Flags&snapshot.FlagTime == 0 || (i > 0 && trace[i].TimeUS < trace[i-1].TimeUS) {
+			return nil
+		}
+	}
+	timeUS := make([]int64, len(trace))
+	for i := range trace {
+		timeUS[i] = trace[i].TimeUS
+	}
+	return timeUS
+}
+
+// steps keeps the training steps the leak report found (annotations or a
+// repeating allocation; not equal slices) as ranges of the timeline.
+func (b *htmlBuilder) steps(d *HTMLDevice, rep *analyze.LeakReport, timeUS []int64) {
+	if rep == nil || (rep.Steps.Source != analyze.StepsAnnotation && rep.Steps.Source != analyze.StepsPattern) {
+		return
+	}
+	d.StepsName = "from a repeating allocation"
+	if rep.Steps.Source == analyze.StepsAnnotation {
+		d.StepsName = "from the " + rep.Steps.Name + " annotations"
+	}
+	for _, sl := range rep.Slices {
+		if sl.Step == 0 {
+			continue
+		}
+		r := HTMLRange{Name: fmt.Sprintf("step %d", sl.Step), I0: sl.Start, I1: sl.End, X0: int64(sl.Start), X1: int64(sl.End)}
+		if timeUS != nil {
+			r.X0, r.X1 = timeUS[sl.Start]-timeUS[0], timeUS[sl.End]-timeUS[0]
+		}
+		d.Steps = append(d.Steps, r)
+	}
+}
+
+// htmlChooseAxis picks the x axis the timeline opens on: the one that
+// gives the steps more width (memory_viz draws by entry index; a slow
+// first step or a long start-up squeezes the others on a time axis), and
+// without steps time, unless one idle stretch covers most of it.
+func htmlChooseAxis(d *HTMLDevice, timeUS []int64) {
+	switch {
+	case timeUS == nil:
+		d.XByIndex = true
+		d.AxisNote = "The x axis is the trace entry (the entries have no times)."
+	case len(d.Steps) >= 2:
+		n := len(timeUS)
+		span := float64(max(timeUS[n-1]-timeUS[0], 1))
+		tw, iw := make([]float64, len(d.Steps)), make([]float64, len(d.Steps))
+		for k, st := range d.Steps {
+			tw[k] = float64(st.X1-st.X0) / span
+			iw[k] = float64(st.I1-st.I0) / float64(n)
+		}
+		slices.Sort(tw)
+		slices.Sort(iw)
+		med := len(tw) / 2
+		d.XByIndex = iw[med] > tw[med]
+		if d.XByIndex {
+			d.AxisNote = fmt.Sprintf("The x axis is the trace entry, which spreads the %d steps wider than time does (median step %.2g%% of the width, %.2g%% by time); switch to time above the chart.", len(d.Steps), 100*iw[med], 100*tw[med])
+		} else {
+			d.AxisNote = fmt.Sprintf("The x axis is time, which spreads the %d steps wider than the entry index does (median step %.2g%% of the width, %.2g%% by entry); switch to entries above the chart.", len(d.Steps), 100*tw[med], 100*iw[med])
+		}
+	case d.Zoom != nil:
+		d.XByIndex = true
+		d.AxisNote = "The x axis is the trace entry: by time, one idle stretch would cover most of the chart; switch to time above the chart."
+	default:
+		d.AxisNote = "The x axis is time since the first entry; switch to entries above the chart."
+	}
 }
 
 // leaks fills the leak table from analyze.Leaks with the options
 // `snapview leaks` uses by default: the live allocations at the end of
 // the trace (or at its last OOM), grouped by stack and ranked by how
 // steadily they grew over the training steps.
-func (b *htmlBuilder) leaks(d *HTMLDevice, res *analyze.Result) error {
+func (b *htmlBuilder) leaks(d *HTMLDevice, res *analyze.Result) (*analyze.LeakReport, error) {
 	opts := analyze.DefaultLeakOptions(res)
 	opts.Top = b.opt.Top
 	rep, err := analyze.Leaks(b.s, res, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	at := "at the end of the trace"
 	if rep.At == rep.LastOOM && rep.At >= 0 {
@@ -270,6 +375,7 @@ func (b *htmlBuilder) leaks(d *HTMLDevice, res *analyze.Result) error {
 		d.Leaks = append(d.Leaks, HTMLLeak{
 			Label: b.frames.where(g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
 			Detail: g.Verdict.String(), Suspicious: g.Verdict.Kind.Suspicious(),
+			Score: g.Score, Growth: htmlGrowth(g.Growth),
 		})
 	}
 	d.LeaksNote = fmt.Sprintf("%s in %d allocations live %s, grouped by allocation stack and ranked by how steadily each group grew over %s: %d of the %d groups shown look like leaks (snapview leaks has the details).",
@@ -277,25 +383,20 @@ func (b *htmlBuilder) leaks(d *HTMLDevice, res *analyze.Result) error {
 	if rep.TotalGroups > len(rep.Groups) {
 		d.LeaksNote += fmt.Sprintf(" %d more groups not shown.", rep.TotalGroups-len(rep.Groups))
 	}
-	return nil
+	return rep, nil
 }
 
-func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snapshot.TraceEntry) {
+// htmlGrowth returns a group's live bytes at the end of each slice.
+func htmlGrowth(g []analyze.GrowthPoint) []int64 {
+	out := make([]int64, len(g))
+	for i, p := range g {
+		out[i] = p.Bytes
+	}
+	return out
+}
+
+func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snapshot.TraceEntry, timeUS []int64) {
 	n := len(trace)
-	var timeUS []int64
-	hasTime := true
-	for i := range trace {
-		if trace[i].Flags&snapshot.FlagTime == 0 || (i > 0 && trace[i].TimeUS < trace[i-1].TimeUS) {
-			hasTime = false
-			break
-		}
-	}
-	if hasTime {
-		timeUS = make([]int64, n)
-		for i := range trace {
-			timeUS[i] = trace[i].TimeUS
-		}
-	}
 	ranges := make([]analyze.LiveRange, len(res.Allocs))
 	for i, a := range res.Allocs {
 		end := n
@@ -310,7 +411,7 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snaps
 	tl := analyze.StackTimeline(analyze.StackTimelineInput{
 		TimeUS: timeUS, Allocated: res.Allocated, Active: res.Active, Reserved: res.Reserved,
 		Ranges: ranges, Peak: res.PeakIndex, Keep: res.OOMs,
-	}, analyze.StackTimelineOptions{Groups: b.opt.Top, Buckets: b.opt.Buckets})
+	}, analyze.StackTimelineOptions{Groups: b.opt.Top, Buckets: b.opt.Buckets, MaxPoints: b.opt.MaxPoints})
 	d.Timeline = tl
 	xOf := func(i int) int64 {
 		if timeUS == nil {
@@ -453,7 +554,10 @@ func (b *htmlBuilder) annotations(d *HTMLDevice, timeUS []int64) {
 		if end < t0 || start > t1 {
 			return
 		}
-		all = append(all, HTMLRange{Name: name, X0: max(start, t0) - t0, X1: min(end, t1) - t0})
+		x0, x1 := max(start, t0), min(end, t1)
+		i0, _ := slices.BinarySearch(timeUS, x0)
+		i1, _ := slices.BinarySearch(timeUS, x1+1)
+		all = append(all, HTMLRange{Name: name, X0: x0 - t0, X1: x1 - t0, I0: i0, I1: max(i0, i1-1)})
 	}
 	for _, a := range b.s.Annotations {
 		if a.Device != d.Device {

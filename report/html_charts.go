@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
-	"github.com/go-echarts/go-echarts/v2/render"
 
 	"github.com/snapview/snapview/analyze"
 )
@@ -34,10 +33,12 @@ const (
 	htmlColorOOM      = "#b00020"
 )
 
-// Timeline dataset columns: x, reserved, active, allocated, then one per
-// group.
+// Timeline dataset columns: the x the chart opens on (see
+// HTMLDevice.XByIndex), the other x (the page swaps them to switch axes),
+// reserved, active, allocated, then one per group.
 const (
 	htmlColX = iota
+	htmlColX2
 	htmlColReserved
 	htmlColActive
 	htmlColAllocated
@@ -58,18 +59,19 @@ func htmlX(x int64, isTime bool) float64 {
 	return float64(x)
 }
 
+// htmlTimelineLegendWidth is the width in pixels of the legend beside the
+// timeline; names longer than it wrap.
+const htmlTimelineLegendWidth = 250
+
 func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 	tl := d.Timeline
 	if len(d.Groups) != len(tl.Groups) {
 		return "", nil, fmt.Errorf("%d group labels for %d groups", len(d.Groups), len(tl.Groups))
 	}
 	id := htmlDeviceChartID("timeline", d)
-	xName := "trace entry"
-	if tl.XIsTime {
-		xName = "time (s)"
-	}
+	byIndex := d.XByIndex || !tl.XIsTime
 	var zoomStart, zoomEnd float32 = 0, 100
-	if z := d.Zoom; z != nil && len(tl.X) > 1 && tl.X[len(tl.X)-1] > tl.X[0] {
+	if z := d.Zoom; z != nil && !byIndex && len(tl.X) > 1 && tl.X[len(tl.X)-1] > tl.X[0] {
 		// Percentages of the axis: to XMax when it is fixed.
 		x0, span := float64(tl.X[0]), float64(max(tl.X[len(tl.X)-1], d.XMax)-tl.X[0])
 		zoomStart = float32(max(0, min(100, 100*(float64(z.X0)-x0)/span)))
@@ -84,28 +86,35 @@ func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 		yAxis.Min, yAxis.Max = 0, top
 	}
 	var xMax any = "dataMax"
-	if d.XMax > 0 {
-		xMax = htmlX(d.XMax, tl.XIsTime)
+	if d.XMax > 0 && !byIndex {
+		xMax = htmlX(d.XMax, true)
 	}
 	line := charts.NewLine()
 	line.SetGlobalOptions(
 		charts.WithInitializationOpts(opts.Initialization{ChartID: id, Width: "100%", Height: "520px"}),
 		charts.WithAnimation(false),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis", Enterable: opts.Bool(false)}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Top: "0"}),
-		charts.WithGridOpts(opts.Grid{Left: "70", Right: "40", Top: "50", Bottom: "90"}),
+		// Beside the chart, scrolling when it is long; report.js wraps
+		// long names and puts reserved and active first.
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Orient: "vertical", Right: "8", Top: "10", Bottom: "60"}),
+		charts.WithGridOpts(opts.Grid{Left: "70", Right: fmt.Sprint(htmlTimelineLegendWidth + 30), Top: "30", Bottom: "90"}),
 		charts.WithDataZoomOpts(
 			opts.DataZoom{Type: "inside", XAxisIndex: []int{0}, FilterMode: "none", Start: zoomStart, End: zoomEnd},
 			opts.DataZoom{Type: "slider", XAxisIndex: []int{0}, FilterMode: "none", Start: zoomStart, End: zoomEnd},
 		),
-		charts.WithXAxisOpts(opts.XAxis{Type: "time", Name: xName, NameLocation: "middle", NameGap: 28, Min: "dataMin", Max: xMax}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "time", NameLocation: "middle", NameGap: 28, Min: "dataMin", Max: xMax}),
 		charts.WithYAxisOpts(yAxis),
 	)
 
 	rows := make([][]float64, len(tl.Index))
 	for p := range tl.Index {
 		row := make([]float64, htmlColGroups+len(tl.Groups))
-		row[htmlColX] = htmlX(tl.X[p], tl.XIsTime)
+		xt, xi := htmlX(tl.X[p], tl.XIsTime), float64(tl.Index[p])
+		if byIndex {
+			row[htmlColX], row[htmlColX2] = xi, xt
+		} else {
+			row[htmlColX], row[htmlColX2] = xt, xi
+		}
 		row[htmlColReserved] = float64(tl.Reserved[p])
 		row[htmlColActive] = float64(tl.Active[p])
 		row[htmlColAllocated] = float64(tl.Allocated[p])
@@ -135,59 +144,48 @@ func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 		charts.WithLineStyleOpts(opts.LineStyle{Width: 1, Color: htmlColorActive}),
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: htmlColorActive}),
 	)
-
-	// The reserved line carries the markers: peak, OOMs and ranges.
-	reserved := []charts.SeriesOpts{
+	// The reserved line carries the markers (peak, OOMs, steps and
+	// record_function ranges); report.js draws them for the axis shown.
+	line.AddSeries("reserved", nil,
 		charts.WithEncodeOpts(opts.Encode{X: htmlColX, Y: htmlColReserved}), step,
 		charts.WithLineStyleOpts(opts.LineStyle{Width: 1.5, Type: "dashed", Color: htmlColorReserved}),
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: htmlColorReserved}),
-	}
-	var vlines []opts.MarkLineNameXAxisItem
-	if d.Peak != nil {
-		x := htmlX(d.Peak.X, tl.XIsTime)
-		reserved = append(reserved, charts.WithMarkPointNameCoordItemOpts(opts.MarkPointNameCoordItem{
-			Name:       htmlSafe("peak: " + d.Peak.Label),
-			Coordinate: []any{x, d.Peak.Bytes},
-			Value:      "peak",
-			Symbol:     "pin",
-			SymbolSize: 44,
-			ItemStyle:  &opts.ItemStyle{Color: htmlColorPeak},
-			Label:      &opts.Label{Show: opts.Bool(true), FontSize: 10, Color: "#fff"},
-		}))
+	)
+	return htmlRenderChart(line, id, "520px")
+}
+
+// htmlMarkers are the timeline's markers in both units, for report.js.
+type htmlMarkers struct {
+	// Peak is [entry, x, bytes]; nil without a trace.
+	Peak *[3]int64 `json:"peak"`
+	// PeakLabel reads after "peak: ".
+	PeakLabel string `json:"peakLabel"`
+	// OOMs are [entry, x, requested bytes] of each oom entry.
+	OOMs [][3]int64 `json:"ooms"`
+	// Steps and Ranges are [entry0, entry1, x0, x1]; RangeNames name
+	// the ranges.
+	Steps      [][4]int64 `json:"steps"`
+	Ranges     [][4]int64 `json:"ranges"`
+	RangeNames []string   `json:"rangeNames"`
+}
+
+func htmlTimelineMarkers(d *HTMLDevice) *htmlMarkers {
+	m := &htmlMarkers{OOMs: [][3]int64{}, Steps: [][4]int64{}, Ranges: [][4]int64{}, RangeNames: []string{}}
+	if p := d.Peak; p != nil {
+		m.Peak = &[3]int64{int64(p.Index), p.X, p.Bytes}
+		m.PeakLabel = p.Label
 	}
 	for _, o := range d.OOMs {
-		// The full label is listed under the chart; the line says "OOM".
-		vlines = append(vlines, opts.MarkLineNameXAxisItem{Name: "OOM " + FormatBytes(o.Bytes), XAxis: htmlX(o.X, tl.XIsTime)})
+		m.OOMs = append(m.OOMs, [3]int64{int64(o.Index), o.X, o.Bytes})
 	}
-	if len(vlines) > 0 {
-		reserved = append(reserved,
-			charts.WithMarkLineNameXAxisItemOpts(vlines...),
-			charts.WithMarkLineStyleOpts(opts.MarkLineStyle{
-				Symbol:    []string{"none", "none"},
-				Label:     &opts.Label{Show: opts.Bool(true), Position: "end", Formatter: "{b}", FontSize: 11, Color: htmlColorOOM},
-				LineStyle: &opts.LineStyle{Color: htmlColorOOM, Width: 1.5, Type: "solid"},
-			}),
-		)
+	for _, st := range d.Steps {
+		m.Steps = append(m.Steps, [4]int64{int64(st.I0), int64(st.I1), st.X0, st.X1})
 	}
-	if len(d.Annotations) > 0 {
-		areas := make([][]opts.MarkAreaData, len(d.Annotations))
-		for i, a := range d.Annotations {
-			areas[i] = []opts.MarkAreaData{
-				{Name: htmlSafe(a.Name), XAxis: htmlX(a.X0, tl.XIsTime)},
-				{XAxis: htmlX(a.X1, tl.XIsTime)},
-			}
-		}
-		reserved = append(reserved,
-			charts.WithMarkAreaData(areas...),
-			charts.WithMarkAreaStyleOpts(opts.MarkAreaStyle{
-				Label:     &opts.Label{Show: opts.Bool(false), Position: "insideTop", FontSize: 10, Color: "#444"},
-				ItemStyle: &opts.ItemStyle{Color: "rgba(120,120,200,0.07)", BorderColor: "rgba(120,120,200,0.35)", BorderWidth: 0.5},
-				Emphasis:  &opts.Emphasis{Label: &opts.Label{Show: opts.Bool(true)}},
-			}),
-		)
+	for _, a := range d.Annotations {
+		m.Ranges = append(m.Ranges, [4]int64{int64(a.I0), int64(a.I1), a.X0, a.X1})
+		m.RangeNames = append(m.RangeNames, a.Name)
 	}
-	line.AddSeries("reserved", nil, reserved...)
-	return htmlRenderChart(line)
+	return m
 }
 
 // htmlYTicks returns the y tick interval of a timeline, the smallest
@@ -217,100 +215,69 @@ func htmlTicks(hi int64) (interval, top int64) {
 	return interval, (hi + interval - 1) / interval * interval
 }
 
-// Segment chart dataset columns.
-const (
-	htmlSegColRow = iota
-	htmlSegColStart
-	htmlSegColEnd
-	htmlSegColState
-	htmlSegColBlock
-)
-
-// htmlStateCode maps a block state to the number the block renderer
-// colours.
-func htmlStateCode(state string) int {
-	switch state {
-	case HTMLBlockAllocated:
-		return 0
-	case HTMLBlockPendingFree:
-		return 1
-	}
-	return 2
-}
-
+// htmlSegmentsChart returns the segment map's container and option: one
+// row per segment, its length proportional to the segment's size (the
+// largest spans the width), its blocks coloured by state and allocation
+// stack. report.js fills the rows from the state shown (the one at the
+// peak first, then the one clicked on the timeline) and draws the blocks.
 func htmlSegmentsChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
-	id := htmlChartID("segments", d.Device)
-	height := 70 + 22*len(d.Segments)
+	id := htmlDeviceChartID("segments", d)
+	height := fmt.Sprintf("%dpx", htmlSegmentsHeight(len(d.Segments)))
 	c := charts.NewCustom()
-	names := make([]string, len(d.Segments))
-	var rows [][]float64
-	for i, sg := range d.Segments {
-		names[i] = fmt.Sprintf("%s %s", sg.Addr, FormatBytes(sg.Size))
-		for j, b := range sg.Blocks {
-			if sg.Size <= 0 {
-				continue
-			}
-			rows = append(rows, []float64{
-				float64(i),
-				float64(b.Offset) / float64(sg.Size),
-				float64(b.Offset+b.Size) / float64(sg.Size),
-				float64(htmlStateCode(b.State)),
-				float64(j),
-			})
-		}
-	}
-	if rows == nil {
-		rows = [][]float64{}
-	}
 	c.SetGlobalOptions(
-		charts.WithInitializationOpts(opts.Initialization{ChartID: id, Width: "100%", Height: fmt.Sprintf("%dpx", height)}),
+		charts.WithInitializationOpts(opts.Initialization{ChartID: id, Width: "100%", Height: height}),
 		charts.WithAnimation(false),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
 		charts.WithGridOpts(opts.Grid{Left: "10", Right: "30", Top: "10", Bottom: "40", ContainLabel: opts.Bool(true)}),
-		charts.WithXAxisOpts(opts.XAxis{Type: "value", Min: 0, Max: 1, Name: "offset in segment", NameLocation: "middle", NameGap: 25}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: names, Inverse: opts.Bool(true)}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "value", Min: 0, Name: "bytes from the segment's start", NameLocation: "middle", NameGap: 25}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "category", Data: []string{}, Inverse: opts.Bool(true)}),
 	)
-	c.AddDataset(opts.Dataset{Source: rows})
+	c.AddDataset(opts.Dataset{Source: [][]float64{}})
 	c.AddSeries("blocks", nil,
-		charts.WithEncodeOpts(opts.Encode{X: []int{htmlSegColStart, htmlSegColEnd}, Y: htmlSegColRow}),
+		charts.WithEncodeOpts(opts.Encode{X: []int{1, 2}, Y: 0}),
 	)
-	return htmlRenderChart(c)
+	return htmlRenderChart(c, id, height)
+}
+
+// htmlSegmentsHeight is the segment map's height in pixels for rows
+// segments (report.js uses the same rule when the state changes).
+func htmlSegmentsHeight(rows int) int {
+	return 70 + 22*min(max(rows, 1), 60)
 }
 
 // htmlRenderChart returns the chart's container element and its option
-// JSON. go-echarts panics on template errors; the panic becomes an error.
-func htmlRenderChart(c interface{ RenderSnippet() render.ChartSnippet }) (el template.HTML, opt json.RawMessage, err error) {
+// JSON: go-echarts' option as json.Marshal writes it (not RenderSnippet,
+// which runs a regular expression and an HTML unescape over the whole
+// option: 0.2 s on a long timeline). go-echarts panics on bad options;
+// the panic becomes an error.
+func htmlRenderChart(c interface {
+	Validate()
+	JSON() map[string]any
+}, id, height string) (el template.HTML, opt json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			el, opt, err = "", nil, fmt.Errorf("%w: %v", errHTMLPanic, p)
 		}
 	}()
-	snip := c.RenderSnippet()
-	raw := bytes.TrimSpace([]byte(snip.Option))
-	if !json.Valid(raw) {
-		return "", nil, fmt.Errorf("go-echarts wrote an invalid option (%d bytes)", len(raw))
+	c.Validate()
+	raw, err := json.Marshal(c.JSON())
+	if err != nil {
+		return "", nil, fmt.Errorf("encoding the chart option: %w", err)
 	}
-	// Element holds only the fixed chart id and sizes; it is checked so
-	// that nothing else can slip in.
-	if err := htmlCheckInline("chart element", []byte(snip.Element)); err != nil {
-		return "", nil, err
-	}
-	return template.HTML(snip.Element), json.RawMessage(raw), nil
+	// The element holds only the fixed chart id and its height.
+	el = template.HTML(fmt.Sprintf(`<div class="chart" id="%s" style="width:100%%;height:%s"></div>`,
+		template.HTMLEscapeString(id), template.HTMLEscapeString(height)))
+	return el, raw, nil
 }
 
 // htmlSafe prepares a string from the snapshot for a chart option. The
 // option JSON is HTML-escaped as a whole when it is put in the page, so
-// only two things remain: go-echarts unescapes HTML entities in the option
-// it renders (so "&amp;" would turn into "&"; a zero-width joiner after
-// '&' keeps it literal), and ECharts reads "{" in labels as rich-text
-// markup.
+// one thing remains: ECharts reads "{" in labels as rich-text markup.
 func htmlSafe(s string) string {
 	var b bytes.Buffer
 	for _, r := range s {
 		switch r {
-		case '&':
-			b.WriteString("&\u200d")
 		case '{':
 			b.WriteRune('\uff5b') // fullwidth left curly bracket
 		case '}':

@@ -76,12 +76,15 @@ func runChromium(t *testing.T, bin, page string, extra ...string) (stdout string
 const htmlTipScript = `<script>
 (function () {
   var shown = 0;
+  // The inspection panel first (it redraws the segment map): the state
+  // after entry 1 of device 0.
+  document.documentElement.setAttribute("data-inspect", String(window.snapviewShowEntry(0, 1)));
   document.querySelectorAll("[id^=timeline_d], [id^=segments_d]").forEach(function (el) {
     var c = echarts.getInstanceByDom(el);
     if (!c) { return; }
     var rows = c.getOption().dataset[0].source, at = 0;
     if (el.id.indexOf("timeline") === 0) {
-      for (var i = 0; i < rows.length; i++) { if (rows[i][3] > rows[at][3]) { at = i; } }
+      for (var i = 0; i < rows.length; i++) { if (rows[i][4] > rows[at][4]) { at = i; } }
     }
     c.dispatchAction({type: "showTip", seriesIndex: 0, dataIndex: at});
     shown++;
@@ -113,7 +116,7 @@ func TestHTMLInChromium(t *testing.T) {
 		want       []string
 	}
 	common := []string{"<h2>What the file holds</h2>", "<h2>Device 0</h2>", "Memory timeline</h3>",
-		"memory_summary()</h3>", ">Segments at the peak", "Live memory and possible leaks</h3>", "PyTorch CUDA memory summary"}
+		"memory_summary()</h3>", `-state-at">at the peak`, "Live memory and possible leaks</h3>", "PyTorch CUDA memory summary"}
 	tests := []tc{
 		{"leak_train", filepath.Join("..", "..", "shared", "snapshots", "torch2.11", "leak_train", "snapshot.pickle"), 5 << 20,
 			append([]string{`<table class="leaks">`, "snapgen.py:180 leak_train"}, common...)},
@@ -121,6 +124,10 @@ func TestHTMLInChromium(t *testing.T) {
 			append([]string{"1 OOM marked", "OOM at entry"}, common...)},
 		{"two_devices", filepath.Join("..", "..", "shared", "snapshots", "torch2.11", "two_devices", "snapshot.pickle"), 5 << 20,
 			append([]string{"<h2>Device 1</h2>"}, common...)},
+		{"state_only", filepath.Join("..", "..", "shared", "snapshots", "torch2.11", "state_only", "snapshot.pickle"), 5 << 20,
+			[]string{"<h2>Device 0</h2>", "there is nothing to draw over time", `-state-at">at the peak`}},
+		{"p34", filepath.Join("..", "..", "shared", "snapshots", "public", "p34-compile-annotations-1800.pickle"), 5 << 20,
+			append([]string{"100 of 901 record_function ranges drawn"}, common...)},
 	}
 	if *htmlLargeSnapshot != "" {
 		tests = append(tests, tc{"large", *htmlLargeSnapshot, 15 << 20, common})
@@ -212,7 +219,19 @@ func TestHTMLInChromium(t *testing.T) {
 			if want := fmt.Sprintf(`data-tips="%d"`, charts); !strings.Contains(dom, want) {
 				t.Errorf("tooltip script did not finish: want %s", want)
 			}
-			for _, want := range []string{`class="tt-head"`, ">allocated<", ">reserved<", `class="tt-frame"`, ">block<"} {
+			wantTips := []string{`class="tt-head"`, ">allocated<", ">reserved<", ">block<"}
+			if r.Devices[0].Timeline != nil {
+				// The state after entry 1, in the panel.
+				panel := `-state-at">after entry 1 (clicked on the timeline)`
+				if !r.Devices[0].Inspect.Live {
+					panel = "(the precomputed state nearest to entry 1)"
+				}
+				wantTips = append(wantTips, `data-inspect="true"`, panel)
+			}
+			if r.Devices[0].Timeline == nil {
+				wantTips = []string{`data-inspect="false"`, ">block<"}
+			}
+			for _, want := range wantTips {
 				if !strings.Contains(dom, want) {
 					t.Errorf("open tooltips lack %q", want)
 				}

@@ -71,6 +71,11 @@ func MergeHTML(reports []*HTMLReport, title, compareTitle, compare string) *HTML
 		m.Devices[i].YMax = yMax
 		if len(kinds) == 1 {
 			m.Devices[i].XMax = xMax
+			if kinds[true] {
+				// One time scale for every file: the timelines open on
+				// time, not on the entry index.
+				m.Devices[i].XByIndex = false
+			}
 		}
 	}
 	return m

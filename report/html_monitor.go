@@ -241,7 +241,7 @@ func htmlMonitorChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 	m := d.Monitor
 	line := charts.NewLine()
 	line.SetGlobalOptions(
-		charts.WithInitializationOpts(opts.Initialization{ChartID: htmlChartID("monitor", d.Device), Width: "100%", Height: "380px"}),
+		charts.WithInitializationOpts(opts.Initialization{ChartID: htmlDeviceChartID("monitor", d), Width: "100%", Height: "380px"}),
 		charts.WithAnimation(false),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis", Enterable: opts.Bool(false)}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Top: "0"}),
@@ -301,7 +301,7 @@ func htmlMonitorChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
 			charts.WithLineStyleOpts(opts.LineStyle{Width: 1, Color: htmlColorStepRes}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: htmlColorStepRes}))
 	}
-	return htmlRenderChart(line)
+	return htmlRenderChart(line, htmlDeviceChartID("monitor", d), "380px")
 }
 
 const (

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-echarts/go-echarts/v2/render"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/snapview/snapview/analyze"
@@ -183,25 +182,19 @@ func TestWriteHTMLSynthetic(t *testing.T) {
 	}
 	var opt struct {
 		Series []struct {
-			Name     string `json:"name"`
-			MarkArea struct {
-				Data [][]struct {
-					Name string `json:"name"`
-				} `json:"data"`
-			} `json:"markArea"`
+			Name string `json:"name"`
 		} `json:"series"`
 	}
 	if err := json.Unmarshal(data.Devices[0].Timeline.Option, &opt); err != nil {
 		t.Fatal(err)
 	}
-	// ... and reach the chart with only & and braces neutralised.
+	// ... and reach the chart with only braces neutralised.
 	wantName := htmlSafe(hostile)
 	if got := opt.Series[0].Name; got != wantName {
 		t.Errorf("series name in the option = %q, want %q", got, wantName)
 	}
-	last := opt.Series[len(opt.Series)-1]
-	if len(last.MarkArea.Data) != 2 || last.MarkArea.Data[1][0].Name != wantName {
-		t.Errorf("annotation ranges in the option = %+v, want the hostile name second", last.MarkArea.Data)
+	if m := data.Devices[0].Markers; m == nil || len(m.RangeNames) != 2 || m.RangeNames[1] != hostile || len(m.Ranges) != 2 {
+		t.Errorf("annotation ranges in the markers = %+v, want two, the hostile name second", m)
 	}
 	// ... and are escaped in the HTML text.
 	for _, want := range []string{
@@ -215,7 +208,7 @@ func TestWriteHTMLSynthetic(t *testing.T) {
 	}
 	for _, want := range []string{
 		"<h2>Device 0</h2>", "<h2>Device 1</h2>", "Memory timeline</h3>", "memory_summary()</h3>",
-		"Live memory and possible leaks</h3>", "OOM at entry 4: 1.0 GiB requested", "2 of 3 record_function ranges shaded",
+		"Live memory and possible leaks</h3>", "OOM at entry 4: 1.0 GiB requested", "2 of 3 record_function ranges drawn",
 		"1 of 3 segments", "No trace entries for this device",
 		"(the top 2 groups; the rest as &ldquo;other&rdquo;)", "Peak: 3.5 KiB allocated at 0.500 s.",
 		"The chart opens on the part with the activity.",
@@ -236,7 +229,7 @@ func TestWriteHTMLSynthetic(t *testing.T) {
 }
 
 func TestHTMLRenderChartPanic(t *testing.T) {
-	_, _, err := htmlRenderChart(panicky{})
+	_, _, err := htmlRenderChart(panicky{}, "x", "10px")
 	if err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("htmlRenderChart(panicking chart) = %v, want an error holding the panic", err)
 	}
@@ -244,7 +237,8 @@ func TestHTMLRenderChartPanic(t *testing.T) {
 
 type panicky struct{}
 
-func (panicky) RenderSnippet() render.ChartSnippet { panic("boom") }
+func (panicky) Validate()            {}
+func (panicky) JSON() map[string]any { panic("boom") }
 
 func TestHTMLCheckInline(t *testing.T) {
 	tests := []struct {

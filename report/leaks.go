@@ -22,6 +22,9 @@ type LeakOptions struct {
 	// torch/, the standard library and C++ are folded into one line per
 	// run, and at most StackLines lines are printed per stack.
 	Full bool
+	// Steps is how the user asked to find steps (--steps); the line that
+	// says how the trace was cut depends on it.
+	Steps analyze.StepSource
 }
 
 // StackLines is the most lines a folded stack prints in the text view.
@@ -54,13 +57,9 @@ func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport, o
 	return ew.err
 }
 
-// leaksWidth is the width the leak table keeps within: its last cell
-// wraps to fit.
-const leaksWidth = 120
-
 func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt LeakOptions) error {
 	for _, par := range strings.Split(fmt.Sprintf("Device %d: %s.", rep.Device, leakMoment(rep, opt.At)), "\n") {
-		ew.printf("%s", wrapAt("", par, leaksWidth))
+		ew.printf("%s", wrapAt("", par, textWidth(ew.w)))
 	}
 	key := "allocation stack"
 	if rep.Fold {
@@ -70,20 +69,20 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 		plural(rep.TotalGroups, "group"), key)
 	if rep.TotalCount != rep.LiveCount {
 		filtered := fmt.Sprintf("(%s of %s after --focus/--ignore/--min-bytes)", plural(rep.TotalCount, "allocation"), FormatBytes(rep.TotalBytes))
-		if len(head)+1+len(filtered)+1 > leaksWidth {
+		if len(head)+1+len(filtered)+1 > textWidth(ew.w) {
 			head += "\n" + filtered
 		} else {
 			head += " " + filtered
 		}
 	}
 	for _, par := range strings.Split(head+".", "\n") {
-		ew.printf("%s", wrapAt("", par, leaksWidth))
+		ew.printf("%s", wrapAt("", par, textWidth(ew.w)))
 	}
 	if k := rep.History; rep.Entries > 0 && k.History != analyze.Exact {
-		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+"; growth and allocation times come from the replay and are marked by it.", leaksWidth))
+		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+"; growth and allocation times come from the replay and are marked by it.", textWidth(ew.w)))
 	}
-	if line := leakStepsLine(ft, rep); line != "" {
-		ew.printf("%s", wrapAt("", line, leaksWidth))
+	if line := leakStepsLine(ft, rep, opt.Steps); line != "" {
+		ew.printf("%s", wrapAt("", line, textWidth(ew.w)))
 	}
 	if rep.TraceAllocs >= 20 && rep.FreedShare < 0.5 { // a handful of allocations says nothing
 		ew.printf("Only %.0f%% of the allocations in the trace were freed by then: if it covers less than one training step\n"+
@@ -106,9 +105,13 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 		unit = "slice"
 	}
 	// The columns before the last, then the last wrapped to what is left
-	// of leaksWidth. The number of live allocations opens its second
+	// of textWidth(ew.w). The number of live allocations opens its second
 	// line.
 	header := []string{"#", "Live", "Score", "Growth/" + unit}
+	sw := sparkWidth // a shorter sparkline under 100 columns
+	if textWidth(ew.w) < 100 {
+		sw = sparkWidth / 2
+	}
 	rows := make([][]string, len(rep.Groups))
 	for i, g := range rep.Groups {
 		growth := "-"
@@ -116,12 +119,16 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 			growth = "+" + FormatBytes(g.WindowBytes/int64(g.Verdict.Window))
 		}
 		if len(g.Growth) > 0 {
-			growth += "\n" + sparkline(g.Growth)
+			growth += "\n" + sparklineAt(g.Growth, sw)
 		}
 		rows[i] = []string{strconv.Itoa(g.Rank), FormatBytes(g.Bytes), FormatBytes(int64(g.Score)), growth}
 	}
-	const lastHeader = "Verdict, allocations, stack (innermost frame first)"
-	width := max(len(lastHeader), leaksWidth-tableWidth(append(rows, header))-3)
+	lastHeader := "Verdict, allocations, stack (innermost frame first)"
+	width := textWidth(ew.w) - tableWidth(append(rows, header)) - 3
+	if width < len(lastHeader) {
+		lastHeader = "Verdict, allocations,\nstack (innermost first)"
+		width = max(width, 23)
+	}
 	t := newTable(ew.w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft)
 	t.Options(tablewriter.WithRendition(tw.Rendition{Settings: tw.Settings{Separators: tw.Separators{BetweenRows: tw.On}}}))
 	t.Header(append(header, lastHeader))
@@ -218,7 +225,7 @@ func leakMoment(rep *analyze.LeakReport, at string) string {
 }
 
 // leakStepsLine says how the trace was cut.
-func leakStepsLine(t *frameTable, rep *analyze.LeakReport) string {
+func leakStepsLine(t *frameTable, rep *analyze.LeakReport, asked analyze.StepSource) string {
 	st := rep.Steps
 	prologue := ""
 	if st.Prologue {
@@ -235,6 +242,10 @@ func leakStepsLine(t *frameTable, rep *analyze.LeakReport) string {
 		return fmt.Sprintf("Growth per training step: %s found from the allocation made once per step at %s%s.",
 			plural(st.Count, "step"), t.where(st.Marker), prologue)
 	case analyze.StepsSlices:
+		if asked == analyze.StepsSlices {
+			return fmt.Sprintf("Growth per slice: the trace is cut into %s of equal entries, as --steps slices asks.",
+				plural(st.Count, "slice"))
+		}
 		return fmt.Sprintf("Growth per slice: no training steps found, so the trace is cut into %s of equal entries.",
 			plural(st.Count, "slice"))
 	}
@@ -287,9 +298,12 @@ func formatSeconds(us int64) string {
 
 // sparkline draws live bytes per slice, at most sparkWidth characters:
 // each character is the value at the end of its last slice.
-func sparkline(g []analyze.GrowthPoint) string {
+func sparkline(g []analyze.GrowthPoint) string { return sparklineAt(g, sparkWidth) }
+
+// sparklineAt is sparkline in at most maxWidth characters.
+func sparklineAt(g []analyze.GrowthPoint, maxWidth int) string {
 	n := len(g)
-	width := min(n, sparkWidth)
+	width := min(n, maxWidth)
 	var hi int64
 	for _, p := range g {
 		hi = max(hi, p.Bytes)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -136,7 +137,7 @@ func usageLine(u *analyze.SegmentUsage) string {
 	if n := u.InternalFreeBytes(); n != 0 {
 		slack = fmt.Sprintf(" incl. %s rounding slack in live blocks", FormatBytes(n))
 	}
-	return fmt.Sprintf("%s, %s reserved, largest free block %s;\n  %s requested by live tensors, %s free%s",
+	return fmt.Sprintf("%s, %s reserved, largest free block %s;\n  %s requested by live allocations, %s free%s",
 		plural(u.Segments, "segment"), FormatBytes(u.Size), FormatBytes(u.LargestFree),
 		FormatBytes(u.RequestedBytes), FormatBytes(u.FreeBytes()), slack)
 }
@@ -177,12 +178,9 @@ func ofAll(k, n int, noun string) string {
 	return FormatInt(int64(k)) + " of " + plural(n, noun)
 }
 
-// segmentsWidth is the width the segments table keeps within by drawing
-// a narrower map, down to minMapWidth characters.
-const (
-	segmentsWidth = 120
-	minMapWidth   = 10
-)
+// minMapWidth is the narrowest map the segments table draws to keep
+// within the width; below it, columns are left out.
+const minMapWidth = 10
 
 // dropColumn returns row without its column c when drop is set.
 func dropColumn[T any](row []T, c int, drop bool) []T {
@@ -259,21 +257,21 @@ func WriteSegments(w io.Writer, r *Segments) error {
 		}
 		// A narrower map where the table would pass segmentsWidth.
 		mapWidth := MapWidth
-		if over := tableWidth(append(rows, header, footer)) - segmentsWidth; over > 0 {
+		if over := tableWidth(append(rows, header, footer)) - textWidth(w); over > 0 {
 			mapWidth = max(minMapWidth, MapWidth-over)
 			for k, s := range d.Segments {
 				rows[k][len(rows[k])-1] = BlockMap(&snapshot.Segment{TotalSize: s.Size, Blocks: s.BlockList}, mapWidth)
 			}
 		}
-		t := newTable(w, align...)
-		t.Header(header)
-		for _, row := range rows {
-			if err := t.Append(row); err != nil {
-				return err
+		// Still too wide: leave out the columns least needed.
+		drop := []int{len(header) - 1}
+		for _, name := range []string{"Stream", "Largest\nfree", "Free incl.\nslack"} {
+			if c := slices.Index(header, name); c >= 0 {
+				drop = append(drop, c)
 			}
 		}
-		t.Footer(footer)
-		if err := t.Render(); err != nil {
+		ft := fitColumns(textWidth(w), header, align, rows, footer, drop...)
+		if err := ft.render(w, ""); err != nil {
 			return err
 		}
 		ew.printf("%s\n", summaryLine(tot))
@@ -282,13 +280,13 @@ func WriteSegments(w io.Writer, r *Segments) error {
 		ew.printf("\nAll devices: %s.\n", usageLine(&r.Total))
 	}
 	ew.printf(`
-Requested: bytes requested by live tensors (what _memory_viz stats calls allocated). Free incl. slack:
+Requested: bytes requested by live allocations (what _memory_viz stats calls allocated). Free incl. slack:
 the rest of the segment (cached free blocks, blocks pending free, rounding slack in live blocks).
-Live/blocks: blocks holding a live tensor, of all blocks. Stream: shown when a segment is on a stream
+Live/blocks: blocks holding a live allocation, of all blocks. Stream: shown when a segment is on a stream
 other than the default (0). Map: %d characters per segment (fewer if the table would pass %d columns),
-each an equal share of it: '#' half or more live tensors, '+' some, '~' freed but still used by another
+each an equal share of it: '#' half or more live allocations, '+' some, '~' freed but still used by another
 stream, '.' free.
-`, MapWidth, segmentsWidth)
+`, MapWidth, textWidth(w))
 	return ew.err
 }
 

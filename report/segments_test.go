@@ -230,7 +230,7 @@ func TestSegmentsNameSummaryFigures(t *testing.T) {
 				t.Errorf("%s device %d: segments lacks %q", name, d.Device, w)
 			}
 		}
-		for _, h := range []string{"Requested", "Free incl.", "requested by live tensors"} {
+		for _, h := range []string{"Requested", "Free incl.", "requested by live allocations"} {
 			if !strings.Contains(seg.String(), h) {
 				t.Errorf("%s: segments lacks %q", name, h)
 			}

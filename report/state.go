@@ -15,13 +15,55 @@ import (
 	"github.com/snapview/snapview/snapshot"
 )
 
+// stateBlockMap draws a state's segment as BlockMap does, in width
+// characters.
+func stateBlockMap(seg *analyze.StateSegment, width int) string {
+	fs := snapshot.Segment{TotalSize: seg.Size, Blocks: make([]snapshot.Block, len(seg.Blocks))}
+	for k, b := range seg.Blocks {
+		fs.Blocks[k] = snapshot.Block{Address: b.Addr, Size: b.Size, State: b.State}
+	}
+	return BlockMap(&fs, width)
+}
+
+// stateExpandable counts the view's segments that are mapped ranges of
+// expandable segments.
+func stateExpandable(v *StateView) int {
+	n := 0
+	for _, s := range v.Segments {
+		if s.Expandable {
+			n++
+		}
+	}
+	return n
+}
+
+// stateSegmentsLabel names the Totals row of memory_stats()' segment
+// count: with expandable segments it counts only cudaMalloc's.
+func stateSegmentsLabel(v *StateView) string {
+	if stateExpandable(v) > 0 {
+		return "cudaMalloc segments"
+	}
+	return "Segments"
+}
+
+// stateStackLineOptions returns the stackLines options for --frames n:
+// n frame lines and a "... N more lines" line (stackLines' Limit counts
+// that line too, so --frames 1 and 2 printed the same).
+func stateStackLineOptions(n int) stackLineOptions {
+	if n <= 0 {
+		return stackLineOptions{}
+	}
+	return stackLineOptions{Limit: n + 1, More: "--frames 0 shows them all"}
+}
+
 // StateOptions says how much of a state `snapview state` shows.
 type StateOptions struct {
 	// Top is how many of the largest live allocations and of the
 	// allocation stacks holding the most live bytes are listed.
 	Top int
-	// Frames is the most lines printed per stack, as the leak views fold
-	// it (see stackLines); 0 prints them all.
+	// Frames is the most frame lines printed per stack, as the leak
+	// views fold it (see stackLines), not counting the "... N more lines"
+	// line that follows when some are left out; 0 prints them all.
 	Frames int
 }
 
@@ -137,7 +179,7 @@ func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at
 					g = len(v.Stacks)
 					groups[b.Stack] = g
 					v.Stacks = append(v.Stacks, StackGroup{ID: b.Stack, Where: frames.where(b.Stack),
-						Lines: frames.lines(b.Stack, stackLineOptions{Limit: opt.Frames, More: "--frames 0 shows them all"})})
+						Lines: frames.lines(b.Stack, stateStackLineOptions(opt.Frames))})
 				}
 				v.Stacks[g].Count++
 				v.Stacks[g].Bytes += b.Size
@@ -264,7 +306,7 @@ func WriteState(w io.Writer, v *StateView) error {
 		bytesRow("Free in segments", &free),
 		bytesRow("Non-releasable", &st.Stats.InactiveSplitBytes),
 		countRow("Allocations", &st.Stats.Allocation),
-		countRow("Segments", &st.Stats.Segment),
+		countRow(stateSegmentsLabel(v), &st.Stats.Segment),
 	}
 	if err := t.Bulk(rows); err != nil {
 		return err
@@ -272,30 +314,51 @@ func WriteState(w io.Writer, v *StateView) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	if n := stateExpandable(v); n > 0 {
+		ew.printf("memory_stats() counts cudaMalloc segments only, not the %s mapped by expandable segments.\n",
+			plural(n, "range"))
+	}
 
 	if o := st.OOM; o != nil {
 		writeOOM(ew, v, o)
 	}
 
-	ew.printf("\nSegments (%d)\n", len(v.Segments))
+	if n := stateExpandable(v); n > 0 {
+		ew.printf("\nSegments (%d, %d of them mapped ranges of expandable segments)\n", len(v.Segments), n)
+	} else {
+		ew.printf("\nSegments (%d)\n", len(v.Segments))
+	}
 	if ew.err != nil {
 		return ew.err
 	}
 	if len(v.Segments) > 0 {
-		t := newTable(w, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight,
-			tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
-		t.Header("Address", "Pool", "Stream", "Size", "Blocks", "Live", "Allocated", "Free", "Largest free", "Map")
+		header := []string{"Address", "Pool", "Stream", "Size", "Blocks", "Live", "Allocated", "Free", "Largest free", "Map"}
+		align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight,
+			tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
+		var rows [][]string
 		for _, s := range v.Segments {
-			if err := t.Append(s.Addr.String(), statePoolLabel(s.Large, s.Pool, s.Expandable), strconv.FormatUint(s.Stream, 10),
+			rows = append(rows, []string{s.Addr.String(), statePoolLabel(s.Large, s.Pool, s.Expandable), strconv.FormatUint(s.Stream, 10),
 				FormatBytes(s.Size), FormatInt(int64(len(s.Blocks))), FormatInt(int64(s.Live)), FormatBytes(s.Allocated),
-				FormatBytes(s.Free), FormatBytes(s.LargestFree), s.Map); err != nil {
-				return err
+				FormatBytes(s.Free), FormatBytes(s.LargestFree), s.Map})
+		}
+		// Too wide for the width: a narrower map (down to minMapWidth),
+		// then the map, the stream, the largest free block and the block
+		// count go.
+		mapWidth := MapWidth
+		if over := tableWidth(append(rows, header)) - textWidth(w); over > 0 && MapWidth-over >= minMapWidth {
+			mapWidth = MapWidth - over
+			for k, sg := range v.Segments {
+				rows[k][9] = stateBlockMap(&sg.StateSegment, mapWidth)
 			}
 		}
-		if err := t.Render(); err != nil {
+		ft := fitColumns(textWidth(w), header, align, rows, nil, 9, 2, 8, 4)
+		if err := ft.render(w, "snapview segments draws each segment's map"); err != nil {
 			return err
 		}
-		ew.printf("Map: one character per 1/%d of the segment: '#' half or more allocated, '+' some allocated,\n'~' freed but still used by another stream, '.' free.\n", MapWidth)
+		if !slices.Contains(ft.Dropped, "Map") {
+			ew.printf("%s", wrapAt("", fmt.Sprintf("Map: one character per 1/%d of the segment: '#' half or more allocated, '+' some allocated, "+
+				"'~' freed but still used by another stream, '.' free.", mapWidth), textWidth(w)))
+		}
 	}
 
 	ew.printf("\nLargest live allocations\n")
@@ -305,19 +368,18 @@ func WriteState(w io.Writer, v *StateView) error {
 	if len(v.Largest) == 0 {
 		ew.printf("none\n")
 	} else {
-		t := newTable(w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft)
-		t.Header("#", "Size", "Requested", "Address", "Pool", "Alloc entry", "Stack")
+		var rows [][]string
 		for i, a := range v.Largest {
 			entry := "before trace"
 			if a.AllocIndex >= 0 {
 				entry = FormatInt(int64(a.AllocIndex))
 			}
-			if err := t.Append(strconv.Itoa(i+1), FormatBytes(a.Size), FormatBytes(a.Requested), a.Addr.String(),
-				statePoolLabel(a.Large, a.Pool, false), entry, "S"+strconv.Itoa(a.Stack+1)); err != nil {
-				return err
-			}
+			rows = append(rows, []string{strconv.Itoa(i + 1), FormatBytes(a.Size), FormatBytes(a.Requested), a.Addr.String(),
+				statePoolLabel(a.Large, a.Pool, false), entry, "S" + strconv.Itoa(a.Stack+1)})
 		}
-		if err := t.Render(); err != nil {
+		ft := fitColumns(textWidth(w), []string{"#", "Size", "Requested", "Address", "Pool", "Alloc entry", "Stack"},
+			[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft}, rows, nil, 2, 5)
+		if err := ft.render(w, "--json has them"); err != nil {
 			return err
 		}
 	}
@@ -329,9 +391,16 @@ func WriteState(w io.Writer, v *StateView) error {
 		}
 		t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
 		t.Header("Stack", "Allocations", "Bytes", "Allocated at")
+		rows := make([][]string, v.TopStacks)
 		for i := range v.TopStacks {
 			g := &v.Stacks[i]
-			if err := t.Append("S"+strconv.Itoa(i+1), FormatInt(int64(g.Count)), FormatBytes(g.Bytes), g.Where); err != nil {
+			rows[i] = []string{"S" + strconv.Itoa(i+1), FormatInt(int64(g.Count)), FormatBytes(g.Bytes)}
+		}
+		// The last cell wraps to what the width leaves it.
+		where := max(textWidth(w)-tableWidth(append(rows, []string{"Stack", "Allocations", "Bytes"}))-3, 24)
+		for i := range v.TopStacks {
+			rows[i] = append(rows[i], strings.Join(wrapLine(v.Stacks[i].Where, where, "  "), "\n"))
+			if err := t.Append(rows[i]); err != nil {
 				return err
 			}
 		}
@@ -358,15 +427,14 @@ func WriteState(w io.Writer, v *StateView) error {
 		ew.printf("none\n")
 		return ew.err
 	}
-	t = newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
-	t.Header("Pool", "Stream", "Reserved", "Free in segments", "Free blocks", "Largest free block")
+	var freeRows [][]string
 	for _, f := range st.Free {
-		if err := t.Append(statePoolLabel(f.Large, f.Pool, false), strconv.FormatUint(f.Stream, 10), FormatBytes(f.Reserved),
-			FormatBytes(f.FreeBytes), FormatInt(int64(f.Blocks)), FormatBytes(f.Largest)); err != nil {
-			return err
-		}
+		freeRows = append(freeRows, []string{statePoolLabel(f.Large, f.Pool, false), strconv.FormatUint(f.Stream, 10), FormatBytes(f.Reserved),
+			FormatBytes(f.FreeBytes), FormatInt(int64(f.Blocks)), FormatBytes(f.Largest)})
 	}
-	return t.Render()
+	ft := fitColumns(textWidth(w), []string{"Pool", "Stream", "Reserved", "Free in\nsegments", "Free\nblocks", "Largest\nfree block"},
+		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, freeRows, nil, 4)
+	return ft.render(w, "")
 }
 
 // stackShown reports whether stack i is listed: the top stacks and the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,7 +129,8 @@ func summaryPoolLabel(u *analyze.SegmentUsage) string {
 		s = "large"
 	}
 	if !u.Pool.IsDefault() {
-		s = "private " + u.Pool.String() + " " + s
+		// Two lines: the table stays within 120 columns.
+		s = "private pool\n" + u.Pool.String() + " " + s
 	}
 	return s
 }
@@ -142,7 +144,7 @@ const summaryWidth = 120
 // peaks when the trace allows them.
 func WriteSummaryText(w io.Writer, sum *Summary) error {
 	ew := &errWriter{w: w}
-	if head := sum.File + ": " + describeFormat(sum); len(head) <= summaryWidth {
+	if head := sum.File + ": " + describeFormat(sum); len(head) <= textWidth(w) {
 		ew.printf("%s\n", head)
 	} else {
 		ew.printf("%s:\n%s", sum.File, wrapIndented("  ", describeFormat(sum)))
@@ -169,9 +171,9 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 		case t.Segments == 0:
 			ew.printf("  No segments: the allocator held no GPU memory on this device when the snapshot was taken.\n")
 		default:
-			ew.printf("%s", wrapIndented("  ", fmt.Sprintf("%s reserved in %s; %s allocated to %s; %s free inside the segments (largest free block %s).",
+			ew.printf("%s", wrapIndented("  ", fmt.Sprintf("%s reserved in %s; %s allocated in %s; %s free inside the segments (largest free block %s).",
 				FormatBytes(t.Size), plural(t.Segments, "segment"),
-				FormatBytes(t.AllocatedBytes), plural(t.AllocatedBlocks, "tensor"),
+				FormatBytes(t.AllocatedBytes), plural(t.AllocatedBlocks, "allocation"),
 				FormatBytes(t.InactiveBytes), FormatBytes(t.LargestFree))))
 			if t.PendingFreeBlocks > 0 {
 				ew.printf("%s", wrapIndented("  ", fmt.Sprintf("%s in %s freed by the program but still in use by another stream (pending free).",
@@ -200,22 +202,29 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 func writePoolTable(w io.Writer, d *DeviceSummary) error {
 	active := d.Total.PendingFreeBlocks > 0
 	const activeCol = 3
-	t := newTable(w, dropColumn([]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight,
-		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, activeCol, !active)...)
-	t.Header(dropColumn([]string{"Pool", "Reserved", "Allocated", "Active", "Requested", "Segments", "Blocks", "Tensors", "Free", "Largest\nfree"},
-		activeCol, !active))
+	align := dropColumn([]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight,
+		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, activeCol, !active)
+	header := dropColumn([]string{"Pool", "Reserved", "Allocated", "Active", "Requested", "Segments", "Blocks", "Allocations", "Free", "Largest\nfree"},
+		activeCol, !active)
 	row := func(label string, u *analyze.SegmentUsage) []string {
 		return dropColumn([]string{label, FormatBytes(u.Size), FormatBytes(u.AllocatedBytes), FormatBytes(u.ActiveBytes()),
 			FormatBytes(u.ActiveRequestedBytes()), FormatInt(int64(u.Segments)), FormatInt(int64(u.Blocks)),
 			FormatInt(int64(u.AllocatedBlocks)), FormatBytes(u.InactiveBytes), FormatBytes(u.LargestFree)}, activeCol, !active)
 	}
+	var rows [][]string
 	for i := range d.Pools {
-		if err := t.Append(row(summaryPoolLabel(&d.Pools[i]), &d.Pools[i])); err != nil {
-			return err
+		rows = append(rows, row(summaryPoolLabel(&d.Pools[i]), &d.Pools[i]))
+	}
+	// Too wide for the width: Requested, Blocks, Largest free, Active,
+	// then Segments go (by name: Active may be absent).
+	var drop []int
+	for _, name := range []string{"Requested", "Blocks", "Largest\nfree", "Active", "Segments"} {
+		if c := slices.Index(header, name); c >= 0 {
+			drop = append(drop, c)
 		}
 	}
-	t.Footer(row("total", &d.Total))
-	return t.Render()
+	ft := fitColumns(textWidth(w), header, align, rows, row("total", &d.Total), drop...)
+	return ft.render(w, "snapview summary --json has every figure")
 }
 
 // fileLines says what the file lacks that analyze.Complete put back.
@@ -459,7 +468,7 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 		}
 		dj.History = historyJSON{Exactness: d.Stats.Known.History.String(), Why: d.Stats.Known.Why}
 		for i := range d.Pools {
-			dj.Pools = append(dj.Pools, newPoolJSON(summaryPoolLabel(&d.Pools[i]), &d.Pools[i]))
+			dj.Pools = append(dj.Pools, newPoolJSON(strings.Replace(summaryPoolLabel(&d.Pools[i]), " pool\n", " ", 1), &d.Pools[i]))
 		}
 		c := &d.Coverage
 		dj.Trace = traceJSON{

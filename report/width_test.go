@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,10 +40,10 @@ func TestWrapLine(t *testing.T) {
 	}
 }
 
-// TestTextViewsWidth runs leaks, info, segments and summary on every
-// snapshot of the shared corpus and checks that their lines keep within
-// 120 columns: the file's path aside, and the summary's pool table (a
-// device with private pools and blocks pending free needs 126).
+// TestTextViewsWidth runs leaks, info, segments, summary and state on
+// every snapshot of the shared corpus at 80 and 120 columns (as
+// COLUMNS=80 and the default for a pipe give) and checks that every line
+// keeps within the width, the file's path aside.
 func TestTextViewsWidth(t *testing.T) {
 	root := sharedSnapshots(t)
 	var files []string
@@ -50,25 +51,15 @@ func TestTextViewsWidth(t *testing.T) {
 		m, _ := filepath.Glob(filepath.Join(root, pat))
 		files = append(files, m...)
 	}
-	const width = 120
 	for _, f := range files {
 		s, err := snapshot.Load(f)
 		if err != nil {
 			continue
 		}
 		name, _ := filepath.Rel(root, f)
-		check := func(view, out string, skipTables bool) {
-			for i, line := range strings.Split(out, "\n") {
-				if strings.Contains(line, f) || skipTables && (strings.HasPrefix(line, "|") || strings.HasPrefix(line, "+")) {
-					continue
-				}
-				if n := utf8.RuneCountInString(line); n > width {
-					t.Errorf("%s %s line %d: %d columns: %q", name, view, i+1, n, line)
-				}
-			}
-		}
 		var reps []*analyze.LeakReport
 		var stats []*analyze.MemoryStats
+		var states []*StateView
 		for _, d := range s.Devices() {
 			r, err := analyze.Replay(s, d)
 			if err != nil {
@@ -80,27 +71,80 @@ func TestTextViewsWidth(t *testing.T) {
 			}
 			reps = append(reps, rep)
 			stats = append(stats, analyze.CurrentStats(s, d))
+			for _, at := range append([]int{r.PeakIndex}, r.OOMs...) {
+				if at < 0 {
+					continue
+				}
+				st, err := r.StateAt(at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				states = append(states, NewStateView(s, r, st, "peak", StateOptions{Top: 10, Frames: 12}))
+			}
 		}
-		var b bytes.Buffer
-		if err := WriteLeaks(&b, s, reps, LeakOptions{At: "auto"}); err != nil {
-			t.Fatal(err)
+		for _, width := range []int{80, 120} {
+			check := func(view string, write func(w io.Writer) error) {
+				var b bytes.Buffer
+				tw := NewTextWriter(&b, width)
+				if err := write(tw); err != nil {
+					t.Fatal(err)
+				}
+				if err := tw.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				for i, line := range strings.Split(b.String(), "\n") {
+					if strings.Contains(line, f) {
+						continue
+					}
+					if n := utf8.RuneCountInString(line); n > width {
+						t.Errorf("%s %s at %d columns, line %d: %d columns: %q", name, view, width, i+1, n, line)
+					}
+				}
+			}
+			check("leaks", func(w io.Writer) error { return WriteLeaks(w, s, reps, LeakOptions{At: "auto"}) })
+			check("leaks --full", func(w io.Writer) error { return WriteLeaks(w, s, reps, LeakOptions{At: "auto", Full: true}) })
+			check("info", func(w io.Writer) error { return WriteInfo(w, NewInfo(f, 0, s)) })
+			check("segments", func(w io.Writer) error { return WriteSegments(w, NewSegments(s, s.Devices())) })
+			check("summary", func(w io.Writer) error { return WriteSummaryText(w, NewSummary(f, s, stats)) })
+			for _, v := range states {
+				check("state", func(w io.Writer) error { return WriteState(w, v) })
+			}
 		}
-		check("leaks", b.String(), false)
-		b.Reset()
-		if err := WriteInfo(&b, NewInfo(f, 0, s)); err != nil {
-			t.Fatal(err)
-		}
-		check("info", b.String(), false)
-		b.Reset()
-		if err := WriteSegments(&b, NewSegments(s, s.Devices())); err != nil {
-			t.Fatal(err)
-		}
-		check("segments", b.String(), false)
-		b.Reset()
-		if err := WriteSummaryText(&b, NewSummary(f, s, stats)); err != nil {
-			t.Fatal(err)
-		}
-		check("summary", b.String(), true)
+	}
+}
+
+func TestTextWriter(t *testing.T) {
+	var b bytes.Buffer
+	tw := NewTextWriter(&b, 60)
+	in := "short line\n" +
+		"  a long indented paragraph that goes on and on past the sixty columns of the writer\n" +
+		"+----+ a table rule that is long but must not be wrapped, ever, whatever its length is\n" +
+		"/a/very/long/path/without/any/spaces/in/it/at/all/that/still/needs/to/fit/somewhere.py:12\n" +
+		"no newline at the end"
+	if _, err := io.WriteString(tw, in[:30]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(tw, in[30:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "short line\n" +
+		"  a long indented paragraph that goes on and on past the\n" +
+		"  sixty columns of the writer\n" +
+		"+----+ a table rule that is long but must not be wrapped, ever, whatever its length is\n" +
+		"/a/very/long/path/without/any/spaces/in/it/at/all/that/\n" +
+		"still/needs/to/fit/somewhere.py:12\n" +
+		"no newline at the end"
+	if got := b.String(); got != want {
+		t.Errorf("TextWriter wrote\n%s\nwant\n%s", got, want)
+	}
+	if w := NewTextWriter(io.Discard, 10).Width(); w != MinWidth {
+		t.Errorf("width 10 gives %d, want MinWidth %d", w, MinWidth)
+	}
+	if w := NewTextWriter(io.Discard, 0).Width(); w != DefaultWidth {
+		t.Errorf("width 0 gives %d, want DefaultWidth %d", w, DefaultWidth)
 	}
 }
 
@@ -127,7 +171,7 @@ func TestLeaksPatternStepName(t *testing.T) {
 	if rep.Steps.Source != analyze.StepsPattern {
 		t.Fatalf("steps from %v, want pattern", rep.Steps.Source)
 	}
-	line := leakStepsLine(newFrameTable(s), rep)
+	line := leakStepsLine(newFrameTable(s), rep, analyze.StepsAuto)
 	if !strings.Contains(line, "once per step at modeling_qwen2.py:218 forward") || strings.Contains(line, ".c:") {
 		t.Errorf("steps line %q, want the step named modeling_qwen2.py:218 forward", line)
 	}

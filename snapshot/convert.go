@@ -128,6 +128,17 @@ func (c *converter) str(s string) StrID {
 	return id
 }
 
+// asLine returns a frame's line number. PyTorch's unwinder writes -1 cast
+// to unsigned (2^64-1) for a frame whose line it does not know (C++ frames
+// of some builds): that is -1, the line unknown, without a warning (it is
+// no fault of the file). Other values are as asInt.
+func (c *converter) asLine(v val, path string) (int64, bool) {
+	if x, ok := v.x.(*big.Int); ok && x.Sign() > 0 && x.BitLen() == 64 && x.IsUint64() && x.Uint64() == math.MaxUint64 {
+		return -1, true
+	}
+	return c.asInt(v, path)
+}
+
 // asInt returns v as an int64. Integers wider than 64 bits wrap modulo 2^64
 // with a warning (PyTorch writes 2^64-1 for a -1 cast to unsigned).
 func (c *converter) asInt(v val, path string) (int64, bool) {
@@ -252,7 +263,7 @@ func (c *converter) frame(v val, path string) FrameID {
 		case "filename":
 			f.Filename = c.asString(d.kv[i+1], path+".filename")
 		case "line":
-			f.Line, _ = c.asInt(d.kv[i+1], path+".line")
+			f.Line, _ = c.asLine(d.kv[i+1], path+".line")
 		case "name":
 			f.Name = c.asString(d.kv[i+1], path+".name")
 		case "fx_node_op", "fx_node_name", "fx_node_target", "fx_original_trace":
@@ -546,7 +557,11 @@ func (c *converter) root(v val) {
 			}
 		}
 		if !hasSegs && !c.s.HasDeviceTraces && !c.s.HasHostTraces && c.err == nil {
-			c.err = fmt.Errorf("a pickled dict with neither segments nor device_traces: %w", errNotSnapshot)
+			if LooksLikeMemoryStats(c.s.TopLevelKeys) {
+				c.err = MemoryStatsError(len(c.s.TopLevelKeys))
+			} else {
+				c.err = fmt.Errorf("a pickled dict with neither segments nor device_traces: %w", errNotSnapshot)
+			}
 		}
 		return
 	}

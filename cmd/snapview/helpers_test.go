@@ -20,6 +20,9 @@ func runSnapview(t *testing.T, args ...string) (stdout, stderr string, err error
 // runSnapviewIn is runSnapview with stdin.
 func runSnapviewIn(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	// The text views read COLUMNS: the tests expect the 120 columns of a
+	// pipe, whatever terminal runs them.
+	t.Setenv("COLUMNS", "")
 	root := newRootCmd()
 	var out, errOut bytes.Buffer
 	root.SetIn(stdin)

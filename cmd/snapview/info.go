@@ -66,7 +66,11 @@ sections are about the whole file.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
-			return runInfo(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			out, done, err := textOutput(cmd, !opts.json)
+			if err != nil {
+				return err
+			}
+			return done(runInfo(cmd.Context(), opts, cmd.InOrStdin(), out, cmd.ErrOrStderr()))
 		},
 	}
 	addDeviceFlag(cmd.Flags(), &opts.device, "describe only this CUDA device ordinal in Devices", "every device in the file")

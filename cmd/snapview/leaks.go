@@ -115,7 +115,11 @@ says there is nothing to show and exits 0.`,
 					return err
 				}
 			}
-			return runLeaks(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			out, done, err := textOutput(cmd, !opts.json)
+			if err != nil {
+				return err
+			}
+			return done(runLeaks(cmd.Context(), opts, cmd.InOrStdin(), out, cmd.ErrOrStderr()))
 		},
 	}
 	f := cmd.Flags()
@@ -245,7 +249,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, 
 	if opts.json {
 		err = report.WriteLeaksJSON(stdout, s, reps)
 	} else {
-		err = report.WriteLeaks(stdout, s, reps, report.LeakOptions{At: opts.at, Full: opts.full})
+		err = report.WriteLeaks(stdout, s, reps, report.LeakOptions{At: opts.at, Full: opts.full, Steps: lo.Steps})
 	}
 	if err != nil {
 		return err

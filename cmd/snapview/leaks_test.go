@@ -43,7 +43,7 @@ func TestParseBytes(t *testing.T) {
 func TestLeaksUsageErrors(t *testing.T) {
 	// The file is never opened: usage is checked first.
 	testUsageErrors(t, []usageCase{
-		{"no file", []string{"leaks"}, "accepts 1 arg"},
+		{"no file", []string{"leaks"}, "leaks requires FILE"},
 		{"bad moment", []string{"leaks", "--at", "later", "x.pickle"}, `--at "later"`},
 		{"bad sort", []string{"leaks", "--sort", "size", "x.pickle"}, "--sort"},
 		{"bad steps", []string{"leaks", "--steps", "epochs", "x.pickle"}, "--steps"},

@@ -42,16 +42,24 @@ inside the file, and the page makes no request.
 For each device it shows:
   - a timeline of memory: live bytes stacked by allocation stack (the top
     --top stacks, the rest as "other"), the active and reserved bytes,
-    markers for the peak and each OOM, and the record_function ranges;
-    zoom with the wheel or the slider, hover for bytes and stacks;
+    the peak and each OOM, the training steps as alternating bands and the
+    record_function ranges as a light strip (the 100 longest); zoom with
+    the wheel or the slider, hover for bytes, hover an area for its stack;
+  - the allocator state at the peak, and at any moment you click on the
+    timeline, as PyTorch's memory_viz shows it: the stacks holding the most
+    bytes and every segment as a bar proportional to its size, its blocks
+    coloured by stack;
   - the memory_summary() table;
-  - the segments at the peak, each a bar of its blocks;
-  - the suspected leaks with their stacks;
+  - the suspected leaks with their score, growth per step and verdict;
 and what the file holds, with the decoder's warnings.
 
-The x axis is the time since the first trace entry, or the entry number
-when the trace has no times. Long traces are downsampled (the minimum and
-maximum of each bucket are kept, so peaks survive).
+The x axis is the trace entry or the time since the first entry (a switch
+above the chart); it opens on the one that gives the steps more width.
+Long traces are downsampled to about 1,000 points per series (the minimum
+and maximum of each bucket are kept, so peaks survive). For traces of up to
+100,000 entries the page holds every allocation and shows the state after
+any entry; for longer ones it holds the exact state at about 50 entries and
+shows the nearest (snapview state --at N shows any).
 
 Several files (the ranks of a run) make one page: the per-rank table of
 snapview ranks on top, then each file's devices, every timeline on the
@@ -85,7 +93,7 @@ Monitoring logs (--smi, --stats):
   snapview report snap.pickle --smi smi.csv --stats train_memory.jsonl --tz UTC`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageErrorf("report takes a snapshot file (or several, or --base BASE FILE)")
+				return usageErrorf("report requires FILE (or several, or --base BASE FILE)")
 			}
 			if cmd.Flags().Changed("base") && len(args) != 1 {
 				return usageErrorf("report --base BASE FILE compares one FILE with BASE; got %d files", len(args))

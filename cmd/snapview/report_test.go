@@ -10,7 +10,7 @@ import (
 func TestReportUsageErrors(t *testing.T) {
 	// The file is never opened: usage is checked first.
 	testUsageErrors(t, []usageCase{
-		{"no file", []string{"report"}, "report takes a snapshot file"},
+		{"no file", []string{"report"}, "report requires FILE"},
 		{"base and two files", []string{"report", "--base", "a", "b", "c"}, "got 2 files"},
 		{"top zero", []string{"report", "--top", "0", "x.pickle"}, "--top must be at least 1"},
 		{"empty output", []string{"report", "-o", "", "x.pickle"}, "--output must name a file"},

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -48,7 +50,9 @@ the first 16MiB (a genuine snapshot compresses 5 to 30 times); raise the
 cap with --max-decompressed for a genuine file that passes it.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("snapview {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{err}
 	})
@@ -70,17 +74,63 @@ cap with --max-decompressed for a genuine file that passes it.`,
 	)
 	addProfileFlags(root)
 	addLimitFlags(root)
+	addWidthFlag(root)
 	return root
 }
 
-// exactArgs is cobra.ExactArgs that returns a usage error.
+// exactArgs checks that a command got its n arguments, named as its Use
+// line names them ("requires FILE"), and returns a usage error.
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return &usageError{err}
+		if len(args) == n {
+			return nil
 		}
-		return nil
+		names := strings.Fields(cmd.Use)[1:]
+		switch {
+		case len(args) < n && len(names) == n:
+			return usageErrorf("%s requires %s (see snapview %s --help)", cmd.Name(), strings.Join(names[len(args):], " "), cmd.Name())
+		case len(args) > n && len(names) == n:
+			return usageErrorf("%s takes one %s, got %d arguments: %s", cmd.Name(), strings.Join(names, " "), len(args), strings.Join(args, " "))
+		}
+		return &usageError{cobra.ExactArgs(n)(cmd, args)}
 	}
+}
+
+// version returns snapview's version from the build information the Go
+// toolchain embeds: the module version for `go install ...@version`, or
+// the VCS revision (and "+dirty") for a build from a checkout.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown (no build information)"
+	}
+	v := bi.Main.Version
+	var rev, when, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	if rev != "" && (v == "devel" || strings.Contains(v, "-0.")) {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		v += " " + rev + dirty
+		if when != "" {
+			v += " " + when
+		}
+	}
+	return v + " " + bi.GoVersion
 }
 
 // execute runs root and returns its error. cobra's "unknown command" error

@@ -29,13 +29,13 @@ or MemPool, expandable), stream, block counts, the bytes live tensors
 requested, the free bytes and the largest free block, and a map of its
 blocks, one character per 1/24 of the segment:
 
-  '#'  half or more of it is live tensors
-  '+'  some of it is live tensors
+  '#'  half or more of it is live allocations
+  '+'  some of it is live allocations
   '~'  freed by the program but still used by another stream (pending free)
   '.'  free (cached by the allocator)
 
 Allocated and Free split each segment as ` + "`python -m torch.cuda._memory_viz stats`" + `
-does: Allocated is what live tensors requested, Free everything else
+does: Allocated is what live allocations requested, Free everything else
 (cached free blocks, blocks pending free, and the rounding slack inside
 live blocks). The totals equal its total_reserved, total_allocated and
 total_free.
@@ -50,7 +50,11 @@ size, requested_size, state).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
-			return runSegments(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			out, done, err := textOutput(cmd, !opts.json)
+			if err != nil {
+				return err
+			}
+			return done(runSegments(cmd.Context(), opts, cmd.InOrStdin(), out, cmd.ErrOrStderr()))
 		},
 	}
 	addDeviceFlag(cmd.Flags(), &opts.device, "show only this CUDA device ordinal", "every device in the file")

@@ -76,7 +76,11 @@ entries) is not an error: state says there is nothing to show ({} with
 			if opts.frames < 0 {
 				return usageErrorf("--frames must be 0 (all) or more, got %d", opts.frames)
 			}
-			return runState(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			out, done, err := textOutput(cmd, !opts.json)
+			if err != nil {
+				return err
+			}
+			return done(runState(cmd.Context(), opts, cmd.InOrStdin(), out, cmd.ErrOrStderr()))
 		},
 	}
 	f := cmd.Flags()
@@ -84,7 +88,7 @@ entries) is not an error: state says there is nothing to show ({} with
 	addDeviceFlag(f, &opts.device, "show this CUDA device ordinal", "for --at oom the first device with one, else the first with a trace")
 	f.BoolVar(&opts.json, "json", false, "write JSON (every block, every stack) instead of text")
 	f.IntVar(&opts.top, "top", 10, "number of largest allocations and of stacks listed (at least 1)")
-	f.IntVar(&opts.frames, "frames", 12, "most lines printed per stack, after folding torch, standard-library and C++ frames (0: all)")
+	f.IntVar(&opts.frames, "frames", 12, "most frame lines printed per stack, after folding torch, standard-library and C++ frames (0: all)")
 	return cmd
 }
 

@@ -65,7 +65,7 @@ func TestParseMoment(t *testing.T) {
 func TestStateUsageErrors(t *testing.T) {
 	// The file is never opened: usage is checked first.
 	testUsageErrors(t, []usageCase{
-		{"no file", []string{"state"}, "accepts 1 arg"},
+		{"no file", []string{"state"}, "state requires FILE"},
 		{"bad moment", []string{"state", "--at", "later", "x.pickle"}, `--at "later"`},
 		{"bad entry", []string{"state", "--at", "entry:x", "x.pickle"}, "entry:N"},
 		{"top 0", []string{"state", "--top", "0", "x.pickle"}, "--top"},

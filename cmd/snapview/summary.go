@@ -38,7 +38,7 @@ Formats (--format):
   text   (default) an overview for people: per device the memory reserved,
          allocated, active and requested in each pool (the large and small
          pools, and each private pool of CUDA graphs or MemPools, shown as
-         "private (a, b)"), segment, block and tensor counts, the free memory
+         "private (a, b)"), segment, block and allocation counts, the free memory
          inside the reserved segments and the largest free block; then what
          the file holds: how long the trace is, whether stacks were
          recorded, and whether the trace starts at the first allocation or
@@ -116,14 +116,18 @@ memory_stats() dumps:
 				}
 				opts.format = "json"
 			}
+			out, done, err := textOutput(cmd, opts.format == "text" || opts.format == "")
+			if err != nil {
+				return err
+			}
 			kind, in := sniffInput(opts.file, cmd.InOrStdin())
 			switch kind {
 			case monitor.KindStats, monitor.KindStatsLog:
-				return runStatsSummary(opts, kind, in, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return done(runStatsSummary(opts, kind, in, out, cmd.ErrOrStderr()))
 			case monitor.KindSMI:
 				return wrongKind(opts.file, kind, "a memory snapshot or memory_stats() dump")
 			}
-			return runSummary(cmd.Context(), opts, in, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return done(runSummary(cmd.Context(), opts, in, out, cmd.ErrOrStderr()))
 		},
 	}
 	addDeviceFlag(cmd.Flags(), &opts.device, "show only this CUDA device ordinal", "every device in the file")

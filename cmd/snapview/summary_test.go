@@ -12,13 +12,13 @@ import (
 func TestSummaryUsageErrors(t *testing.T) {
 	// The file is never opened: usage is checked first.
 	testUsageErrors(t, []usageCase{
-		{"no file", []string{"summary"}, "accepts 1 arg"},
-		{"two files", []string{"summary", "a", "b"}, "accepts 1 arg"},
+		{"no file", []string{"summary"}, "summary requires FILE"},
+		{"two files", []string{"summary", "a", "b"}, "takes one FILE, got 2 arguments"},
 		{"bad format", []string{"summary", "--format", "html", "x.pickle"}, `--format "html"`},
 		{"negative device", []string{"summary", "--device", "-1", "x.pickle"}, `"-1"`},
 		{"device not a number", []string{"summary", "--device", "one", "x.pickle"}, "device ordinal"},
 		{"unknown flag", []string{"summary", "--top", "3", "x.pickle"}, "unknown flag"},
-		{"segments no file", []string{"segments"}, "accepts 1 arg"},
+		{"segments no file", []string{"segments"}, "segments requires FILE"},
 		{"segments bad device", []string{"segments", "-d", "x", "x.pickle"}, "device ordinal"},
 		{"unknown command", []string{"sumary", "x.pickle"}, `unknown command "sumary" for "snapview"`},
 	})
@@ -125,7 +125,7 @@ func TestSummaryTextAndSegments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"Device 0", "private (1, 0) large", "144.0 MiB reserved in 10 segments", "Trace: 64 entries"} {
+	for _, w := range []string{"Device 0", "| private pool ", "| (1, 0) large ", "144.0 MiB reserved in 10 segments", "Trace: 64 entries"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("summary lacks %q:\n%s", w, out)
 		}

@@ -1,20 +1,36 @@
 // report.js draws the charts of a snapview report. It reads the JSON data
 // island (#snapview-data): for each device the ECharts options built in Go
-// and what the tooltips need. It must never contain a closing script tag:
-// write "<\/" in strings (report.go checks).
+// and what the tooltips, the markers and the inspection panel need. It
+// must never contain a closing script tag: write "<\/" in strings
+// (html.go checks).
 (function () {
   "use strict";
   var started = performance.now();
   var data = JSON.parse(document.getElementById("snapview-data").textContent);
   var enc = echarts.format.encodeHTML;
-  var charts = [];
+  var charts = [], drawn = 0;
+  var palette = ["#4e79a7", "#f28e2c", "#e15759", "#76b7b2", "#59a14f",
+    "#edc949", "#af7aa1", "#ff9da7", "#9c755f", "#86bcb6"];
+  var colorOther = "#bab0ac", colorPending = "#7a0019", colorFree = "#e9e9e9";
 
+  // fmtBytes is report.FormatBytes: one decimal, binary units.
   function fmtBytes(n) {
-    var units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    var neg = n < 0, v = Math.abs(n), u = 0;
-    while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
-    var s = u === 0 ? String(Math.round(v)) + " B" : v.toFixed(2) + " " + units[u];
-    return neg ? "-" + s : s;
+    if (n > -1024 && n < 1024) { return String(Math.round(n)) + " B"; }
+    var units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    var v = n / 1024;
+    for (var i = 0; i < units.length; i++) {
+      var s = v.toFixed(1);
+      if (i === units.length - 1 || (s !== "1024.0" && s !== "-1024.0" && v > -1024 && v < 1024)) {
+        return s + " " + units[i];
+      }
+      v /= 1024;
+    }
+    return String(n);
+  }
+
+  // fmtInt is report.FormatInt: thousands separated by commas.
+  function fmtInt(n) {
+    return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
   }
 
   // fmtAxisBytes labels a y tick. The ticks are multiples of a power of
@@ -47,69 +63,305 @@
       "<\/span><span class=\"tt-val\">" + enc(value) + "<\/span><\/div>";
   }
 
+  function plural(n, noun) { return fmtInt(n) + " " + noun + (n === 1 ? "" : "s"); }
+
+  function secs(ms) { return (ms / 1000).toFixed(3) + " s"; }
+
+  // Dataset columns (html_charts.go): x shown, the other x, reserved,
+  // active, allocated, groups.
+  var colReserved = 2, colActive = 3, colAllocated = 4, colGroups = 5;
+
+  function entryOf(dev, r) { return dev.byIndex ? r[0] : r[1]; }
+
   function timelineTooltip(dev) {
     var nGroups = dev.groups.length;
     return function (params) {
       if (!params || !params.length) { return ""; }
       var r = params[0].value;
-      var head = dev.xIsTime ? "t = " + (r[0] / 1000).toFixed(6) + " s" : "after entry " + r[0];
+      var head = "after entry " + fmtInt(entryOf(dev, r));
+      if (dev.xIsTime) { head += ", t = " + secs(dev.byIndex ? r[1] : r[0]); }
       var out = "<div class=\"tt-head\">" + enc(head) + "<\/div>";
-      out += row("", "reserved", fmtBytes(r[1]));
-      out += row("", "active", fmtBytes(r[2]));
-      out += row("", "allocated", fmtBytes(r[3]));
+      out += row("", "reserved", fmtBytes(r[colReserved]));
+      out += row("", "active", fmtBytes(r[colActive]));
+      out += row("", "allocated", fmtBytes(r[colAllocated]));
       var groups = [];
       for (var i = 0; i < params.length; i++) {
         var g = params[i].seriesIndex;
-        if (g < nGroups && r[4 + g] > 0) {
-          groups.push({g: g, bytes: r[4 + g], marker: params[i].marker});
+        if (g < nGroups && r[colGroups + g] > 0) {
+          groups.push({g: g, bytes: r[colGroups + g], marker: params[i].marker});
         }
       }
       groups.sort(function (a, b) { return b.bytes - a.bytes || a.g - b.g; });
       for (var j = 0; j < groups.length; j++) {
         var grp = dev.groups[groups[j].g];
         out += row(groups[j].marker, grp.label, fmtBytes(groups[j].bytes));
-        if (grp.stack >= 0 && j < 4) {
-          out += framesHTML(grp.stack, 3);
-        }
       }
+      out += "<div class=\"tt-hint\">click: the allocator state here<\/div>";
       return out;
     };
   }
 
-  var blockColors = ["#4e79a7", "#e15759", "#e8e8e8"];
-  var blockStates = ["allocated", "pending free", "free"];
-
-  function renderBlock(params, api) {
-    var r = api.value(0);
-    var s = api.coord([api.value(1), r]);
-    var e = api.coord([api.value(2), r]);
-    var h = api.size([0, 1])[1] * 0.7;
-    var cs = params.coordSys;
-    var rect = echarts.graphic.clipRectByRect(
-      {x: s[0], y: s[1] - h / 2, width: Math.max(e[0] - s[0], 0.6), height: h},
-      {x: cs.x, y: cs.y, width: cs.width, height: cs.height});
-    if (!rect) { return null; }
-    var state = api.value(3);
-    return {
-      type: "rect",
-      shape: rect,
-      style: {
-        fill: blockColors[state],
-        stroke: rect.width > 4 ? "#ffffff" : null,
-        lineWidth: 0.5
+  // markerSeries returns the markers of the active and reserved series for
+  // the axis shown: steps as alternating bands (active), record_function
+  // ranges as a light strip along the top, the peak pin and the OOM lines
+  // labelled at the bottom so that they never sit on the pin (reserved).
+  function markerSeries(dev, top) {
+    var m = dev.markers, ix = dev.byIndex;
+    function x(i, us) { return ix ? i : us / 1000; }
+    var bands = [];
+    m.steps.forEach(function (s, k) {
+      if (k % 2 === 0) {
+        bands.push([{xAxis: x(s[0], s[2]), name: "step " + (k + 1)}, {xAxis: x(s[1], s[3])}]);
       }
+    });
+    var strip = [];
+    m.ranges.forEach(function (a, k) {
+      strip.push([{xAxis: x(a[0], a[2]), yAxis: top * 0.97, name: m.rangeNames[k]}, {xAxis: x(a[1], a[3]), yAxis: top}]);
+    });
+    var active = {
+      markArea: {silent: true, data: bands, label: {show: false},
+        itemStyle: {color: "rgba(0,0,0,0.05)"}}
+    };
+    var reserved = {
+      markArea: {data: strip, label: {show: false, position: "insideBottomLeft", fontSize: 10, color: "#333"},
+        emphasis: {label: {show: true}},
+        itemStyle: {color: "rgba(110,90,190,0.16)", borderWidth: 0}},
+      markPoint: {data: [], symbol: "pin", symbolSize: 40, label: {fontSize: 10, color: "#fff"}},
+      markLine: {data: [], symbol: ["none", "none"], silent: true,
+        label: {show: true, position: "insideStartTop", formatter: "{b}", fontSize: 11, color: "#b00020"},
+        lineStyle: {color: "#b00020", width: 1.5, type: "solid"}}
+    };
+    if (m.peak) {
+      reserved.markPoint.data.push({name: "peak: " + m.peakLabel, coord: [x(m.peak[0], m.peak[1]), m.peak[2]],
+        value: "peak", itemStyle: {color: "#d62728"}});
+    }
+    m.ooms.forEach(function (o) {
+      reserved.markLine.data.push({name: "OOM " + fmtBytes(o[2]), xAxis: x(o[0], o[1])});
+    });
+    return {active: active, reserved: reserved};
+  }
+
+  function xFormatter(dev) {
+    return dev.byIndex ?
+      function (v) { return fmtInt(v); } :
+      function (v) { return String(Math.round(v) / 1000) + " s"; };
+  }
+
+  function axisName(dev) { return dev.byIndex ? "trace entry" : "time (s)"; }
+
+  // applyAxis sets everything that depends on the x axis shown.
+  function applyAxis(dev, chart, rows, reset) {
+    var n = dev.groups.length;
+    var top = dev.timeline.option.yAxis[0].max || 0;
+    var mk = markerSeries(dev, top || 1);
+    var series = [];
+    for (var i = 0; i < n; i++) { series.push({}); }
+    series.push(mk.active, mk.reserved);
+    if (dev.overlay && dev.overlay.length) {
+      series.push({data: overlayData(dev, rows || dev.timeline.option.dataset[0].source)});
+    }
+    var upd = {
+      xAxis: [{name: axisName(dev), axisLabel: {formatter: xFormatter(dev)}}],
+      series: series
+    };
+    if (rows) { upd.dataset = [{source: rows}]; }
+    if (reset) {
+      upd.dataZoom = [{start: 0, end: 100}, {start: 0, end: 100}];
+    }
+    upd.dataZoom = (upd.dataZoom || [{}, {}]).map(function (dz) {
+      dz.labelFormatter = dev.byIndex ?
+        function (v) { return fmtInt(v); } :
+        function (v) { return secs(v); };
+      return dz;
+    });
+    chart.setOption(upd);
+  }
+
+  // Inspection: the allocator state after an entry.
+
+  function hex(n) { return "0x" + n.toString(16); }
+
+  // liveState computes the state after entry i from every allocation's
+  // and segment's life (html_inspect.go HTMLInspect).
+  function liveState(ins, i) {
+    var segs = [];
+    ins.segments.forEach(function (s) {
+      if (s[2] <= i && (s[3] < 0 || s[3] > i)) {
+        segs.push({addr: hex(s[0]), a: s[0], size: s[1], stream: s[4], pool: "", blocks: [], states: []});
+      }
+    });
+    segs.sort(function (p, q) { return p.a - q.a; });
+    var live = [];
+    ins.allocs.forEach(function (a) {
+      if (a[3] > i) { return; }
+      var endReq = a[4] >= 0 ? a[4] : (a[5] >= 0 ? a[5] : Infinity);
+      var endDone = a[5] >= 0 ? a[5] : Infinity;
+      if (i < endReq) {
+        live.push({a: a, state: "allocated"});
+      } else if (i < endDone) {
+        live.push({a: a, state: "pending free"});
+      }
+    });
+    live.sort(function (p, q) { return p.a[0] - q.a[0]; });
+    var k = 0;
+    segs.forEach(function (s) {
+      var end = s.a + s.size, at = s.a;
+      while (k < live.length && live[k].a[0] < s.a) { k++; }
+      while (k < live.length && live[k].a[0] < end) {
+        var b = live[k].a;
+        if (b[0] > at) { s.blocks.push([at - s.a, b[0] - at, 0, -1]); s.states.push("free"); }
+        s.blocks.push([b[0] - s.a, b[1], b[2], b[6]]);
+        s.states.push(live[k].state);
+        at = Math.max(at, b[0] + b[1]);
+        k++;
+      }
+      if (at < end) { s.blocks.push([at - s.a, end - at, 0, -1]); s.states.push("free"); }
+    });
+    return segs;
+  }
+
+  // nearestState returns the precomputed state nearest to entry i.
+  function nearestState(ins, i) {
+    var best = null;
+    ins.states.forEach(function (st) {
+      if (!best || Math.abs(st.index - i) < Math.abs(best.index - i)) { best = st; }
+    });
+    return best;
+  }
+
+  function stackColors(dev) {
+    var c = {};
+    dev.groups.forEach(function (g, k) {
+      if (g.stack >= 0) { c[g.stack] = palette[k % palette.length]; }
+    });
+    return c;
+  }
+
+  function blockColor(dev, state, stack) {
+    if (state === "free") { return colorFree; }
+    if (state === "pending free") { return colorPending; }
+    return (dev.shownColor || dev.stackColor)[stack] || colorOther;
+  }
+
+  // showState draws a state in the device's panel: the heading, the
+  // stacks holding the most bytes and the segment map.
+  function showState(dev, segs, title) {
+    var id = dev.section;
+    var at = document.getElementById(id + "-state-at");
+    if (at) { at.textContent = title; }
+    var byStack = {}, total = 0, count = 0, reserved = 0;
+    segs.forEach(function (s) {
+      reserved += s.size;
+      s.blocks.forEach(function (b, j) {
+        if (s.states[j] !== "allocated") { return; }
+        var e = byStack[b[3]] || (byStack[b[3]] = {stack: b[3], bytes: 0, count: 0});
+        e.bytes += b[1];
+        e.count++;
+        total += b[1];
+        count++;
+      });
+    });
+    var tops = Object.keys(byStack).map(function (k) { return byStack[k]; });
+    tops.sort(function (p, q) { return q.bytes - p.bytes || p.stack - q.stack; });
+    // Without a timeline (no trace) the stacks holding the most bytes get
+    // the palette's colours; with one, the colours of their groups.
+    dev.shownColor = null;
+    if (!dev.groups.length) {
+      dev.shownColor = {};
+      tops.slice(0, palette.length).forEach(function (e, k) {
+        if (e.stack >= 0) { dev.shownColor[e.stack] = palette[k]; }
+      });
+    }
+    var tb = document.getElementById(id + "-top");
+    if (tb) {
+      var h = "<tr><th>allocation stack (innermost first)<\/th><th class=\"num\">bytes<\/th><th class=\"num\">allocations<\/th><\/tr>";
+      tops.slice(0, 10).forEach(function (e) {
+        var frames = data.stacks[e.stack] || [];
+        var first = frames.length ? frames[0] : "<no stack recorded>";
+        var sw = "<span class=\"swatch\" style=\"background:" + blockColor(dev, "allocated", e.stack) + "\"><\/span>";
+        h += "<tr><td class=\"frames\">" + (frames.length > 1 ? "<details><summary>" + sw + enc(first) + "<\/summary>" +
+          frames.slice(1).map(enc).join("<br>") + "<\/details>" : sw + enc(first)) +
+          "<\/td><td class=\"num\">" + fmtBytes(e.bytes) + "<\/td><td class=\"num\">" + fmtInt(e.count) + "<\/td><\/tr>";
+      });
+      h += "<tr class=\"total\"><td>" + enc(plural(tops.length, "stack") + ", " + plural(segs.length, "segment") + " (" + fmtBytes(reserved) + " reserved)") +
+        "<\/td><td class=\"num\">" + fmtBytes(total) + "<\/td><td class=\"num\">" + fmtInt(count) + "<\/td><\/tr>";
+      tb.innerHTML = h;
+    }
+    if (!dev.segChart) { return; }
+    var shown = segs.slice().sort(function (p, q) { return q.size - p.size; }).slice(0, dev.maxSegments);
+    dev.shownSegs = shown;
+    var rows = [], names = [], widest = 1;
+    shown.forEach(function (s, r) {
+      widest = Math.max(widest, s.size);
+      names.push(s.addr + " " + fmtBytes(s.size));
+      s.blocks.forEach(function (b, j) {
+        rows.push([r, b[0], b[0] + b[1], j, b[3], stateCodes[s.states[j]] || 0]);
+      });
+    });
+    var note = document.getElementById(id + "-segnote");
+    if (note) {
+      note.textContent = "Each bar is one segment (cudaMalloc, or a mapped range of an expandable segment), its length proportional to its size; " +
+        fmtInt(shown.length) + " of " + plural(segs.length, "segment") + ", largest first. Allocated blocks take the colour of their stack group in the timeline.";
+    }
+    var height = 70 + 22 * Math.min(Math.max(shown.length, 1), 60);
+    var so = dev.segments.option;
+    so.yAxis[0].data = names;
+    var step = 1;
+    while (step * 8 < widest) { step *= 2; }
+    so.xAxis[0].interval = step;
+    so.xAxis[0].max = Math.ceil(widest / step) * step;
+    so.dataset = [{source: rows}];
+    dev.segChart.setOption(so, true);
+    dev.segChart.getDom().style.height = height + "px";
+    dev.segChart.resize();
+  }
+
+  var stateCodes = {"allocated": 0, "pending free": 1, "free": 2};
+  var stateNames = ["allocated", "pending free", "free"];
+
+  function stateAtEntry(dev, i) {
+    var ins = dev.inspect;
+    if (ins.live) {
+      return {segs: liveState(ins, i), title: "after entry " + fmtInt(i) + " (clicked on the timeline)"};
+    }
+    var st = nearestState(ins, i);
+    if (!st) { return null; }
+    var title = "after entry " + fmtInt(st.index) + " (the precomputed state nearest to entry " + fmtInt(i) + ")";
+    return {segs: st.segments, title: title};
+  }
+
+  function renderBlock(dev) {
+    return function (params, api) {
+      var r = api.value(0);
+      var s = api.coord([api.value(1), r]);
+      var e = api.coord([api.value(2), r]);
+      var h = api.size([0, 1])[1] * 0.7;
+      var cs = params.coordSys;
+      var rect = echarts.graphic.clipRectByRect(
+        {x: s[0], y: s[1] - h / 2, width: Math.max(e[0] - s[0], 0.6), height: h},
+        {x: cs.x, y: cs.y, width: cs.width, height: cs.height});
+      if (!rect) { return null; }
+      return {
+        type: "rect",
+        shape: rect,
+        style: {
+          fill: blockColor(dev, stateNames[api.value(5)], api.value(4)),
+          stroke: rect.width > 4 ? "#ffffff" : null,
+          lineWidth: 0.5
+        }
+      };
     };
   }
 
   function segmentTooltip(dev) {
     return function (p) {
       var v = p.value;
-      var seg = dev.segmentInfo[v[0]];
+      var seg = dev.shownSegs && dev.shownSegs[v[0]];
       if (!seg) { return ""; }
-      var b = seg.blocks[v[4]];
-      var state = seg.states[v[4]];
-      var out = "<div class=\"tt-head\">" + enc("segment " + seg.addr + " (" + fmtBytes(seg.size) +
-        ", stream " + seg.stream + ", pool " + seg.pool + ")") + "<\/div>";
+      var b = seg.blocks[v[3]];
+      var state = seg.states[v[3]];
+      var head = "segment " + seg.addr + " (" + fmtBytes(seg.size) + ", stream " + seg.stream + (seg.pool ? ", pool " + seg.pool : "") + ")";
+      var out = "<div class=\"tt-head\">" + enc(head) + "<\/div>";
       out += row("", "block", state + " at offset " + fmtBytes(b[0]));
       out += row("", "size", fmtBytes(b[1]));
       if (state !== "free") {
@@ -124,12 +376,27 @@
 
   // overlaySMI draws nvidia-smi's memory.used on the timeline, as a line
   // of its own data (not the dataset), and raises the y axis to show it.
-  function overlaySMI(dev, opt) {
+  // overlayData returns the nvidia-smi samples ([ms since the first
+  // entry, bytes]) in the axis shown: by entry index, each sample at the
+  // last entry at or before its time (rows: [index, time, ...] then).
+  function overlayData(dev, rows) {
+    if (!dev.byIndex) { return dev.overlay; }
+    return dev.overlay.map(function (p) {
+      var lo = 0, hi = rows.length - 1, k = 0;
+      while (lo <= hi) {
+        var m = (lo + hi) >> 1;
+        if (rows[m][1] <= p[0]) { k = m; lo = m + 1; } else { hi = m - 1; }
+      }
+      return [rows.length ? rows[k][0] : 0, p[1]];
+    });
+  }
+
+  function overlaySMI(dev, opt, rows) {
     var hi = 0;
     dev.overlay.forEach(function (p) { hi = Math.max(hi, p[1]); });
     opt.series = opt.series || [];
     opt.series.push({
-      type: "line", name: "nvidia-smi memory.used", data: dev.overlay, showSymbol: false,
+      type: "line", name: "nvidia-smi memory.used", data: overlayData(dev, rows), showSymbol: false,
       lineStyle: {width: 2, color: "#e15759"}, itemStyle: {color: "#e15759"}, z: 5
     });
     [].concat(opt.legend || []).forEach(function (lg) {
@@ -171,43 +438,129 @@
 
   function init(id, option) {
     var el = document.getElementById(id);
-    if (!el) { return; }
+    if (!el) { return null; }
     var chart = echarts.init(el, null, {renderer: "canvas"});
     chart.setOption(option);
     charts.push(chart);
+    // When every chart has rendered once: data-drawn-ms (for
+    // scripts/firstpaint.sh).
+    var first = true;
+    chart.on("finished", function () {
+      if (!first) { return; }
+      first = false;
+      if (++drawn === charts.length) {
+        document.documentElement.setAttribute("data-drawn-ms", String(Math.round(performance.now())));
+      }
+    });
+    return chart;
+  }
+
+  // nearestRow returns the dataset row whose x is nearest to x.
+  function nearestRow(rows, x) {
+    var lo = 0, hi = rows.length - 1;
+    while (lo < hi) {
+      var mid = (lo + hi) >> 1;
+      if (rows[mid][0] < x) { lo = mid + 1; } else { hi = mid; }
+    }
+    if (lo > 0 && Math.abs(rows[lo - 1][0] - x) <= Math.abs(rows[lo][0] - x)) { lo--; }
+    return rows[lo];
+  }
+
+  function setupTimeline(dev) {
+    var opt = dev.timeline.option;
+    var rows = opt.dataset[0].source;
+    var nGroups = dev.groups.length;
+    opt.tooltip = opt.tooltip || {};
+    opt.tooltip.formatter = timelineTooltip(dev);
+    opt.tooltip.confine = true;
+    opt.tooltip.axisPointer = {type: "line"};
+    (opt.yAxis || []).forEach(function (ax) {
+      ax.axisLabel = ax.axisLabel || {};
+      ax.axisLabel.formatter = fmtAxisBytes;
+      if (dev.yInterval > 0) { ax.interval = dev.yInterval; }
+    });
+    // The legend sits beside the chart: reserved and active first, long
+    // names wrapped, never cut.
+    var names = ["reserved", "active"];
+    opt.series.forEach(function (s, k) {
+      if (k < nGroups) {
+        names.push({name: s.name, icon: "rect"});
+        s.triggerLineEvent = true;
+        s.emphasis = {focus: "none"};
+      }
+    });
+    opt.legend = opt.legend || [{}];
+    (Array.isArray(opt.legend) ? opt.legend : [opt.legend]).forEach(function (lg) {
+      lg.data = names;
+      lg.textStyle = {width: 230, overflow: "break", fontSize: 11, lineHeight: 13};
+      lg.pageIconSize = 10;
+    });
+    if (dev.overlay && dev.overlay.length) {
+      overlaySMI(dev, opt, rows);
+    }
+    var chart = init(dev.timeline.id, opt);
+    if (!chart) { return; }
+    applyAxis(dev, chart, null, false);
+
+    // Hovering an area shows its allocation stack under the chart.
+    var hover = document.getElementById(dev.section + "-hover");
+    chart.on("mouseover", function (p) {
+      if (!hover || p.componentType !== "series" || p.seriesIndex >= nGroups) { return; }
+      var g = dev.groups[p.seriesIndex];
+      hover.innerHTML = "<div class=\"tt-head\">" + enc(g.label) + "<\/div>" +
+        (g.stack >= 0 ? framesHTML(g.stack, 40) : "<div class=\"tt-frame\">" + enc("the allocations of every stack not drawn on its own") + "<\/div>");
+    });
+
+    // The x axis switch.
+    document.querySelectorAll("input[name=axis-" + dev.section + "]").forEach(function (inp) {
+      inp.checked = (inp.value === "index") === dev.byIndex;
+      inp.addEventListener("change", function () {
+        var byIndex = inp.value === "index";
+        if (byIndex === dev.byIndex) { return; }
+        dev.byIndex = byIndex;
+        rows.forEach(function (r) { var t = r[0]; r[0] = r[1]; r[1] = t; });
+        applyAxis(dev, chart, rows, true);
+      });
+    });
+
+    // Clicking shows the allocator state after that entry.
+    if (dev.inspect) {
+      chart.getZr().on("click", function (e) {
+        var pt = [e.offsetX, e.offsetY];
+        if (!chart.containPixel({gridIndex: 0}, pt)) { return; }
+        var x = chart.convertFromPixel({gridIndex: 0}, pt)[0];
+        var r = nearestRow(rows, x);
+        var i = dev.byIndex ? Math.max(0, Math.min(Math.round(x), dev.entries - 1)) : entryOf(dev, r);
+        var st = stateAtEntry(dev, i);
+        if (st) {
+          showState(dev, st.segs, st.title);
+          document.documentElement.setAttribute("data-inspected", String(i));
+        }
+      });
+    }
+  }
+
+  function setupSegments(dev) {
+    var so = dev.segments.option;
+    so.series.forEach(function (s) { s.renderItem = renderBlock(dev); });
+    so.tooltip = so.tooltip || {};
+    so.tooltip.formatter = segmentTooltip(dev);
+    so.tooltip.confine = true;
+    (so.xAxis || []).forEach(function (ax) {
+      ax.axisLabel = ax.axisLabel || {};
+      ax.axisLabel.formatter = fmtAxisBytes;
+    });
+    dev.segChart = init(dev.segments.id, so);
   }
 
   data.devices.forEach(function (dev) {
+    dev.byIndex = !!dev.xByIndex;
+    dev.stackColor = stackColors(dev);
+    dev.maxSegments = (dev.inspect && dev.inspect.maxSegments) || 200;
     if (dev.timeline) {
-      var opt = dev.timeline.option;
-      opt.tooltip = opt.tooltip || {};
-      opt.tooltip.formatter = timelineTooltip(dev);
-      opt.tooltip.confine = true;
-      opt.tooltip.axisPointer = {type: "line"};
-      (opt.yAxis || []).forEach(function (ax) {
-        ax.axisLabel = ax.axisLabel || {};
-        ax.axisLabel.formatter = fmtAxisBytes;
-        if (dev.yInterval > 0) { ax.interval = dev.yInterval; }
-      });
-      // The x axis is a time axis (see html_charts.go): milliseconds since
-      // the first entry, or entry indexes.
-      (opt.xAxis || []).forEach(function (ax) {
-        ax.axisLabel = ax.axisLabel || {};
-        ax.axisLabel.formatter = dev.xIsTime ?
-          function (v) { return String(Math.round(v) / 1000) + " s"; } :
-          function (v) { return String(Math.round(v)); };
-      });
-      (opt.dataZoom || []).forEach(function (dz) {
-        if (dz.type === "slider") {
-          dz.labelFormatter = dev.xIsTime ?
-            function (v) { return (v / 1000).toFixed(3) + " s"; } :
-            function (v) { return String(Math.round(v)); };
-        }
-      });
-      if (dev.overlay && dev.overlay.length) {
-        overlaySMI(dev, opt);
-      }
-      init(dev.timeline.id, opt);
+      var rows = dev.timeline.option.dataset[0].source;
+      dev.entries = rows.length ? Math.round(rows[rows.length - 1][dev.byIndex ? 0 : 1]) + 1 : 0;
+      setupTimeline(dev);
     }
     if (dev.monitor) {
       var mo = dev.monitor.option;
@@ -242,18 +595,22 @@
       init(dev.monitor.id, mo);
     }
     if (dev.segments) {
-      var so = dev.segments.option;
-      so.series.forEach(function (s) { s.renderItem = renderBlock; });
-      so.tooltip = so.tooltip || {};
-      so.tooltip.formatter = segmentTooltip(dev);
-      so.tooltip.confine = true;
-      (so.xAxis || []).forEach(function (ax) {
-        ax.axisLabel = ax.axisLabel || {};
-        ax.axisLabel.formatter = function (v) { return Math.round(v * 100) + "%"; };
-      });
-      init(dev.segments.id, so);
+      setupSegments(dev);
+      showState(dev, dev.segmentInfo, dev.segmentsAt);
     }
   });
+
+  // snapviewShowEntry shows the allocator state after entry i of a
+  // device, as a click on the timeline does (for tests and the console).
+  window.snapviewShowEntry = function (device, i) {
+    var ok = false;
+    data.devices.forEach(function (dev) {
+      if (dev.device !== device || !dev.inspect) { return; }
+      var st = stateAtEntry(dev, i);
+      if (st) { showState(dev, st.segs, st.title); ok = true; }
+    });
+    return ok;
+  };
 
   window.addEventListener("resize", function () {
     charts.forEach(function (c) { c.resize(); });

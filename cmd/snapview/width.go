@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/snapview/snapview/report"
+)
+
+// addWidthFlag adds --width to root, for every command.
+func addWidthFlag(root *cobra.Command) {
+	root.PersistentFlags().Int("width", 0, "columns the text views fit (default: $COLUMNS, else the terminal's width, else 120)")
+}
+
+// outputWidth returns the width the text views fit: --width, else
+// $COLUMNS, else the width of the terminal stdout is, else
+// report.DefaultWidth (120: a pipe or a file).
+func outputWidth(flag int, stdout io.Writer, getenv func(string) string) (int, error) {
+	if flag < 0 {
+		return 0, usageErrorf("--width must be positive, got %d", flag)
+	}
+	if flag > 0 {
+		return flag, nil
+	}
+	if c, err := strconv.Atoi(getenv("COLUMNS")); err == nil && c > 0 {
+		return c, nil
+	}
+	if f, ok := stdout.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+			return int(ws.Col), nil
+		}
+	}
+	return report.DefaultWidth, nil
+}
+
+// textOutput returns the writer a text view writes to (stdout wrapped to
+// the width) and the function that flushes it; with text false (JSON,
+// HTML) stdout itself.
+func textOutput(cmd *cobra.Command, text bool) (io.Writer, func(error) error, error) {
+	stdout := cmd.OutOrStdout()
+	if !text {
+		return stdout, func(err error) error { return err }, nil
+	}
+	flag := 0
+	if f := cmd.Flag("width"); f != nil {
+		flag, _ = strconv.Atoi(f.Value.String())
+	}
+	width, err := outputWidth(flag, stdout, os.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	tw := report.NewTextWriter(stdout, width)
+	return tw, func(err error) error { return errors.Join(err, tw.Flush()) }, nil
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestOutputWidth(t *testing.T) {
+	env := func(cols string) func(string) string {
+		return func(k string) string {
+			if k == "COLUMNS" {
+				return cols
+			}
+			return ""
+		}
+	}
+	tests := []struct {
+		flag int
+		cols string
+		want int
+	}{
+		{0, "", 120},    // not a terminal
+		{0, "80", 80},   // COLUMNS
+		{0, "abc", 120}, // a bad COLUMNS is ignored
+		{100, "80", 100},
+	}
+	for _, tt := range tests {
+		got, err := outputWidth(tt.flag, &bytes.Buffer{}, env(tt.cols))
+		if err != nil || got != tt.want {
+			t.Errorf("outputWidth(%d, COLUMNS=%q) = %d, %v; want %d", tt.flag, tt.cols, got, err, tt.want)
+		}
+	}
+	if _, err := outputWidth(-1, &bytes.Buffer{}, env("")); err == nil || exitCode(err) != 2 {
+		t.Errorf("outputWidth(-1) = %v, want a usage error", err)
+	}
+}
+
+// TestWidthFlag runs the text commands with --width 80 on a shared file
+// and checks every line.
+func TestWidthFlag(t *testing.T) {
+	file := sharedSnapshot(t, "torch2.11/cuda_graph/snapshot.pickle")
+	for _, args := range [][]string{{"summary"}, {"segments"}, {"state"}, {"leaks"}, {"info"}} {
+		out, _, err := runSnapview(t, append(append(args, "--width", "80"), file)...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n > 80 && !strings.Contains(line, file) {
+				t.Errorf("%v --width 80: line of %d columns: %q", args, n, line)
+			}
+		}
+	}
+	// JSON is never wrapped.
+	out, _, err := runSnapview(t, "summary", "--json", "--width", "60", file)
+	if err != nil || !strings.HasPrefix(out, "{") {
+		t.Errorf("summary --json --width 60: %v %.40q", err, out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, err := runSnapview(t, "--version")
+	if err != nil || !strings.HasPrefix(out, "snapview ") || !strings.Contains(out, "go1.") {
+		t.Errorf("--version = %q, %v; want 'snapview VERSION goX'", out, err)
+	}
+}
+
+// TestIssue11Messages checks the wording fixes on real files: --steps
+// slices, the expandable-segments count, a memory_stats() file and
+// --frames.
+func TestIssue11Messages(t *testing.T) {
+	leak := sharedSnapshot(t, "torch2.11/leak_train/snapshot.pickle")
+	out, _, err := runSnapview(t, "leaks", "--steps", "slices", leak)
+	if err != nil || !strings.Contains(out, "as --steps slices asks") || strings.Contains(out, "no training steps found") {
+		t.Errorf("leaks --steps slices: %v\n%s", err, out)
+	}
+
+	p32 := sharedSnapshot(t, "public/p32-3dev-expandable-oom.pickle")
+	out, _, err = runSnapview(t, "state", "--at", "oom", p32)
+	if err != nil || strings.Contains(out, "| Segments ") || !strings.Contains(out, "cudaMalloc segments only") ||
+		!strings.Contains(out, "Segments (8, 8 of them mapped ranges of expandable segments)") {
+		t.Errorf("state --at oom on an expandable file: %v\n%s", err, out)
+	}
+
+	stats := sharedSnapshot(t, "torch2.11/leak_train/stats.json")
+	_, _, err = runSnapview(t, "state", stats)
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "torch.cuda.memory_stats() dict") ||
+		!strings.Contains(err.Error(), "summary --format torch") {
+		t.Errorf("state stats.json: %v, want it named a memory_stats() dict", err)
+	}
+
+	lines := func(frames string) int {
+		out, _, err := runSnapview(t, "state", "--frames", frames, leak)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, l := range strings.Split(out[strings.Index(out, "\nS1: "):], "\n")[2:] {
+			if !strings.HasPrefix(l, "    ") {
+				break
+			}
+			n++
+		}
+		return n
+	}
+	if one, two := lines("1"), lines("2"); one != 2 || two != 3 {
+		t.Errorf("S1 has %d lines with --frames 1 and %d with --frames 2, want 2 and 3 (frames and '... N more lines')", one, two)
+	}
+}

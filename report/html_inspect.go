@@ -1,0 +1,188 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// The report's inspection panel shows the allocator state at a moment of
+// the timeline, as PyTorch's _memory_viz.py does: the stacks holding the
+// most bytes and the segments with their blocks. For traces up to
+// HTMLOptions.MaxLiveEntries entries the page computes that state after
+// any entry from every allocation's and segment's life (HTMLInspect.Allocs
+// and Segments); for longer traces, the replay's exact states at a few
+// entries are embedded instead (HTMLInspect.States) and the page says so.
+
+// HTMLInspect is what the page needs to show the allocator state after a
+// trace entry.
+type HTMLInspect struct {
+	// Live is true when Allocs and Segments describe the whole trace: the
+	// page can show the state after any entry.
+	Live bool
+	// Allocs are the allocations: address, size and requested size in
+	// bytes, alloc entry (-1: older than the trace), free_requested and
+	// free_completed entries (-1: never), stack (index into
+	// HTMLReport.Stacks, -1 for none). Empty unless Live.
+	Allocs [][7]int64
+	// Segments are the segments (or mapped ranges of an expandable
+	// segment): address, size in bytes, the entry that created it (-1:
+	// older than the trace), the entry that released it (-1: never),
+	// stream. Empty unless Live.
+	Segments [][5]int64
+	// States are the exact states at some entries (the downsampled points
+	// of the timeline, the peak and the OOMs), in entry order, when not
+	// Live.
+	States []HTMLInspectState
+	// Note says what the panel can show ("any entry", or at which).
+	Note string
+}
+
+// HTMLInspectState is the allocator state after entry Index.
+type HTMLInspectState struct {
+	Index    int
+	Segments []HTMLSegment
+}
+
+// inspect fills d.Inspect for a device with a trace.
+func (b *htmlBuilder) inspect(d *HTMLDevice, res *analyze.Result, trace []snapshot.TraceEntry) error {
+	n := len(trace)
+	in := &HTMLInspect{Allocs: [][7]int64{}, Segments: [][5]int64{}, States: []HTMLInspectState{}}
+	d.Inspect = in
+	if n <= b.opt.MaxLiveEntries {
+		in.Live = true
+		for _, a := range res.Allocs {
+			in.Allocs = append(in.Allocs, [7]int64{int64(a.Addr), a.Size, a.Requested,
+				int64(a.AllocIndex), int64(a.FreeRequested), int64(a.FreeCompleted), int64(b.stackShort(a.Stack))})
+		}
+		segs, err := htmlSegmentLives(res, trace)
+		if err != nil {
+			return err
+		}
+		in.Segments = segs
+		in.Note = "Click the timeline to see the allocator state after that entry: the stacks holding the most bytes and every segment with its blocks."
+		return nil
+	}
+	// Too long to embed: exact states at up to MaxStates points spread
+	// over the drawn ones, plus the peak and the OOMs.
+	idx := []int{}
+	if tl := d.Timeline; tl != nil && len(tl.Index) > 0 {
+		k := min(b.opt.MaxStates, len(tl.Index))
+		for j := range k {
+			idx = append(idx, tl.Index[j*(len(tl.Index)-1)/max(k-1, 1)])
+		}
+	}
+	idx = append(idx, res.PeakIndex)
+	idx = append(idx, res.OOMs...)
+	idx = slices.DeleteFunc(idx, func(i int) bool { return i < 0 || i >= n })
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	states, err := res.StatesAt(idx)
+	if err != nil {
+		return err
+	}
+	for _, st := range states {
+		hs := HTMLInspectState{Index: st.Index, Segments: b.stateSegmentList(st, b.opt.MaxSegments)}
+		in.States = append(in.States, hs)
+	}
+	in.Note = fmt.Sprintf("The trace has %s entries, more than the %s whose history the page embeds: clicking the timeline shows the exact state at the nearest of %d precomputed entries (the peak and every OOM among them). `snapview state --at N` shows any entry.",
+		FormatInt(int64(n)), FormatInt(int64(b.opt.MaxLiveEntries)), len(states))
+	return nil
+}
+
+// htmlSegmentLives returns every segment's life on one device: the
+// segments before the first entry (from the replay's seeded state), then
+// one per segment_alloc or segment_map entry, each closed by the
+// segment_free or segment_unmap entry that releases its address.
+func htmlSegmentLives(res *analyze.Result, trace []snapshot.TraceEntry) ([][5]int64, error) {
+	st, err := res.StateAt(-1)
+	if err != nil {
+		return nil, err
+	}
+	out := [][5]int64{}
+	var open []int // indexes in out still live
+	add := func(addr, size int64, start int, stream uint64) {
+		out = append(out, [5]int64{addr, size, int64(start), -1, int64(stream)})
+		open = append(open, len(out)-1)
+	}
+	for _, sg := range st.Segments {
+		add(int64(sg.Addr), sg.Size, -1, sg.Stream)
+	}
+	for i := range trace {
+		e := &trace[i]
+		switch e.Action {
+		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
+			add(int64(e.Addr), e.Size, i, e.Stream)
+		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
+			// Close every live range the released one overlaps; what an
+			// unmap leaves of a range lives on as new ranges.
+			lo, hi := int64(e.Addr), int64(e.Addr)+max(e.Size, 1)
+			kept := open[:0:0]
+			var rest [][3]int64
+			for _, k := range open {
+				a, b := out[k][0], out[k][0]+out[k][1]
+				if b <= lo || a >= hi {
+					kept = append(kept, k)
+					continue
+				}
+				out[k][3] = int64(i)
+				if a < lo {
+					rest = append(rest, [3]int64{a, lo - a, out[k][4]})
+				}
+				if b > hi {
+					rest = append(rest, [3]int64{hi, b - hi, out[k][4]})
+				}
+			}
+			open = kept
+			for _, r := range rest {
+				add(r[0], r[1], i, uint64(r[2]))
+			}
+		}
+	}
+	return out, nil
+}
+
+// stateSegmentList converts the segments of an analyze.State, largest
+// first, at most limit of them.
+func (b *htmlBuilder) stateSegmentList(st *analyze.State, limit int) []HTMLSegment {
+	out := make([]HTMLSegment, 0, len(st.Segments))
+	for _, sg := range st.Segments {
+		hs := HTMLSegment{Addr: sg.Addr.String(), Size: sg.Size, Stream: sg.Stream, Pool: sg.Pool.String(), Large: sg.Large, Expandable: sg.Expandable}
+		for _, bl := range sg.Blocks {
+			hs.Blocks = append(hs.Blocks, HTMLBlock{
+				Offset: int64(bl.Addr - sg.Addr), Size: bl.Size, Requested: bl.Requested,
+				State: htmlStateName(bl.State), Stack: b.blockStack(bl.State, bl.Stack),
+			})
+		}
+		out = append(out, hs)
+	}
+	slices.SortStableFunc(out, func(p, q HTMLSegment) int { return cmp.Compare(q.Size, p.Size) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// stackShort is stack for stacks only the inspection panel refers to:
+// a stack not yet in the table is added with at most htmlShortFrames
+// lines, which keeps the page small when thousands of stacks are live at
+// some moment.
+func (b *htmlBuilder) stackShort(id snapshot.StackID) int {
+	if len(b.s.Stack(id)) == 0 {
+		return -1
+	}
+	if i, ok := b.stackIndex[id]; ok {
+		return i
+	}
+	frames := stackLines(b.s, id, stackLineOptions{Limit: htmlShortFrames, More: "more frames not embedded"})
+	b.r.Stacks = append(b.r.Stacks, frames)
+	b.stackIndex[id] = len(b.r.Stacks) - 1
+	return len(b.r.Stacks) - 1
+}
+
+// htmlShortFrames is the most lines of a stack only the inspection panel
+// shows.
+const htmlShortFrames = 8

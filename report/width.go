@@ -1,0 +1,192 @@
+package report
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Widths of the text views, in columns.
+const (
+	// DefaultWidth is the width when the output is not a terminal and
+	// none was asked for.
+	DefaultWidth = 120
+	// MinWidth is the narrowest width the views lay out for; a narrower
+	// request is raised to it.
+	MinWidth = 60
+)
+
+// TextWriter is the writer the text views write to when they should fit
+// a width: every line longer than Width that is not a table row is
+// wrapped at a space (or, in a long path, after a '/' or '\'), its
+// continuation lines indented as the line was; nothing is cut. The views
+// also read Width (see textWidth) to lay out their tables: they leave out
+// the least needed columns, saying so, until a table fits. Call Flush
+// after the last write.
+type TextWriter struct {
+	w     io.Writer
+	width int
+	buf   []byte
+	err   error
+}
+
+// NewTextWriter returns a TextWriter writing to w at width columns
+// (MinWidth at least; 0 means DefaultWidth).
+func NewTextWriter(w io.Writer, width int) *TextWriter {
+	if width <= 0 {
+		width = DefaultWidth
+	}
+	return &TextWriter{w: w, width: max(width, MinWidth)}
+}
+
+// Width returns the width in columns.
+func (t *TextWriter) Width() int { return t.width }
+
+// Write buffers p and writes its complete lines, wrapped.
+func (t *TextWriter) Write(p []byte) (int, error) {
+	if t.err != nil {
+		return 0, t.err
+	}
+	t.buf = append(t.buf, p...)
+	for {
+		i := bytes.IndexByte(t.buf, '\n')
+		if i < 0 {
+			break
+		}
+		t.line(string(t.buf[:i]), true)
+		t.buf = t.buf[i+1:]
+	}
+	return len(p), t.err
+}
+
+// Flush writes what is left of the last line.
+func (t *TextWriter) Flush() error {
+	if len(t.buf) > 0 {
+		t.line(string(t.buf), false)
+		t.buf = t.buf[:0]
+	}
+	return t.err
+}
+
+func (t *TextWriter) line(s string, newline bool) {
+	lines := []string{s}
+	if utf8.RuneCountInString(s) > t.width && !isTableLine(s) {
+		indent := s[:len(s)-len(strings.TrimLeft(s, " "))]
+		lines = wrapLine(s, t.width, indent)
+	}
+	for i, l := range lines {
+		if t.err != nil {
+			return
+		}
+		if i < len(lines)-1 || newline {
+			l += "\n"
+		}
+		_, t.err = io.WriteString(t.w, l)
+	}
+}
+
+// isTableLine reports whether s is a row or rule of a table.
+func isTableLine(s string) bool {
+	return strings.HasPrefix(s, "|") || strings.HasPrefix(s, "+")
+}
+
+// textWidth returns the width the views write to w should fit:
+// TextWriter's, or DefaultWidth.
+func textWidth(w io.Writer) int {
+	if x, ok := w.(*TextWriter); ok {
+		return x.width
+	}
+	return DefaultWidth
+}
+
+// fitTable is a table laid out to a width: the header, rows and footer
+// with the columns that fit, and the names of those left out.
+type fitTable struct {
+	Header  []string
+	Rows    [][]string
+	Footer  []string
+	Align   []tw.Align
+	Dropped []string
+}
+
+// fitColumns leaves out columns of a table, in the order drop gives
+// (column indexes of header), until its width is at most width; the
+// columns not in drop always stay. footer may be nil.
+func fitColumns(width int, header []string, align []tw.Align, rows [][]string, footer []string, drop ...int) fitTable {
+	keep := make([]bool, len(header))
+	for i := range keep {
+		keep[i] = true
+	}
+	pick := func(row []string) []string {
+		if row == nil {
+			return nil
+		}
+		out := make([]string, 0, len(row))
+		for i, c := range row {
+			if i < len(keep) && keep[i] {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	build := func() fitTable {
+		ft := fitTable{Header: pick(header), Footer: pick(footer)}
+		for i, a := range align {
+			if i < len(keep) && keep[i] {
+				ft.Align = append(ft.Align, a)
+			}
+		}
+		for _, r := range rows {
+			ft.Rows = append(ft.Rows, pick(r))
+		}
+		for i, k := range keep {
+			if !k {
+				ft.Dropped = append(ft.Dropped, strings.ReplaceAll(header[i], "\n", " "))
+			}
+		}
+		return ft
+	}
+	ft := build()
+	for _, c := range drop {
+		all := append(append([][]string{ft.Header}, ft.Rows...), ft.Footer)
+		if tableWidth(all) <= width {
+			break
+		}
+		keep[c] = false
+		ft = build()
+	}
+	return ft
+}
+
+// render writes the table to w, with a line naming the columns left out.
+func (ft fitTable) render(w io.Writer, more string) error {
+	t := newTable(w, ft.Align...)
+	t.Header(ft.Header)
+	if err := t.Bulk(ft.Rows); err != nil {
+		return err
+	}
+	if ft.Footer != nil {
+		t.Footer(ft.Footer)
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return ft.droppedNote(w, more)
+}
+
+// droppedNote writes which columns were left out to fit the width.
+func (ft fitTable) droppedNote(w io.Writer, more string) error {
+	if len(ft.Dropped) == 0 {
+		return nil
+	}
+	note := "Left out to fit " + strconv.Itoa(textWidth(w)) + " columns: " + strings.Join(ft.Dropped, ", ")
+	if more != "" {
+		note += " (" + more + ")"
+	}
+	_, err := io.WriteString(w, wrapAt("", note+".", textWidth(w)))
+	return err
+}
