@@ -244,6 +244,17 @@ func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 		r.MaxEntriesWhy = "enabled='state' records with max_entries=1"
 	case EnabledAll:
 		inferMaxEntries(&r, devices)
+		if s.InactiveBlocksMissing {
+			// A window cut from a bigger snapshot: its length says nothing
+			// of max_entries.
+			longest := 0
+			for i := range devices {
+				longest = max(longest, devices[i].Entries)
+			}
+			r.MaxEntries, r.MaxEntriesAtLeast = longest, true
+			r.MaxEntriesWhy = fmt.Sprintf("the file is a window of %s cut from a bigger snapshot (its blocks lists lack inactive blocks): "+
+				"whether the recording wrapped is not known", infoPlural(longest, "entry"))
+		}
 		recordedMaxEntries(s, &r, devices)
 	}
 	return r

@@ -169,6 +169,18 @@ func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, 
 			errorf("history %v without a reason", k.History)
 		}
 	}
+	if len(s.Devices()) == 1 {
+		var in bytes.Buffer
+		if err := report.WriteInfo(&in, &report.Info{Path: name, Info: info}); err != nil {
+			t.Fatal(err)
+		}
+		if k.History != analyze.Exact && strings.Contains(in.String(), "are exact") {
+			errorf("history %v, but info calls peaks exact:\n%s", k.History, in.String())
+		}
+		if want := report.TrustText(k); hasTrace(s, dev) && !strings.Contains(strings.Join(strings.Fields(in.String()), " "), want) {
+			errorf("info does not say %q", want)
+		}
+	}
 	for _, f := range st.Figures() {
 		if f.Exactness == analyze.Exact && k.History != analyze.Exact && isHistoryKey(f.Key) {
 			errorf("%s is exact while the history is %v", f.Key, k.History)
