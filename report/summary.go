@@ -83,7 +83,7 @@ func NewSummary(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats)
 	// seed blocks older than the trace.
 	seeded := map[int]bool{}
 	for _, st := range stats {
-		seeded[st.Device] = st.Known.History == analyze.LowerBound
+		seeded[st.Device] = st.Known.Seeded
 	}
 	infos := analyze.InspectCoverage(s, func(d int) bool { return seeded[d] })
 	have := s.Devices()
