@@ -33,6 +33,11 @@ type Recording struct {
 	MaxEntries        int
 	MaxEntriesAtLeast bool
 	MaxEntriesWhy     string
+	// SkipActions lists the actions the recording skipped, as far as the
+	// trace shows (skip_actions, PyTorch 2.10+, #168183): "free_requested"
+	// when free_completed entries come without any free_requested.
+	SkipActions    []string
+	SkipActionsWhy string
 
 	// Frames counts the distinct frames in the file; CppFrames those that
 	// look like C++ (line 0 with a "??" or empty file name, or "::" in
@@ -256,6 +261,13 @@ func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 				"whether the recording wrapped is not known", infoPlural(longest, "entry"))
 		}
 		recordedMaxEntries(s, &r, devices)
+	}
+	for _, tr := range s.Traces {
+		if skipsFreeRequested(tr) {
+			r.SkipActions = []string{"free_requested"}
+			r.SkipActionsWhy = "the trace has free_completed entries and no free_requested: each free_completed stands for both"
+			break
+		}
 	}
 	return r
 }
