@@ -50,6 +50,8 @@ func newAllocConfig(s *snapshot.Snapshot) allocConfig {
 // intervals from 1 MiB, sizes below use the first, above 32 GiB the last)
 // and a request over 512*d, the next of d equal divisions of the interval
 // (roundup_power2_next_division); otherwise the next multiple of 512.
+// For a file written by torch_npu (rule RoundNPU, see InferRounding) it is
+// that allocator's round_up(size + 32, 512) instead.
 func (c *allocConfig) roundSize(size int64) int64 {
 	if c.rule == RoundNPU {
 		return npuRoundSize(size)

@@ -79,7 +79,11 @@ func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakRepor
 		ew.printf("%s", wrapAt("", par, leaksWidth))
 	}
 	if k := rep.History; rep.Entries > 0 && k.History != analyze.Exact {
-		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+"; growth and allocation times come from the replay and are marked by it.", leaksWidth))
+		tail := "; growth and allocation times come from the replay and may be off."
+		if k.History == analyze.LowerBound {
+			tail = "; allocations older than the trace carry no growth evidence."
+		}
+		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+tail, leaksWidth))
 	}
 	if line := leakStepsLine(s, rep); line != "" {
 		ew.printf("%s", wrapAt("", line, leaksWidth))
