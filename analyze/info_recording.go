@@ -262,6 +262,7 @@ func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 		}
 		recordedMaxEntries(s, &r, devices)
 	}
+	r.SkipActions = []string{}
 	for _, tr := range s.Traces {
 		if skipsFreeRequested(tr) {
 			r.SkipActions = []string{"free_requested"}
