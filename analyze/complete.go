@@ -17,9 +17,9 @@ import (
 //     caching allocator merges free neighbours (free_block,
 //     try_merge_blocks), so a gap is exactly one inactive block, and free =
 //     reserved - active per segment. InactiveBlocksMissing is set.
-//   - no segments at all but trace entries (an exporter that writes
-//     device_traces only): each device's trace is replayed from an empty
-//     allocator and its end state becomes the segments.
+//   - no segments at all but trace entries that leave some (an exporter
+//     that writes device_traces only): each device's trace is replayed
+//     from an empty allocator and its end state becomes the segments.
 //     SegmentsFromTrace is set; the history figures are then lower bounds
 //     (see [Result.Stats] Known).
 //
@@ -65,6 +65,11 @@ func Complete(s *snapshot.Snapshot) (*snapshot.Snapshot, []string) {
 				}
 				inconsistent++
 			}
+		}
+		if len(c.Segments) == 0 {
+			// The trace ends with nothing reserved, as the file says
+			// (empty_cache before the dump): nothing to put back.
+			return out, notes
 		}
 		note := fmt.Sprintf("the file has no segments: the end state comes from the trace alone (%s, %s left by it)",
 			infoPlural(devices, "device"), infoPlural(len(c.Segments), "segment"))

@@ -259,6 +259,7 @@ func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool, replaye
 
 	di.Coverage = CoverageNone
 	if len(trace) == 0 {
+		di.Trust = DecideTrust(s, device, nil, nil)
 		return di
 	}
 	if seeded != nil {

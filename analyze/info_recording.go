@@ -33,6 +33,11 @@ type Recording struct {
 	MaxEntries        int
 	MaxEntriesAtLeast bool
 	MaxEntriesWhy     string
+	// SkipActions lists the actions the recording skipped, as far as the
+	// trace shows (skip_actions, PyTorch 2.10+, #168183): "free_requested"
+	// when free_completed entries come without any free_requested.
+	SkipActions    []string
+	SkipActionsWhy string
 
 	// Frames counts the distinct frames in the file; CppFrames those that
 	// look like C++ (line 0 with a "??" or empty file name, or "::" in
@@ -244,7 +249,26 @@ func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 		r.MaxEntriesWhy = "enabled='state' records with max_entries=1"
 	case EnabledAll:
 		inferMaxEntries(&r, devices)
+		if s.InactiveBlocksMissing {
+			// A window cut from a bigger snapshot: its length says nothing
+			// of max_entries.
+			longest := 0
+			for i := range devices {
+				longest = max(longest, devices[i].Entries)
+			}
+			r.MaxEntries, r.MaxEntriesAtLeast = longest, true
+			r.MaxEntriesWhy = fmt.Sprintf("the file is a window of %s cut from a bigger snapshot (its blocks lists lack inactive blocks): "+
+				"whether the recording wrapped is not known", infoPlural(longest, "entry"))
+		}
 		recordedMaxEntries(s, &r, devices)
+	}
+	r.SkipActions = []string{}
+	for _, tr := range s.Traces {
+		if skipsFreeRequested(tr) {
+			r.SkipActions = []string{"free_requested"}
+			r.SkipActionsWhy = "the trace has free_completed entries and no free_requested: each free_completed stands for both"
+			break
+		}
 	}
 	return r
 }

@@ -73,12 +73,9 @@ func infoWarnings(s *snapshot.Snapshot, in *Info) []string {
 		switch {
 		case d.ReplayError != "":
 			w = append(w, fmt.Sprintf("Device %d: the allocator replay failed (%s).", d.Device, d.ReplayError))
-		case d.Replayed && !d.Check.Equal:
-			first := ""
-			if len(d.Check.Differences) > 0 {
-				first = " (" + d.Check.Differences[0] + ")"
-			}
-			w = append(w, fmt.Sprintf("Device %d: the replayed end state differs from the file's segments%s: peaks and totals are unknown.", d.Device, first))
+		case d.Replayed && d.Trust.History == Unknown:
+			// The one trust rule's verdict (DecideTrust), in its words.
+			w = append(w, fmt.Sprintf("Device %d: peaks and totals are unknown: %s.", d.Device, d.Trust.Why))
 		}
 	}
 

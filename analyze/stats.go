@@ -110,4 +110,7 @@ type Known struct {
 	// Exact ("" when it is): the one reason every view prints beside the
 	// figures it marks. See [DecideTrust].
 	Why string
+	// Seeded is the replay's Result.Seeded: the trace misses the start, so
+	// the state before it was rebuilt (how views word the coverage).
+	Seeded bool
 }

@@ -44,6 +44,7 @@ func DecideTrust(s *snapshot.Snapshot, device int, r *Result, err error) Trust {
 	if s.SegmentsFromTrace {
 		t.Current = LowerBound
 	}
+	t.Seeded = r != nil && r.Seeded
 	switch {
 	case len(deviceTrace(s, device)) == 0 && len(s.HostTraces) > 0:
 		return set(Unknown, "no trace entries for this device: the file records pinned host memory only")

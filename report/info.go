@@ -91,13 +91,21 @@ func WriteInfo(w io.Writer, v *Info) error {
 	case r.MaxEntries > 0:
 		maxEntries = "max_entries~" + FormatInt(int64(r.MaxEntries))
 	}
-	for _, row := range [][2]string{
+	rows := [][2]string{
 		{"enabled=" + string(r.Enabled), r.EnabledWhy},
 		{"stacks=" + string(r.Stacks), r.StacksWhy},
 		{"context=" + string(r.Context), r.ContextWhy},
 		{maxEntries, r.MaxEntriesWhy},
-	} {
-		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-24s", row[0]), Escape(row[1])))
+	}
+	if len(r.SkipActions) > 0 {
+		rows = append(rows, [2]string{"skip_actions=" + strings.Join(r.SkipActions, ","), r.SkipActionsWhy})
+	}
+	for _, row := range rows {
+		label := fmt.Sprintf("  %-24s", row[0])
+		if len(row[0]) >= 24 {
+			label += " "
+		}
+		ew.printf("%s", wrapIndented(label, Escape(row[1])))
 	}
 
 	if lines := hostLines(&v.Host); lines != nil {

@@ -128,6 +128,7 @@ type infoRecordingJSON struct {
 	Stacks               inferredJSON   `json:"stacks"`
 	Context              inferredJSON   `json:"context"`
 	MaxEntries           maxEntriesJSON `json:"max_entries"`
+	SkipActions          []string       `json:"skip_actions,omitempty"`
 	Frames               int            `json:"distinct_frames"`
 	CppFrames            int            `json:"distinct_cpp_frames"`
 	TraceEntries         int            `json:"trace_entries"`
@@ -200,6 +201,7 @@ func WriteInfoJSON(w io.Writer, v *Info) error {
 		Stacks:               inferredJSON{string(r.Stacks), r.StacksWhy},
 		Context:              inferredJSON{string(r.Context), r.ContextWhy},
 		MaxEntries:           maxEntriesJSON{r.MaxEntries, r.MaxEntriesAtLeast, r.MaxEntriesWhy},
+		SkipActions:          r.SkipActions,
 		Frames:               r.Frames,
 		CppFrames:            r.CppFrames,
 		TraceEntries:         r.Entries,

@@ -79,7 +79,11 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 		ew.printf("%s", wrapAt("", par, textWidth(ew.w)))
 	}
 	if k := rep.History; rep.Entries > 0 && k.History != analyze.Exact {
-		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+"; growth and allocation times come from the replay and are marked by it.", textWidth(ew.w)))
+		tail := "; growth and allocation times come from the replay and may be off."
+		if k.History == analyze.LowerBound {
+			tail = "; allocations older than the trace carry no growth evidence."
+		}
+		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+tail, textWidth(ew.w)))
 	}
 	if line := leakStepsLine(ft, rep, opt.Steps); line != "" {
 		ew.printf("%s", wrapAt("", line, textWidth(ew.w)))

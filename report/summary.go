@@ -40,6 +40,9 @@ type Summary struct {
 	SegmentsFromTrace     bool `json:"segments_from_trace"`
 	// Host is the pinned host memory (analyze.Host), in its own section.
 	Host analyze.HostMemory
+	// Rounding is the allocator's rounding inferred from the file; the
+	// text names it when it is not CUDA's.
+	Rounding analyze.Rounding
 }
 
 // DeviceSummary is the summary of one device.
@@ -76,6 +79,7 @@ func NewSummary(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats)
 		InactiveBlocksMissing: s.InactiveBlocksMissing,
 		SegmentsFromTrace:     s.SegmentsFromTrace,
 		Host:                  analyze.Host(s),
+		Rounding:              analyze.InferRounding(s, -1),
 	}
 	// The coverage of each trace as `snapview info` tells it (from the
 	// start, wrapped, started late, state only), from the replays the
@@ -83,7 +87,7 @@ func NewSummary(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats)
 	// seed blocks older than the trace.
 	seeded := map[int]bool{}
 	for _, st := range stats {
-		seeded[st.Device] = st.Known.History == analyze.LowerBound
+		seeded[st.Device] = st.Known.Seeded
 	}
 	infos := analyze.InspectCoverage(s, func(d int) bool { return seeded[d] })
 	have := map[int]bool{}
@@ -159,6 +163,9 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 			exp = "on"
 		}
 		ew.printf("%s", wrapIndented("Allocator: ", fmt.Sprintf("expandable_segments %s, max_split_size %s, PYTORCH_CUDA_ALLOC_CONF=%q", exp, split, st.Conf)))
+	}
+	if r := sum.Rounding; r.Rule != analyze.RoundCUDA {
+		ew.printf("%s", wrapIndented("Rounding: ", r.Rule.Formula()+", inferred from "+r.Evidence()+"."))
 	}
 	for _, d := range sum.Devices {
 		ew.printf("\nDevice %d\n", d.Device)
@@ -348,6 +355,7 @@ type summaryJSON struct {
 	Format   formatJSON          `json:"format"`
 	Devices  []deviceSummaryJSON `json:"devices"`
 	Host     *hostJSON           `json:"host,omitempty"`
+	Rounding roundingJSON        `json:"rounding"`
 	Warnings []string            `json:"warnings"`
 }
 
@@ -449,6 +457,7 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 		},
 		Devices:  []deviceSummaryJSON{},
 		Host:     newHostJSON(&sum.Host),
+		Rounding: roundingJSON{Rule: sum.Rounding.Rule.String(), Assumed: sum.Rounding.Assumed, Evidence: sum.Rounding.Evidence()},
 		Warnings: append([]string{}, sum.Warnings...),
 	}
 	for _, d := range sum.Devices {

@@ -27,7 +27,7 @@ func TestWriteSummaryGolden(t *testing.T) {
 		st.NumOOMs = 1
 		st.Known.History, st.Known.NumOOMs = history, history
 		if history == analyze.LowerBound {
-			st.Known.Why = "the trace misses the start of the run"
+			st.Known.Why, st.Known.Seeded = "the trace misses the start of the run", true
 		}
 		return st
 	}

@@ -62,9 +62,18 @@ func TestViewsAgree(t *testing.T) {
 			// device from the whole file; four devices show the property.
 			devs = devs[:4]
 		}
+		var html *report.HTMLReport
+		if !strings.Contains(name, "hostile") {
+			if html, err = report.BuildHTML(s, report.HTMLOptions{Title: name, Top: 5, Devices: devs, Stats: statsFromReplay}); err != nil {
+				t.Errorf("%s: report: %v", name, err)
+			}
+		}
 		for _, dev := range devs {
 			devices++
 			checkDeviceViews(t, name, s, dev, info)
+			if html != nil {
+				checkHTMLDevice(t, name, s, dev, html)
+			}
 			st, _ := statsFor(s, dev)
 			byTrust[st.Known.History]++
 		}
@@ -169,6 +178,18 @@ func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, 
 			errorf("history %v without a reason", k.History)
 		}
 	}
+	if len(s.Devices()) == 1 {
+		var in bytes.Buffer
+		if err := report.WriteInfo(&in, &report.Info{Path: name, Info: info}); err != nil {
+			t.Fatal(err)
+		}
+		if k.History != analyze.Exact && strings.Contains(in.String(), "are exact") {
+			errorf("history %v, but info calls peaks exact:\n%s", k.History, in.String())
+		}
+		if want := report.TrustText(k); hasTrace(s, dev) && !strings.Contains(strings.Join(strings.Fields(in.String()), " "), want) {
+			errorf("info does not say %q", want)
+		}
+	}
 	for _, f := range st.Figures() {
 		if f.Exactness == analyze.Exact && k.History != analyze.Exact && isHistoryKey(f.Key) {
 			errorf("%s is exact while the history is %v", f.Key, k.History)
@@ -180,4 +201,36 @@ func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, 
 // (peak, allocated, freed, num_ooms).
 func isHistoryKey(key string) bool {
 	return strings.HasSuffix(key, ".peak") || strings.HasSuffix(key, ".allocated") || strings.HasSuffix(key, ".freed") || key == "num_ooms"
+}
+
+// checkHTMLDevice checks the report's section of dev: the memory_summary()
+// table is the summary's, and a history that is not exact is said there in
+// the words of every view.
+func checkHTMLDevice(t *testing.T, name string, s *snapshot.Snapshot, dev int, r *report.HTMLReport) {
+	t.Helper()
+	st, _ := statsFor(s, dev)
+	var torch bytes.Buffer
+	if err := report.WriteTorchSummary(&torch, st); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range r.Devices {
+		if d.Device != dev {
+			continue
+		}
+		if d.Summary != torch.String() {
+			t.Errorf("%s device %d: the report's memory_summary() differs from the summary's", name, dev)
+		}
+		if k := st.Known; hasTrace(s, dev) && k.History != analyze.Exact {
+			want := "History: " + report.TrustText(k)
+			found := false
+			for _, n := range d.Notes {
+				found = found || strings.HasPrefix(n, want)
+			}
+			if !found {
+				t.Errorf("%s device %d: the report does not say %q (notes %q)", name, dev, want, d.Notes)
+			}
+		}
+		return
+	}
+	t.Errorf("%s device %d: not in the report", name, dev)
 }
