@@ -167,7 +167,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdin io.Rea
 // the file.
 func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path string, f *deviceFlag, at []analyze.Moment, so analyze.SideOptions) ([]*analyze.Side, error) {
 	var sides []*analyze.Side
-	err := withSnapshot(stdin, stderr, path, func(s *snapshot.Snapshot, src source) error {
+	err := withSnapshotCtx(ctx, stdin, stderr, path, func(s *snapshot.Snapshot, src source) error {
 		for _, w := range s.Warnings {
 			fmt.Fprintf(stderr, "warning: %s: %s\n", src.name, w)
 		}

@@ -252,7 +252,7 @@ func eachSnapshot(ctx context.Context, files []string, stdin io.Reader, stderr i
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := withSnapshot(stdin, stderr, file, func(s *snapshot.Snapshot, src source) error {
+		err := withSnapshotCtx(ctx, stdin, stderr, file, func(s *snapshot.Snapshot, src source) error {
 			for _, w := range s.Warnings {
 				fmt.Fprintf(stderr, "warning: %s: %s\n", src.name, w)
 			}
@@ -367,7 +367,7 @@ func exportPprof(ctx context.Context, opts *exportOptions, stdin io.Reader, stdo
 			return err
 		}
 	}
-	return writeOutput(opts.out, stdout, p.Write)
+	return writeOutput(ctx, opts.out, stdout, p.Write)
 }
 
 func exportFolded(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -398,7 +398,7 @@ func exportFolded(ctx context.Context, opts *exportOptions, stdin io.Reader, std
 	if err != nil {
 		return err
 	}
-	return writeOutput(opts.out, stdout, func(w io.Writer) error {
+	return writeOutput(ctx, opts.out, stdout, func(w io.Writer) error {
 		for _, p := range parts {
 			if err := export.WriteFolded(w, p.s, p.segs, o); err != nil {
 				return err
@@ -429,7 +429,7 @@ func exportChrome(ctx context.Context, opts *exportOptions, stdin io.Reader, std
 	if err != nil {
 		return err
 	}
-	return writeOutput(opts.out, stdout, func(w io.Writer) error {
+	return writeOutput(ctx, opts.out, stdout, func(w io.Writer) error {
 		return export.WriteChromeTrace(w, inputs, opts.parsedLabels())
 	})
 }
@@ -459,7 +459,7 @@ func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, st
 		return err
 	}
 	for _, t := range tables {
-		if err := writeOutput(filepath.Join(opts.out, t.Name+".parquet"), nil, t.Write); err != nil {
+		if err := writeOutput(ctx, filepath.Join(opts.out, t.Name+".parquet"), nil, t.Write); err != nil {
 			return err
 		}
 	}
@@ -467,18 +467,14 @@ func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, st
 }
 
 // writeOutput writes what write produces to path, or to stdout when path
-// is "-". Every file export writes goes through here.
-func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) error {
+// is "-", through writeFileAtomic (a temporary file renamed over path).
+// Every file export writes goes through here.
+func writeOutput(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == stdinPath {
 		return write(stdout)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
+	if err := writeFileAtomic(ctx, path, write); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return f.Close()
+	return nil
 }

@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/snapview/snapview/analyze"
 	"io"
 	"io/fs"
 	"os"
 
+	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -29,17 +29,13 @@ type source struct {
 	size int64
 }
 
-// withSnapshot loads the snapshot at path ("-": from stdin) and runs f on
-// it. It is the one place that makes the errors met after a successful load
-// name the file, as the load's own errors do: f's error comes back as
-// "NAME: fault" (see inFile), a usage error still one (exit code 2).
-func withSnapshot(stdin io.Reader, errOut io.Writer, path string, f func(s *snapshot.Snapshot, src source) error) error {
-	return withSnapshotCtx(context.Background(), stdin, errOut, path, f)
-}
-
-// withSnapshotCtx is withSnapshot under ctx: the load stops when ctx is
-// cancelled (a signal), and the decoder's limits are those of ctx (the
-// --max-decompressed flag, see limitsOf).
+// withSnapshotCtx loads the snapshot at path ("-": from stdin) and runs f
+// on it. It is the one place that makes the errors met after a successful
+// load name the file, as the load's own errors do: f's error comes back as
+// "NAME: fault" (see inFile), a usage error still one (exit code 2). The
+// load stops when ctx is cancelled (a signal), and the decoder's limits are
+// those of ctx (the --max-decompressed flag, see limitsOf). Every command
+// that reads a snapshot goes through here.
 func withSnapshotCtx(ctx context.Context, stdin io.Reader, errOut io.Writer, path string, f func(s *snapshot.Snapshot, src source) error) error {
 	lim := limitsOf(ctx)
 	var (

@@ -223,7 +223,7 @@ func runRanks(ctx context.Context, opts *ranksOptions, args []string, stdout, st
 // that parallel loads do not mix their lines. Errors name the file.
 func measureRanks(ctx context.Context, path string, f *deviceFlag, so analyze.SideOptions, notes io.Writer) ([]*analyze.Side, error) {
 	var sides []*analyze.Side
-	err := withSnapshot(nil, io.Discard, path, func(s *snapshot.Snapshot, src source) error {
+	err := withSnapshotCtx(ctx, nil, io.Discard, path, func(s *snapshot.Snapshot, src source) error {
 		for _, w := range s.Warnings {
 			fmt.Fprintf(notes, "warning: %s: %s\n", src.name, w)
 		}

@@ -243,7 +243,7 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 	)
 	peak := analyze.Moment{Kind: analyze.MomentPeak}
 	for i, path := range opts.files {
-		err := withSnapshot(stdin, stderr, path, func(s *snapshot.Snapshot, src source) error {
+		err := withSnapshotCtx(ctx, stdin, stderr, path, func(s *snapshot.Snapshot, src source) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

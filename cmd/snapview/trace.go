@@ -116,7 +116,7 @@ func parseAddr(s string) (snapshot.Addr, error) {
 }
 
 func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, stderr io.Writer) error {
-	return withSnapshot(stdin, stderr, opts.file, func(s *snapshot.Snapshot, src source) error {
+	return withSnapshotCtx(ctx, stdin, stderr, opts.file, func(s *snapshot.Snapshot, src source) error {
 		for _, w := range s.Warnings {
 			fmt.Fprintf(stderr, "warning: %s\n", w)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -122,7 +123,7 @@ under the file's settings.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
-			return runWhatif(opts, cmd.Flags().Changed("conf"), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runWhatif(cmd.Context(), opts, cmd.Flags().Changed("conf"), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringArrayVar(&opts.confs, "conf", nil, "simulate `CONF`, a whole PYTORCH_CUDA_ALLOC_CONF value (repeatable; default: the candidates above)")
@@ -133,7 +134,7 @@ under the file's settings.`,
 }
 
 // runWhatif checks the flags, loads the snapshot and prints the analysis.
-func runWhatif(opts *whatifOptions, confGiven bool, stdin io.Reader, out, errOut io.Writer) error {
+func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin io.Reader, out, errOut io.Writer) error {
 	for _, c := range opts.confs {
 		if _, err := allocator.Parse(c); err != nil {
 			return &usageError{fmt.Errorf("--conf: %w", err)}
@@ -153,7 +154,7 @@ func runWhatif(opts *whatifOptions, confGiven bool, stdin io.Reader, out, errOut
 	if confGiven && confs == nil {
 		confs = []string{}
 	}
-	return withSnapshot(stdin, errOut, opts.file, func(s *snapshot.Snapshot, _ source) error {
+	return withSnapshotCtx(ctx, stdin, errOut, opts.file, func(s *snapshot.Snapshot, _ source) error {
 		printWarnings(errOut, s.Warnings)
 		devices, err := opts.device.pick(s)
 		if err != nil {
