@@ -277,29 +277,3 @@ func joinInts(ns []int) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-// wrapIndented returns text after prefix, wrapped at infoWidth columns,
-// continuation lines indented to the prefix's width, each line ending in
-// a newline.
-func wrapIndented(prefix, text string) string { return wrapAt(prefix, text, infoWidth) }
-
-// wrapAt is wrapIndented at width columns.
-func wrapAt(prefix, text string, width int) string {
-	var b strings.Builder
-	indent := strings.Repeat(" ", len([]rune(prefix)))
-	line := prefix
-	empty := true
-	for _, word := range strings.Fields(text) {
-		if !empty && len([]rune(line))+1+len([]rune(word)) > width {
-			b.WriteString(line + "\n")
-			line, empty = indent, true
-		}
-		if !empty {
-			line += " "
-		}
-		line += word
-		empty = false
-	}
-	b.WriteString(strings.TrimRight(line, " ") + "\n")
-	return b.String()
-}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -161,40 +160,6 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 		"do not grow. Growth: bytes kept per %s, and the group's live bytes at the end of each %s, from '_' (none)\n"+
 		"to '@' (its highest).\n", unit, unit, unit, unit)
 	return ew.err
-}
-
-// wrapLine breaks line into lines of at most width characters, the
-// continuation lines starting with indent: at the last space that fits,
-// else (a long path) after the last '/' or '\' that fits, else anywhere.
-// Nothing is left out.
-func wrapLine(line string, width int, indent string) []string {
-	var out []string
-	for utf8.RuneCountInString(line) > width {
-		r := []rune(line)
-		cut := -1
-		minCut := utf8.RuneCountInString(indent) + 1
-		for k := width; k > minCut && cut < 0; k-- {
-			if r[k] == ' ' {
-				cut = k
-			}
-		}
-		next := -1
-		if cut >= 0 {
-			next = cut + 1
-		} else {
-			for k := width - 1; k > minCut && cut < 0; k-- {
-				if r[k] == '/' || r[k] == '\\' {
-					cut, next = k+1, k+1
-				}
-			}
-		}
-		if cut < 0 {
-			cut, next = width, width
-		}
-		out = append(out, strings.TrimRight(string(r[:cut]), " "))
-		line = indent + string(r[next:])
-	}
-	return append(out, line)
 }
 
 // leakMoment describes the moment a report looks at.

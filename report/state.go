@@ -521,18 +521,6 @@ func statePoolLabel(large bool, pool snapshot.PoolID, expandable bool) string {
 	return s
 }
 
-// errWriter is a writer with a sticky error, for runs of Fprintf.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) printf(format string, args ...any) {
-	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
-	}
-}
-
 // The --json schema of `snapview state`. Sizes are bytes, times
 // microseconds, addresses integers.
 type stateJSON struct {

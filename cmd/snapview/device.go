@@ -88,6 +88,25 @@ func (f *deviceFlag) pick(s *snapshot.Snapshot) ([]int, error) {
 	return []int{0}, nil
 }
 
+// usedDevices are the devices of s the allocator did something on: with
+// segments, or with trace entries other than the snapshot marker (a
+// distributed process's file lists the other ranks' devices with a lone
+// snapshot entry).
+func usedDevices(s *snapshot.Snapshot) []int {
+	var out []int
+	for _, d := range s.Devices() {
+		lo, hi := s.DeviceSegments(d)
+		used := slices.ContainsFunc(s.Segments[lo:hi], func(sg snapshot.Segment) bool { return sg.Device == d })
+		if d < len(s.Traces) && !used {
+			used = slices.ContainsFunc(s.Traces[d], func(e snapshot.TraceEntry) bool { return e.Action != snapshot.ActionSnapshot })
+		}
+		if used {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // hasTrace reports whether device d of s has trace entries.
 func hasTrace(s *snapshot.Snapshot, d int) bool {
 	return d < len(s.Traces) && len(s.Traces[d]) > 0

@@ -109,7 +109,11 @@ naming it (exit code 2).`,
 			if opts.fold && opts.full {
 				return usageErrorf("--fold and --full ask for different stack keys: give one")
 			}
-			return runDiff(cmd.Context(), opts, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			out, done, err := textOutput(cmd, !opts.json)
+			if err != nil {
+				return err
+			}
+			return done(runDiff(cmd.Context(), opts, args, cmd.InOrStdin(), out, cmd.ErrOrStderr()))
 		},
 	}
 	f := cmd.Flags()
@@ -171,7 +175,7 @@ func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path st
 		for _, w := range s.Warnings {
 			fmt.Fprintf(stderr, "warning: %s: %s\n", src.name, w)
 		}
-		dev, note, err := compareDevice(s, f, at[len(at)-1])
+		dev, note, err := stateDevice(s, f, at[len(at)-1])
 		if err != nil {
 			return err
 		}
@@ -229,40 +233,3 @@ func resolveSideMoment(s *snapshot.Snapshot, r *analyze.Result, m analyze.Moment
 	return resolveMoment(s, r, m)
 }
 
-// usedDevices are the devices of s the allocator did something on: with
-// segments, or with trace entries other than the snapshot marker (a
-// distributed process's file lists the other ranks' devices with a lone
-// snapshot entry).
-func usedDevices(s *snapshot.Snapshot) []int {
-	var out []int
-	for _, d := range s.Devices() {
-		used := slices.ContainsFunc(s.Segments, func(sg snapshot.Segment) bool { return sg.Device == d })
-		if d < len(s.Traces) && !used {
-			used = slices.ContainsFunc(s.Traces[d], func(e snapshot.TraceEntry) bool { return e.Action != snapshot.ActionSnapshot })
-		}
-		if used {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// compareDevice is the device diff and report --base compare: the one
-// --device names; else stateDevice's choice among the devices the
-// allocator was used on (the first with an oom entry for --at oom, else
-// the first with a trace), with a note when there were several.
-func compareDevice(s *snapshot.Snapshot, f *deviceFlag, at analyze.Moment) (int, string, error) {
-	used := usedDevices(s)
-	if f.set || len(used) == 0 || len(used) == len(s.Devices()) {
-		return stateDevice(s, f, at)
-	}
-	if len(used) == 1 {
-		return used[0], "", nil
-	}
-	// Several used devices among idle ones: choose among the used.
-	dev, note, err := stateDevice(s, f, at)
-	if err != nil || slices.Contains(used, dev) {
-		return dev, note, err
-	}
-	return used[0], fmt.Sprintf("showing device %d, the first the allocator was used on (the file has devices %s): choose another with --device N", used[0], joinInts(used)), nil
-}

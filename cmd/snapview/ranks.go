@@ -117,7 +117,11 @@ A file that cannot be read or is not a snapshot is an error naming it
 			if opts.frames < 0 {
 				return usageErrorf("--frames must be 0 (all) or more, got %d", opts.frames)
 			}
-			return runRanks(cmd.Context(), opts, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			out, done, err := textOutput(cmd, !opts.json)
+			if err != nil {
+				return err
+			}
+			return done(runRanks(cmd.Context(), opts, args, out, cmd.ErrOrStderr()))
 		},
 	}
 	f := cmd.Flags()

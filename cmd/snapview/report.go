@@ -270,7 +270,7 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 			reports = append(reports, r)
 			if opts.base != "" {
 				// The diff compares one device of each file, as diff does.
-				dev, _, err := compareDevice(s, &opts.device, peak)
+				dev, _, err := stateDevice(s, &opts.device, peak)
 				if err != nil {
 					return err
 				}

@@ -122,7 +122,9 @@ func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at analyze.Moment) (dev in
 			return choose(with[0], "the first with an oom entry")
 		}
 	}
-	for _, d := range devs {
+	// The devices the allocator was used on first: a distributed process's
+	// file lists the other ranks' devices with a lone snapshot entry.
+	for _, d := range append(usedDevices(s), devs...) {
 		if hasTrace(s, d) {
 			return choose(d, "the first with a trace")
 		}

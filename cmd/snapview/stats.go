@@ -62,7 +62,11 @@ last line cut short while the log was written is left out with a warning.`,
 			if opts.rows < 0 {
 				return usageErrorf("--rows must be 0 (all) or more, got %d", opts.rows)
 			}
-			return runStats(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			out, done, err := textOutput(cmd, !opts.json)
+			if err != nil {
+				return err
+			}
+			return done(runStats(opts, cmd.InOrStdin(), out, cmd.ErrOrStderr()))
 		},
 	}
 	f := cmd.Flags()
