@@ -36,6 +36,11 @@ func wrapAt(prefix, text string, width int) string {
 // else (a long path) after the last '/' or '\' that fits, else anywhere.
 // Nothing is left out.
 func wrapLine(line string, width int, indent string) []string {
+	if utf8.RuneCountInString(indent) > width/2 {
+		// Each line must take something from the text: an indent as wide
+		// as the line would never end (a file's name of 200 spaces).
+		indent = ""
+	}
 	var out []string
 	for utf8.RuneCountInString(line) > width {
 		r := []rune(line)

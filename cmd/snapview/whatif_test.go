@@ -17,7 +17,7 @@ func TestWhatifUsageErrors(t *testing.T) {
 		{"divisions", []string{"whatif", "--conf", "roundup_power2_divisions:[256:3]", file}, "must be a power of 2"},
 		{"limit unit", []string{"whatif", "--limit", "4.5G", file}, `--limit "4.5G": G is ambiguous`},
 		{"limit zero", []string{"whatif", "--limit", "0", file}, "want a positive byte count"},
-		{"no file", []string{"whatif"}, "accepts 1 arg(s)"},
+		{"no file", []string{"whatif"}, "whatif requires FILE"},
 	})
 	testMissingFile(t, "whatif")
 }
