@@ -78,7 +78,7 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 	}
 	info := newInfo(opt.Title, opt.SizeOnDisk, s, replays)
 	r := &HTMLReport{Title: opt.Title, Stacks: [][]string{}, Devices: []HTMLDevice{}}
-	b := &htmlBuilder{s: s, opt: opt, r: r, info: info, stackIndex: map[snapshot.StackID]int{}}
+	b := &htmlBuilder{s: s, opt: opt, r: r, info: info, stackIndex: map[snapshot.StackID]int{}, frames: newFrameTable(s)}
 	var buf bytes.Buffer
 	if err := WriteInfo(&buf, info); err != nil {
 		return nil, err
@@ -101,6 +101,7 @@ type htmlBuilder struct {
 	r          *HTMLReport
 	info       *Info
 	stackIndex map[snapshot.StackID]int
+	frames     *frameTable
 }
 
 // stack returns the index of id in the report's stack table, adding it;
@@ -114,7 +115,7 @@ func (b *htmlBuilder) stack(id snapshot.StackID) int {
 	}
 	// The text views' presentation (stackLines), every line: the page
 	// folds them under their first.
-	frames := stackLines(b.s, id, stackLineOptions{})
+	frames := b.frames.lines(id, stackLineOptions{})
 	b.r.Stacks = append(b.r.Stacks, frames)
 	b.stackIndex[id] = len(b.r.Stacks) - 1
 	return len(b.r.Stacks) - 1
@@ -208,7 +209,7 @@ func (b *htmlBuilder) leaks(d *HTMLDevice, res *analyze.Result) error {
 			suspicious++
 		}
 		d.Leaks = append(d.Leaks, HTMLLeak{
-			Label: stackWhere(b.s, g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
+			Label: b.frames.where(g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
 			Detail: g.Verdict.String(), Suspicious: g.Verdict.Kind.Suspicious(),
 		})
 	}
@@ -270,7 +271,7 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snaps
 			}
 		default:
 			hg.Stack = b.stack(g.Stack)
-			hg.Label = stackWhere(b.s, g.Stack)
+			hg.Label = b.frames.where(g.Stack)
 		}
 		seen[hg.Label]++
 		if k := seen[hg.Label]; k > 1 {

@@ -43,7 +43,7 @@ const infoWidth = 100
 func WriteInfo(w io.Writer, v *Info) error {
 	ew := &errWriter{w: w}
 	ew.printf("File\n")
-	ew.printf("  path:          %s\n", v.Path)
+	ew.printf("  path:          %s\n", Escape(v.Path))
 	ew.printf("  size on disk:  %s\n", bytesAndCount(v.SizeOnDisk))
 	ew.printf("  format:        %s\n", v.Format)
 	ew.printf("  decoded:       %s\n", bytesAndCount(v.Format.Bytes))
@@ -52,7 +52,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 	if v.Legacy {
 		ew.printf("  a bare list of %s (torch.cuda.memory_snapshot()): no trace, no allocator settings\n", plural(v.NumSegments, "segment"))
 	} else {
-		ew.printf("  dict with keys: %s\n", strings.Join(v.TopLevelKeys, ", "))
+		ew.printf("  dict with keys: %s\n", strings.Join(escapeAll(v.TopLevelKeys), ", "))
 		ew.printf("  %s in all; device_traces lists %s", plural(v.NumSegments, "segment"), plural(v.RecordedDevices, "device"))
 		if n := len(v.IdleDevices); n > 0 {
 			ew.printf(", %d of them with nothing in the file (%s)", n, joinInts(v.IdleDevices))
@@ -101,10 +101,10 @@ func WriteInfo(w io.Writer, v *Info) error {
 	}
 	width := 0
 	for _, kv := range v.Settings {
-		width = max(width, len(kv.Key))
+		width = max(width, len(Escape(kv.Key)))
 	}
 	for _, kv := range v.Settings {
-		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-*s  ", width, kv.Key), kv.Value))
+		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-*s  ", width, Escape(kv.Key)), Escape(kv.Value)))
 	}
 
 	ew.printf("\nUnknown fields and actions (from a newer PyTorch; skipped)\n")
@@ -113,10 +113,10 @@ func WriteInfo(w io.Writer, v *Info) error {
 	}
 	width = 0
 	for _, c := range v.Unknown {
-		width = max(width, len(c.Name))
+		width = max(width, len(Escape(c.Name)))
 	}
 	for _, c := range v.Unknown {
-		ew.printf("  %-*s  %s\n", width, c.Name, FormatInt(int64(c.Count)))
+		ew.printf("  %-*s  %s\n", width, Escape(c.Name), FormatInt(int64(c.Count)))
 	}
 
 	ew.printf("\nWarnings\n")
@@ -124,7 +124,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 		ew.printf("  none\n")
 	}
 	for _, m := range v.Warnings {
-		ew.printf("%s", wrapIndented("  - ", m))
+		ew.printf("%s", wrapIndented("  - ", Escape(m)))
 	}
 	return ew.err
 }
@@ -155,7 +155,7 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo) {
 	ew.printf("    trace:     %s%s\n", plural(d.Entries, "entry"), span)
 	acts := make([]string, len(d.Actions))
 	for i, a := range d.Actions {
-		acts[i] = a.Name + " " + FormatInt(int64(a.Count))
+		acts[i] = Escape(a.Name) + " " + FormatInt(int64(a.Count))
 	}
 	ew.printf("%s", wrapIndented("    actions:   ", strings.Join(acts, ", ")))
 	if d.OOMs > 0 {

@@ -39,6 +39,7 @@ const sparkWidth = 20
 // folded stack.
 func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport, opt LeakOptions) error {
 	ew := &errWriter{w: w}
+	t := newFrameTable(s)
 	if len(reps) == 0 {
 		ew.printf("The snapshot holds no segments and no trace entries: nothing is live, so nothing leaks.\n")
 	}
@@ -46,7 +47,7 @@ func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport, o
 		if i > 0 {
 			ew.printf("\n")
 		}
-		if err := writeLeakDevice(ew, s, rep, opt); err != nil {
+		if err := writeLeakDevice(ew, t, rep, opt); err != nil {
 			return err
 		}
 	}
@@ -57,7 +58,7 @@ func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport, o
 // wraps to fit.
 const leaksWidth = 120
 
-func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakReport, opt LeakOptions) error {
+func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt LeakOptions) error {
 	for _, par := range strings.Split(fmt.Sprintf("Device %d: %s.", rep.Device, leakMoment(rep, opt.At)), "\n") {
 		ew.printf("%s", wrapAt("", par, leaksWidth))
 	}
@@ -78,7 +79,7 @@ func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakRepor
 	for _, par := range strings.Split(head+".", "\n") {
 		ew.printf("%s", wrapAt("", par, leaksWidth))
 	}
-	if line := leakStepsLine(s, rep); line != "" {
+	if line := leakStepsLine(ft, rep); line != "" {
 		ew.printf("%s", wrapAt("", line, leaksWidth))
 	}
 	if rep.TraceAllocs >= 20 && rep.FreedShare < 0.5 { // a handful of allocations says nothing
@@ -125,7 +126,7 @@ func writeLeakDevice(ew *errWriter, s *snapshot.Snapshot, rep *analyze.LeakRepor
 		var lines []string
 		lines = append(lines, wrapLine(g.Verdict.String(), width, "")...)
 		lines = append(lines, wrapLine(leakAllocLine(rep, &g), width, "")...)
-		for _, l := range LeakStackLines(s, g.Stack, opt.Full) {
+		for _, l := range ft.lines(g.Stack, leakStackOptions(opt.Full)) {
 			lines = append(lines, wrapLine("  "+l, width, "      ")...)
 		}
 		if g.Stacks > 1 {
@@ -214,7 +215,7 @@ func leakMoment(rep *analyze.LeakReport, at string) string {
 }
 
 // leakStepsLine says how the trace was cut.
-func leakStepsLine(s *snapshot.Snapshot, rep *analyze.LeakReport) string {
+func leakStepsLine(t *frameTable, rep *analyze.LeakReport) string {
 	st := rep.Steps
 	prologue := ""
 	if st.Prologue {
@@ -229,7 +230,7 @@ func leakStepsLine(s *snapshot.Snapshot, rep *analyze.LeakReport) string {
 			plural(st.Count, "step"), st.Name, prologue)
 	case analyze.StepsPattern:
 		return fmt.Sprintf("Growth per training step: %s found from the allocation made once per step at %s%s.",
-			plural(st.Count, "step"), stackWhere(s, st.Marker), prologue)
+			plural(st.Count, "step"), t.where(st.Marker), prologue)
 	case analyze.StepsSlices:
 		return fmt.Sprintf("Growth per slice: no training steps found, so the trace is cut into %s of equal entries.",
 			plural(st.Count, "slice"))
@@ -307,7 +308,11 @@ func sparkline(g []analyze.GrowthPoint) string {
 // (see stackLines): with full every frame as "filename:line name";
 // otherwise folded, at most StackLines lines.
 func LeakStackLines(s *snapshot.Snapshot, id snapshot.StackID, full bool) []string {
-	return stackLines(s, id, stackLineOptions{Full: full, Limit: StackLines, More: "--full shows every frame"})
+	return stackLines(s, id, leakStackOptions(full))
+}
+
+func leakStackOptions(full bool) stackLineOptions {
+	return stackLineOptions{Full: full, Limit: StackLines, More: "--full shows every frame"}
 }
 
 // LeakHints returns advice for the person reading the reports: how to

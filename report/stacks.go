@@ -31,6 +31,58 @@ type stackLineOptions struct {
 	// More says, in the "... N more lines" line, how to see them all
 	// ("--full shows every frame").
 	More string
+	// Raw, with Full, gives the frames as the file has them, control
+	// characters unescaped (for JSON, which escapes them itself).
+	Raw bool
+}
+
+// frameTable holds what the stack views need of each distinct frame,
+// worked out once when first asked for: a frame shared by a thousand
+// stacks (or a 1 MiB name) is classified and shortened once, not at each
+// of its occurrences.
+type frameTable struct {
+	s    *snapshot.Snapshot
+	info []*frameInfo
+}
+
+// frameInfo is one frame as the stack views show it: its file and name
+// with control characters escaped (see Escape), its kind, its short C++
+// name, and whether it is the allocator's, the dispatcher's glue, or an
+// autograd node's function.
+type frameInfo struct {
+	frame snapshot.Frame
+	text  string
+	kind  analyze.FrameKind
+	short string
+	alloc bool
+	glue  bool
+	node  string
+}
+
+func newFrameTable(s *snapshot.Snapshot) *frameTable {
+	return &frameTable{s: s}
+}
+
+func (t *frameTable) get(id snapshot.FrameID) *frameInfo {
+	if t.info == nil {
+		t.info = make([]*frameInfo, len(t.s.Frames))
+	}
+	if fi := t.info[id]; fi != nil {
+		return fi
+	}
+	raw := t.s.Frames[id]
+	f := snapshot.Frame{Filename: Escape(raw.Filename), Line: raw.Line, Name: Escape(raw.Name)}
+	fi := &frameInfo{frame: f, text: analyze.FrameText(f), kind: analyze.ClassifyFrame(raw)}
+	if fi.kind == analyze.FrameCpp || fi.kind == analyze.FrameNoise {
+		fi.short = shortCppName(f.Name)
+		fi.alloc = isAllocatorFrame(raw)
+		fi.glue = dispatchGlue.MatchString(fi.short)
+		if m := autogradNode.FindStringSubmatch(fi.short); m != nil {
+			fi.node = m[1]
+		}
+	}
+	t.info[id] = fi
+	return fi
 }
 
 // Widths that keep a stack line within about 160 columns.
@@ -53,6 +105,12 @@ const (
 // its frames but the unwinder's and the allocator's, C++ ones by their
 // short name. A stack without recorded frames is "<no stack recorded>".
 func stackLines(s *snapshot.Snapshot, id snapshot.StackID, o stackLineOptions) []string {
+	return newFrameTable(s).lines(id, o)
+}
+
+// lines is stackLines with the frames' facts from t.
+func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
+	s := t.s
 	frames := s.Stack(id)
 	if len(frames) == 0 {
 		return []string{noStackText}
@@ -60,13 +118,17 @@ func stackLines(s *snapshot.Snapshot, id snapshot.StackID, o stackLineOptions) [
 	var out []string
 	if o.Full {
 		for _, f := range frames {
-			out = append(out, analyze.FrameText(s.Frames[f]))
+			if o.Raw {
+				out = append(out, analyze.FrameText(s.Frames[f]))
+			} else {
+				out = append(out, t.get(f).text)
+			}
 		}
 		return out
 	}
 	hasUser := false
 	for _, f := range frames {
-		if analyze.ClassifyFrame(s.Frames[f]) == analyze.FrameUser {
+		if t.get(f).kind == analyze.FrameUser {
 			hasUser = true
 			break
 		}
@@ -85,15 +147,16 @@ func stackLines(s *snapshot.Snapshot, id snapshot.StackID, o stackLineOptions) [
 		}
 	}
 	for _, fid := range frames {
-		f := s.Frames[fid]
-		switch k := analyze.ClassifyFrame(f); {
+		fi := t.get(fid)
+		f := fi.frame
+		switch k := fi.kind; {
 		case k == analyze.FrameNoise || hasUser && k == analyze.FrameCpp:
 		case k == analyze.FrameCpp:
-			if isAllocatorFrame(f) {
+			if fi.alloc {
 				continue
 			}
-			name := shortCppName(f.Name)
-			if dispatchGlue.MatchString(name) {
+			name := fi.short
+			if fi.glue {
 				if len(run) > 0 {
 					flush()
 				}
@@ -119,7 +182,7 @@ func stackLines(s *snapshot.Snapshot, id snapshot.StackID, o stackLineOptions) [
 	if len(out) == 0 {
 		// Nothing but the unwinder and the allocator: the allocator's
 		// innermost frame.
-		out = append(out, stackWhere(s, id))
+		out = append(out, t.where(id))
 	}
 	if o.Limit > 0 && len(out) > o.Limit {
 		keep := max(o.Limit-1, 1)
@@ -140,14 +203,20 @@ func stackLines(s *snapshot.Snapshot, id snapshot.StackID, o stackLineOptions) [
 // dispatcher's glue, with the autograd node it ran in ("(in
 // AddmmBackward0)").
 func stackWhere(s *snapshot.Snapshot, id snapshot.StackID) string {
-	frames := s.Stack(id)
+	return newFrameTable(s).where(id)
+}
+
+// where is stackWhere with the frames' facts from t.
+func (t *frameTable) where(id snapshot.StackID) string {
+	frames := t.s.Stack(id)
 	if len(frames) == 0 {
 		return noStackText
 	}
 	via := ""
 	for _, fid := range frames {
-		f := s.Frames[fid]
-		switch analyze.ClassifyFrame(f) {
+		fi := t.get(fid)
+		f := fi.frame
+		switch fi.kind {
 		case analyze.FrameUser:
 			out := baseName(f.Filename) + ":" + strconv.FormatInt(f.Line, 10) + " " + f.Name
 			if via != "" {
@@ -162,8 +231,9 @@ func stackWhere(s *snapshot.Snapshot, id snapshot.StackID) string {
 	}
 	name, first, node := "", "", ""
 	for _, fid := range frames {
-		f := s.Frames[fid]
-		k := analyze.ClassifyFrame(f)
+		fi := t.get(fid)
+		f := fi.frame
+		k := fi.kind
 		if k == analyze.FrameNoise {
 			continue
 		}
@@ -173,20 +243,20 @@ func stackWhere(s *snapshot.Snapshot, id snapshot.StackID) string {
 			}
 			continue
 		}
-		short := shortCppName(f.Name)
+		short := fi.short
 		if first == "" {
 			first = short
 		}
-		if m := autogradNode.FindStringSubmatch(short); m != nil && node == "" {
-			node = m[1]
+		if fi.node != "" && node == "" {
+			node = fi.node
 		}
-		if name == "" && !isAllocatorFrame(f) && !dispatchGlue.MatchString(short) {
+		if name == "" && !fi.alloc && !fi.glue {
 			name = short
 		}
 	}
 	switch {
 	case name == "" && first == "":
-		return clipLine(analyze.FrameText(s.Frames[frames[0]]))
+		return clipLine(t.get(frames[0]).text)
 	case name == "":
 		name = first
 	}

@@ -117,6 +117,7 @@ func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at
 		}
 	}
 	groups := map[snapshot.StackID]int{}
+	frames := newFrameTable(s)
 	var live []LiveAllocation
 	for _, seg := range st.Segments {
 		row := StateSegmentRow{StateSegment: seg}
@@ -131,8 +132,8 @@ func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at
 				if !ok {
 					g = len(v.Stacks)
 					groups[b.Stack] = g
-					v.Stacks = append(v.Stacks, StackGroup{ID: b.Stack, Where: stackWhere(s, b.Stack),
-						Lines: stackLines(s, b.Stack, stackLineOptions{Limit: opt.Frames, More: "--frames 0 shows them all"})})
+					v.Stacks = append(v.Stacks, StackGroup{ID: b.Stack, Where: frames.where(b.Stack),
+						Lines: frames.lines(b.Stack, stackLineOptions{Limit: opt.Frames, More: "--frames 0 shows them all"})})
 				}
 				v.Stacks[g].Count++
 				v.Stacks[g].Bytes += b.Size
@@ -559,7 +560,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 	for _, g := range v.Stacks {
 		frames := []string{}
 		if len(v.snap.Stack(g.ID)) > 0 {
-			frames = stackLines(v.snap, g.ID, stackLineOptions{Full: true})
+			frames = stackLines(v.snap, g.ID, stackLineOptions{Full: true, Raw: true})
 		}
 		out.Stacks = append(out.Stacks, stackJSON{Allocations: g.Count, Bytes: g.Bytes, Where: g.Where, Lines: g.Lines, Frames: frames})
 	}

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // converter turns pickle values into the model, interning strings, frames
@@ -37,6 +38,12 @@ type converter struct {
 	entryFields [keyUserMetadata + 1]int
 	warnings    map[string]int
 	keyBuf      []byte
+	// lim and budget bound what the conversion may build (see Limits).
+	lim    Limits
+	budget *budget
+	// segsByPtr holds the segments converted from each dict: a dict the
+	// file references again (through the memo) is converted once.
+	segsByPtr map[*pdict]Segment
 }
 
 func newConverter() *converter {
@@ -56,7 +63,10 @@ func newConverter() *converter {
 		unknown:     map[string]int{},
 		fields:      map[string]int{},
 		warnings:    map[string]int{},
+		lim:         DefaultLimits(),
+		segsByPtr:   map[*pdict]Segment{},
 	}
+	c.budget = newBudget(c.lim, func() int64 { return 0 })
 	c.internEntryKeys()
 	return c
 }
@@ -73,6 +83,18 @@ func (c *converter) failf(path, format string, args ...any) {
 	if c.err == nil {
 		c.err = &fieldError{path: path, msg: fmt.Sprintf(format, args...)}
 	}
+}
+
+// spend charges n bytes of decoded objects to the budget; once it is
+// spent, the budget's error is the conversion's.
+func (c *converter) spend(n int64) bool {
+	if c.budget.spend(n) {
+		return true
+	}
+	if c.err == nil {
+		c.err = c.budget.err
+	}
+	return false
 }
 
 func (c *converter) warnf(format string, args ...any) {
@@ -500,12 +522,26 @@ func (c *converter) segments(v val, path string) {
 	}
 }
 
+// Bytes charged to the budget for a segment and a block.
+const (
+	segmentBytes = 128
+	blockBytes   = 40
+)
+
 func (c *converter) segment(v val, path string) Segment {
 	var s Segment
+	if !c.spend(segmentBytes) {
+		return s
+	}
 	d := c.asDict(v, path)
 	if d == nil {
 		return s
 	}
+	if seg, ok := c.segsByPtr[d]; ok {
+		// The same dict again: the same segment, its blocks shared.
+		return seg
+	}
+	defer func() { c.segsByPtr[d] = s }()
 	var blocks []val
 	have := map[string]bool{}
 	for i := 0; i+1 < len(d.kv); i += 2 {
@@ -560,7 +596,7 @@ func (c *converter) segment(v val, path string) Segment {
 	addr := s.Address
 	var alloc, active, req int64
 	for i, bv := range blocks {
-		if c.err != nil {
+		if c.err != nil || !c.spend(blockBytes) {
 			break
 		}
 		b := c.block(bv, fmt.Sprintf("%s.blocks[%d]", path, i), addr)
@@ -768,51 +804,78 @@ func (c *converter) settings(v val) {
 	c.s.Settings = st
 }
 
-// display formats a settings value as Python would print it, briefly.
+// maxDisplay is the most bytes of one setting's text: a value that nests
+// references to one shared dict (a "billion laughs") costs this much, not
+// its expansion.
+const maxDisplay = 1024
+
+// display formats a settings value as Python would print it, briefly: at
+// most maxDisplay bytes, 32 items of a dict and 8 levels, the rest "…".
 func (c *converter) display(v val, depth int) string {
+	var b strings.Builder
+	c.displayTo(&b, v, depth)
+	c.spend(int64(b.Len()))
+	return b.String()
+}
+
+// displayTo writes v to b; it returns false once b is full.
+func (c *converter) displayTo(b *strings.Builder, v val, depth int) bool {
+	if b.Len() >= maxDisplay {
+		b.WriteString("…")
+		return false
+	}
 	if depth > 8 {
-		return "…"
+		b.WriteString("…")
+		return true
 	}
 	switch x := v.x.(type) {
 	case nil:
-		return strconv.FormatInt(v.n, 10)
+		b.WriteString(strconv.FormatInt(v.n, 10))
 	case *big.Int:
-		return x.String()
+		b.WriteString(x.String())
 	case boolT:
 		if x {
-			return "True"
+			b.WriteString("True")
+		} else {
+			b.WriteString("False")
 		}
-		return "False"
 	case noneT:
-		return "None"
+		b.WriteString("None")
 	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
+		b.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
 	case strRef:
-		return strconv.Quote(c.pool.list[v.n])
-	case *pdict:
-		type kv struct{ k, v string }
-		var kvs []kv
-		for i := 0; i+1 < len(x.kv); i += 2 {
-			kvs = append(kvs, kv{c.display(x.kv[i], depth+1), c.display(x.kv[i+1], depth+1)})
+		str := c.pool.list[v.n]
+		if len(str) > maxDisplay {
+			str = strings.ToValidUTF8(str[:maxDisplay], "") + "…"
 		}
-		out := "{"
-		for i, e := range kvs {
+		b.WriteString(strconv.Quote(str))
+	case *pdict:
+		b.WriteString("{")
+		for i := 0; i+1 < len(x.kv); i += 2 {
 			if i > 0 {
-				out += ", "
+				b.WriteString(", ")
 			}
-			if i >= 32 {
-				out += "…"
+			if i >= 64 {
+				b.WriteString("…")
 				break
 			}
-			out += e.k + ": " + e.v
+			if !c.displayTo(b, x.kv[i], depth+1) {
+				return false
+			}
+			b.WriteString(": ")
+			if !c.displayTo(b, x.kv[i+1], depth+1) {
+				return false
+			}
 		}
-		return out + "}"
+		b.WriteString("}")
 	case *plist:
-		return fmt.Sprintf("[%d items]", len(x.items)+x.evLen)
+		fmt.Fprintf(b, "[%d items]", len(x.items)+x.evLen)
 	case *ptuple:
-		return fmt.Sprintf("(%d items)", len(x.items))
+		fmt.Fprintf(b, "(%d items)", len(x.items))
+	default:
+		b.WriteString(v.typeName())
 	}
-	return v.typeName()
+	return true
 }
 
 func (c *converter) annotations(v val) {
@@ -858,6 +921,9 @@ func (c *converter) annotations(v val) {
 // finish checks the model (an inconsistent file is a warning, not an
 // error) and sorts the side tables into the snapshot.
 func (c *converter) finish() {
+	c.checkSegments()
+	c.checkBlocks()
+	c.checkTimes()
 	if err := c.s.CheckValid(); err != nil {
 		c.warnf("the file is inconsistent, figures taken from it may be wrong: %v", err)
 	}

@@ -61,7 +61,7 @@ func TestBadInput(t *testing.T) {
 		{"4 GB LONG4", []byte("\x80\x04\x8b\xff\xff\xff\x7f"), "truncated pickle", false},
 		{"a million nested lists, unfinished", nested, "truncated pickle", false},
 		{"a million nested lists", nestedAppend, "segments[0]: want dict, got list", false},
-		{"a million nested settings", deepSettings(), "", false},
+		{"a million nested settings", deepSettings(), "over the stack depth limit", false},
 		{"memo index never stored", []byte("\x80\x04h\x07."), "memo index 7", false},
 		{"stack underflow", []byte("\x80\x04a."), "stack underflow", false},
 		{"odd SETITEMS", []byte("\x80\x04}(K\x01u."), "odd number", false},

@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/ulikunitz/xz"
@@ -40,6 +37,12 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // Load reads and decodes the snapshot file at path. Errors are
 // *DecodeError naming the file.
 func Load(path string) (*Snapshot, error) {
+	return LoadLimits(path, Limits{})
+}
+
+// LoadLimits is Load under the given limits (zero fields: the defaults).
+// A file that passes one is a *DecodeError wrapping a *LimitError.
+func LoadLimits(path string, lim Limits) (*Snapshot, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -52,7 +55,7 @@ func Load(path string) (*Snapshot, error) {
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		size = st.Size()
 	}
-	s, err := decode(f, size)
+	s, err := decode(f, size, lim)
 	if err != nil {
 		var de *DecodeError
 		if errors.As(err, &de) {
@@ -88,24 +91,32 @@ const readBuffer = 1 << 20
 // names a regular file, its size lets the decoder size the trace without
 // copying it.
 func Decode(r io.Reader) (s *Snapshot, err error) {
+	return DecodeLimits(r, Limits{})
+}
+
+// DecodeLimits is Decode under the given limits (zero fields: the
+// defaults).
+func DecodeLimits(r io.Reader, lim Limits) (s *Snapshot, err error) {
 	var size int64
 	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			size = st.Size()
 		}
 	}
-	return decode(r, size)
+	return decode(r, size, lim)
 }
 
 // decode is Decode with the input's size when known (0 if not), which lets
 // the decoder size the trace without copying it.
-func decode(r io.Reader, size int64) (s *Snapshot, err error) {
+func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
+	lim = lim.withDefaults()
 	defer func() {
 		if p := recover(); p != nil {
 			s, err = nil, &DecodeError{Err: fmt.Errorf("internal decoder fault: %v", p)}
 		}
 	}()
-	cr := &countingReader{r: r}
+	raw := &countingReader{r: r}
+	cr := raw
 	br := bufio.NewReaderSize(cr, readBuffer)
 	compression := ""
 	for layer := 0; ; layer++ {
@@ -118,7 +129,7 @@ func decode(r io.Reader, size int64) (s *Snapshot, err error) {
 			}
 			zr.Multistream(true)
 			compression = "gzip"
-			cr = &countingReader{r: zr}
+			cr = &countingReader{r: newLimitReader(zr, raw, lim, "gzip")}
 			br = bufio.NewReaderSize(cr, readBuffer)
 			continue
 		case len(head) >= 6 && bytes.Equal(head, []byte{0xfd, '7', 'z', 'X', 'Z', 0}) && layer < 2:
@@ -127,7 +138,7 @@ func decode(r io.Reader, size int64) (s *Snapshot, err error) {
 				return nil, &DecodeError{Err: fmt.Errorf("reading xz: %w", err)}
 			}
 			compression = "xz"
-			cr = &countingReader{r: xr}
+			cr = &countingReader{r: newLimitReader(xr, raw, lim, "xz")}
 			br = bufio.NewReaderSize(cr, readBuffer)
 			continue
 		}
@@ -145,9 +156,11 @@ func decode(r io.Reader, size int64) (s *Snapshot, err error) {
 	}
 	var root val
 	c := newConverter()
+	c.lim = lim
+	c.budget = newBudget(lim, func() int64 { return cr.n })
 	switch trimmed := firstNonSpace(br); {
 	case head[0] == 0x80:
-		m := &machine{src: br, conv: c, pool: c.pool}
+		m := &machine{src: br, conv: c, pool: c.pool, lim: lim, budget: c.budget}
 		if compression == "" {
 			m.size = size
 		}
@@ -159,7 +172,7 @@ func decode(r io.Reader, size int64) (s *Snapshot, err error) {
 		}
 		c.s.Format = Format{Encoding: "pickle", PickleProtocol: m.proto}
 	case trimmed == '{' || trimmed == '[':
-		root, err = decodeJSON(br, c.pool)
+		root, err = decodeJSON(br, c)
 		if err != nil {
 			return nil, &DecodeError{Err: err}
 		}
@@ -182,6 +195,10 @@ func decode(r io.Reader, size int64) (s *Snapshot, err error) {
 
 // compressedErr names a fault of compressed data in a user's words.
 func compressedErr(err error) error {
+	var le *LimitError
+	if errors.As(err, &le) {
+		return le
+	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("truncated compressed data: %w", err)
 	}
@@ -207,68 +224,6 @@ func firstNonSpace(br *bufio.Reader) byte {
 		return c
 	}
 	return 0
-}
-
-// decodeJSON reads the JSON form MemoryViz accepts (the same structure as
-// the pickle) into pickle values.
-func decodeJSON(r io.Reader, p *strPool) (val, error) {
-	dec := json.NewDecoder(r)
-	dec.UseNumber()
-	var x any
-	if err := dec.Decode(&x); err != nil {
-		return val{}, fmt.Errorf("reading JSON: %w", err)
-	}
-	return fromJSON(x, p), nil
-}
-
-func fromJSON(x any, p *strPool) val {
-	switch t := x.(type) {
-	case nil:
-		return val{x: noneT{}}
-	case bool:
-		return val{x: boolT(t)}
-	case string:
-		return val{n: p.addString(t), x: strRef{}}
-	case json.Number:
-		if n, err := t.Int64(); err == nil {
-			return val{n: n}
-		}
-		if z, ok := new(big.Int).SetString(string(t), 10); ok {
-			return val{x: z}
-		}
-		f, _ := t.Float64()
-		return val{x: f}
-	case []any:
-		l := &plist{memo: -1}
-		items := make([]val, len(t))
-		for i, e := range t {
-			items[i] = fromJSON(e, p)
-		}
-		l.items = items
-		return val{x: l}
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		// Keep the usual key order first, for TopLevelKeys.
-		order := map[string]int{"segments": 0, "device_traces": 1, "allocator_settings": 2, "external_annotations": 3}
-		sort.SliceStable(keys, func(i, j int) bool {
-			oi, iok := order[keys[i]]
-			oj, jok := order[keys[j]]
-			if iok && jok {
-				return oi < oj
-			}
-			return iok && !jok
-		})
-		d := &pdict{memo: -1, kv: make([]val, 0, 2*len(t))}
-		for _, k := range keys {
-			d.kv = append(d.kv, val{n: p.addString(k), x: strRef{}}, fromJSON(t[k], p))
-		}
-		return val{x: d}
-	}
-	return val{x: noneT{}}
 }
 
 // String returns a one-line description of the format, e.g. "pickle

@@ -117,7 +117,12 @@ type plist struct {
 	recycled bool
 }
 
-const evChunk = 1 << 14
+// evFirst is the capacity of a trace's first chunk of entries; it grows
+// to evChunk, the size of the next ones.
+const (
+	evFirst = 16
+	evChunk = 1 << 14
+)
 
 // addEvent appends a converted trace entry. Entries go in chunks of
 // evChunk; once the first chunk is full and the input's size is known, one
@@ -128,8 +133,14 @@ func (m *machine) addEvent(l *plist, e TraceEntry) int {
 	n := len(l.evChunks)
 	if n == 0 {
 		l.evStart = m.off
-		l.evChunks = append(l.evChunks, make([]TraceEntry, 0, evChunk))
+		l.evChunks = append(l.evChunks, make([]TraceEntry, 0, evFirst))
 		n++
+	} else if c := l.evChunks[0]; n == 1 && len(c) == cap(c) && len(c) < evChunk {
+		// The first chunk grows from evFirst to evChunk, so that a
+		// device with a few entries costs a few entries.
+		grown := make([]TraceEntry, len(c), min(4*len(c), evChunk))
+		copy(grown, c)
+		l.evChunks[0] = grown
 	} else if c := l.evChunks[n-1]; len(c) == cap(c) {
 		size := evChunk
 		if n == 1 && m.size > m.off {
@@ -153,8 +164,13 @@ func (m *machine) addEvent(l *plist, e TraceEntry) int {
 	}
 	l.evChunks[n-1] = append(l.evChunks[n-1], e)
 	l.evLen++
+	m.budget.spend(entryBytes)
 	return l.evLen - 1
 }
+
+// entryBytes is the size of a TraceEntry, charged to the budget for
+// each entry appended.
+const entryBytes = 48
 
 func (l *plist) event(i int64) TraceEntry {
 	for _, c := range l.evChunks {
@@ -201,6 +217,10 @@ type pdict struct {
 	refs     int32
 	recycled bool
 }
+
+// valBytes is the size of a val, charged to the budget for each slot of
+// a list, dict or tuple.
+const valBytes = 24
 
 type ptuple struct {
 	items []val
@@ -285,6 +305,8 @@ type machine struct {
 	objFree []int32 // free slots of objs
 	evLists []*plist
 	conv    *converter
+	lim     Limits
+	budget  *budget
 	free    []*pdict // converted dicts, for reuse
 	freeL   []*plist // converted frame lists, for reuse
 	fast    fastDecoder
@@ -321,6 +343,10 @@ func (m *machine) fill(n int) error {
 		if m.srcErr != nil {
 			if m.srcErr == io.EOF || errors.Is(m.srcErr, io.ErrUnexpectedEOF) {
 				return m.truncated()
+			}
+			var le *LimitError
+			if errors.As(m.srcErr, &le) {
+				return le
 			}
 			return &pickleError{off: m.off, msg: fmt.Sprintf("cannot read on (%v)", m.srcErr), err: m.srcErr}
 		}
@@ -371,6 +397,18 @@ func (m *machine) readN(n int) ([]byte, error) {
 // the input holds: a declared length of 4 GB in a short file fails after
 // reading what exists.
 func (m *machine) readBytes(n uint64) ([]byte, error) {
+	if n > uint64(m.lim.MaxString) {
+		// Say "truncated" when the file ends before the limit.
+		at := m.off
+		for left := m.lim.MaxString + 1; left > 0; {
+			c := min(left, readBuf)
+			if _, err := m.readN(int(c)); err != nil {
+				return nil, err
+			}
+			left -= c
+		}
+		return nil, &LimitError{Limit: "string length", Detail: fmt.Sprintf("a string of %d bytes at byte %d, longer than %s", n, at, sizeText(m.lim.MaxString))}
+	}
 	if n <= readBuf {
 		b, err := m.readN(int(n))
 		if err != nil {
@@ -417,6 +455,23 @@ func (m *machine) readStr(n uint64) (val, error) {
 }
 
 func (m *machine) push(v val) { m.stack = append(m.stack, v) }
+
+// checkStack fails when the stack or its marks pass Limits.MaxStack: a
+// pickle that pushes and never builds.
+func (m *machine) checkStack() error {
+	if len(m.stack) > m.lim.MaxStack || len(m.marks) > m.lim.MaxStack {
+		return &LimitError{Limit: "stack depth", Detail: fmt.Sprintf("over %d values on the pickle stack at byte %d (a list or dict that never closes?)", m.lim.MaxStack, m.off)}
+	}
+	return nil
+}
+
+// spend charges n bytes of decoded objects to the budget.
+func (m *machine) spend(n int64) error {
+	if m.budget.spend(n) {
+		return nil
+	}
+	return m.budget.err
+}
 
 func (m *machine) pop() (val, error) {
 	n := len(m.stack)
@@ -563,6 +618,7 @@ func (m *machine) store(idx uint64, v val) {
 		for m.memoLen <= idx {
 			if m.memoLen%memoChunk == 0 {
 				m.memo = append(m.memo, make([]uint64, memoChunk))
+				m.budget.spend(memoChunk * 8)
 			}
 			m.memoLen++
 		}
@@ -581,6 +637,7 @@ func (m *machine) store(idx uint64, v val) {
 		m.memoFar = map[uint64]val{}
 	}
 	m.memoFar[idx] = v
+	m.budget.spend(64)
 }
 
 // replaceMemo swaps a converted object for its compact reference, so the
@@ -618,18 +675,30 @@ func (m *machine) memoGet(idx uint64) (val, error) {
 	return val{}, m.fail("malformed pickle: memo index %d was never stored", idx)
 }
 
+// pinned is the reference count of an object referenced so often that
+// its count saturated: it is never released nor recycled (a count that
+// wrapped would hand a dict still in use to the next one built).
+const pinned = math.MaxInt32
+
 func addRef(v val) {
 	switch x := v.x.(type) {
 	case *pdict:
-		x.refs++
+		if x.refs < pinned {
+			x.refs++
+		}
 	case *plist:
-		x.refs++
+		if x.refs < pinned {
+			x.refs++
+		}
 	}
 }
 
 // recycleDict and recycleList take back a converted object that nothing
 // else refers to (its memo slot already holds the compact reference).
 func (m *machine) recycleDict(d *pdict) {
+	if d.refs == pinned {
+		return
+	}
 	if d.refs > 0 {
 		d.refs--
 		return
@@ -641,6 +710,9 @@ func (m *machine) recycleDict(d *pdict) {
 }
 
 func (m *machine) recycleList(l *plist) {
+	if l.refs == pinned {
+		return
+	}
 	if l.refs > 0 {
 		l.refs--
 		return
@@ -688,7 +760,11 @@ func (m *machine) appendTo(l *plist, items []val) {
 			l.stack = 0
 			m.replaceMemo(l.memo, val{x: l})
 		}
+		c := cap(l.items)
 		l.items = append(l.items, items...)
+		if cap(l.items) != c {
+			m.budget.spend(int64(cap(l.items)-c) * valBytes)
+		}
 		return
 	}
 	for _, it := range items {
@@ -713,6 +789,12 @@ func (m *machine) appendTo(l *plist, items []val) {
 // run executes the pickle until STOP and returns the top-level value.
 func (m *machine) run() (val, error) {
 	for {
+		if len(m.stack) > m.lim.MaxStack || len(m.marks) > m.lim.MaxStack {
+			return val{}, m.checkStack()
+		}
+		if m.budget.err != nil {
+			return val{}, m.budget.err
+		}
 		op, err := m.readByte()
 		if err != nil {
 			if m.off == 0 {
@@ -869,6 +951,7 @@ func (m *machine) run() (val, error) {
 				return val{}, m.fail("malformed pickle: DICT with an odd number of items")
 			}
 			d := &pdict{memo: -1, kv: append([]val(nil), items...)}
+			m.budget.spend(int64(len(items)) * valBytes)
 			m.push(val{x: d})
 		case 'l': // LIST
 			items, err := m.popMark()
@@ -885,6 +968,7 @@ func (m *machine) run() (val, error) {
 				return val{}, err
 			}
 			m.push(val{x: &ptuple{items: append([]val(nil), items...)}})
+			m.budget.spend(int64(len(items)) * valBytes)
 		case 0x85, 0x86, 0x87: // TUPLE1, TUPLE2, TUPLE3
 			k := int(op - 0x84)
 			if len(m.stack) < k || (len(m.marks) > 0 && m.marks[len(m.marks)-1] > len(m.stack)-k) {
@@ -926,7 +1010,11 @@ func (m *machine) run() (val, error) {
 			if err != nil {
 				return val{}, err
 			}
+			c := cap(d.kv)
 			d.kv = append(d.kv, k, v)
+			if cap(d.kv) != c {
+				m.budget.spend(int64(cap(d.kv)-c) * valBytes)
+			}
 		case 'u': // SETITEMS
 			items, err := m.popMark()
 			if err != nil {
@@ -939,7 +1027,11 @@ func (m *machine) run() (val, error) {
 			if err != nil {
 				return val{}, err
 			}
+			c := cap(d.kv)
 			d.kv = append(d.kv, items...)
+			if cap(d.kv) != c {
+				m.budget.spend(int64(cap(d.kv)-c) * valBytes)
+			}
 		case 0x94: // MEMOIZE
 			t, err := m.top()
 			if err != nil {

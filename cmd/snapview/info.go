@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"slices"
 
@@ -65,7 +66,7 @@ sections are about the whole file.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
-			return runInfo(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runInfo(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	addDeviceFlag(cmd.Flags(), &opts.device, "describe only this CUDA device ordinal in Devices", "every device in the file")
@@ -74,8 +75,8 @@ sections are about the whole file.`,
 }
 
 // runInfo loads the snapshot and describes it.
-func runInfo(opts *infoOptions, stdin io.Reader, out, errOut io.Writer) error {
-	return withSnapshot(stdin, errOut, opts.file, func(s *snapshot.Snapshot, src source) error {
+func runInfo(ctx context.Context, opts *infoOptions, stdin io.Reader, out, errOut io.Writer) error {
+	return withSnapshotCtx(ctx, stdin, errOut, opts.file, func(s *snapshot.Snapshot, src source) error {
 		if err := opts.device.check(s); err != nil {
 			return err
 		}

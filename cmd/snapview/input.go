@@ -33,6 +33,14 @@ type source struct {
 // name the file, as the load's own errors do: f's error comes back as
 // "NAME: fault" (see inFile), a usage error still one (exit code 2).
 func withSnapshot(stdin io.Reader, errOut io.Writer, path string, f func(s *snapshot.Snapshot, src source) error) error {
+	return withSnapshotCtx(context.Background(), stdin, errOut, path, f)
+}
+
+// withSnapshotCtx is withSnapshot under ctx: the load stops when ctx is
+// cancelled (a signal), and the decoder's limits are those of ctx (the
+// --max-decompressed flag, see limitsOf).
+func withSnapshotCtx(ctx context.Context, stdin io.Reader, errOut io.Writer, path string, f func(s *snapshot.Snapshot, src source) error) error {
+	lim := limitsOf(ctx)
 	var (
 		s   *snapshot.Snapshot
 		src = source{name: path}
@@ -40,9 +48,9 @@ func withSnapshot(stdin io.Reader, errOut io.Writer, path string, f func(s *snap
 	)
 	if path == stdinPath {
 		src.name = stdinName
-		s, src.size, err = loadStdin(stdin)
+		s, src.size, err = loadStdin(ctx, stdin, lim)
 	} else {
-		s, err = loadSnapshot(errOut, path)
+		s, err = loadSnapshot(ctx, errOut, path, lim)
 		if st, serr := os.Stat(path); err == nil && serr == nil {
 			src.size = st.Size()
 		}
@@ -56,12 +64,12 @@ func withSnapshot(stdin io.Reader, errOut io.Writer, path string, f func(s *snap
 // loadStdin decodes a snapshot from r, standard input, and returns it with
 // the number of bytes read. Errors name "<stdin>". A terminal on r is a
 // usage error: the command would wait for a snapshot typed in.
-func loadStdin(r io.Reader) (*snapshot.Snapshot, int64, error) {
+func loadStdin(ctx context.Context, r io.Reader, lim snapshot.Limits) (*snapshot.Snapshot, int64, error) {
 	if f, ok := r.(*os.File); ok && isTerminal(f) {
 		return nil, 0, usageErrorf("%s: standard input is a terminal: redirect a snapshot into it (snapview summary - < snap.pickle)", stdinPath)
 	}
-	cr := &statCounter{r: r}
-	s, err := snapshot.Decode(cr)
+	cr := &statCounter{r: &ctxReader{ctx: ctx, r: r}}
+	s, err := snapshot.DecodeLimits(cr, lim)
 	if err != nil {
 		var de *snapshot.DecodeError
 		if !errors.As(err, &de) {
@@ -91,6 +99,42 @@ func (c *statCounter) Stat() (os.FileInfo, error) {
 		return f.Stat()
 	}
 	return nil, errors.ErrUnsupported
+}
+
+// ctxReader reads r until ctx is cancelled, then fails with ctx's error:
+// a signal stops a load between two reads. It offers r's Stat.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+func (c *ctxReader) Stat() (os.FileInfo, error) {
+	if f, ok := c.r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		return f.Stat()
+	}
+	return nil, errors.ErrUnsupported
+}
+
+type limitsKey struct{}
+
+// withLimits returns a context that carries the decoder's limits.
+func withLimits(ctx context.Context, lim snapshot.Limits) context.Context {
+	return context.WithValue(ctx, limitsKey{}, lim)
+}
+
+// limitsOf returns the decoder's limits ctx carries, or the defaults.
+func limitsOf(ctx context.Context) snapshot.Limits {
+	if l, ok := ctx.Value(limitsKey{}).(snapshot.Limits); ok {
+		return l
+	}
+	return snapshot.Limits{}
 }
 
 // inFile makes err, met after the file name was loaded, name it: "NAME:

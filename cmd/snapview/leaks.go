@@ -204,7 +204,7 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdin io.Reader, stdout, 
 			return err
 		}
 	}
-	return withSnapshot(stdin, stderr, opts.file, func(s *snapshot.Snapshot, _ source) error {
+	return withSnapshotCtx(ctx, stdin, stderr, opts.file, func(s *snapshot.Snapshot, _ source) error {
 		return findLeaks(ctx, opts, lo, at, s, stdout, stderr)
 	})
 }
@@ -212,7 +212,7 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdin io.Reader, stdout, 
 // findLeaks prints the leak report of s.
 func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, at moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
 	for _, w := range s.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
+		fmt.Fprintf(stderr, "warning: %s\n", report.Escape(w))
 	}
 	if err := opts.device.check(s); err != nil {
 		return err
@@ -242,7 +242,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, 
 		if !r.Check.Equal {
 			fmt.Fprintf(stderr, "warning: device %d: the replayed end state differs from the file's segments; live allocations may be off:\n", dev)
 			for _, d := range r.Check.Differences {
-				fmt.Fprintf(stderr, "warning:   %s\n", d)
+				fmt.Fprintf(stderr, "warning:   %s\n", report.Escape(d))
 			}
 		}
 		dlo := lo
@@ -278,7 +278,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, 
 	}
 	// After the report, where a reader looks last.
 	for _, h := range report.LeakHints(reps) {
-		fmt.Fprintf(stderr, "hint: %s\n", h)
+		fmt.Fprintf(stderr, "hint: %s\n", report.Escape(h))
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,17 +35,16 @@ const (
 // loadSnapshot is snapshot.Load with a progress bar on errOut while the
 // file is read, when errOut is a terminal and the load takes more than a
 // second (see progressEnv). Errors are Load's: one line naming the file.
-func loadSnapshot(errOut io.Writer, path string) (*snapshot.Snapshot, error) {
+func loadSnapshot(ctx context.Context, errOut io.Writer, path string, lim snapshot.Limits) (*snapshot.Snapshot, error) {
 	delay := progressDelay
+	bar := true
 	switch os.Getenv(progressEnv) {
 	case "always":
 		delay = 0
 	case "never":
-		return snapshot.Load(path)
+		bar = false
 	default:
-		if !isTerminal(errOut) {
-			return snapshot.Load(path)
-		}
+		bar = isTerminal(errOut)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -55,13 +55,16 @@ func loadSnapshot(errOut io.Writer, path string) (*snapshot.Snapshot, error) {
 	if err != nil || !st.Mode().IsRegular() {
 		// Directories, pipes and devices: Load says what is wrong, and a
 		// bar needs a size.
-		return snapshot.Load(path)
+		return snapshot.LoadLimits(path, lim)
+	}
+	if !bar {
+		return decodeFile(path, &ctxReader{ctx: ctx, r: f}, lim)
 	}
 	name := filepath.Base(path)
 	if r := []rune(name); len(r) > maxBarName {
 		name = "…" + string(r[len(r)-maxBarName+1:])
 	}
-	bar := &progressBar{
+	pb := &progressBar{
 		w: errOut, name: name, total: st.Size(),
 		start: time.Now(), delay: delay, now: time.Now,
 	}
@@ -69,8 +72,18 @@ func loadSnapshot(errOut io.Writer, path string) (*snapshot.Snapshot, error) {
 	// its decoder to size the trace up front (the 2M-entry file then peaks
 	// at 250 MB instead of 160 MB); progressReader has the file's Stat for
 	// a Decode that looks for it.
-	s, err := snapshot.Decode(&progressReader{f: f, bar: bar})
-	bar.finish()
+	s, err := decodeFile(path, &ctxReader{ctx: ctx, r: &progressReader{f: f, bar: pb}}, lim)
+	pb.finish()
+	return s, err
+}
+
+// decodeFile decodes the snapshot r reads from the file at path; errors
+// name the file. A load stopped by a signal returns ctx's error as it is.
+func decodeFile(path string, r io.Reader, lim snapshot.Limits) (*snapshot.Snapshot, error) {
+	s, err := snapshot.DecodeLimits(r, lim)
+	if errors.Is(err, context.Canceled) {
+		return nil, context.Canceled
+	}
 	if err != nil {
 		var de *snapshot.DecodeError
 		if errors.As(err, &de) {

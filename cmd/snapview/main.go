@@ -6,18 +6,67 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/snapview/snapview/report"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := execute(ctx, newRootCmd())
-	stop()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "snapview: %v\n", err)
-		os.Exit(exitCode(err))
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	os.Exit(runMain(sigs, os.Stderr, func(ctx context.Context) error {
+		return execute(ctx, newRootCmd())
+	}))
+}
+
+// graceStop is how long a command has to stop on its own after SIGINT or
+// SIGTERM before the process exits anyway: any stage, the load included,
+// ends within half a second.
+const graceStop = 300 * time.Millisecond
+
+// runMain runs cmd and returns the exit code. A signal on sigs cancels
+// cmd's context, waits up to graceStop for it (no wait at a second
+// signal), removes the temporary files of its outputs (see
+// writeFileAtomic) and returns 128 plus the signal's number: 130 for
+// SIGINT, 143 for SIGTERM. Errors are printed on stderr as one line,
+// control characters escaped.
+func runMain(sigs <-chan os.Signal, stderr io.Writer, cmd func(context.Context) error) int {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	outs := &outputs{}
+	ctx = withOutputs(ctx, outs)
+	done := make(chan error, 1)
+	go func() { done <- cmd(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			fmt.Fprintf(stderr, "snapview: %s\n", report.Escape(err.Error()))
+			return exitCode(err)
+		}
+		return 0
+	case sig := <-sigs:
+		cancel(errInterrupted{sig})
+		select {
+		case <-done:
+		case <-sigs:
+		case <-time.After(graceStop):
+		}
+		outs.removeAll()
+		fmt.Fprintf(stderr, "snapview: %v\n", errInterrupted{sig})
+		return signalCode(sig)
 	}
+}
+
+// signalCode is the shell's exit status for a process ended by sig.
+func signalCode(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 130
 }
 
 // usageError marks a mistake in the command line (exit code 2).

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
-	"os"
+	"io"
 	"runtime"
 	"runtime/pprof"
 
@@ -30,7 +32,7 @@ func addProfileFlags(root *cobra.Command) {
 	wrap = func(c *cobra.Command) {
 		if run := c.RunE; run != nil {
 			c.RunE = func(cmd *cobra.Command, args []string) error {
-				return p.around(func() error { return run(cmd, args) })
+				return p.around(cmd.Context(), func() error { return run(cmd, args) })
 			}
 		}
 		for _, sub := range c.Commands() {
@@ -42,25 +44,25 @@ func addProfileFlags(root *cobra.Command) {
 	}
 }
 
-// around runs f under the profiles asked for.
-func (p *profileFlags) around(f func() error) (err error) {
+// around runs f under the profiles asked for. The profiles are written
+// as every output is (writeFileAtomic): whole or not at all.
+func (p *profileFlags) around(ctx context.Context, f func() error) (err error) {
 	if p.cpu != "" {
-		out, err := os.Create(p.cpu)
-		if err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		if err := pprof.StartCPUProfile(out); err != nil {
-			out.Close()
+		var buf bytes.Buffer
+		if err := pprof.StartCPUProfile(&buf); err != nil {
 			return fmt.Errorf("--cpuprofile: %w", err)
 		}
 		defer func() {
 			pprof.StopCPUProfile()
-			err = firstErr(err, wrapErr("--cpuprofile", out.Close()))
+			err = firstErr(err, wrapErr("--cpuprofile", writeFileAtomic(ctx, p.cpu, func(w io.Writer) error {
+				_, err := w.Write(buf.Bytes())
+				return err
+			})))
 		}()
 	}
 	if p.mem != "" {
 		defer func() {
-			err = firstErr(err, wrapErr("--memprofile", writeHeapProfile(p.mem)))
+			err = firstErr(err, wrapErr("--memprofile", writeHeapProfile(ctx, p.mem)))
 		}()
 	}
 	return f()
@@ -70,17 +72,11 @@ func (p *profileFlags) around(f func() error) (err error) {
 // go test -memprofile does: alloc_space and alloc_objects cover the whole
 // command (pprof -sample_index=alloc_space), inuse_space what is still
 // reachable at its end.
-func writeHeapProfile(path string) error {
-	out, err := os.Create(path)
-	if err != nil {
-		return err
-	}
+func writeHeapProfile(ctx context.Context, path string) error {
 	runtime.GC()
-	if err := pprof.Lookup("allocs").WriteTo(out, 0); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return writeFileAtomic(ctx, path, func(w io.Writer) error {
+		return pprof.Lookup("allocs").WriteTo(w, 0)
+	})
 }
 
 func wrapErr(what string, err error) error {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -66,7 +65,7 @@ maximum of each bucket are kept, so peaks survive).`,
 }
 
 func runReport(ctx context.Context, opts *reportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
-	return withSnapshot(stdin, stderr, opts.file, func(s *snapshot.Snapshot, src source) error {
+	return withSnapshotCtx(ctx, stdin, stderr, opts.file, func(s *snapshot.Snapshot, src source) error {
 		return writeReport(ctx, opts, s, src, stdout, stderr)
 	})
 }
@@ -77,7 +76,7 @@ func writeReport(ctx context.Context, opts *reportOptions, s *snapshot.Snapshot,
 		return err
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
+		fmt.Fprintf(stderr, "warning: %s\n", report.Escape(w))
 	}
 	devices, err := opts.device.pick(s)
 	if err != nil {
@@ -101,7 +100,13 @@ func writeReport(ctx context.Context, opts *reportOptions, s *snapshot.Snapshot,
 		_, err := stdout.Write(buf.Bytes())
 		return err
 	}
-	if err := os.WriteFile(opts.output, buf.Bytes(), 0o644); err != nil {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(ctx, opts.output, func(w io.Writer) error {
+		_, err := w.Write(buf.Bytes())
+		return err
+	}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote %s (%s)\n", opts.output, report.FormatBytes(int64(buf.Len())))

@@ -48,6 +48,7 @@ have).`,
 		newLeaksCmd(),
 	)
 	addProfileFlags(root)
+	addLimitFlags(root)
 	return root
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -49,7 +50,7 @@ size, requested_size, state).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
-			return runSegments(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runSegments(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	addDeviceFlag(cmd.Flags(), &opts.device, "show only this CUDA device ordinal", "every device in the file")
@@ -58,8 +59,8 @@ size, requested_size, state).`,
 }
 
 // runSegments loads the snapshot and prints its segments.
-func runSegments(opts *segmentsOptions, stdin io.Reader, out, errOut io.Writer) error {
-	return withSnapshot(stdin, errOut, opts.file, func(s *snapshot.Snapshot, _ source) error {
+func runSegments(ctx context.Context, opts *segmentsOptions, stdin io.Reader, out, errOut io.Writer) error {
+	return withSnapshotCtx(ctx, stdin, errOut, opts.file, func(s *snapshot.Snapshot, _ source) error {
 		printWarnings(errOut, s.Warnings)
 		devices, err := opts.device.pick(s)
 		if err != nil {

@@ -283,7 +283,7 @@ func runState(ctx context.Context, opts *stateOptions, stdin io.Reader, stdout, 
 	if err != nil {
 		return err
 	}
-	return withSnapshot(stdin, stderr, opts.file, func(s *snapshot.Snapshot, _ source) error {
+	return withSnapshotCtx(ctx, stdin, stderr, opts.file, func(s *snapshot.Snapshot, _ source) error {
 		return showState(ctx, opts, at, s, stdout, stderr)
 	})
 }
@@ -291,7 +291,7 @@ func runState(ctx context.Context, opts *stateOptions, stdin io.Reader, stdout, 
 // showState prints the state of s at the moment at.
 func showState(ctx context.Context, opts *stateOptions, at moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
 	for _, w := range s.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
+		fmt.Fprintf(stderr, "warning: %s\n", report.Escape(w))
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -312,7 +312,7 @@ func showState(ctx context.Context, opts *stateOptions, at moment, s *snapshot.S
 		return writeNothing(stdout, what)
 	}
 	if note != "" {
-		fmt.Fprintf(stderr, "note: %s\n", note)
+		fmt.Fprintf(stderr, "note: %s\n", report.Escape(note))
 	}
 	label := opts.at
 	if !opts.atSet && !hasTrace(s, dev) {
@@ -326,7 +326,7 @@ func showState(ctx context.Context, opts *stateOptions, at moment, s *snapshot.S
 	if !r.Check.Equal {
 		fmt.Fprintf(stderr, "warning: device %d: the replayed end state differs from the file's segments; the state may be off:\n", dev)
 		for _, d := range r.Check.Differences {
-			fmt.Fprintf(stderr, "warning:   %s\n", d)
+			fmt.Fprintf(stderr, "warning:   %s\n", report.Escape(d))
 		}
 	}
 	i, err := at.resolve(s, r)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -93,7 +94,7 @@ one after another.`,
 				}
 				opts.format = "json"
 			}
-			return runSummary(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runSummary(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	addDeviceFlag(cmd.Flags(), &opts.device, "show only this CUDA device ordinal", "every device in the file")
@@ -103,8 +104,8 @@ one after another.`,
 }
 
 // runSummary loads the snapshot and prints its summary.
-func runSummary(opts *summaryOptions, stdin io.Reader, out, errOut io.Writer) error {
-	return withSnapshot(stdin, errOut, opts.file, func(s *snapshot.Snapshot, src source) error {
+func runSummary(ctx context.Context, opts *summaryOptions, stdin io.Reader, out, errOut io.Writer) error {
+	return withSnapshotCtx(ctx, stdin, errOut, opts.file, func(s *snapshot.Snapshot, src source) error {
 		return printSummary(opts, s, src, out, errOut)
 	})
 }
@@ -241,6 +242,6 @@ func mergeHistory(dst, src *analyze.MemoryStats) {
 // printWarnings prints each warning on its own "warning:" line.
 func printWarnings(w io.Writer, warnings []string) {
 	for _, m := range warnings {
-		fmt.Fprintf(w, "warning: %s\n", m)
+		fmt.Fprintf(w, "warning: %s\n", report.Escape(m))
 	}
 }

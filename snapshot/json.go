@@ -1,0 +1,307 @@
+package snapshot
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The JSON form MemoryViz accepts holds the same structure as the pickle.
+// It is read as a stream, as the pickle is: each array item is appended as
+// soon as it is parsed, so a trace entry becomes a TraceEntry at once and
+// its dict is dropped. Memory follows the model, not the document (a
+// 253 MB JSON snapshot needed 2.47 GB parsed whole).
+
+// maxJSONDepth is how deep JSON arrays and objects may nest.
+const maxJSONDepth = 10000
+
+// jsonParser reads one JSON value from r into pickle values.
+type jsonParser struct {
+	r     *bufio.Reader
+	m     *machine
+	off   int64
+	depth int
+	buf   []byte
+}
+
+// decodeJSON reads the JSON form MemoryViz accepts (the same structure as
+// the pickle) into pickle values, appending list items through the pickle
+// machine's appendTo so that trace entries are converted as they come.
+func decodeJSON(r *bufio.Reader, c *converter) (val, error) {
+	m := &machine{conv: c, pool: c.pool, lim: c.lim, budget: c.budget}
+	p := &jsonParser{r: r, m: m}
+	v, err := p.value()
+	if err != nil {
+		var le *LimitError
+		if errors.As(err, &le) {
+			return val{}, le
+		}
+		return val{}, fmt.Errorf("reading JSON: %w", err)
+	}
+	return v, nil
+}
+
+func (p *jsonParser) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s at byte %d", fmt.Sprintf(format, args...), p.off)
+}
+
+// next returns the next byte that is not white space.
+func (p *jsonParser) next() (byte, error) {
+	for {
+		b, err := p.r.ReadByte()
+		if err != nil {
+			if err == io.EOF {
+				return 0, p.errorf("unexpected end of JSON input")
+			}
+			var le *LimitError
+			if errors.As(err, &le) {
+				return 0, le
+			}
+			return 0, p.errorf("%v", err)
+		}
+		p.off++
+		switch b {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case 0xef, 0xbb, 0xbf:
+			if p.off <= 3 { // a UTF-8 byte order mark
+				continue
+			}
+		}
+		return b, nil
+	}
+}
+
+func (p *jsonParser) value() (val, error) {
+	b, err := p.next()
+	if err != nil {
+		return val{}, err
+	}
+	if p.m.budget.err != nil {
+		return val{}, p.m.budget.err
+	}
+	switch {
+	case b == '{':
+		return p.object()
+	case b == '[':
+		return p.array()
+	case b == '"':
+		s, err := p.str()
+		if err != nil {
+			return val{}, err
+		}
+		return val{n: p.m.pool.addString(s), x: strRef{}}, nil
+	case b == '-' || b >= '0' && b <= '9':
+		return p.number(b)
+	case b == 't':
+		return val{x: boolT(true)}, p.literal("rue")
+	case b == 'f':
+		return val{x: boolT(false)}, p.literal("alse")
+	case b == 'n':
+		return val{x: noneT{}}, p.literal("ull")
+	}
+	return val{}, p.errorf("invalid character %q looking for beginning of value", b)
+}
+
+func (p *jsonParser) literal(rest string) error {
+	for i := 0; i < len(rest); i++ {
+		b, err := p.r.ReadByte()
+		if err != nil || b != rest[i] {
+			return p.errorf("invalid literal")
+		}
+		p.off++
+	}
+	return nil
+}
+
+func (p *jsonParser) enter() error {
+	p.depth++
+	if p.depth > maxJSONDepth {
+		return &LimitError{Limit: "stack depth", Detail: fmt.Sprintf("JSON nested over %d deep at byte %d", maxJSONDepth, p.off)}
+	}
+	return nil
+}
+
+func (p *jsonParser) object() (val, error) {
+	if err := p.enter(); err != nil {
+		return val{}, err
+	}
+	defer func() { p.depth-- }()
+	d := &pdict{memo: -1}
+	b, err := p.next()
+	if err != nil {
+		return val{}, err
+	}
+	if b == '}' {
+		return val{x: d}, nil
+	}
+	for {
+		if b != '"' {
+			return val{}, p.errorf("invalid character %q looking for beginning of object key string", b)
+		}
+		k, err := p.str()
+		if err != nil {
+			return val{}, err
+		}
+		if b, err = p.next(); err != nil {
+			return val{}, err
+		}
+		if b != ':' {
+			return val{}, p.errorf("invalid character %q after object key", b)
+		}
+		v, err := p.value()
+		if err != nil {
+			return val{}, err
+		}
+		c := cap(d.kv)
+		d.kv = append(d.kv, val{n: p.m.pool.addString(k), x: strRef{}}, v)
+		if cap(d.kv) != c {
+			p.m.budget.spend(int64(cap(d.kv)-c) * valBytes)
+		}
+		if b, err = p.next(); err != nil {
+			return val{}, err
+		}
+		switch b {
+		case '}':
+			return val{x: d}, nil
+		case ',':
+			if b, err = p.next(); err != nil {
+				return val{}, err
+			}
+		default:
+			return val{}, p.errorf("invalid character %q after object key:value pair", b)
+		}
+	}
+}
+
+func (p *jsonParser) array() (val, error) {
+	if err := p.enter(); err != nil {
+		return val{}, err
+	}
+	defer func() { p.depth-- }()
+	l := &plist{memo: -1}
+	b, err := p.r.ReadByte()
+	for err == nil && (b == ' ' || b == '\t' || b == '\r' || b == '\n') {
+		p.off++
+		b, err = p.r.ReadByte()
+	}
+	if err == nil && b == ']' {
+		p.off++
+		return val{x: l}, nil
+	}
+	if err == nil {
+		_ = p.r.UnreadByte()
+	}
+	var one [1]val
+	for {
+		v, err := p.value()
+		if err != nil {
+			return val{}, err
+		}
+		one[0] = v
+		p.m.appendTo(l, one[:])
+		b, err := p.next()
+		if err != nil {
+			return val{}, err
+		}
+		switch b {
+		case ']':
+			return val{x: l}, nil
+		case ',':
+		default:
+			return val{}, p.errorf("invalid character %q after array element", b)
+		}
+	}
+}
+
+// str reads a string after its opening quote.
+func (p *jsonParser) str() (string, error) {
+	p.buf = p.buf[:0]
+	escaped := false
+	for {
+		b, err := p.r.ReadByte()
+		if err != nil {
+			if err == io.EOF {
+				return "", p.errorf("unexpected end of JSON input")
+			}
+			return "", p.errorf("%v", err)
+		}
+		p.off++
+		if b == '"' {
+			break
+		}
+		if b < 0x20 {
+			return "", p.errorf("invalid character %q in string literal", b)
+		}
+		p.buf = append(p.buf, b)
+		if b == '\\' {
+			escaped = true
+			c, err := p.r.ReadByte()
+			if err != nil {
+				return "", p.errorf("unexpected end of JSON input")
+			}
+			p.off++
+			p.buf = append(p.buf, c)
+		}
+		if int64(len(p.buf)) > p.m.lim.MaxString {
+			return "", &LimitError{Limit: "string length", Detail: fmt.Sprintf("a JSON string longer than %s at byte %d", sizeText(p.m.lim.MaxString), p.off)}
+		}
+	}
+	if !escaped {
+		if utf8.Valid(p.buf) {
+			return string(p.buf), nil
+		}
+		return strings.ToValidUTF8(string(p.buf), "\uFFFD"), nil
+	}
+	var s string
+	q := make([]byte, 0, len(p.buf)+2)
+	q = append(append(append(q, '"'), p.buf...), '"')
+	if err := json.Unmarshal(q, &s); err != nil {
+		return "", p.errorf("invalid string literal: %v", err)
+	}
+	return s, nil
+}
+
+// number reads a number whose first byte is b, as json.Number would give
+// it: an int64 when it is one, a *big.Int for a wider integer, else a
+// float64.
+func (p *jsonParser) number(b byte) (val, error) {
+	p.buf = append(p.buf[:0], b)
+	for {
+		c, err := p.r.ReadByte()
+		if err != nil {
+			break
+		}
+		if c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
+			p.buf = append(p.buf, c)
+			p.off++
+			if len(p.buf) > 4096 {
+				return val{}, p.errorf("number too long")
+			}
+			continue
+		}
+		_ = p.r.UnreadByte()
+		break
+	}
+	t := string(p.buf)
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+		return val{n: n}, nil
+	}
+	if z, ok := new(big.Int).SetString(t, 10); ok {
+		if z.IsInt64() {
+			return val{n: z.Int64()}, nil
+		}
+		return val{x: z}, nil
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return val{}, p.errorf("invalid number %q", t)
+	}
+	return val{x: f}, nil
+}

@@ -1,0 +1,188 @@
+package snapshot
+
+import (
+	"fmt"
+	"io"
+)
+
+// Limits bound what decoding one file may cost, so that a small hostile
+// file (a decompression bomb, a memo reference repeated a million times, a
+// string of gigabytes, a stack that never closes) ends in a one-line error
+// instead of running out of memory. They scale with the input: what the
+// decoder builds may grow with the bytes it has read, not with what the
+// file claims.
+//
+// The zero value of a field means its default (see DefaultLimits).
+type Limits struct {
+	// MaxDecompressed is the most bytes a compressed file may decompress to.
+	// When it is 0, the default applies: the decompressed stream may not
+	// pass DefaultMaxDecompressed, nor RatioFloor bytes plus MaxRatio times
+	// the compressed bytes read so far (a genuine snapshot compresses 5 to
+	// 30 times; a bomb a thousand times or more). A positive value replaces
+	// both checks with this one cap; -1 turns the check off.
+	MaxDecompressed int64
+
+	// MaxString is the longest string (or bytes value) in bytes; 0: the
+	// default, DefaultMaxString.
+	MaxString int64
+
+	// MaxStack is the most values and marks on the pickle machine's stack
+	// (PyTorch's pickler appends in batches of 1000, so a genuine file
+	// needs a few thousand); 0: the default, DefaultMaxStack.
+	MaxStack int
+
+	// ObjectBudget is the bytes of decoded objects (trace entries, blocks,
+	// dict and list items, memo slots, settings text) the decoder may build
+	// beyond BudgetPerByte times the decoded stream's size; 0: the default,
+	// DefaultObjectBudget. A shared dict or list costs again each time it
+	// is expanded, so a memoized object referenced a million times costs
+	// a million times.
+	ObjectBudget int64
+}
+
+// Defaults of Limits.
+const (
+	DefaultMaxDecompressed = 4 << 30
+	DefaultMaxRatio        = 100
+	RatioFloor             = 64 << 20
+	DefaultMaxString       = 64 << 20
+	DefaultMaxStack        = 1 << 20
+	DefaultObjectBudget    = 64 << 20
+	// BudgetPerByte is how many bytes of decoded objects each byte of the
+	// decoded stream may pay for: the 2M-entry benchmark file builds about
+	// 3.5 bytes of objects per byte of pickle.
+	BudgetPerByte = 8
+)
+
+// DefaultLimits returns the limits Load and Decode use.
+func DefaultLimits() Limits {
+	return Limits{}.withDefaults()
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxString == 0 {
+		l.MaxString = DefaultMaxString
+	}
+	if l.MaxStack == 0 {
+		l.MaxStack = DefaultMaxStack
+	}
+	if l.ObjectBudget == 0 {
+		l.ObjectBudget = DefaultObjectBudget
+	}
+	return l
+}
+
+// LimitError is the error for a file that passes one of the Limits. It is
+// wrapped in a *DecodeError naming the file.
+type LimitError struct {
+	// Limit names the limit: "decompressed size", "string length",
+	// "stack depth", "decoded-object budget".
+	Limit string
+	// Detail says what passed it, in a user's words.
+	Detail string
+	// Hint says how to lift it, when it can be ("" if not).
+	Hint string
+}
+
+func (e *LimitError) Error() string {
+	s := "over the " + e.Limit + " limit: " + e.Detail
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
+}
+
+// budget counts the bytes of objects the decoder builds against what the
+// stream read so far allows.
+type budget struct {
+	spent int64
+	base  int64
+	// read returns the decoded stream's bytes read so far.
+	read func() int64
+	err  error
+}
+
+func newBudget(l Limits, read func() int64) *budget {
+	return &budget{base: l.ObjectBudget, read: read}
+}
+
+// spend charges n bytes and reports false once the budget is spent (the
+// error is then b.err, and stays).
+func (b *budget) spend(n int64) bool {
+	b.spent += n
+	if b.spent <= b.base {
+		return b.err == nil
+	}
+	return b.check()
+}
+
+func (b *budget) check() bool {
+	if b.err != nil {
+		return false
+	}
+	read := b.read()
+	if b.spent <= b.base+BudgetPerByte*read {
+		return true
+	}
+	b.err = &LimitError{
+		Limit: "decoded-object budget",
+		Detail: fmt.Sprintf("%s of %s decoded objects from %s of data, more than %s plus %d bytes per byte read (a shared object referenced over and over, or a memo spread thin?)",
+			sizeText(b.spent), "expanded", sizeText(read), sizeText(b.base), BudgetPerByte),
+	}
+	return false
+}
+
+// sizeText is a byte count for a limit's message: "64 MiB".
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// limitReader stops a decompressor whose output passes the limits: the
+// absolute cap, or the ratio to the compressed bytes read (raw).
+type limitReader struct {
+	r        io.Reader
+	n        int64
+	raw      *countingReader
+	max      int64 // 0: none
+	ratio    int64 // 0: none
+	what     string
+	explicit bool
+}
+
+func newLimitReader(r io.Reader, raw *countingReader, l Limits, what string) io.Reader {
+	lr := &limitReader{r: r, raw: raw, what: what}
+	switch {
+	case l.MaxDecompressed < 0:
+		return r
+	case l.MaxDecompressed > 0:
+		lr.max, lr.explicit = l.MaxDecompressed, true
+	default:
+		lr.max, lr.ratio = DefaultMaxDecompressed, DefaultMaxRatio
+	}
+	return lr
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	if l.max > 0 && l.n > l.max {
+		hint := "if the file is genuine, raise it with --max-decompressed"
+		return n, &LimitError{Limit: "decompressed size",
+			Detail: fmt.Sprintf("the %s data decompresses to more than %s", l.what, sizeText(l.max)), Hint: hint}
+	}
+	if l.ratio > 0 && l.n > RatioFloor+l.ratio*l.raw.n {
+		return n, &LimitError{Limit: "decompressed size",
+			Detail: fmt.Sprintf("the %s data decompresses to over %s from %s of file, more than %d times (a decompression bomb?)",
+				l.what, sizeText(l.n), sizeText(l.raw.n), l.ratio),
+			Hint: "if the file is genuine, raise the limit with --max-decompressed"}
+	}
+	return n, err
+}
