@@ -69,7 +69,6 @@ type fastAction struct {
 // so its buffers are reused.
 type fastDecoder struct {
 	ready    bool
-	off      bool // the fast path is turned off (tests of the generic path)
 	frameKey []uint8
 	memo0    uint64   // the machine's memoLen when the batch began
 	overlay  []uint64 // handles of memo indexes memo0, memo0+1, ...
@@ -111,7 +110,7 @@ func (f *fastDecoder) setup(p *strPool) {
 // mode, or empty and unconverted, so that its first item decides) and no
 // mark hides it.
 func (m *machine) fastTarget(l *plist) bool {
-	if m.fast.off {
+	if m.lim.genericOnly {
 		return false
 	}
 	if !l.evMode && (len(l.items) != 0 || l.evLen != 0 || l.stack != 0) {
@@ -159,7 +158,14 @@ func (m *machine) fastBatch(l *plist) bool {
 	f.entries = f.entries[:0]
 	f.actions = f.actions[:0]
 	f.fields = [keyUserMetadata + 1]int{}
-	n, ok := f.scan(m, m.buf[m.rp:m.wp])
+	b := m.buf[m.rp:m.wp]
+	// The generic machine fails at a stack of more than MaxStack values;
+	// a batch of len(b) bytes pushes fewer than len(b), so below this
+	// the fast path cannot miss that error.
+	if len(m.stack)+len(m.marks)+len(b) >= m.lim.MaxStack {
+		b = b[:max(0, m.lim.MaxStack-len(m.stack)-len(m.marks)-1)]
+	}
+	n, ok := f.scan(m, b)
 	if !ok {
 		f.given++
 		if debugFast {
@@ -289,6 +295,9 @@ func (f *fastDecoder) str(m *machine, b []byte, p int) (int64, int, bool) {
 		if p+2+n > len(b) {
 			return 0, p, false
 		}
+		if int64(n) > m.lim.MaxString {
+			return 0, p, false
+		}
 		s = b[p+2 : p+2+n]
 		p += 2 + n
 	case 'X':
@@ -296,7 +305,7 @@ func (f *fastDecoder) str(m *machine, b []byte, p int) (int64, int, bool) {
 			return 0, p, false
 		}
 		n := uint64(binary.LittleEndian.Uint32(b[p+1:]))
-		if uint64(p)+5+n > uint64(len(b)) {
+		if uint64(p)+5+n > uint64(len(b)) || n > uint64(m.lim.MaxString) {
 			return 0, p, false
 		}
 		s = b[p+5 : p+5+int(n)]
