@@ -46,6 +46,10 @@ const (
 // scan: PyTorch's batches of 1000 entries take 70 to 300 KB.
 const fastWant = 512 << 10
 
+// fastBuf is the read buffer's size once the fast path is used: large
+// enough that keeping fastWant bytes ahead seldom moves them.
+const fastBuf = 4 << 20
+
 const debugFast = false
 
 // Frame keys, by string-pool index (fastDecoder.frameKey).
@@ -56,6 +60,27 @@ const (
 	fkName
 	fkIgnored // fx_node_op, fx_node_name, fx_node_target, fx_original_trace
 )
+
+// fastCached is a memo reference (idx; noRef: none) and what it gave.
+type fastCached struct {
+	idx  uint64
+	v    int64
+	kind uint8
+}
+
+const noRef = 1 << 40
+
+// refAt returns the index of the BINGET or LONG_BINGET at b[p] and its
+// length; n is 0 for another opcode.
+func refAt(b []byte, p int) (idx uint64, n int) {
+	if p+4 < len(b) && b[p] == 'j' {
+		return uint64(binary.LittleEndian.Uint32(b[p+1:])), 5
+	}
+	if p+1 < len(b) && b[p] == 'h' {
+		return uint64(b[p+1]), 2
+	}
+	return noRef, 0
+}
 
 // fastAction is a conversion the generic path would make of an object
 // memoised before the batch, replayed at commit: convert frame dict d, or
@@ -81,6 +106,12 @@ type fastDecoder struct {
 	// (compile_context "N/A" comes as a new string in every entry).
 	last    []byte
 	lastIdx int64
+	// keyCache and valCache remember, by a pair's position in an entry,
+	// the memo reference of its key and of its value and what they
+	// decoded to. They hold for one batch: the memo slots below memo0
+	// and those of the overlay do not change within it.
+	keyCache [16]fastCached
+	valCache [16]fastCached
 	// taken and given count the batches read here and those left to the
 	// generic path (tests check that the fast path is used).
 	taken, given int
@@ -122,16 +153,18 @@ func (m *machine) fastTarget(l *plist) bool {
 // fillSome reads until want bytes are buffered, the buffer is full or the
 // source fails; a failure is kept for the generic path to report.
 func (m *machine) fillSome(want int) {
-	if m.buf == nil {
-		m.buf = make([]byte, readBuf)
+	if len(m.buf) < fastBuf {
+		nb := make([]byte, fastBuf)
+		m.wp = copy(nb, m.buf[m.rp:m.wp])
+		m.rp = 0
+		m.buf = nb
 	}
-	if m.rp > 0 {
+	if len(m.buf)-m.rp < want {
 		copy(m.buf, m.buf[m.rp:m.wp])
 		m.wp -= m.rp
 		m.rp = 0
 	}
-	want = min(want, len(m.buf))
-	for m.wp < want && m.srcErr == nil {
+	for m.wp-m.rp < want && m.srcErr == nil {
 		k, err := m.src.Read(m.buf[m.wp:])
 		m.wp += k
 		if err != nil {
@@ -158,6 +191,10 @@ func (m *machine) fastBatch(l *plist) bool {
 	f.entries = f.entries[:0]
 	f.actions = f.actions[:0]
 	f.fields = [keyUserMetadata + 1]int{}
+	for i := range f.keyCache {
+		f.keyCache[i] = fastCached{idx: noRef}
+		f.valCache[i] = fastCached{idx: noRef}
+	}
 	b := m.buf[m.rp:m.wp]
 	// The generic machine fails at a stack of more than MaxStack values;
 	// a batch of len(b) bytes pushes fewer than len(b), so below this
@@ -186,17 +223,36 @@ func (f *fastDecoder) commit(m *machine, l *plist) {
 	c := m.conv
 	l.evMode = true
 	base := l.evLen
-	for _, e := range f.entries {
-		m.addEvent(l, e)
+	m.addEvents(l, f.entries)
+	// The handle of entry i is evH + i when the list has an evLists slot
+	// and the indexes fit (see machine.handle).
+	evH := m.handle(val{n: int64(base), x: (*evList)(l)})
+	if evH>>hShift != hEvent || l.evLen >= 1<<evShift {
+		if evH>>hShift == hObj {
+			i := int32(evH & hMask)
+			m.objs[i] = val{}
+			m.objFree = append(m.objFree, i)
+		}
+		evH = 0
 	}
 	for j, h := range f.overlay {
 		idx := f.memo0 + uint64(j)
-		var v val
 		if h>>hShift == hPend {
-			v = val{n: int64(base) + int64(h&hMask), x: (*evList)(l)}
-		} else {
-			v, _ = m.value(h)
+			if evH != 0 {
+				h = evH + h&hMask
+			} else {
+				m.store(idx, val{n: int64(base) + int64(h&hMask), x: (*evList)(l)})
+				continue
+			}
 		}
+		if idx == m.memoLen && idx%memoChunk != 0 {
+			// A fresh slot of the last chunk: what store does, without
+			// decoding and encoding the handle.
+			m.memo[idx/memoChunk][idx%memoChunk] = h
+			m.memoLen++
+			continue
+		}
+		v, _ := m.value(h)
 		m.store(idx, v)
 	}
 	for _, a := range f.actions {
@@ -210,6 +266,25 @@ func (f *fastDecoder) commit(m *machine, l *plist) {
 	}
 	for k, n := range f.fields {
 		c.entryFields[k] += n
+	}
+}
+
+// addEvents is addEvent for a run of entries: what fits in the last chunk
+// is copied at once.
+func (m *machine) addEvents(l *plist, es []TraceEntry) {
+	for len(es) > 0 {
+		if n := len(l.evChunks); n > 0 {
+			c := l.evChunks[n-1]
+			if k := min(cap(c)-len(c), len(es)); k > 0 {
+				l.evChunks[n-1] = append(c, es[:k]...)
+				l.evLen += k
+				m.budget.spend(int64(k) * entryBytes)
+				es = es[k:]
+				continue
+			}
+		}
+		m.addEvent(l, es[0])
+		es = es[1:]
 	}
 }
 
@@ -394,10 +469,12 @@ func (f *fastDecoder) scan(m *machine, b []byte) (int, bool) {
 		var e TraceEntry
 		var deviceFree uint64
 		hasFree, hasAction := false, false
-		// One or more MARK (key value)... SETITEMS groups.
+		// One or more MARK (key value)... SETITEMS groups; j is the
+		// pair's position in the entry, for the caches.
+		j := 0
 		for p = frameSkip(b, p); p < len(b) && b[p] == '('; p = frameSkip(b, p) {
 			p++
-			for {
+			for ; ; j++ {
 				if p = frameSkip(b, p); p >= len(b) {
 					return 0, false
 				}
@@ -405,64 +482,108 @@ func (f *fastDecoder) scan(m *machine, b []byte) (int, bool) {
 					p++
 					break
 				}
-				var k int64
-				if k, p, ok = f.str(m, b, p); !ok || k >= int64(len(keys)) {
-					return 0, false
+				// The key: most often the memo reference the entry
+				// before had at this position.
+				var kind uint8
+				kc := &f.keyCache[j%len(f.keyCache)]
+				if idx, n := refAt(b, p); n > 0 && idx == kc.idx {
+					kind = kc.kind
+					p += n
+				} else {
+					var k int64
+					if k, p, ok = f.str(m, b, p); !ok || k >= int64(len(keys)) || keys[k] == keyOther {
+						return 0, false
+					}
+					kind = keys[k]
+					if n > 0 {
+						*kc = fastCached{idx: idx, kind: kind}
+					}
 				}
-				kind := keys[k]
 				f.fields[kind]++
 				var n int64
 				switch kind {
-				case keyAction:
-					var s int64
-					if s, p, ok = f.str(m, b, p); !ok {
+				case keyAddr, keyDeviceFree, keySize, keyStream, keyTimeUS:
+					if p+9 < len(b) && b[p] == 0x8a && b[p+1] <= 8 {
+						// LONG1 (addresses, times): read 8 bytes, keep n.
+						k := uint(b[p+1])
+						u := binary.LittleEndian.Uint64(b[p+2:])
+						if k == 0 {
+							u = 0
+						} else if k < 8 {
+							sh := 64 - 8*k
+							u = uint64(int64(u<<sh) >> sh)
+						}
+						n = int64(u)
+						p += 2 + int(k)
+					} else if n, p, ok = f.integer(m, b, p); !ok {
 						return 0, false
 					}
-					if e.Action, ok = c.fastAction(s); !ok {
-						return 0, false
+					switch kind {
+					case keyAddr:
+						e.Addr = Addr(n)
+						e.Flags |= FlagAddr
+					case keyDeviceFree:
+						deviceFree = uint64(n)
+						hasFree = true
+					case keySize:
+						e.Size = n
+					case keyStream:
+						e.Stream = uint64(n)
+					case keyTimeUS:
+						e.TimeUS = n
+						e.Flags |= FlagTime
 					}
-					hasAction = true
-				case keyAddr:
-					if n, p, ok = f.integer(m, b, p); !ok {
-						return 0, false
-					}
-					e.Addr = Addr(n)
-					e.Flags |= FlagAddr
-				case keyDeviceFree:
-					if n, p, ok = f.integer(m, b, p); !ok {
-						return 0, false
-					}
-					deviceFree = uint64(n)
-					hasFree = true
-				case keySize:
-					if e.Size, p, ok = f.integer(m, b, p); !ok {
-						return 0, false
-					}
-				case keyStream:
-					if n, p, ok = f.integer(m, b, p); !ok {
-						return 0, false
-					}
-					e.Stream = uint64(n)
-				case keyTimeUS:
-					if e.TimeUS, p, ok = f.integer(m, b, p); !ok {
-						return 0, false
-					}
-					e.Flags |= FlagTime
-				case keyFrames:
-					if e.Stack, p, ok = f.frames(m, b, p); !ok {
-						return 0, false
-					}
-					e.Flags |= FlagFrames
-				case keyCompileContext, keyUserMetadata:
-					var s int64
-					if s, p, ok = f.str(m, b, p); !ok {
-						return 0, false
-					}
-					id := c.poolStrID(val{n: s, x: strRef{}}, "")
-					if kind == keyCompileContext {
-						e.CompileContext = id
+				case keyAction, keyCompileContext, keyUserMetadata, keyFrames:
+					// The value: a memo reference seen at this position
+					// before, or read and converted.
+					vc := &f.valCache[j%len(f.valCache)]
+					if idx, r := refAt(b, p); r > 0 && idx == vc.idx && kind == vc.kind {
+						n = vc.v
+						p += r
 					} else {
-						e.UserMetadata = id
+						cache := r > 0
+						switch kind {
+						case keyAction:
+							var s int64
+							if s, p, ok = f.str(m, b, p); !ok {
+								return 0, false
+							}
+							var a Action
+							if a, ok = c.fastAction(s); !ok {
+								return 0, false
+							}
+							n = int64(a)
+						case keyFrames:
+							var st StackID
+							if st, p, ok = f.frames(m, b, p); !ok {
+								return 0, false
+							}
+							n = int64(st)
+							// Only a converted stack's handle stays
+							// what it is at commit.
+							cache = cache && f.get(m, idx)>>hShift == hStack
+						default:
+							var s int64
+							if s, p, ok = f.str(m, b, p); !ok {
+								return 0, false
+							}
+							n = int64(c.poolStrID(val{n: s, x: strRef{}}, ""))
+						}
+						if cache {
+							*vc = fastCached{idx: idx, kind: kind, v: n}
+						}
+					}
+					switch kind {
+					case keyAction:
+						e.Action = Action(n)
+						hasAction = true
+					case keyFrames:
+						e.Stack = StackID(n)
+						e.Flags |= FlagFrames
+					case keyCompileContext:
+						e.CompileContext = StrID(n)
+					default:
+						e.UserMetadata = StrID(n)
 					}
 				default:
 					return 0, false
@@ -548,6 +669,14 @@ func (f *fastDecoder) frames(m *machine, b []byte, p int) (StackID, int, bool) {
 		if b[p] == '(' {
 			p++
 			for p = frameSkip(b, p); p < len(b) && b[p] != 'e'; p = frameSkip(b, p) {
+				// Most items are references to converted frames.
+				if idx, n := refAt(b, p); n > 0 {
+					if h := f.get(m, idx); h>>hShift == hFrame {
+						ids = append(ids, FrameID(h&hMask))
+						p += n
+						continue
+					}
+				}
 				var id FrameID
 				if id, p, ok = f.frame(m, b, p); !ok {
 					return 0, p, false
