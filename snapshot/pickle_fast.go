@@ -61,6 +61,19 @@ const (
 	fkIgnored // fx_node_op, fx_node_name, fx_node_target, fx_original_trace
 )
 
+// keepStr remembers the SHORT_BINUNICODE at b[q], if it is one, as the last
+// string of entry key kind: its pool index and its StrID (for an action,
+// the Action).
+func (f *fastDecoder) keepStr(b []byte, q int, kind uint8, pool int64, id StrID) {
+	q = frameSkip(b, q)
+	if q+1 >= len(b) || b[q] != 0x8c {
+		return
+	}
+	sc := &f.strCache[kind]
+	sc.s = append(sc.s[:0], b[q+2:q+2+int(b[q+1])]...)
+	sc.pool, sc.id = pool, id
+}
+
 // fastCached is a memo reference (idx; noRef: none) and what it gave.
 type fastCached struct {
 	idx  uint64
@@ -106,12 +119,20 @@ type fastDecoder struct {
 	// (compile_context "N/A" comes as a new string in every entry).
 	last    []byte
 	lastIdx int64
-	// keyCache and valCache remember, by a pair's position in an entry,
-	// the memo reference of its key and of its value and what they
-	// decoded to. They hold for one batch: the memo slots below memo0
-	// and those of the overlay do not change within it.
+	// keyCache remembers, by a pair's position in an entry, the memo
+	// reference of its key and the key; valCache, by memo index, what a
+	// reference as a value decoded to. They hold for one batch: the memo
+	// slots below memo0 and those of the overlay do not change within it.
 	keyCache [16]fastCached
-	valCache [16]fastCached
+	valCache [64]fastCached
+	// strCache is, by entry key, the last SHORT_BINUNICODE value read
+	// and its pool index and StrID (compile_context "N/A" is a new string
+	// in every entry).
+	strCache [keyUserMetadata + 1]struct {
+		s    []byte
+		pool int64
+		id   StrID
+	}
 	// taken and given count the batches read here and those left to the
 	// generic path (tests check that the fast path is used).
 	taken, given int
@@ -193,6 +214,8 @@ func (m *machine) fastBatch(l *plist) bool {
 	f.fields = [keyUserMetadata + 1]int{}
 	for i := range f.keyCache {
 		f.keyCache[i] = fastCached{idx: noRef}
+	}
+	for i := range f.valCache {
 		f.valCache[i] = fastCached{idx: noRef}
 	}
 	b := m.buf[m.rp:m.wp]
@@ -485,7 +508,7 @@ func (f *fastDecoder) scan(m *machine, b []byte) (int, bool) {
 				// The key: most often the memo reference the entry
 				// before had at this position.
 				var kind uint8
-				kc := &f.keyCache[j%len(f.keyCache)]
+				kc := &f.keyCache[j&(len(f.keyCache)-1)]
 				if idx, n := refAt(b, p); n > 0 && idx == kc.idx {
 					kind = kc.kind
 					p += n
@@ -536,14 +559,27 @@ func (f *fastDecoder) scan(m *machine, b []byte) (int, bool) {
 				case keyAction, keyCompileContext, keyUserMetadata, keyFrames:
 					// The value: a memo reference seen at this position
 					// before, or read and converted.
-					vc := &f.valCache[j%len(f.valCache)]
-					if idx, r := refAt(b, p); r > 0 && idx == vc.idx && kind == vc.kind {
+					idx, r := refAt(b, p)
+					vc := &f.valCache[idx&(uint64(len(f.valCache))-1)]
+					if r > 0 && idx == vc.idx && kind == vc.kind {
 						n = vc.v
 						p += r
+					} else if sc := &f.strCache[kind]; r == 0 && kind != keyFrames && p+2 < len(b) && b[p] == 0x8c &&
+						string(b[p+2:min(len(b), p+2+int(b[p+1]))]) == string(sc.s) && sc.s != nil {
+						// The string the entry before had, and its put.
+						p += 2 + len(sc.s)
+						if p < len(b) && b[p] == 0x94 && (p+1 >= len(b) || b[p+1] != 0x94 && b[p+1] != 'q' && b[p+1] != 'r') {
+							f.overlay = append(f.overlay, hStr<<hShift|uint64(sc.pool))
+							p++
+						} else if p, ok = f.put(b, p, hStr<<hShift|uint64(sc.pool)); !ok {
+							return 0, false
+						}
+						n = int64(sc.id) // for an action, the Action
 					} else {
 						cache := r > 0
 						switch kind {
 						case keyAction:
+							q := p
 							var s int64
 							if s, p, ok = f.str(m, b, p); !ok {
 								return 0, false
@@ -553,6 +589,7 @@ func (f *fastDecoder) scan(m *machine, b []byte) (int, bool) {
 								return 0, false
 							}
 							n = int64(a)
+							f.keepStr(b, q, kind, s, StrID(a))
 						case keyFrames:
 							var st StackID
 							if st, p, ok = f.frames(m, b, p); !ok {
@@ -563,11 +600,13 @@ func (f *fastDecoder) scan(m *machine, b []byte) (int, bool) {
 							// what it is at commit.
 							cache = cache && f.get(m, idx)>>hShift == hStack
 						default:
+							q := p
 							var s int64
 							if s, p, ok = f.str(m, b, p); !ok {
 								return 0, false
 							}
 							n = int64(c.poolStrID(val{n: s, x: strRef{}}, ""))
+							f.keepStr(b, q, kind, s, StrID(n))
 						}
 						if cache {
 							*vc = fastCached{idx: idx, kind: kind, v: n}
