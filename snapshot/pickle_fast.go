@@ -340,7 +340,6 @@ func (f *fastDecoder) memoRef(m *machine, b []byte, p int) (h uint64, q int, ok 
 // in the overlay. A put of another index than the next one (the pickler
 // numbers them in order), or two puts in a row, give the batch up.
 func (f *fastDecoder) put(b []byte, p int, h uint64) (int, bool) {
-	p = frameSkip(b, p)
 	if p >= len(b) {
 		return p, false
 	}
@@ -362,7 +361,6 @@ func (f *fastDecoder) put(b []byte, p int, h uint64) (int, bool) {
 		return p, true
 	}
 	f.overlay = append(f.overlay, h)
-	p = frameSkip(b, p)
 	if p < len(b) && (b[p] == 0x94 || b[p] == 'q' || b[p] == 'r') {
 		return p, false
 	}
@@ -471,10 +469,13 @@ func (f *fastDecoder) scan(m *machine, b []byte) (int, bool) {
 	keys := c.entryKeys
 	p := 0
 	for {
-		if p = frameSkip(b, p); p >= len(b) {
+		if p >= len(b) {
 			return 0, false
 		}
 		switch b[p] {
+		case 0x95:
+			p = frameSkip(b, p)
+			continue
 		case 'e':
 			if len(f.entries) == 0 {
 				return 0, false
@@ -495,10 +496,10 @@ func (f *fastDecoder) scan(m *machine, b []byte) (int, bool) {
 		// One or more MARK (key value)... SETITEMS groups; j is the
 		// pair's position in the entry, for the caches.
 		j := 0
-		for p = frameSkip(b, p); p < len(b) && b[p] == '('; p = frameSkip(b, p) {
+		for p < len(b) && b[p] == '(' {
 			p++
 			for ; ; j++ {
-				if p = frameSkip(b, p); p >= len(b) {
+				if p >= len(b) {
 					return 0, false
 				}
 				if b[p] == 'u' {
@@ -704,10 +705,10 @@ func (f *fastDecoder) frames(m *machine, b []byte, p int) (StackID, int, bool) {
 		return 0, p, false
 	}
 	ids := f.ids[:0]
-	for p = frameSkip(b, p); p < len(b); p = frameSkip(b, p) {
+	for p < len(b) {
 		if b[p] == '(' {
 			p++
-			for p = frameSkip(b, p); p < len(b) && b[p] != 'e'; p = frameSkip(b, p) {
+			for p < len(b) && b[p] != 'e' {
 				// Most items are references to converted frames.
 				if idx, n := refAt(b, p); n > 0 {
 					if h := f.get(m, idx); h>>hShift == hFrame {
@@ -740,7 +741,7 @@ func (f *fastDecoder) frames(m *machine, b []byte, p int) (StackID, int, bool) {
 		if id, p, ok = f.frame(m, b, p); !ok {
 			return 0, p, false
 		}
-		if p = frameSkip(b, p); p >= len(b) || b[p] != 'a' {
+		if p >= len(b) || b[p] != 'a' {
 			return 0, p, false
 		}
 		p++
@@ -901,8 +902,11 @@ func (f *fastDecoder) frame(m *machine, b []byte, p int) (FrameID, int, bool) {
 	return id, p, true
 }
 
-// frameSkip steps over FRAME opcodes at b[p]: protocol 4 framing puts one
-// every 64 KB, between any two opcodes.
+// frameSkip steps over FRAME opcodes at b[p]. Protocol 4 framing puts one
+// every 64 KB before an object (an entry, a key, a value, a list item);
+// the scan skips them there, in the slower paths it takes when the usual
+// opcode is not found. A FRAME anywhere else gives the batch up, which is
+// always right: the generic machine then reads it.
 func frameSkip(b []byte, p int) int {
 	for p < len(b) && b[p] == 0x95 {
 		p += 9
