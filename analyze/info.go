@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/snapview/snapview/snapshot"
@@ -133,6 +132,13 @@ type DeviceReplay struct {
 // Result.Check); the devices it lacks are replayed as Inspect does. The
 // Info is the same as Inspect's.
 func InspectWith(s *snapshot.Snapshot, replayed map[int]DeviceReplay) *Info {
+	return InspectDevices(s, replayed, nil)
+}
+
+// InspectDevices is InspectWith that describes only the given devices in
+// Devices (all of them when only is nil): a report that draws a few of
+// 10^5 devices describes those few.
+func InspectDevices(s *snapshot.Snapshot, replayed map[int]DeviceReplay, only []int) *Info {
 	in := &Info{
 		Legacy:          s.Legacy,
 		TopLevelKeys:    append([]string{}, s.TopLevelKeys...),
@@ -148,10 +154,17 @@ func InspectWith(s *snapshot.Snapshot, replayed map[int]DeviceReplay) *Info {
 		in.Settings = append(in.Settings, s.Settings.Raw...)
 	}
 	have := s.Devices()
+	haveSet := make(map[int]bool, len(have))
+	for _, d := range have {
+		haveSet[d] = true
+	}
 	for d := range s.Traces {
-		if !slices.Contains(have, d) {
+		if !haveSet[d] {
 			in.IdleDevices = append(in.IdleDevices, d)
 		}
+	}
+	if only != nil {
+		have = only
 	}
 	for _, d := range have {
 		in.Devices = append(in.Devices, deviceInfo(s, d, nil, replayed))

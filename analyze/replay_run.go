@@ -64,7 +64,7 @@ func cmpPool(a, b snapshot.PoolID) int {
 // starts at the allocator's first allocation (or at a moment when nothing
 // was reserved).
 func (r *Result) seedState(trace []snapshot.TraceEntry) ([]snapshot.Segment, []string) {
-	m := newMachine(&r.cfg, 1024)
+	m := newMachine(&r.cfg, mapHint(len(trace)))
 	m.load(r.snap.Segments, r.Device)
 	if len(trace) == 0 {
 		return m.export(r.Device), nil
@@ -72,7 +72,7 @@ func (r *Result) seedState(trace []snapshot.TraceEntry) ([]snapshot.Segment, []s
 
 	// Which free_completed entries free a block allocated before the trace.
 	preExisting := make([]bool, len(trace))
-	open := newAddrMap(1024)
+	open := newAddrMap(mapHint(len(trace)))
 	for i := range trace {
 		e := &trace[i]
 		switch e.Action {
@@ -244,7 +244,7 @@ func touchedAddrs(trace []snapshot.TraceEntry) touched {
 	// The caching allocator hands the same addresses out again and again:
 	// keep the first entry of each in a map (a few thousand keys for
 	// millions of entries), then sort the distinct addresses.
-	first := newAddrMap(1024)
+	first := newAddrMap(mapHint(len(trace)))
 	for i := range trace {
 		if a := trace[i].Action; a == snapshot.ActionAlloc || a == snapshot.ActionFreeCompleted {
 			if _, ok := first.get(trace[i].Addr); !ok {
@@ -310,11 +310,16 @@ type runner struct {
 	record  bool // fill the series, Allocs and OOMs of r
 }
 
+// mapHint is the initial size of an address map for a trace of n entries:
+// a few thousand addresses serve millions of entries, and a device with a
+// handful of entries should not pay for a thousand (the maps grow).
+func mapHint(n int) int { return min(n, 1024) }
+
 // newRunner returns a runner whose tracking machine holds the seed state;
 // the seed's active blocks are the first Allocations, in address order.
 func (r *Result) newRunner(record bool) *runner {
 	x := &runner{r: r, trace: deviceTrace(r.snap, r.Device), record: record}
-	x.m = newMachine(&r.cfg, 1024)
+	x.m = newMachine(&r.cfg, mapHint(len(x.trace)))
 	x.m.track = true
 	x.m.load(r.seed, r.Device)
 	x.fileSeg = map[snapshot.Addr]*snapshot.Segment{}
@@ -511,7 +516,7 @@ func (r *Result) finalStats(m *machine) MemoryStats {
 	if !r.Check.Equal {
 		// Current figures come from the file's segments, which torch's
 		// current figures equal.
-		f := newMachine(&r.cfg, 1024)
+		f := newMachine(&r.cfg, mapHint(len(deviceTrace(r.snap, r.Device))))
 		f.track = true
 		f.load(r.snap.Segments, r.Device)
 		cur := f.st

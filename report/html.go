@@ -30,6 +30,9 @@ type HTMLReport struct {
 	Stacks [][]string
 	// Devices has one section per device, by ordinal.
 	Devices []HTMLDevice
+	// DevicesLeftOut counts the devices asked for that have no section
+	// (over HTMLOptions.MaxDevices); a warning says so.
+	DevicesLeftOut int
 }
 
 // HTMLDevice is the section of one device.

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -34,6 +35,11 @@ type HTMLOptions struct {
 	// MaxSegments is the most segments drawn (the largest are kept).
 	// Default 200.
 	MaxSegments int
+	// MaxDevices is the most device sections: the devices with the most
+	// trace entries and blocks are kept, the others named in a warning.
+	// Default 64 (a file of 10^5 one-entry devices would otherwise make a
+	// page of 10^5 charts).
+	MaxDevices int
 	// Stats returns the memory_stats() figures of a device for the
 	// memory_summary() table, and notes about them (shown under the
 	// device heading), from r and err: what analyze.Replay returned for
@@ -56,9 +62,43 @@ func (o *HTMLOptions) defaults() {
 	if o.MaxSegments <= 0 {
 		o.MaxSegments = 200
 	}
+	if o.MaxDevices <= 0 {
+		o.MaxDevices = 64
+	}
 	if o.Title == "" {
 		o.Title = "snapshot"
 	}
+}
+
+// busiestDevices returns the at most max devices of devices with the most
+// trace entries and blocks, in their order. One pass over the segments.
+func busiestDevices(s *snapshot.Snapshot, devices []int, max int) []int {
+	if len(devices) <= max {
+		return devices
+	}
+	blocks := map[int]int{}
+	for i := range s.Segments {
+		blocks[s.Segments[i].Device] += len(s.Segments[i].Blocks)
+	}
+	weight := func(d int) int {
+		w := blocks[d]
+		if d >= 0 && d < len(s.Traces) {
+			w += len(s.Traces[d])
+		}
+		return w
+	}
+	idx := make([]int, len(devices))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return weight(devices[idx[a]]) > weight(devices[idx[b]]) })
+	idx = idx[:max]
+	sort.Ints(idx)
+	out := make([]int, len(idx))
+	for i, k := range idx {
+		out[i] = devices[k]
+	}
+	return out
 }
 
 // BuildHTML analyses s (one allocator replay per device) and returns what
@@ -69,6 +109,8 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 	if devices == nil {
 		devices = s.Devices()
 	}
+	all := len(devices)
+	devices = busiestDevices(s, devices, opt.MaxDevices)
 	// One replay per device, shared by the info view (its end-state check
 	// and seeding), the timeline, the summary table and the leaks.
 	replays := make(map[int]analyze.DeviceReplay, len(devices))
@@ -76,7 +118,11 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 		res, err := analyze.Replay(s, dev)
 		replays[dev] = analyze.DeviceReplay{Result: res, Err: err}
 	}
-	info := newInfo(opt.Title, opt.SizeOnDisk, s, replays)
+	var only []int // nil: every device
+	if len(devices) < all {
+		only = devices
+	}
+	info := newInfoOf(opt.Title, opt.SizeOnDisk, s, replays, only)
 	r := &HTMLReport{Title: opt.Title, Stacks: [][]string{}, Devices: []HTMLDevice{}}
 	b := &htmlBuilder{s: s, opt: opt, r: r, info: info, stackIndex: map[snapshot.StackID]int{}, frames: newFrameTable(s)}
 	var buf bytes.Buffer
@@ -85,6 +131,10 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 	}
 	r.Info = buf.String()
 	r.Warnings = append([]string{}, info.Warnings...)
+	if r.DevicesLeftOut = all - len(devices); r.DevicesLeftOut > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the file has %s; the report shows the %d with the most trace entries and blocks (snapview report --device N shows another)",
+			plural(all, "device"), len(devices)))
+	}
 	for _, dev := range devices {
 		d, err := b.device(dev, replays[dev])
 		if err != nil {

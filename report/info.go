@@ -35,6 +35,11 @@ func newInfo(path string, sizeOnDisk int64, s *snapshot.Snapshot, replayed map[i
 	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.InspectWith(s, replayed)}
 }
 
+// newInfoOf is newInfo that describes only the devices of only.
+func newInfoOf(path string, sizeOnDisk int64, s *snapshot.Snapshot, replayed map[int]analyze.DeviceReplay, only []int) *Info {
+	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.InspectDevices(s, replayed, only)}
+}
+
 // infoWidth is the column text is wrapped at.
 const infoWidth = 100
 
@@ -66,7 +71,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 		if c.Source != "" {
 			src = "  (" + c.Source + ")"
 		}
-		ew.printf("%s", wrapIndented("  "+padRight(c.Bound(), 6), c.Clue+src))
+		ew.printf("%s", wrapIndented("  "+padRight(c.Bound(), 6), Escape(c.Clue+src)))
 	}
 
 	ew.printf("\nDevices\n")
@@ -92,7 +97,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 		{"context=" + string(r.Context), r.ContextWhy},
 		{maxEntries, r.MaxEntriesWhy},
 	} {
-		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-24s", row[0]), row[1]))
+		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-24s", row[0]), Escape(row[1])))
 	}
 
 	ew.printf("\nAllocator settings\n")

@@ -57,6 +57,20 @@ type frameInfo struct {
 	alloc bool
 	glue  bool
 	node  string
+	// line is the frame's line in a stack as a user frame (see
+	// userLine), "" until asked for.
+	line string
+}
+
+// userLine is the frame's line when shown whole: "path:line name", an
+// installed package's path shortened (a regexp over the path: once per
+// frame, not per stack).
+func (fi *frameInfo) userLine() string {
+	if fi.line == "" {
+		f := fi.frame
+		fi.line = clipLine(clipPath(shortFilename(f.Filename)) + ":" + strconv.FormatInt(f.Line, 10) + " " + f.Name)
+	}
+	return fi.line
 }
 
 func newFrameTable(s *snapshot.Snapshot) *frameTable {
@@ -169,7 +183,7 @@ func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
 			}
 		case k == analyze.FrameUser || !hasUser:
 			flush()
-			out = append(out, clipLine(clipPath(shortFilename(f.Filename))+":"+strconv.FormatInt(f.Line, 10)+" "+f.Name))
+			out = append(out, fi.userLine())
 		default:
 			if k != runKind || len(glue) > 0 {
 				flush()

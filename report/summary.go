@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,12 +73,19 @@ func NewSummary(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats)
 		seeded[st.Device] = st.Known.History == analyze.LowerBound
 	}
 	infos := analyze.InspectCoverage(s, func(d int) bool { return seeded[d] })
-	have := s.Devices()
+	have := map[int]bool{}
+	for _, d := range s.Devices() {
+		have[d] = true
+	}
 	sum.IdleDevices = []int{}
 	for d := range s.Traces {
-		if !slices.Contains(have, d) {
+		if !have[d] {
 			sum.IdleDevices = append(sum.IdleDevices, d)
 		}
+	}
+	infoOf := make(map[int]*analyze.DeviceInfo, len(infos))
+	for i := range infos {
+		infoOf[infos[i].Device] = &infos[i]
 	}
 	for _, st := range stats {
 		us := analyze.SegmentUsages(s, st.Device)
@@ -92,10 +98,8 @@ func NewSummary(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats)
 			Total:    total,
 			Coverage: analyze.TraceCoverage(s, st.Device),
 		}
-		for i := range infos {
-			if infos[i].Device == st.Device {
-				d.Info = &infos[i]
-			}
+		if info, ok := infoOf[st.Device]; ok {
+			d.Info = info
 		}
 		sum.Devices = append(sum.Devices, d)
 	}

@@ -44,6 +44,9 @@ type converter struct {
 	// segsByPtr holds the segments converted from each dict: a dict the
 	// file references again (through the memo) is converted once.
 	segsByPtr map[*pdict]Segment
+	// unshared is set when no value can be referenced twice (JSON): then
+	// nothing is remembered by pointer.
+	unshared bool
 }
 
 func newConverter() *converter {
@@ -251,7 +254,7 @@ func (c *converter) frame(v val, path string) FrameID {
 	}
 	if c.m != nil && d.memo >= 0 {
 		c.m.replaceMemo(d.memo, val{n: int64(id), x: frameRef{}})
-	} else {
+	} else if !c.unshared {
 		c.framesByPtr[d] = id
 	}
 	return id
@@ -541,7 +544,9 @@ func (c *converter) segment(v val, path string) Segment {
 		// The same dict again: the same segment, its blocks shared.
 		return seg
 	}
-	defer func() { c.segsByPtr[d] = s }()
+	if !c.unshared {
+		defer func() { c.segsByPtr[d] = s }()
+	}
 	var blocks []val
 	have := map[string]bool{}
 	for i := 0; i+1 < len(d.kv); i += 2 {

@@ -35,6 +35,7 @@ type jsonParser struct {
 // machine's appendTo so that trace entries are converted as they come.
 func decodeJSON(r *bufio.Reader, c *converter) (val, error) {
 	m := &machine{conv: c, pool: c.pool, lim: c.lim, budget: c.budget}
+	c.unshared = true
 	p := &jsonParser{r: r, m: m}
 	v, err := p.value()
 	if err != nil {
@@ -47,6 +48,19 @@ func decodeJSON(r *bufio.Reader, c *converter) (val, error) {
 	return v, nil
 }
 
+// readErr is the error for a failed read: the end of the input, a limit
+// passed (as it is), or the reader's fault.
+func (p *jsonParser) readErr(err error) error {
+	var le *LimitError
+	switch {
+	case err == io.EOF:
+		return p.errorf("unexpected end of JSON input")
+	case errors.As(err, &le):
+		return le
+	}
+	return fmt.Errorf("at byte %d: %w", p.off, err)
+}
+
 func (p *jsonParser) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s at byte %d", fmt.Sprintf(format, args...), p.off)
 }
@@ -56,14 +70,7 @@ func (p *jsonParser) next() (byte, error) {
 	for {
 		b, err := p.r.ReadByte()
 		if err != nil {
-			if err == io.EOF {
-				return 0, p.errorf("unexpected end of JSON input")
-			}
-			var le *LimitError
-			if errors.As(err, &le) {
-				return 0, le
-			}
-			return 0, p.errorf("%v", err)
+			return 0, p.readErr(err)
 		}
 		p.off++
 		switch b {
@@ -227,10 +234,7 @@ func (p *jsonParser) str() (string, error) {
 	for {
 		b, err := p.r.ReadByte()
 		if err != nil {
-			if err == io.EOF {
-				return "", p.errorf("unexpected end of JSON input")
-			}
-			return "", p.errorf("%v", err)
+			return "", p.readErr(err)
 		}
 		p.off++
 		if b == '"' {
@@ -244,7 +248,7 @@ func (p *jsonParser) str() (string, error) {
 			escaped = true
 			c, err := p.r.ReadByte()
 			if err != nil {
-				return "", p.errorf("unexpected end of JSON input")
+				return "", p.readErr(err)
 			}
 			p.off++
 			p.buf = append(p.buf, c)

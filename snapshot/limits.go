@@ -16,8 +16,8 @@ import (
 type Limits struct {
 	// MaxDecompressed is the most bytes a compressed file may decompress to.
 	// When it is 0, the default applies: the decompressed stream may not
-	// pass DefaultMaxDecompressed, nor RatioFloor bytes plus MaxRatio times
-	// the compressed bytes read so far (a genuine snapshot compresses 5 to
+	// pass DefaultMaxDecompressed, nor RatioFloor bytes plus
+	// DefaultMaxRatio times the compressed bytes read so far (a genuine snapshot compresses 5 to
 	// 30 times; a bomb a thousand times or more). A positive value replaces
 	// both checks with this one cap; -1 turns the check off.
 	MaxDecompressed int64
@@ -48,7 +48,7 @@ type Limits struct {
 const (
 	DefaultMaxDecompressed = 4 << 30
 	DefaultMaxRatio        = 100
-	RatioFloor             = 64 << 20
+	RatioFloor             = 16 << 20
 	DefaultMaxString       = 64 << 20
 	DefaultMaxStack        = 1 << 20
 	DefaultObjectBudget    = 64 << 20
@@ -154,14 +154,14 @@ func sizeText(n int64) string {
 type limitReader struct {
 	r        io.Reader
 	n        int64
-	raw      *countingReader
+	raw      func() int64
 	max      int64 // 0: none
 	ratio    int64 // 0: none
 	what     string
 	explicit bool
 }
 
-func newLimitReader(r io.Reader, raw *countingReader, l Limits, what string) io.Reader {
+func newLimitReader(r io.Reader, raw func() int64, l Limits, what string) io.Reader {
 	lr := &limitReader{r: r, raw: raw, what: what}
 	switch {
 	case l.MaxDecompressed < 0:
@@ -182,10 +182,10 @@ func (l *limitReader) Read(p []byte) (int, error) {
 		return n, &LimitError{Limit: "decompressed size",
 			Detail: fmt.Sprintf("the %s data decompresses to more than %s", l.what, sizeText(l.max)), Hint: hint}
 	}
-	if l.ratio > 0 && l.n > RatioFloor+l.ratio*l.raw.n {
+	if l.ratio > 0 && l.n > RatioFloor+l.ratio*l.raw() {
 		return n, &LimitError{Limit: "decompressed size",
 			Detail: fmt.Sprintf("the %s data decompresses to over %s from %s of file, more than %d times (a decompression bomb?)",
-				l.what, sizeText(l.n), sizeText(l.raw.n), l.ratio),
+				l.what, sizeText(l.n), sizeText(l.raw()), l.ratio),
 			Hint: "if the file is genuine, raise the limit with --max-decompressed"}
 	}
 	return n, err

@@ -118,6 +118,10 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 	raw := &countingReader{r: r}
 	cr := raw
 	br := bufio.NewReaderSize(cr, readBuffer)
+	// rawUsed is the bytes of the file the decompressors consumed (not
+	// those read ahead into br's buffer).
+	br0 := br
+	rawUsed := func() int64 { return raw.n - int64(br0.Buffered()) }
 	compression := ""
 	for layer := 0; ; layer++ {
 		head, _ := br.Peek(6)
@@ -129,7 +133,7 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 			}
 			zr.Multistream(true)
 			compression = "gzip"
-			cr = &countingReader{r: newLimitReader(zr, raw, lim, "gzip")}
+			cr = &countingReader{r: newLimitReader(zr, rawUsed, lim, "gzip")}
 			br = bufio.NewReaderSize(cr, readBuffer)
 			continue
 		case len(head) >= 6 && bytes.Equal(head, []byte{0xfd, '7', 'z', 'X', 'Z', 0}) && layer < 2:
@@ -138,7 +142,7 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 				return nil, &DecodeError{Err: fmt.Errorf("reading xz: %w", err)}
 			}
 			compression = "xz"
-			cr = &countingReader{r: newLimitReader(xr, raw, lim, "xz")}
+			cr = &countingReader{r: newLimitReader(xr, rawUsed, lim, "xz")}
 			br = bufio.NewReaderSize(cr, readBuffer)
 			continue
 		}

@@ -112,6 +112,11 @@ type plist struct {
 	evStart  int64 // input offset at the first entry
 	evMode   bool
 	evError  error // first item of an event-mode list that was not an entry
+	// taken holds the entries once takeEvents gave them out: a list the
+	// file references for two devices gives both the same entries,
+	// shared, not copied.
+	taken   []TraceEntry
+	isTaken bool
 	// refs and recycled: as for pdict.
 	refs     int32
 	recycled bool
@@ -185,9 +190,14 @@ func (l *plist) event(i int64) TraceEntry {
 // takeEvents returns the converted entries as one slice, joining chunks
 // only when there are several.
 func (l *plist) takeEvents() []TraceEntry {
+	if l.isTaken {
+		return l.taken
+	}
+	l.isTaken = true
 	if len(l.evChunks) == 1 {
 		out := l.evChunks[0]
 		l.evChunks = nil
+		l.taken = out
 		return out
 	}
 	out := make([]TraceEntry, 0, l.evLen)
@@ -196,6 +206,7 @@ func (l *plist) takeEvents() []TraceEntry {
 		l.evChunks[i] = nil
 	}
 	l.evChunks = nil
+	l.taken = out
 	return out
 }
 

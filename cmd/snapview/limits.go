@@ -16,7 +16,7 @@ import (
 func addLimitFlags(root *cobra.Command) {
 	var maxDecompressed string
 	root.PersistentFlags().StringVar(&maxDecompressed, "max-decompressed", "",
-		"most bytes a gzip or xz file may decompress to, e.g. 20GiB (0: no limit); by default 4GiB and at most 100 times the file's size past the first 64MiB")
+		"most bytes a gzip or xz file may decompress to, e.g. 20GiB (0: no limit); by default 4GiB and at most 100 times the file's size past the first 16MiB")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		var lim snapshot.Limits
 		if maxDecompressed != "" {

@@ -26,7 +26,7 @@ func main() {
 // graceStop is how long a command has to stop on its own after SIGINT or
 // SIGTERM before the process exits anyway: any stage, the load included,
 // ends within half a second.
-const graceStop = 300 * time.Millisecond
+const graceStop = 150 * time.Millisecond
 
 // runMain runs cmd and returns the exit code. A signal on sigs cancels
 // cmd's context, waits up to graceStop for it (no wait at a second

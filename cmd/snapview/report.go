@@ -92,6 +92,9 @@ func writeReport(ctx context.Context, opts *reportOptions, s *snapshot.Snapshot,
 	if err != nil {
 		return fmt.Errorf("analysing the snapshot: %w", err)
 	}
+	if n := r.DevicesLeftOut; n > 0 {
+		fmt.Fprintf(stderr, "warning: %d of the file's devices are left out of the report (over %d, the most it draws); --device N draws another\n", n, len(r.Devices))
+	}
 	var buf bytes.Buffer
 	if err := report.WriteHTML(&buf, r); err != nil {
 		return err

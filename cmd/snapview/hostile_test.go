@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits every command must keep on hostile input (issue 10): finish
+// within hostileTimeout (a timeout, not a timing assertion) and under
+// hostileRSS of resident memory. The Go runtime reserves far more address
+// space than it uses, so the address-space limit (ulimit -v) is a backstop
+// at 4 GiB; GOMEMLIMIT makes the collector work hard before that.
+const (
+	hostileTimeout = 20 * time.Second
+	hostileRSS     = 1 << 30
+	hostileAS      = 4 << 20 // KiB, for ulimit -v
+)
+
+// buildSnapview builds the command into a temporary directory.
+func buildSnapview(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "snapview")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// hostileFiles returns the hostile inputs by name: ../shared's hostile/
+// (when present), the bombs testdata/gen/bombs.py builds (when python3
+// is), and the fuzz corpus of package snapshot.
+func hostileFiles(t *testing.T) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	shared, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "snapshots", "hostile", "*.pickle"))
+	if len(shared) == 0 {
+		t.Log("../shared/snapshots/hostile absent: running the bombs and the fuzz corpus only")
+	}
+	for _, p := range shared {
+		files["hostile/"+filepath.Base(p)] = p
+	}
+	if py, err := exec.LookPath("python3"); err != nil {
+		t.Log("python3 absent: the bombs of testdata/gen/bombs.py are not built")
+	} else {
+		dir := filepath.Join(t.TempDir(), "bombs")
+		if out, err := exec.Command(py, filepath.Join("..", "..", "testdata", "gen", "bombs.py"), dir).CombinedOutput(); err != nil {
+			t.Fatalf("bombs.py: %v\n%s", err, out)
+		}
+		bombs, _ := filepath.Glob(filepath.Join(dir, "*"))
+		for _, p := range bombs {
+			files["bomb/"+filepath.Base(p)] = p
+		}
+	}
+	corpus, _ := filepath.Glob(filepath.Join("..", "..", "snapshot", "testdata", "fuzz", "FuzzDecode", "*"))
+	dir := t.TempDir()
+	for _, p := range corpus {
+		data, err := readFuzzInput(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		out := filepath.Join(dir, filepath.Base(p))
+		if err := os.WriteFile(out, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files["fuzz/"+filepath.Base(p)] = out
+	}
+	return files
+}
+
+// readFuzzInput reads a file of the go test fuzz v1 format holding one
+// []byte.
+func readFuzzInput(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.SplitN(string(b), "\n", 3)
+	if len(lines) < 2 || lines[0] != "go test fuzz v1" {
+		return nil, errors.New("not a go test fuzz v1 file")
+	}
+	lit := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(lines[1]), "[]byte("), ")")
+	s, err := strconv.Unquote(lit)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(s), nil
+}
+
+// hostileRun is the outcome of one command on one file.
+type hostileRun struct {
+	code           int
+	stdout, stderr []byte
+	wall           time.Duration
+	maxRSS         int64 // bytes
+	timedOut       bool
+}
+
+// runLimited runs bin with args under the memory limits and the timeout.
+func runLimited(t *testing.T, bin string, args ...string) hostileRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hostileTimeout)
+	defer cancel()
+	script := "ulimit -v " + strconv.Itoa(hostileAS) + " && exec \"$0\" \"$@\""
+	cmd := exec.CommandContext(ctx, "bash", append([]string{"-c", script, bin}, args...)...)
+	cmd.Env = append(os.Environ(), "GOMEMLIMIT=768MiB", "SNAPVIEW_PROGRESS=never")
+	cmd.WaitDelay = time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := hostileRun{stdout: stdout.Bytes(), stderr: stderr.Bytes(), wall: time.Since(start), timedOut: ctx.Err() != nil}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		t.Fatalf("running %q: %v", args, err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.maxRSS = int64(ru.Maxrss) << 10
+	}
+	return r
+}
+
+// checkTerminalSafe fails when b holds a byte or rune a terminal would act
+// on: a control character other than newline and tab, or a format
+// character such as a right-to-left override.
+func checkTerminalSafe(t *testing.T, what string, b []byte) {
+	t.Helper()
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r < 0xa0 || unicode.Is(unicode.Cf, r) {
+			t.Errorf("%s holds %U at byte %d: %q", what, r, i, b[max(0, i-20):min(len(b), i+20)])
+			return
+		}
+		i += n
+	}
+}
+
+// TestHostileInputs runs every command on every hostile file: each must
+// finish within 20 s under 1 GiB with an answer (exit 0, warnings
+// allowed) or a one-line error (exit 1, or 2 for a question the file
+// cannot answer), never a crash, and print nothing a terminal would act
+// on.
+func TestHostileInputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it on every hostile file")
+	}
+	bin := buildSnapview(t)
+	files := hostileFiles(t)
+	out := filepath.Join(t.TempDir(), "report.html")
+	commands := [][]string{{"summary"}, {"segments"}, {"state"}, {"leaks"}, {"info"}, {"report", "-o", out}}
+	for name, path := range files {
+		for _, c := range commands {
+			t.Run(name+"/"+c[0], func(t *testing.T) {
+				r := runLimited(t, bin, append(append([]string{}, c...), path)...)
+				if strings.HasPrefix(name, "hostile/") || strings.HasPrefix(name, "bomb/") {
+					t.Logf("exit %d in %.2f s, peak RSS %.1f MiB", r.code, r.wall.Seconds(), float64(r.maxRSS)/(1<<20))
+				}
+				if r.timedOut {
+					t.Fatalf("did not finish within %v", hostileTimeout)
+				}
+				stderr := string(r.stderr)
+				if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") || strings.Contains(stderr, "fatal error") {
+					t.Fatalf("crashed (exit %d): %.600s", r.code, stderr)
+				}
+				if r.maxRSS > hostileRSS {
+					t.Errorf("peak RSS %.0f MiB, over %d MiB", float64(r.maxRSS)/(1<<20), hostileRSS>>20)
+				}
+				switch r.code {
+				case 0:
+				case 1, 2:
+					var errs []string
+					sc := bufio.NewScanner(bytes.NewReader(r.stderr))
+					sc.Buffer(nil, 1<<24)
+					for sc.Scan() {
+						l := sc.Text()
+						if !strings.HasPrefix(l, "warning:") && !strings.HasPrefix(l, "note:") && !strings.HasPrefix(l, "hint:") {
+							errs = append(errs, l)
+						}
+					}
+					if len(errs) != 1 || !strings.HasPrefix(errs[0], "snapview: ") {
+						t.Errorf("exit %d, want a one-line error; stderr:\n%.600s", r.code, stderr)
+					}
+				default:
+					t.Errorf("exit %d, want 0, 1 or 2; stderr:\n%.600s", r.code, stderr)
+				}
+				checkTerminalSafe(t, "stdout", r.stdout)
+				checkTerminalSafe(t, "stderr", r.stderr)
+			})
+		}
+	}
+}

@@ -1,0 +1,367 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// stopTimeout is how long a process may take to exit after a signal
+// before the test fails: a hang detector, far above the 0.3 s graceStop
+// (the measured latency is logged).
+const stopTimeout = 5 * time.Second
+
+// startSnapview starts bin with args; stdin is a pipe the test controls.
+func startSnapview(t *testing.T, bin string, args ...string) (*exec.Cmd, io.WriteCloser, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "SNAPVIEW_PROGRESS=never")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdin, &stderr
+}
+
+// waitExit waits for cmd and returns its exit code and how long it took.
+func waitExit(t *testing.T, cmd *exec.Cmd) (int, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("wait: %v", err)
+		}
+		return cmd.ProcessState.ExitCode(), time.Since(start)
+	case <-time.After(stopTimeout):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("still running %v after the signal", stopTimeout)
+	}
+	return -1, 0
+}
+
+// TestSignalDuringLoad: SIGINT or SIGTERM while the snapshot is being read
+// (standard input stalls mid-pickle) stops the command with 130 or 143.
+func TestSignalDuringLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildSnapview(t)
+	for _, tt := range []struct {
+		sig  syscall.Signal
+		want int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		for _, cmdName := range []string{"summary", "segments", "info", "state", "leaks", "report"} {
+			t.Run(tt.sig.String()+"/"+cmdName, func(t *testing.T) {
+				out := filepath.Join(t.TempDir(), "r.html")
+				args := []string{cmdName, "-"}
+				if cmdName == "report" {
+					args = []string{cmdName, "-o", out, "-"}
+				}
+				cmd, stdin, stderr := startSnapview(t, bin, args...)
+				defer stdin.Close()
+				// The start of a pickle, then nothing: the decoder waits.
+				stdin.Write([]byte("\x80\x04}(\x8c\x08segments]"))
+				time.Sleep(200 * time.Millisecond)
+				cmd.Process.Signal(tt.sig)
+				code, took := waitExit(t, cmd)
+				t.Logf("exit %d %v after the signal", code, took)
+				if code != tt.want {
+					t.Errorf("exit %d, want %d; stderr %q", code, tt.want, stderr.String())
+				}
+				if !strings.Contains(stderr.String(), "interrupted") {
+					t.Errorf("stderr %q, want it to say interrupted", stderr.String())
+				}
+				if _, err := os.Stat(out); err == nil {
+					t.Errorf("%s written after the signal", out)
+				}
+			})
+		}
+	}
+}
+
+// bigSnapshot returns the 2M-entry shared snapshot, or skips.
+func bigSnapshot(t *testing.T) string {
+	t.Helper()
+	return sharedSnapshot(t, filepath.Join("big", "gpt2_2M_events", "snapshot.pickle.xz"))
+}
+
+// TestSignalAtMoments sends SIGINT to report and leaks on the 2M-entry
+// file at several moments (in the load, in the analysis, while writing):
+// each exits 130 and leaves neither the report nor a temporary file. A
+// second SIGINT right after the first exits at once too.
+func TestSignalAtMoments(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	big := bigSnapshot(t)
+	bin := buildSnapview(t)
+	for _, after := range []time.Duration{50 * time.Millisecond, 500 * time.Millisecond, 1500 * time.Millisecond, 3 * time.Second} {
+		for _, twice := range []bool{false, true} {
+			name := after.String()
+			if twice {
+				name += "/twice"
+			}
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				out := filepath.Join(dir, "r.html")
+				cmd, stdin, stderr := startSnapview(t, bin, "report", "-o", out, big)
+				stdin.Close()
+				time.Sleep(after)
+				cmd.Process.Signal(syscall.SIGINT)
+				if twice {
+					cmd.Process.Signal(syscall.SIGINT)
+				}
+				code, took := waitExit(t, cmd)
+				t.Logf("exit %d %v after the signal", code, took)
+				if code == 0 {
+					t.Skipf("the report was done before the signal at %v", after)
+				}
+				if code != 130 {
+					t.Errorf("exit %d, want 130; stderr %q", code, stderr.String())
+				}
+				left, _ := os.ReadDir(dir)
+				for _, e := range left {
+					t.Errorf("left %s in the output directory", e.Name())
+				}
+			})
+		}
+	}
+}
+
+// TestKill9MidWrite kills report with SIGKILL at several moments, the
+// last ones as soon as its temporary file appears (mid-write): the target
+// is then the old report whole or the new one whole, never part of one
+// (the temporary file may stay: SIGKILL cannot be caught).
+func TestKill9MidWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	big := bigSnapshot(t)
+	bin := buildSnapview(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.html")
+	old := []byte("<!DOCTYPE html><title>old report</title>\n")
+	tempSeen := func() bool {
+		es, _ := os.ReadDir(dir)
+		for _, e := range es {
+			if strings.HasSuffix(e.Name(), ".tmp") {
+				return true
+			}
+		}
+		return false
+	}
+	for i, after := range []time.Duration{300 * time.Millisecond, 2 * time.Second, -1, -1, -1} {
+		for _, e := range must(os.ReadDir(dir)) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+		if err := os.WriteFile(out, old, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd, stdin, _ := startSnapview(t, bin, "report", "-o", out, big)
+		stdin.Close()
+		moment := after.String()
+		if after >= 0 {
+			time.Sleep(after)
+		} else {
+			moment = "the temporary file's appearance"
+			deadline := time.Now().Add(60 * time.Second)
+			for !tempSeen() && time.Now().Before(deadline) && cmd.ProcessState == nil {
+				time.Sleep(200 * time.Microsecond)
+			}
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatalf("kill %d at %s: the report is gone: %v", i, moment, err)
+		}
+		if !bytes.Equal(got, old) && !bytes.HasSuffix(bytes.TrimSpace(got), []byte("</html>")) {
+			t.Errorf("kill %d at %s: %s holds %d bytes that are neither the old report nor a whole new one", i, moment, out, len(got))
+		}
+		t.Logf("kill %d at %s: %s is the %s report (temporary file left: %v)", i, moment, out, map[bool]string{true: "old", false: "new"}[bytes.Equal(got, old)], tempSeen())
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// TestWriteFileAtomic: the old file stays when the write fails or the
+// context is cancelled, links are replaced and not followed, special
+// files are written in place, and nothing temporary is left behind.
+func TestWriteFileAtomic(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	target := filepath.Join(dir, "out.html")
+	write := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	noTemp := func(t *testing.T) {
+		t.Helper()
+		es, _ := os.ReadDir(dir)
+		for _, e := range es {
+			if strings.HasSuffix(e.Name(), ".tmp") {
+				t.Errorf("temporary file %s left", e.Name())
+			}
+		}
+	}
+	content := func(p string) string {
+		b, _ := os.ReadFile(p)
+		return string(b)
+	}
+	if err := writeFileAtomic(ctx, target, write("one")); err != nil || content(target) != "one" {
+		t.Fatalf("write: %v, content %q", err, content(target))
+	}
+	t.Run("write fails", func(t *testing.T) {
+		err := writeFileAtomic(ctx, target, func(w io.Writer) error {
+			io.WriteString(w, "partial")
+			return errors.New("disk on fire")
+		})
+		if err == nil || !strings.Contains(err.Error(), target) {
+			t.Errorf("error %v, want one naming %s", err, target)
+		}
+		if got := content(target); got != "one" {
+			t.Errorf("old file now %q", got)
+		}
+		noTemp(t)
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if err := writeFileAtomic(cctx, target, write("two")); !errors.Is(err, context.Canceled) {
+			t.Errorf("error %v, want context.Canceled", err)
+		}
+		if got := content(target); got != "one" {
+			t.Errorf("old file now %q", got)
+		}
+		noTemp(t)
+	})
+	t.Run("stopped by a signal", func(t *testing.T) {
+		outs := &outputs{}
+		sctx := withOutputs(ctx, outs)
+		err := writeFileAtomic(sctx, target, func(w io.Writer) error {
+			outs.removeAll() // the signal arrives while writing
+			_, err := io.WriteString(w, "three")
+			return err
+		})
+		if err == nil {
+			t.Error("no error after the outputs were removed")
+		}
+		if got := content(target); got != "one" {
+			t.Errorf("old file now %q", got)
+		}
+		noTemp(t)
+	})
+	t.Run("symlink", func(t *testing.T) {
+		real := filepath.Join(dir, "real.html")
+		link := filepath.Join(dir, "link.html")
+		os.WriteFile(real, []byte("real"), 0o644)
+		os.Symlink(real, link)
+		if err := writeFileAtomic(ctx, link, write("new")); err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := os.Lstat(link); st.Mode()&os.ModeSymlink != 0 {
+			t.Error("the link is still a link")
+		}
+		if content(real) != "real" || content(link) != "new" {
+			t.Errorf("real %q, link %q; want the link's name replaced, the target untouched", content(real), content(link))
+		}
+	})
+	t.Run("hard link", func(t *testing.T) {
+		a := filepath.Join(dir, "a.html")
+		b := filepath.Join(dir, "b.html")
+		os.WriteFile(a, []byte("shared"), 0o644)
+		os.Link(a, b)
+		if err := writeFileAtomic(ctx, b, write("new")); err != nil {
+			t.Fatal(err)
+		}
+		if content(a) != "shared" || content(b) != "new" {
+			t.Errorf("a %q, b %q", content(a), content(b))
+		}
+	})
+	t.Run("directory", func(t *testing.T) {
+		if err := writeFileAtomic(ctx, dir, write("x")); err == nil {
+			t.Error("no error writing over a directory")
+		}
+	})
+	t.Run("/dev/full", func(t *testing.T) {
+		if _, err := os.Stat("/dev/full"); err != nil {
+			t.Skip("no /dev/full")
+		}
+		err := writeFileAtomic(ctx, "/dev/full", write(strings.Repeat("x", 1<<16)))
+		if !errors.Is(err, syscall.ENOSPC) {
+			t.Errorf("error %v, want ENOSPC", err)
+		}
+	})
+	t.Run("/dev/null", func(t *testing.T) {
+		if err := writeFileAtomic(ctx, os.DevNull, write("x")); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// TestFullFilesystem writes a report onto a small tmpfs that cannot hold
+// it: the old report stays whole, no temporary file is left, exit code 1
+// with one line naming the file. Needs root to mount (skips otherwise).
+func TestFullFilesystem(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs: %v %s", err, out)
+	}
+	defer exec.Command("umount", dir).Run()
+	bin := buildSnapview(t)
+	out := filepath.Join(dir, "r.html")
+	old := []byte("<!DOCTYPE html><title>old report</title>\n")
+	if err := os.WriteFile(out, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "report", "-o", out, filepath.Join("..", "..", "testdata", "snapshots", "mlp_train.pickle"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1; stderr %q", err, stderr.String())
+	}
+	if msg := stderr.String(); strings.Count(msg, "\n") != 1 || !strings.Contains(msg, out) || !strings.Contains(msg, "no space") {
+		t.Errorf("stderr %q, want one line naming %s and the full disk", msg, out)
+	}
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, old) {
+		t.Errorf("the old report is now %d bytes", len(got))
+	}
+	es, _ := os.ReadDir(dir)
+	if len(es) != 1 {
+		t.Errorf("the directory holds %d files, want the old report only", len(es))
+	}
+	// And to /dev/full, written in place.
+	cmd = exec.Command(bin, "report", "-o", "/dev/full", filepath.Join("..", "..", "testdata", "snapshots", "mlp_train.pickle"))
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "/dev/full") {
+		t.Errorf("report -o /dev/full: exit %d, stderr %q", code, stderr.String())
+	}
+}
