@@ -46,8 +46,8 @@ const (
 // scan: PyTorch's batches of 1000 entries take 70 to 300 KB.
 const fastWant = 512 << 10
 
-// fastBuf is the read buffer's size once the fast path is used: large
-// enough that keeping fastWant bytes ahead seldom moves them.
+// fastBuf is the read buffer's size once the fast path has read as much:
+// large enough that keeping fastWant bytes ahead seldom moves them.
 const fastBuf = 4 << 20
 
 const debugFast = false
@@ -174,7 +174,7 @@ func (m *machine) fastTarget(l *plist) bool {
 // fillSome reads until want bytes are buffered, the buffer is full or the
 // source fails; a failure is kept for the generic path to report.
 func (m *machine) fillSome(want int) {
-	if len(m.buf) < fastBuf {
+	if len(m.buf) < fastBuf && m.off > fastBuf {
 		nb := make([]byte, fastBuf)
 		m.wp = copy(nb, m.buf[m.rp:m.wp])
 		m.rp = 0
@@ -185,7 +185,7 @@ func (m *machine) fillSome(want int) {
 		m.wp -= m.rp
 		m.rp = 0
 	}
-	for m.wp-m.rp < want && m.srcErr == nil {
+	for m.wp-m.rp < want && m.wp < len(m.buf) && m.srcErr == nil {
 		k, err := m.src.Read(m.buf[m.wp:])
 		m.wp += k
 		if err != nil {
