@@ -11,10 +11,10 @@ import "io"
 // Close stops the goroutine and waits for it; after Close the source is no
 // longer read, and what it counted may be read without a race.
 type readAhead struct {
-	full chan raBlock
-	free chan []byte
-	stop chan struct{}
-	done chan struct{}
+	full   chan raBlock
+	free   chan []byte
+	stop   chan struct{}
+	done   chan struct{}
 	cur    raBlock
 	pos    int
 	closed bool
