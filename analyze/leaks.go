@@ -677,6 +677,10 @@ type leakBuilder struct {
 	state []uint8
 	keys  []string
 	buf   []byte
+	// matched caches Focus and Ignore per frame (bit 0: matched, bit 1:
+	// focus known, bit 2: ignore matched, bit 3: ignore known): a frame
+	// shared by many stacks is matched once.
+	matched map[snapshot.FrameID]uint8
 }
 
 // Stack states of a leakBuilder.
@@ -739,18 +743,29 @@ func (b *leakBuilder) filteredOut(id snapshot.StackID) bool {
 	if b.opts.Focus == nil && b.opts.Ignore == nil {
 		return false
 	}
-	match := func(re *regexp.Regexp) bool {
+	if b.matched == nil {
+		b.matched = map[snapshot.FrameID]uint8{}
+	}
+	match := func(re *regexp.Regexp, shift uint) bool {
 		for _, f := range b.s.Stack(id) {
-			if re.MatchString(FrameText(b.s.Frames[f])) {
+			m := b.matched[f]
+			if m&(2<<shift) == 0 {
+				m |= 2 << shift
+				if re.MatchString(FrameText(b.s.Frames[f])) {
+					m |= 1 << shift
+				}
+				b.matched[f] = m
+			}
+			if m&(1<<shift) != 0 {
 				return true
 			}
 		}
 		return false
 	}
-	if b.opts.Focus != nil && !match(b.opts.Focus) {
+	if b.opts.Focus != nil && !match(b.opts.Focus, 0) {
 		return true
 	}
-	return b.opts.Ignore != nil && match(b.opts.Ignore)
+	return b.opts.Ignore != nil && match(b.opts.Ignore, 2)
 }
 
 // key returns the group key of a stack: its frames less the unwinder's,

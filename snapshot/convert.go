@@ -254,7 +254,12 @@ func (c *converter) frame(v val, path string) FrameID {
 	}
 	if c.m != nil && d.memo >= 0 {
 		c.m.replaceMemo(d.memo, val{n: int64(id), x: frameRef{}})
-	} else if !c.unshared {
+	}
+	if !c.unshared {
+		// References taken before the memo slot was swapped (a frame
+		// list built earlier) still hold d: they find the frame here, so
+		// that it is converted (and its unknown keys counted) once. A
+		// recycled dict leaves the map (recycleDict).
 		c.framesByPtr[d] = id
 	}
 	return id

@@ -130,8 +130,8 @@ func (b *budget) check() bool {
 	}
 	b.err = &LimitError{
 		Limit: "decoded-object budget",
-		Detail: fmt.Sprintf("%s of %s decoded objects from %s of data, more than %s plus %d bytes per byte read (a shared object referenced over and over, or a memo spread thin?)",
-			sizeText(b.spent), "expanded", sizeText(read), sizeText(b.base), BudgetPerByte),
+		Detail: fmt.Sprintf("%s of decoded objects from %s of data, more than %s plus %d bytes per byte read (a shared object referenced over and over, or a memo spread thin?)",
+			sizeText(b.spent), sizeText(read), sizeText(b.base), BudgetPerByte),
 	}
 	return false
 }
@@ -152,13 +152,12 @@ func sizeText(n int64) string {
 // limitReader stops a decompressor whose output passes the limits: the
 // absolute cap, or the ratio to the compressed bytes read (raw).
 type limitReader struct {
-	r        io.Reader
-	n        int64
-	raw      func() int64
-	max      int64 // 0: none
-	ratio    int64 // 0: none
-	what     string
-	explicit bool
+	r     io.Reader
+	n     int64
+	raw   func() int64
+	max   int64 // 0: none
+	ratio int64 // 0: none
+	what  string
 }
 
 func newLimitReader(r io.Reader, raw func() int64, l Limits, what string) io.Reader {
@@ -167,7 +166,7 @@ func newLimitReader(r io.Reader, raw func() int64, l Limits, what string) io.Rea
 	case l.MaxDecompressed < 0:
 		return r
 	case l.MaxDecompressed > 0:
-		lr.max, lr.explicit = l.MaxDecompressed, true
+		lr.max = l.MaxDecompressed
 	default:
 		lr.max, lr.ratio = DefaultMaxDecompressed, DefaultMaxRatio
 	}

@@ -476,14 +476,6 @@ func (m *machine) checkStack() error {
 	return nil
 }
 
-// spend charges n bytes of decoded objects to the budget.
-func (m *machine) spend(n int64) error {
-	if m.budget.spend(n) {
-		return nil
-	}
-	return m.budget.err
-}
-
 func (m *machine) pop() (val, error) {
 	n := len(m.stack)
 	if n == 0 || (len(m.marks) > 0 && m.marks[len(m.marks)-1] >= n) {
@@ -717,6 +709,9 @@ func (m *machine) recycleDict(d *pdict) {
 	if !d.recycled && d.memo >= 0 {
 		d.recycled = true
 		m.free = append(m.free, d)
+		if m.conv != nil {
+			delete(m.conv.framesByPtr, d)
+		}
 	}
 }
 

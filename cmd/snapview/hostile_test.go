@@ -164,7 +164,13 @@ func TestHostileInputs(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report.html")
 	commands := [][]string{{"summary"}, {"segments"}, {"state"}, {"leaks"}, {"info"}, {"report", "-o", out}}
 	for name, path := range files {
+		undecodable := false
 		for _, c := range commands {
+			if undecodable {
+				// The load is the same for every command: a fuzz input
+				// that does not decode fails the same way in each.
+				continue
+			}
 			t.Run(name+"/"+c[0], func(t *testing.T) {
 				r := runLimited(t, bin, append(append([]string{}, c...), path)...)
 				if strings.HasPrefix(name, "hostile/") || strings.HasPrefix(name, "bomb/") {
@@ -200,6 +206,9 @@ func TestHostileInputs(t *testing.T) {
 				}
 				checkTerminalSafe(t, "stdout", r.stdout)
 				checkTerminalSafe(t, "stderr", r.stderr)
+				if strings.HasPrefix(name, "fuzz/") && c[0] == "summary" && r.code == 1 {
+					undecodable = true
+				}
 			})
 		}
 	}

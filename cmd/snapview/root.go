@@ -31,7 +31,15 @@ FILE is the snapshot's path, or - to read it from standard input
 Exit status: 0 on success (an empty snapshot included), 1 when the file
 cannot be read or is not a snapshot, 2 for a mistake in the command line or
 a question the file cannot answer (a device, an entry or an OOM it does not
-have).`,
+have), 130 after Ctrl-C (SIGINT) and 143 after SIGTERM: any command stops
+within half a second, at any stage, and leaves no partial output file
+(files are written to a temporary name and renamed when whole).
+
+Hostile or broken files end in a one-line error, never in an out-of-memory
+crash: the decoder's budgets grow with the file's size. A gzip or xz file
+may decompress to at most 4GiB, and to at most 100 times its own size past
+the first 16MiB (a genuine snapshot compresses 5 to 30 times); raise the
+cap with --max-decompressed for a genuine file that passes it.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
