@@ -48,7 +48,7 @@ const fastWant = 512 << 10
 
 // fastBuf is the read buffer's size once the fast path has read as much:
 // large enough that keeping fastWant bytes ahead seldom moves them.
-const fastBuf = 4 << 20
+const fastBuf = 2 << 20
 
 const debugFast = false
 

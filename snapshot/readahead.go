@@ -32,7 +32,7 @@ type raBlock struct {
 // readAheadBlock.
 const (
 	readAheadFirst  = 64 << 10
-	readAheadBlock  = 1 << 20
+	readAheadBlock  = 512 << 10
 	readAheadBlocks = 4
 )
 
