@@ -278,12 +278,23 @@ func (f *fastDecoder) commit(m *machine, l *plist) {
 		v, _ := m.value(h)
 		m.store(idx, v)
 	}
+	// The generic machine takes a reference to each older object at its
+	// BINGET, all before the APPENDS that converts the entries; then,
+	// entry by entry, it converts a frame list (converter.stack) or a
+	// frame dict of a new list and lets the reference go (recycleDict),
+	// so that a dict is recycled only when nothing converts it again.
+	for _, a := range f.actions {
+		if a.d != nil {
+			addRef(val{x: a.d})
+		} else {
+			addRef(val{x: a.l})
+		}
+	}
 	for _, a := range f.actions {
 		if a.d != nil {
 			c.frame(val{x: a.d}, "device_traces[][].frames[]")
+			m.recycleDict(a.d)
 		} else {
-			// As memoGet would have, then converted.
-			addRef(val{x: a.l})
 			c.stack(val{x: a.l}, "device_traces[][].frames")
 		}
 	}
