@@ -52,7 +52,21 @@ func decodeBoth(t *testing.T, data []byte) (fast, generic *Snapshot) {
 // gopickle. The fast path must have read most batches and given up on the
 // ones the generator spoiled.
 func TestFastPathShapes(t *testing.T) {
-	for _, name := range []string{"fastpath.proto2.pickle", "fastpath.proto4.pickle"} {
+	for _, tt := range []struct {
+		name             string
+		entries, batches int
+	}{
+		// Batches of 1000 entries: device 0 has 6, two of them spoilt
+		// (an unknown key, an unknown action), device 1 has 6, three
+		// spoilt (frames None, a repeated dict, a 9-byte int). Other
+		// lists (segments, blocks, frames) are given up at once.
+		{"fastpath.proto2.pickle", 6000 + 5001, 7},
+		{"fastpath.proto4.pickle", 6000 + 5001, 7},
+		// One batch per device, device 1's spoilt: the generic machine
+		// reads it after the fast path read device 0 (FuzzDecode's seed).
+		{"fastpath.small.pickle", 150 + 120, 1},
+	} {
+		name := tt.name
 		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(fixtures, name))
 			if err != nil {
@@ -66,17 +80,13 @@ func TestFastPathShapes(t *testing.T) {
 			if a, b := canon(ref), canon(fast); !reflect.DeepEqual(a, b) {
 				t.Fatalf("fast decoder differs from gopickle (-gopickle +fast):\n%s", cmp.Diff(a, b))
 			}
-			if n := len(fast.Traces[0]) + len(fast.Traces[1]); n != 6000+5001 {
-				t.Errorf("%d trace entries, want %d", n, 6000+5001)
+			if n := len(fast.Traces[0]) + len(fast.Traces[1]); n != tt.entries {
+				t.Errorf("%d trace entries, want %d", n, tt.entries)
 			}
 			m := runMachine(t, data, Limits{})
-			// Batches of 1000 entries: device 0 has 6, two of them spoilt
-			// (an unknown key, an unknown action), device 1 has 6, three
-			// spoilt (frames None, a repeated dict, a 9-byte int). Other
-			// lists (segments, blocks, frames) are given up at once.
 			t.Logf("fast path: %d batches read, %d given up", m.fast.taken, m.fast.given)
-			if m.fast.taken != 7 || m.fast.given < 5 {
-				t.Errorf("fast path took %d batches and gave up on %d, want 7 and >= 5", m.fast.taken, m.fast.given)
+			if m.fast.taken != tt.batches {
+				t.Errorf("fast path took %d batches (gave up on %d), want %d", m.fast.taken, m.fast.given, tt.batches)
 			}
 		})
 	}

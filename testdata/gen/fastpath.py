@@ -19,6 +19,8 @@ are all exercised on one file (snapshot/pickle_fast_test.go):
 - batches the fast path gives up on: an unknown entry key, an unknown
   action, the same entry dict twice in a batch, frames None, a 9-byte int.
 Protocol 4 has FRAME opcodes between entries; protocol 2 uses BINPUT.
+fastpath.small.pickle (150 and 120 entries, device 1's batch spoilt) is a seed
+for FuzzDecode.
 """
 import pickle
 
@@ -29,7 +31,7 @@ def frame(i):
     return {"filename": f"/src/model_{i % 7}.py", "line": 10 + i, "name": f"fn_{i % 11}"}
 
 
-def build():
+def build(sizes=((0, 6000), (1, 5000))):
     shared_frames = [frame(i) for i in range(40)]
     shared_frames[3] = {"filename": "/src/fx.py", "line": 3, "name": None,
                         "fx_node_op": "call_function", "fx_node_name": "add_1"}
@@ -50,7 +52,7 @@ def build():
                          "is_expandable": False, "frames": [], "blocks": blocks})
     long_stack = [frame(i) for i in range(1500)]
     traces = []
-    for d, n in ((0, 6000), (1, 5000)):
+    for d, n in sizes:
         tr = []
         base = 0x7F0000000000 + d * 0x10000000
         for i in range(n):
@@ -63,7 +65,7 @@ def build():
                 fr = [shared_frames[i % 40]]  # one frame: APPEND
             elif k == 3:
                 fr = [long_name, shared_frames[5], frame(1000 + i)]
-            elif k == 4 and i % 500 == 4:
+            elif k == 4 and i % 500 == 4 and n > 1000:
                 fr = long_stack
             else:
                 fr = [shared_frames[(i + j) % 40] for j in range(k)]
@@ -74,7 +76,7 @@ def build():
                  "user_metadata": "" if i % 11 else "meta"}
             if i == 17:
                 e["size"] = -5
-            if d == 0 and i == 1100:  # batch 2
+            if (d == 0 and i == 1100) or (d == 1 and n < 1000 and i == 60):  # batch 2; the small one's device 1
                 e["requested_size"] = 3
             if d == 0 and i == 3100:  # batch 4
                 e["action"] = "future_action"
@@ -86,7 +88,7 @@ def build():
                 e = {"action": "oom", "device_free": 12345, "size": 1 << 30, "stream": 0,
                      "time_us": 1_700_000_000_000_000 + i, "frames": fr}
             tr.append(e)
-        if d == 1:
+        if d == 1 and n > 2700:
             tr.insert(2700, tr[2690])  # the same dict twice in batch 3
         traces.append(tr)
     return {"segments": segments, "device_traces": traces,
@@ -98,6 +100,9 @@ def main():
     for proto in (2, 4):
         with open(SNAP + f"fastpath.proto{proto}.pickle", "wb") as f:
             pickle.dump(snap, f, protocol=proto)
+    # A small one (under 64 KB) that FuzzDecode takes as a seed.
+    with open(SNAP + "fastpath.small.pickle", "wb") as f:
+        pickle.dump(build(((0, 150), (1, 120))), f, protocol=4)
 
 
 if __name__ == "__main__":
