@@ -124,7 +124,8 @@ var pickleTokens = [][]byte{
 }
 
 // FuzzDecodeOps fuzzes the pickle machine with pickles made of
-// pickleTokens (each input byte picks one), under tight limits: a
+// pickleTokens (each input byte picks one), under tight limits, and
+// compares what it accepts with the gopickle reference decoder: a
 // dictionary-driven fuzzer that reaches the memo, DUP/POP and nesting
 // much faster than byte flips do.
 //
@@ -140,6 +141,14 @@ func FuzzDecodeOps(f *testing.F) {
 		}
 		b = append(b, '.')
 		checkBudgets(t, b)
+		s, err := Decode(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		ref, rerr := DecodeReference(bytes.NewReader(b))
+		if rerr == nil && !reflect.DeepEqual(canon(ref), canon(s)) {
+			t.Fatalf("fast decoder and gopickle disagree")
+		}
 	})
 }
 
