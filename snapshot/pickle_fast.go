@@ -46,10 +46,6 @@ const (
 // scan: PyTorch's batches of 1000 entries take 70 to 300 KB.
 const fastWant = 512 << 10
 
-// fastBuf is the read buffer's size once the fast path has read as much:
-// large enough that keeping fastWant bytes ahead seldom moves them.
-const fastBuf = 2 << 20
-
 const debugFast = false
 
 // Frame keys, by string-pool index (fastDecoder.frameKey).
@@ -174,11 +170,8 @@ func (m *machine) fastTarget(l *plist) bool {
 // fillSome reads until want bytes are buffered, the buffer is full or the
 // source fails; a failure is kept for the generic path to report.
 func (m *machine) fillSome(want int) {
-	if len(m.buf) < fastBuf && m.off > fastBuf {
-		nb := make([]byte, fastBuf)
-		m.wp = copy(nb, m.buf[m.rp:m.wp])
-		m.rp = 0
-		m.buf = nb
+	if m.buf == nil {
+		return
 	}
 	if len(m.buf)-m.rp < want {
 		copy(m.buf, m.buf[m.rp:m.wp])

@@ -28,11 +28,12 @@ type raBlock struct {
 }
 
 // The ring: readAheadBlocks blocks, the first readAheadFirst bytes (a
-// small file costs little), each next one four times larger up to
-// readAheadBlock.
+// small file costs little), each next one twice as large up to
+// readAheadBlock: 704 KB in all, so that peak memory stays where it was
+// without the goroutine.
 const (
 	readAheadFirst  = 64 << 10
-	readAheadBlock  = 512 << 10
+	readAheadBlock  = 256 << 10
 	readAheadBlocks = 4
 )
 
@@ -56,7 +57,7 @@ func (ra *readAhead) loop(r io.Reader) {
 		if made < readAheadBlocks {
 			b = make([]byte, size)
 			made++
-			size = min(4*size, readAheadBlock)
+			size = min(2*size, readAheadBlock)
 		} else {
 			select {
 			case b = <-ra.free:
