@@ -39,7 +39,8 @@ func CurrentStats(s *snapshot.Snapshot, device int) *MemoryStats {
 		st.MaxSplitSize = s.Settings.MaxSplitSize
 	}
 	oversize := func(size int64) bool { return st.MaxSplitSize > 0 && size >= st.MaxSplitSize }
-	for i := range s.Segments {
+	lo, hi := s.DeviceSegments(device)
+	for i := lo; i < hi; i++ {
 		seg := &s.Segments[i]
 		if seg.Device != device {
 			continue

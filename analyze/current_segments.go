@@ -96,7 +96,11 @@ func (u *SegmentUsage) add(v *SegmentUsage) {
 // by device, then address).
 func SegmentUsages(s *snapshot.Snapshot, device int) []SegmentUsage {
 	out := []SegmentUsage{}
-	for i := range s.Segments {
+	lo, hi := 0, len(s.Segments)
+	if device >= 0 {
+		lo, hi = s.DeviceSegments(device)
+	}
+	for i := lo; i < hi; i++ {
 		seg := &s.Segments[i]
 		if device >= 0 && seg.Device != device {
 			continue

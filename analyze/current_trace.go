@@ -79,7 +79,8 @@ func TraceCoverage(s *snapshot.Snapshot, device int) Coverage {
 			c.OOMs++
 		}
 	}
-	for i := range s.Segments {
+	lo, hi := s.DeviceSegments(device)
+	for i := lo; i < hi; i++ {
 		seg := &s.Segments[i]
 		if seg.Device != device {
 			continue

@@ -208,7 +208,8 @@ func classifyCoverage(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 // holds, else a [ReplayStats] made here.
 func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool, replayed map[int]DeviceReplay) DeviceInfo {
 	di := DeviceInfo{Device: device, Check: EndCheck{Differences: []string{}}}
-	for i := range s.Segments {
+	lo, hi := s.DeviceSegments(device)
+	for i := lo; i < hi; i++ {
 		seg := &s.Segments[i]
 		if seg.Device != device {
 			continue

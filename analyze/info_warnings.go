@@ -131,7 +131,8 @@ func stackWarnings(s *snapshot.Snapshot, in *Info) []string {
 				allocated.set(trace[i].Addr, 1)
 			}
 		}
-		for i := range s.Segments {
+		lo, hi := s.DeviceSegments(d)
+		for i := lo; i < hi; i++ {
 			seg := &s.Segments[i]
 			if seg.Device != d {
 				continue

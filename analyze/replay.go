@@ -74,7 +74,8 @@ func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
 		return nil, fmt.Errorf("replaying device %d: no such device", device)
 	}
 	trace := deviceTrace(s, device)
-	hasSegments := slices.ContainsFunc(s.Segments, func(sg snapshot.Segment) bool { return sg.Device == device })
+	lo, hi := s.DeviceSegments(device)
+	hasSegments := slices.ContainsFunc(s.Segments[lo:hi], func(sg snapshot.Segment) bool { return sg.Device == device })
 	if len(trace) == 0 && !hasSegments {
 		return nil, fmt.Errorf("replaying device %d: the snapshot has no segments and no trace entries for it", device)
 	}

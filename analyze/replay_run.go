@@ -65,7 +65,7 @@ func cmpPool(a, b snapshot.PoolID) int {
 // was reserved).
 func (r *Result) seedState(trace []snapshot.TraceEntry) ([]snapshot.Segment, []string) {
 	m := newMachine(&r.cfg, mapHint(len(trace)))
-	m.load(r.snap.Segments, r.Device)
+	m.load(r.deviceSegments(), r.Device)
 	if len(trace) == 0 {
 		return m.export(r.Device), nil
 	}
@@ -310,6 +310,13 @@ type runner struct {
 	record  bool // fill the series, Allocs and OOMs of r
 }
 
+// deviceSegments returns the file's segments that may be the device's
+// (see snapshot.Snapshot.DeviceSegments): callers still check Device.
+func (r *Result) deviceSegments() []snapshot.Segment {
+	lo, hi := r.snap.DeviceSegments(r.Device)
+	return r.snap.Segments[lo:hi]
+}
+
 // mapHint is the initial size of an address map for a trace of n entries:
 // a few thousand addresses serve millions of entries, and a device with a
 // handful of entries should not pay for a thousand (the maps grow).
@@ -323,8 +330,9 @@ func (r *Result) newRunner(record bool) *runner {
 	x.m.track = true
 	x.m.load(r.seed, r.Device)
 	x.fileSeg = map[snapshot.Addr]*snapshot.Segment{}
-	for k := range r.snap.Segments {
-		if fs := &r.snap.Segments[k]; fs.Device == r.Device {
+	segs := r.deviceSegments()
+	for k := range segs {
+		if fs := &segs[k]; fs.Device == r.Device {
 			x.fileSeg[fs.Address] = fs
 		}
 	}
@@ -433,8 +441,9 @@ func (r *Result) endCheck(m *machine, seedProblems []string) EndCheck {
 		}
 	}
 	var file []*snapshot.Segment
-	for k := range r.snap.Segments {
-		if fs := &r.snap.Segments[k]; fs.Device == r.Device {
+	segs := r.deviceSegments()
+	for k := range segs {
+		if fs := &segs[k]; fs.Device == r.Device {
 			file = append(file, fs)
 			c.Segments++
 			c.Blocks += len(fs.Blocks)
@@ -518,7 +527,7 @@ func (r *Result) finalStats(m *machine) MemoryStats {
 		// current figures equal.
 		f := newMachine(&r.cfg, mapHint(len(deviceTrace(r.snap, r.Device))))
 		f.track = true
-		f.load(r.snap.Segments, r.Device)
+		f.load(r.deviceSegments(), r.Device)
 		cur := f.st
 		setCurrent := func(dst, src *Stat) {
 			dst.Current = src.Current

@@ -508,7 +508,8 @@ func (b *htmlBuilder) stateSegments(d *HTMLDevice, st *analyze.State) {
 }
 
 func (b *htmlBuilder) fileSegments(d *HTMLDevice) {
-	for i := range b.s.Segments {
+	lo, hi := b.s.DeviceSegments(d.Device)
+	for i := lo; i < hi; i++ {
 		sg := &b.s.Segments[i]
 		if sg.Device != d.Device {
 			continue

@@ -932,6 +932,7 @@ func (c *converter) annotations(v val) {
 // error) and sorts the side tables into the snapshot.
 func (c *converter) finish() {
 	c.checkSegments()
+	c.groupByDevice()
 	c.checkBlocks()
 	c.checkTimes()
 	if err := c.s.CheckValid(); err != nil {

@@ -58,8 +58,10 @@ type Snapshot struct {
 	// (torch.cuda.memory_snapshot(), or PyTorch 1.13's _snapshot()).
 	Legacy bool
 
-	// Segments are all segments of all devices, in file order (PyTorch sorts
-	// them by device then address). From snapshot["segments"].
+	// Segments are all segments of all devices, grouped by device in
+	// ascending order, in file order within a device (PyTorch sorts them
+	// by device then address, so this is file order). From
+	// snapshot["segments"].
 	Segments []Segment
 
 	// Traces holds each device's trace entries, oldest first, indexed by
@@ -110,6 +112,10 @@ type Snapshot struct {
 
 	// Warnings are non-fatal oddities met while decoding, sorted.
 	Warnings []string
+
+	// byDevice is set when Segments are grouped by device, ascending (the
+	// decoder groups them), so that DeviceSegments can search.
+	byDevice bool
 }
 
 // Count is a name and how often it was seen.
