@@ -49,7 +49,7 @@ func TraceCoverage(s *snapshot.Snapshot, device int) Coverage {
 	c.Entries = len(trace)
 	// live maps each address the trace allocated to whether it is still
 	// active (allocated or pending free) at the end of the trace.
-	live := map[snapshot.Addr]bool{}
+	live := newAddrMap(1024) // addresses present are live
 	for i := range trace {
 		e := &trace[i]
 		if e.Flags&snapshot.FlagTime != 0 {
@@ -63,18 +63,18 @@ func TraceCoverage(s *snapshot.Snapshot, device int) Coverage {
 		}
 		switch e.Action {
 		case snapshot.ActionAlloc:
-			live[e.Addr] = true
+			live.set(e.Addr, 1)
 		case snapshot.ActionFreeRequested:
-			if !live[e.Addr] {
+			if _, ok := live.get(e.Addr); !ok {
 				c.OrphanFrees++
 				// Its free_completed is part of the same orphan.
-				live[e.Addr] = true
+				live.set(e.Addr, 1)
 			}
 		case snapshot.ActionFreeCompleted:
-			if !live[e.Addr] {
+			if _, ok := live.get(e.Addr); !ok {
 				c.OrphanFrees++
 			}
-			delete(live, e.Addr)
+			live.del(e.Addr)
 		case snapshot.ActionOOM:
 			c.OOMs++
 		}
@@ -94,7 +94,7 @@ func TraceCoverage(s *snapshot.Snapshot, device int) Coverage {
 			if len(s.Stack(b.Stack)) > 0 {
 				c.LiveBlockStacks++
 			}
-			if !live[b.Address] {
+			if _, ok := live.get(b.Address); !ok {
 				c.UntracedBlocks++
 			}
 		}

@@ -45,7 +45,7 @@ func Host(s *snapshot.Snapshot) HostMemory {
 			}
 		}
 	}
-	counts := map[snapshot.Action]int{}
+	var counts actionTally
 	live := map[snapshot.Addr]int64{}
 	var cur int64
 	for i := range s.HostTraces {
@@ -69,6 +69,6 @@ func Host(s *snapshot.Snapshot) HostMemory {
 			}
 		}
 	}
-	h.Actions = actionCounts(s, counts)
+	h.Actions = counts.counts(s)
 	return h
 }

@@ -250,12 +250,12 @@ func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool, replaye
 	di.LiveBlocks, di.LiveBlockStacks = c.LiveBlocks, c.LiveBlockStacks
 	di.OrphanFrees, di.UntracedBlocks = c.OrphanFrees, c.UntracedBlocks
 
-	counts := map[snapshot.Action]int{}
+	var counts actionTally
 	trace := deviceTrace(s, device)
 	for i := range trace {
 		counts[trace[i].Action]++
 	}
-	di.Actions = actionCounts(s, counts)
+	di.Actions = counts.counts(s)
 
 	di.Coverage = CoverageNone
 	if len(trace) == 0 {

@@ -115,11 +115,11 @@ func cppFrames(s *snapshot.Snapshot) int {
 // late.
 func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 	r := Recording{Frames: len(s.Frames), CppFrames: cppFrames(s)}
-	empty, noKey := map[snapshot.Action]int{}, map[snapshot.Action]int{}
+	var empty, noKey actionTally
 	maxEntries := 0
 	for _, tr := range s.Traces {
 		maxEntries = max(maxEntries, len(tr))
-		allocStack := map[snapshot.Addr]snapshot.StackID{}
+		allocStack := newAddrMap(1024) // address -> StackID of its alloc
 		for i := range tr {
 			e := &tr[i]
 			r.Entries++
@@ -135,19 +135,19 @@ func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 			}
 			switch e.Action {
 			case snapshot.ActionAlloc:
-				allocStack[e.Addr] = e.Stack
+				allocStack.set(e.Addr, int32(e.Stack))
 			case snapshot.ActionFreeRequested:
-				if st, ok := allocStack[e.Addr]; ok {
+				if st, ok := allocStack.get(e.Addr); ok {
 					r.FreesCompared++
-					if st == e.Stack {
+					if snapshot.StackID(st) == e.Stack {
 						r.FreesSameStack++
 					}
-					delete(allocStack, e.Addr)
+					allocStack.del(e.Addr)
 				}
 			}
 		}
 	}
-	r.EmptyStacks, r.NoFramesKey = actionCounts(s, empty), actionCounts(s, noKey)
+	r.EmptyStacks, r.NoFramesKey = empty.counts(s), noKey.counts(s)
 
 	var liveBlocks, liveStacks, segStacks int
 	for i := range s.Segments {
@@ -367,20 +367,6 @@ func inferMaxEntries(r *Recording, devices []DeviceInfo) {
 	} else {
 		r.MaxEntriesWhy = fmt.Sprintf("the longest trace holds %s and did not wrap", infoPlural(longest, "entry"))
 	}
-}
-
-// actionCounts turns per-action counts into Counts in action order.
-func actionCounts(s *snapshot.Snapshot, m map[snapshot.Action]int) []snapshot.Count {
-	acts := make([]snapshot.Action, 0, len(m))
-	for a := range m {
-		acts = append(acts, a)
-	}
-	slices.Sort(acts)
-	out := make([]snapshot.Count, 0, len(acts))
-	for _, a := range acts {
-		out = append(out, snapshot.Count{Name: s.ActionName(a), Count: m[a]})
-	}
-	return out
 }
 
 // hasUnknownSuffix reports whether s.Unknown names a path ending in

@@ -124,10 +124,11 @@ func stackWarnings(s *snapshot.Snapshot, in *Info) []string {
 	// thread without Python frames.
 	var stackless, untraced int
 	for _, d := range s.Devices() {
-		allocated := map[snapshot.Addr]bool{}
-		for _, e := range deviceTrace(s, d) {
-			if e.Action == snapshot.ActionAlloc {
-				allocated[e.Addr] = true
+		allocated := newAddrMap(1024)
+		trace := deviceTrace(s, d)
+		for i := range trace {
+			if trace[i].Action == snapshot.ActionAlloc {
+				allocated.set(trace[i].Addr, 1)
 			}
 		}
 		lo, hi := s.DeviceSegments(d)
@@ -142,7 +143,7 @@ func stackWarnings(s *snapshot.Snapshot, in *Info) []string {
 					continue
 				}
 				stackless++
-				if !allocated[b.Address] {
+				if _, ok := allocated.get(b.Address); !ok {
 					untraced++
 				}
 			}

@@ -240,9 +240,9 @@ func StackTimeline(in StackTimelineInput, opt StackTimelineOptions) *Timeline {
 	// ranges.
 	np := len(tl.Index)
 	delta := make([]int64, len(tl.Groups)*(np+1))
+	at := newPointIndex(tl.Index)
 	for _, r := range ranges {
-		ps, _ := slices.BinarySearch(tl.Index, r.Start)
-		pe, _ := slices.BinarySearch(tl.Index, r.End)
+		ps, pe := at.first(r.Start), at.first(r.End)
 		if ps < pe {
 			d := delta[groupOf[r.Stack]*(np+1):]
 			d[ps] += r.Bytes
@@ -261,4 +261,53 @@ func StackTimeline(in StackTimelineInput, opt StackTimelineOptions) *Timeline {
 		tl.Groups[g].Bytes = bytes
 	}
 	return tl
+}
+
+// pointIndex finds the first kept point at or after an entry index (what
+// slices.BinarySearch on the points returns) through a table by entry
+// index >> shift, then a short scan: StackTimeline asks twice per
+// allocation.
+type pointIndex struct {
+	points []int
+	start  []int32 // start[k]: the first point >= k << shift
+	shift  uint
+}
+
+func newPointIndex(points []int) pointIndex {
+	x := pointIndex{points: points}
+	if len(points) == 0 {
+		return x
+	}
+	last := points[len(points)-1]
+	for last>>x.shift > 4*len(points)+64 {
+		x.shift++
+	}
+	x.start = make([]int32, last>>x.shift+2)
+	p := 0
+	for k := range x.start {
+		for p < len(points) && points[p] < k<<x.shift {
+			p++
+		}
+		x.start[k] = int32(p)
+	}
+	return x
+}
+
+// first returns the first p with points[p] >= i (len(points) if none).
+func (x pointIndex) first(i int) int {
+	if len(x.points) == 0 {
+		return 0
+	}
+	k := i >> x.shift
+	if i < 0 {
+		k = 0
+	}
+	if k >= len(x.start) {
+		return len(x.points)
+	}
+	p := int(x.start[k])
+	for p < len(x.points) && x.points[p] < i {
+		p++
+	}
+	return p
 }

@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -88,5 +90,35 @@ func TestStackTimelineEmpty(t *testing.T) {
 	want := &Timeline{PeakPoint: -1, Index: []int{}, X: []int64{}, Allocated: []int64{}, Active: []int64{}, Reserved: []int64{}, Groups: []TimelineGroup{}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("StackTimeline(empty) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestPointIndex checks pointIndex.first against slices.BinarySearch.
+func TestPointIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 7, 100, 3000} {
+		seen := map[int]bool{}
+		var points []int
+		for len(points) < n {
+			// Clusters and gaps, as min-max downsampling keeps them.
+			v := rng.IntN(1 << 20)
+			if rng.IntN(3) == 0 {
+				v = rng.IntN(2000)
+			}
+			if !seen[v] {
+				seen[v] = true
+				points = append(points, v)
+			}
+		}
+		slices.Sort(points)
+		x := newPointIndex(points)
+		for _, i := range append([]int{-5, 0, 1, 1 << 20, 1<<20 + 5}, points...) {
+			for _, d := range []int{-1, 0, 1} {
+				want, _ := slices.BinarySearch(points, i+d)
+				if got := x.first(i + d); got != want {
+					t.Fatalf("n=%d: first(%d) = %d, want %d", n, i+d, got, want)
+				}
+			}
+		}
 	}
 }

@@ -490,10 +490,26 @@ const htmlMaxMapSegments = 200
 
 // htmlCheckInline makes sure a text can sit inside a <script> element.
 func htmlCheckInline(name string, b []byte) error {
-	lower := bytes.ToLower(b)
-	for _, bad := range []string{"</script", "<!--", "<script"} {
-		if bytes.Contains(lower, []byte(bad)) {
-			return fmt.Errorf("%s holds %q and cannot be inlined", name, bad)
+	// Each pattern starts with '<', which only '<' lowercases to, and
+	// bytes.ToLower maps rune by rune: so lowering the few runes after
+	// each '<' finds what lowering all of b would (b is megabytes of
+	// script and data; the data island has no '<' at all).
+	bad := [...]string{"</script", "<!--", "<script"}
+	var found [len(bad)]bool
+	for i := 0; i < len(b); i++ {
+		j := bytes.IndexByte(b[i:], '<')
+		if j < 0 {
+			break
+		}
+		i += j
+		w := bytes.ToLower(b[i:min(len(b), i+4*len("</script"))])
+		for k := range bad {
+			found[k] = found[k] || bytes.HasPrefix(w, []byte(bad[k]))
+		}
+	}
+	for k := range bad {
+		if found[k] {
+			return fmt.Errorf("%s holds %q and cannot be inlined", name, bad[k])
 		}
 	}
 	return nil

@@ -179,9 +179,9 @@ for n in "${names[@]}"; do
 	k=$(median "$tmp/$n.main" 2)
 	case "$n" in
 	python) label='python3 pickle.load'; what='' ;;
-	summary) label='snapview summary --format torch'; what="$(ratio "$s" "$py_s") ($(ratio "$c" "$py_c")) x python (goal <= 0.25); RSS $(ratio "$((k * 1024))" "$bytes") x file (goal <= 1)" ;;
-	leaks) label='snapview leaks'; what="$(ratio "$s" "$sum_s") ($(ratio "$c" "$sum_c")) x summary (goal <= 2)" ;;
-	report) label='snapview report'; what="$(ratio "$s" "$sum_s") ($(ratio "$c" "$sum_c")) x summary (goal <= 2)" ;;
+	summary) label='snapview summary --format torch'; what="$(ratio "$s" "$py_s") ($(ratio "$c" "$py_c")) x python (goal <= 0.15); RSS $(ratio "$((k * 1024))" "$bytes") x file (goal <= 1)" ;;
+	leaks) label='snapview leaks'; what="$(ratio "$s" "$sum_s") ($(ratio "$c" "$sum_c")) x summary (goal <= 1.5)" ;;
+	report) label='snapview report'; what="$(ratio "$s" "$sum_s") ($(ratio "$c" "$sum_c")) x summary (goal <= 1.5)" ;;
 	esac
 	printf '| %s | %.2f | %.2f | %s | %s |\n' "$label" "$s" "$c" "$(mb "$k")" "$what"
 done

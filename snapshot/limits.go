@@ -38,6 +38,10 @@ type Limits struct {
 	// is expanded, so a memoized object referenced a million times costs
 	// a million times.
 	ObjectBudget int64
+
+	// genericOnly turns the decoder's fast path for trace entries off
+	// (pickle_fast.go), for tests that compare the two paths.
+	genericOnly bool
 }
 
 // Defaults of Limits.

@@ -164,17 +164,23 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 	c.budget = newBudget(lim, func() int64 { return cr.n })
 	switch trimmed := firstNonSpace(br); {
 	case head[0] == 0x80:
-		m := &machine{src: br, conv: c, pool: c.pool, lim: lim, budget: c.budget}
+		// Reading and decompressing run in a goroutine (readahead.go);
+		// the budget counts the bytes handed to the machine.
+		ra := newReadAhead(br)
+		defer ra.Close()
+		c.budget.read = func() int64 { return ra.n }
+		m := &machine{src: ra, conv: c, pool: c.pool, lim: lim, budget: c.budget}
 		if compression == "" {
 			m.size = size
 		}
 		c.m = m
 		root, err = m.run()
 		c.m = nil
+		ra.Close()
 		if err != nil {
 			return nil, &DecodeError{Err: wrapReadErr(err, compression)}
 		}
-		c.s.Format = Format{Encoding: "pickle", PickleProtocol: m.proto}
+		c.s.Format = Format{Encoding: "pickle", PickleProtocol: m.proto, Bytes: ra.n}
 	case trimmed == '{' || trimmed == '[':
 		root, err = decodeJSON(br, c)
 		if err != nil {
@@ -193,7 +199,9 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 	}
 	c.finish()
 	c.s.Format.Compression = compression
-	c.s.Format.Bytes = cr.n - int64(br.Buffered())
+	if c.s.Format.Encoding != "pickle" {
+		c.s.Format.Bytes = cr.n - int64(br.Buffered())
+	}
 	return c.s, nil
 }
 

@@ -320,6 +320,7 @@ type machine struct {
 	budget  *budget
 	free    []*pdict // converted dicts, for reuse
 	freeL   []*plist // converted frame lists, for reuse
+	fast    fastDecoder
 }
 
 const memoChunk = 1 << 16
@@ -829,6 +830,13 @@ func (m *machine) run() (val, error) {
 			}
 			return v, nil
 		case '(': // MARK
+			if n := len(m.stack); n > 0 {
+				// A batch of trace entries takes the fast path
+				// (pickle_fast.go) where it can.
+				if l, ok := m.stack[n-1].x.(*plist); ok && m.fastTarget(l) && m.fastBatch(l) {
+					continue
+				}
+			}
 			m.marks = append(m.marks, len(m.stack))
 		case '0': // POP
 			if len(m.stack) > 0 && len(m.marks) > 0 && m.marks[len(m.marks)-1] == len(m.stack) {
