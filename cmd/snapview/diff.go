@@ -232,4 +232,3 @@ func resolveSideMoment(s *snapshot.Snapshot, r *analyze.Result, m analyze.Moment
 	}
 	return resolveMoment(s, r, m)
 }
-
