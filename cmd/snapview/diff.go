@@ -109,11 +109,9 @@ naming it (exit code 2).`,
 			if opts.fold && opts.full {
 				return usageErrorf("--fold and --full ask for different stack keys: give one")
 			}
-			out, done, err := textOutput(cmd, !opts.json)
-			if err != nil {
-				return err
-			}
-			return done(runDiff(cmd.Context(), opts, args, cmd.InOrStdin(), out, cmd.ErrOrStderr()))
+			return withTextOutput(cmd, !opts.json, func(out io.Writer) error {
+				return runDiff(cmd.Context(), opts, args, cmd.InOrStdin(), out, cmd.ErrOrStderr())
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -207,20 +205,30 @@ func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path st
 			fmt.Fprintf(stderr, "warning: %s: device %d: the replayed end state differs from the file's segments; figures may be off\n", src.name, dev)
 		}
 		for _, m := range at {
-			i, err := resolveSideMoment(s, r, m)
+			sd, err := measureAt(s, r, m, src.name, so)
 			if err != nil {
 				return err
 			}
-			sd, err := analyze.MeasureSide(s, r, i, so)
-			if err != nil {
-				return err
-			}
-			sd.File = src.name
 			sides = append(sides, sd)
 		}
 		return nil
 	})
 	return sides, err
+}
+
+// measureAt measures device r.Device of s, the file name, at the moment m
+// (see resolveSideMoment): one side of diff or ranks.
+func measureAt(s *snapshot.Snapshot, r *analyze.Result, m analyze.Moment, name string, so analyze.SideOptions) (*analyze.Side, error) {
+	i, err := resolveSideMoment(s, r, m)
+	if err != nil {
+		return nil, err
+	}
+	sd, err := analyze.MeasureSide(s, r, i, so)
+	if err != nil {
+		return nil, err
+	}
+	sd.File = name
+	return sd, nil
 }
 
 // resolveSideMoment is resolveMoment, except that a device without a

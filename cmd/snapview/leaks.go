@@ -115,11 +115,9 @@ says there is nothing to show and exits 0.`,
 					return err
 				}
 			}
-			out, done, err := textOutput(cmd, !opts.json)
-			if err != nil {
-				return err
-			}
-			return done(runLeaks(cmd.Context(), opts, cmd.InOrStdin(), out, cmd.ErrOrStderr()))
+			return withTextOutput(cmd, !opts.json, func(out io.Writer) error {
+				return runLeaks(cmd.Context(), opts, cmd.InOrStdin(), out, cmd.ErrOrStderr())
+			})
 		},
 	}
 	f := cmd.Flags()

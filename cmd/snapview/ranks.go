@@ -117,11 +117,9 @@ A file that cannot be read or is not a snapshot is an error naming it
 			if opts.frames < 0 {
 				return usageErrorf("--frames must be 0 (all) or more, got %d", opts.frames)
 			}
-			out, done, err := textOutput(cmd, !opts.json)
-			if err != nil {
-				return err
-			}
-			return done(runRanks(cmd.Context(), opts, args, out, cmd.ErrOrStderr()))
+			return withTextOutput(cmd, !opts.json, func(out io.Writer) error {
+				return runRanks(cmd.Context(), opts, args, out, cmd.ErrOrStderr())
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -275,15 +273,10 @@ func measureRanks(ctx context.Context, path string, f *deviceFlag, so analyze.Si
 			if !r.Check.Equal {
 				differ = append(differ, dev)
 			}
-			i, err := resolveSideMoment(s, r, analyze.Moment{Kind: analyze.MomentPeak})
+			sd, err := measureAt(s, r, analyze.Moment{Kind: analyze.MomentPeak}, src.name, so)
 			if err != nil {
 				return err
 			}
-			sd, err := analyze.MeasureSide(s, r, i, so)
-			if err != nil {
-				return err
-			}
-			sd.File = src.name
 			sides = append(sides, sd)
 		}
 		return nil

@@ -65,11 +65,9 @@ warning.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
-			out, done, err := textOutput(cmd, !opts.json)
-			if err != nil {
-				return err
-			}
-			return done(runSMI(cmd.Context(), opts, cmd.InOrStdin(), out, cmd.ErrOrStderr()))
+			return withTextOutput(cmd, !opts.json, func(out io.Writer) error {
+				return runSMI(cmd.Context(), opts, cmd.InOrStdin(), out, cmd.ErrOrStderr())
+			})
 		},
 	}
 	f := cmd.Flags()

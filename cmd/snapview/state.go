@@ -76,11 +76,9 @@ entries) is not an error: state says there is nothing to show ({} with
 			if opts.frames < 0 {
 				return usageErrorf("--frames must be 0 (all) or more, got %d", opts.frames)
 			}
-			out, done, err := textOutput(cmd, !opts.json)
-			if err != nil {
-				return err
-			}
-			return done(runState(cmd.Context(), opts, cmd.InOrStdin(), out, cmd.ErrOrStderr()))
+			return withTextOutput(cmd, !opts.json, func(out io.Writer) error {
+				return runState(cmd.Context(), opts, cmd.InOrStdin(), out, cmd.ErrOrStderr())
+			})
 		},
 	}
 	f := cmd.Flags()

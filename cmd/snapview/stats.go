@@ -62,11 +62,9 @@ last line cut short while the log was written is left out with a warning.`,
 			if opts.rows < 0 {
 				return usageErrorf("--rows must be 0 (all) or more, got %d", opts.rows)
 			}
-			out, done, err := textOutput(cmd, !opts.json)
-			if err != nil {
-				return err
-			}
-			return done(runStats(opts, cmd.InOrStdin(), out, cmd.ErrOrStderr()))
+			return withTextOutput(cmd, !opts.json, func(out io.Writer) error {
+				return runStats(opts, cmd.InOrStdin(), out, cmd.ErrOrStderr())
+			})
 		},
 	}
 	f := cmd.Flags()

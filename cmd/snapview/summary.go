@@ -116,18 +116,16 @@ memory_stats() dumps:
 				}
 				opts.format = "json"
 			}
-			out, done, err := textOutput(cmd, opts.format == "text" || opts.format == "")
-			if err != nil {
-				return err
-			}
 			kind, in := sniffInput(opts.file, cmd.InOrStdin())
-			switch kind {
-			case monitor.KindStats, monitor.KindStatsLog:
-				return done(runStatsSummary(opts, kind, in, out, cmd.ErrOrStderr()))
-			case monitor.KindSMI:
+			if kind == monitor.KindSMI {
 				return wrongKind(opts.file, kind, "a memory snapshot or memory_stats() dump")
 			}
-			return done(runSummary(cmd.Context(), opts, in, out, cmd.ErrOrStderr()))
+			return withTextOutput(cmd, opts.format == "text" || opts.format == "", func(out io.Writer) error {
+				if kind == monitor.KindStats || kind == monitor.KindStatsLog {
+					return runStatsSummary(opts, kind, in, out, cmd.ErrOrStderr())
+				}
+				return runSummary(cmd.Context(), opts, in, out, cmd.ErrOrStderr())
+			})
 		},
 	}
 	addDeviceFlag(cmd.Flags(), &opts.device, "show only this CUDA device ordinal", "every device in the file")

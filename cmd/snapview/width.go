@@ -58,3 +58,13 @@ func textOutput(cmd *cobra.Command, text bool) (io.Writer, func(error) error, er
 	tw := report.NewTextWriter(stdout, width)
 	return tw, func(err error) error { return errors.Join(err, tw.Flush()) }, nil
 }
+
+// withTextOutput runs run with the writer textOutput returns (the width
+// writer for a text view; stdout when text is false) and flushes it.
+func withTextOutput(cmd *cobra.Command, text bool, run func(out io.Writer) error) error {
+	out, done, err := textOutput(cmd, text)
+	if err != nil {
+		return err
+	}
+	return done(run(out))
+}
