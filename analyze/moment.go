@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/snapview/snapview/snapshot"
@@ -152,6 +153,12 @@ func (m Moment) Resolve(s *snapshot.Snapshot, r *Result) (int, error) {
 	if trace[0].Flags&snapshot.FlagTime == 0 {
 		return fail(false, "the trace of device %d has no timestamps (PyTorch before 2.2): use --at entry:N", r.Device)
 	}
+	return r.IndexAtTime(m.timeUS(trace)), nil
+}
+
+// timeUS is the time_us value (microseconds since the Unix epoch) a
+// time:T moment names in trace, which has timestamps.
+func (m Moment) timeUS(trace []snapshot.TraceEntry) int64 {
 	us := m.US
 	switch {
 	case !m.Abs:
@@ -160,7 +167,22 @@ func (m Moment) Resolve(s *snapshot.Snapshot, r *Result) (int, error) {
 		// Too small for a time_us value: microseconds from the first entry.
 		us += trace[0].TimeUS
 	}
-	return r.IndexAtTime(us), nil
+	return us
+}
+
+// ResolveFirst returns the first trace entry of s.Traces[r.Device] at or
+// after m, as a listing that starts at m does (trace --from): for time:T
+// the first entry whose time_us is T or later (len(trace) when none is),
+// for any other moment the entry Resolve returns (0 for entry:-1). Errors
+// are Resolve's.
+func (m Moment) ResolveFirst(s *snapshot.Snapshot, r *Result) (int, error) {
+	i, err := m.Resolve(s, r)
+	if err != nil || m.Kind != MomentTime {
+		return max(i, 0), err
+	}
+	trace := deviceTrace(s, r.Device)
+	j, _ := slices.BinarySearchFunc(trace, m.timeUS(trace), func(e snapshot.TraceEntry, t int64) int { return cmpInt(e.TimeUS, t) })
+	return j, nil
 }
 
 // FindSteps cuts the trace of r's device, entries 0 to at, into the steps

@@ -90,7 +90,10 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 			bw.WriteByte('\n')
 		}
 		fmt.Fprintf(bw, "Device %d: %s, %s shown", td.Device, plural(len(trace), "trace entry"), FormatInt(int64(len(rows))))
-		if td.Filter.From > 0 || to < len(trace)-1 {
+		switch {
+		case td.Filter.From > to:
+			bw.WriteString(" (no entry in the range)")
+		case td.Filter.From > 0 || to < len(trace)-1:
 			fmt.Fprintf(bw, " (entries %d to %d)", td.Filter.From, to)
 		}
 		bw.WriteString("\n")

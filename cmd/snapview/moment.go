@@ -32,6 +32,12 @@ const momentHelp = `  peak       the entry after which allocated bytes are highe
 // parseMoment parses a MOMENT flag (--at, --base-at); errors are usage
 // errors. Resolving it to a trace entry is analyze.Moment.Resolve's job.
 func parseMoment(s string) (analyze.Moment, error) {
+	return parseMomentFlag("--at", s)
+}
+
+// parseMomentFlag is parseMoment for the flag named flag ("--from"): its
+// errors name that flag.
+func parseMomentFlag(flag, s string) (analyze.Moment, error) {
 	name, arg, hasArg := strings.Cut(s, ":")
 	switch {
 	case name == "peak" && !hasArg:
@@ -43,13 +49,13 @@ func parseMoment(s string) (analyze.Moment, error) {
 	case name == "oom":
 		k, err := strconv.Atoi(arg)
 		if err != nil || k < 1 {
-			return analyze.Moment{}, usageErrorf("--at %s: want oom:K with K = 1, 2, ...", s)
+			return analyze.Moment{}, usageErrorf("%s %s: want oom:K with K = 1, 2, ...", flag, s)
 		}
 		return analyze.Moment{Kind: analyze.MomentOOM, N: k}, nil
 	case name == "entry" && hasArg:
 		n, err := strconv.Atoi(arg)
 		if err != nil || n < -1 {
-			return analyze.Moment{}, usageErrorf("--at %s: want entry:N with N = -1, 0, 1, ...", s)
+			return analyze.Moment{}, usageErrorf("%s %s: want entry:N with N = -1, 0, 1, ...", flag, s)
 		}
 		return analyze.Moment{Kind: analyze.MomentEntry, N: n}, nil
 	case name == "step" && hasArg:
@@ -58,7 +64,7 @@ func parseMoment(s string) (analyze.Moment, error) {
 		}
 		k, err := strconv.Atoi(arg)
 		if err != nil || k < 0 {
-			return analyze.Moment{}, usageErrorf("--at %s: want step:K with K = 0, 1, ... or step:last", s)
+			return analyze.Moment{}, usageErrorf("%s %s: want step:K with K = 0, 1, ... or step:last", flag, s)
 		}
 		return analyze.Moment{Kind: analyze.MomentStep, N: k}, nil
 	case name == "time" && hasArg:
@@ -67,11 +73,11 @@ func parseMoment(s string) (analyze.Moment, error) {
 		}
 		d, err := time.ParseDuration(arg)
 		if err != nil || d < 0 {
-			return analyze.Moment{}, usageErrorf("--at %s: want time:T with T a duration (1.5s, 250ms) or a time_us value", s)
+			return analyze.Moment{}, usageErrorf("%s %s: want time:T with T a duration (1.5s, 250ms) or a time_us value", flag, s)
 		}
 		return analyze.Moment{Kind: analyze.MomentTime, Dur: d}, nil
 	}
-	return analyze.Moment{}, usageErrorf("--at %q: want peak, oom, oom:K, end, entry:N, time:T or step:K", s)
+	return analyze.Moment{}, usageErrorf("%s %q: want peak, oom, oom:K, end, entry:N, time:T or step:K", flag, s)
 }
 
 // resolveMoment is m.Resolve with its errors as the commands report them:
@@ -93,6 +99,30 @@ func resolveMoment(s *snapshot.Snapshot, r *analyze.Result, m analyze.Moment) (i
 		return 0, absentf("", "%s", me.Msg)
 	}
 	return 0, usageErrorf("%s", me.Msg)
+}
+
+// resolveMomentFlag is resolveMoment for the flag named flag ("--to"):
+// its errors name that flag where Resolve's name --at.
+func resolveMomentFlag(flag string, s *snapshot.Snapshot, r *analyze.Result, m analyze.Moment) (int, error) {
+	i, err := resolveMoment(s, r, m)
+	return i, renameFlag(err, flag)
+}
+
+// renameFlag returns err with "--at" in its message replaced by flag.
+func renameFlag(err error, flag string) error {
+	if err == nil || flag == "--at" || !strings.Contains(err.Error(), "--at") {
+		return err
+	}
+	msg := strings.ReplaceAll(err.Error(), "--at", flag)
+	var ae *absentError
+	if errors.As(err, &ae) {
+		return &usageError{&absentError{msg: strings.ReplaceAll(ae.msg, "--at", flag), hint: ae.hint}}
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return usageErrorf("%s", msg)
+	}
+	return errors.New(msg)
 }
 
 // absentError is the error of a --at moment one device's trace does not

@@ -66,9 +66,9 @@ Without --device every device with a trace is listed.`,
 					}
 				}
 			}
-			for _, m := range []string{opts.from, opts.to} {
-				if m != "" {
-					if _, err := parseMoment(m); err != nil {
+			for _, fl := range []struct{ name, v string }{{"--from", opts.from}, {"--to", opts.to}} {
+				if fl.v != "" {
+					if _, err := parseMomentFlag(fl.name, fl.v); err != nil {
 						return err
 					}
 				}
@@ -159,24 +159,34 @@ func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, 
 				if err != nil {
 					return err
 				}
+				from, to := -1, len(s.Traces[d])-1 // the states the range runs between
 				if opts.from != "" {
-					m, _ := parseMoment(opts.from)
-					i, err := resolveMoment(s, r, m)
+					m, _ := parseMomentFlag("--from", opts.from)
+					i, err := resolveMomentFlag("--from", s, r, m)
 					if err != nil {
 						return err
 					}
-					f.From = max(i, 0)
+					from = i
+					// The listing starts at the first entry at or after
+					// the moment (for time:T, the first entry at T or later).
+					if f.From, err = m.ResolveFirst(s, r); err != nil {
+						return renameFlag(err, "--from")
+					}
 				}
 				if opts.to != "" {
-					m, _ := parseMoment(opts.to)
-					i, err := resolveMoment(s, r, m)
+					m, _ := parseMomentFlag("--to", opts.to)
+					i, err := resolveMomentFlag("--to", s, r, m)
 					if err != nil {
 						return err
 					}
+					to = i
 					f.To = i
 					if i < 0 {
 						f.From, f.To = 1, 0 // before the first entry: nothing
 					}
+				}
+				if from > to {
+					return usageErrorf("--from %s comes after --to %s on device %d (entry %d after entry %d)", opts.from, opts.to, d, from, to)
 				}
 			}
 			if opts.addr != "" {
