@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,5 +40,29 @@ func TestTraceRange(t *testing.T) {
 	}
 	if !strings.Contains(out, "1 shown (entries 8 to 8)") {
 		t.Errorf("trace --from time:19ms --to time:20ms:\n%s", out)
+	}
+}
+
+// TestReportSeveralFilesMonitor: --smi and --stats with several files (or
+// --base) are refused with exit 2 naming the flags, not dropped (finding 2).
+func TestReportSeveralFilesMonitor(t *testing.T) {
+	a, b := fixture(t, "mlp_train.pickle"), fixture(t, "monitor_train.pickle")
+	smi, stats := fixture(t, "monitor_train.smi.csv"), fixture(t, "monitor_train.stats.jsonl")
+	out := t.TempDir() + "/r.html"
+	for _, args := range [][]string{
+		{"--smi", smi, a, b},
+		{"--stats", stats, a, b},
+		{"--smi", smi, "--stats", stats, "--base", a, b},
+	} {
+		_, _, err := runSnapview(t, append([]string{"report", "-o", out}, args...)...)
+		if err == nil || exitCode(err) != 2 {
+			t.Errorf("report %v: %v, want exit 2", args, err)
+			continue
+		}
+		for _, fl := range []string{"--smi", "--stats"} {
+			if slices.Contains(args, fl) && !strings.Contains(err.Error(), fl) {
+				t.Errorf("report %v: %q does not name %s", args, err, fl)
+			}
+		}
 	}
 }

@@ -108,6 +108,23 @@ Monitoring logs (--smi, --stats):
 					opts.files = []string{opts.base, args[0]}
 				}
 			}
+			if opts.files != nil {
+				// A page of several files draws no monitoring log: refuse
+				// them rather than drop them silently.
+				var given []string
+				for _, fl := range []string{"smi", "stats", "tz", "gpu"} {
+					if cmd.Flags().Changed(fl) {
+						given = append(given, "--"+fl)
+					}
+				}
+				if len(given) > 0 {
+					what := "a report of several files"
+					if opts.base != "" {
+						what = "a report with --base"
+					}
+					return usageErrorf("%s: %s does not draw monitoring logs; report one FILE with them", strings.Join(given, ", "), what)
+				}
+			}
 			if opts.top < 1 {
 				return usageErrorf("--top must be at least 1, got %d", opts.top)
 			}
