@@ -37,6 +37,11 @@ type FoldedOptions struct {
 	// shows the program's own call sites; a stack with none reads
 	// "<no-user-frames>".
 	UserFrames bool
+	// Root, when not "", is a leading frame put before every line (the
+	// file's name, when several files go into one flame graph, so that
+	// their bytes stay apart). ';' and line breaks in it, which would cut
+	// it into frames or lines, become '_'.
+	Root string
 }
 
 // FoldedSegment is one segment as the folded writer sees it: the file's
@@ -90,7 +95,7 @@ func StateSegments(st *analyze.State) []FoldedSegment {
 // WriteFolded writes one folded-stack line per block of segs, as
 // torch/cuda/_memory_viz.py's memory() and segments() do (_write_blocks):
 //
-//	stream_S[;seg_A];STATE;FRAMES BYTES
+//	[ROOT;]stream_S[;seg_A];STATE;FRAMES BYTES
 //
 // with FRAMES the block's stack outermost first, each frame
 // "basename:line:name" (_frame_fmt), frames dropped by _frame_filter left
@@ -109,10 +114,14 @@ func WriteFolded(w io.Writer, s *snapshot.Snapshot, segs []FoldedSegment, o Fold
 		frag[id] = f
 		return f
 	}
+	root := strings.NewReplacer(";", "_", "\n", "_", "\r", "_").Replace(o.Root)
 	var line []byte
 	for i := range segs {
 		sg := &segs[i]
 		prefix := "stream_" + strconv.FormatUint(sg.Stream, 10)
+		if root != "" {
+			prefix = root + ";" + prefix
+		}
 		if o.View == FoldedSegments {
 			prefix += ";seg_" + strconv.FormatUint(uint64(sg.Addr), 10)
 		}

@@ -60,7 +60,8 @@ Formats (--format):
                 flamegraph.pl, from the segments the file holds; with --at,
                 from the replayed state at that moment. --user-frames keeps
                 only the program's own frames (no torch, standard library or
-                C++).
+                C++). With several files each line starts with a frame
+                naming its file, so that their bytes stay apart.
   chrome-trace  Chrome trace JSON (Perfetto UI, speedscope): counters
                 allocated, active and reserved per device, an instant event
                 at each OOM, record_function ranges as complete events;
@@ -103,6 +104,9 @@ its path: --path-label 'rank=rank(\d+)' labels run/rank3.pickle rank=3.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.files = args
 			opts.atSet = cmd.Flags().Changed("at")
+			if !opts.atSet {
+				opts.at = "peak" // pprof's default; folded without --at reads the file's segments
+			}
 			if err := opts.check(cmd); err != nil {
 				return err
 			}
@@ -112,7 +116,7 @@ its path: --path-label 'rank=rank(\d+)' labels run/rank3.pickle rank=3.
 	f := cmd.Flags()
 	f.StringVar(&opts.format, "format", "", "pprof, folded, chrome-trace or parquet (required)")
 	f.StringVarP(&opts.out, "output", "o", "", "the file to write (- for standard output), a directory for parquet (required)")
-	f.StringVar(&opts.at, "at", "peak", "pprof, folded: the moment: peak, oom, oom:K, end, entry:N or time:T (folded: default the file's segments)")
+	f.StringVar(&opts.at, "at", "", "pprof, folded: the moment: peak, oom, oom:K, end, entry:N or time:T (default: pprof the peak of each device; folded the segments the file holds, its end state)")
 	f.StringVar(&opts.base, "base", "", "pprof: subtract this snapshot's profile (at --base-at, else at --at)")
 	f.StringVar(&opts.baseAt, "base-at", "", "pprof: subtract the profile at this moment (of --base, else of FILE)")
 	f.StringArrayVar(&opts.labels, "label", nil, "key=value put on every sample or row (repeatable)")
@@ -268,10 +272,12 @@ func eachSnapshot(ctx context.Context, files []string, stdin io.Reader, stderr i
 // statesAt replays each device of s and takes its state at the moment at
 // (a device without a trace: the state the file holds, for peak and end).
 // A device that lacks the moment (no oom entry) is left out with a note;
-// when every device lacks it, the first one's error is returned.
+// when every device lacks it, the first one's error is returned, with no
+// note.
 func statesAt(s *snapshot.Snapshot, at analyze.Moment, label string, name string, stderr io.Writer) ([]export.DeviceState, error) {
 	var out []export.DeviceState
 	var firstErr error
+	var notes []string // devices left out, printed when another is kept
 	for _, d := range s.Devices() {
 		r, err := analyze.Replay(s, d)
 		if err != nil {
@@ -287,7 +293,7 @@ func statesAt(s *snapshot.Snapshot, at analyze.Moment, label string, name string
 				if firstErr == nil {
 					firstErr = err
 				}
-				fmt.Fprintf(stderr, "note: %s: device %d left out: %v\n", name, d, a)
+				notes = append(notes, fmt.Sprintf("note: %s: device %d left out: %v\n", name, d, a))
 				continue
 			}
 			return nil, err
@@ -299,7 +305,10 @@ func statesAt(s *snapshot.Snapshot, at analyze.Moment, label string, name string
 		out = append(out, export.DeviceState{Result: r, State: st, Moment: label})
 	}
 	if len(out) == 0 && firstErr != nil {
-		return nil, firstErr
+		return nil, firstErr // the error says it: no note besides
+	}
+	for _, n := range notes {
+		io.WriteString(stderr, n)
 	}
 	return out, nil
 }
@@ -379,11 +388,28 @@ func exportFolded(ctx context.Context, opts *exportOptions, stdin io.Reader, std
 	type part struct {
 		s    *snapshot.Snapshot
 		segs []export.FoldedSegment
+		root string
+	}
+	// With several files each line starts with a frame naming its file,
+	// so that the flame graph keeps the programs apart.
+	// A file given twice gets "#2" on its second frame: the same frame
+	// would add its bytes up as one program's.
+	seen := map[string]int{}
+	root := func(src source) string {
+		if len(opts.files) < 2 {
+			return ""
+		}
+		seen[src.name]++
+		if k := seen[src.name]; k > 1 {
+			return fmt.Sprintf("%s#%d", src.name, k)
+		}
+		return src.name
 	}
 	var parts []part
 	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
+		root := root(src)
 		if !opts.atSet {
-			parts = append(parts, part{s, export.FileSegments(s)})
+			parts = append(parts, part{s, export.FileSegments(s), root})
 			return nil
 		}
 		states, err := statesAt(s, at, opts.at, src.name, stderr)
@@ -391,7 +417,7 @@ func exportFolded(ctx context.Context, opts *exportOptions, stdin io.Reader, std
 			return err
 		}
 		for _, ds := range states {
-			parts = append(parts, part{s, export.StateSegments(ds.State)})
+			parts = append(parts, part{s, export.StateSegments(ds.State), root})
 		}
 		return nil
 	})
@@ -400,6 +426,7 @@ func exportFolded(ctx context.Context, opts *exportOptions, stdin io.Reader, std
 	}
 	return writeOutput(ctx, opts.out, stdout, func(w io.Writer) error {
 		for _, p := range parts {
+			o.Root = p.root
 			if err := export.WriteFolded(w, p.s, p.segs, o); err != nil {
 				return err
 			}

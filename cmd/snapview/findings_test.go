@@ -66,3 +66,60 @@ func TestReportSeveralFilesMonitor(t *testing.T) {
 		}
 	}
 }
+
+// TestExportFoldedSeveralFiles: with several files every folded line
+// starts with a frame naming its file (finding 11); a file given twice
+// keeps its two copies apart.
+func TestExportFoldedSeveralFiles(t *testing.T) {
+	a, b := fixture(t, "mlp_train.pickle"), fixture(t, "monitor_train.pickle")
+	for _, at := range [][]string{nil, {"--at", "peak"}} {
+		args := append([]string{"export", "--format", "folded", "-o", "-"}, at...)
+		out, _, err := runSnapview(t, append(args, a, b, a)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots := map[string]int{}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			root, rest, _ := strings.Cut(line, ";")
+			if !strings.HasPrefix(rest, "stream_") {
+				t.Fatalf("export folded %v: line without a file frame: %q", at, line)
+			}
+			roots[root]++
+		}
+		for _, want := range []string{a, b, a + "#2"} {
+			if roots[want] == 0 {
+				t.Errorf("export folded %v: no line under %q (%v)", at, want, roots)
+			}
+		}
+		if roots[a] != roots[a+"#2"] {
+			t.Errorf("export folded %v: %d lines for %s, %d for its second copy", at, roots[a], a, roots[a+"#2"])
+		}
+	}
+	out, _, err := runSnapview(t, "export", "--format", "folded", "-o", "-", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "stream_") {
+		t.Errorf("export folded of one file has a file frame: %.80q", out)
+	}
+}
+
+// TestExportAtHelpAndOOM: export --help states each format's default --at
+// (finding 15), and pprof --at oom on a file without an oom prints the
+// error alone, no note besides.
+func TestExportAtHelpAndOOM(t *testing.T) {
+	out, _, err := runSnapview(t, "export", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, `(default "peak")`) || !strings.Contains(out, "folded the segments the file holds") {
+		t.Errorf("export --help on --at:\n%s", out)
+	}
+	_, stderr, err := runSnapview(t, "export", "--format", "pprof", "--at", "oom", "-o", t.TempDir()+"/x.pb.gz", fixture(t, "mlp_train.pickle"))
+	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "no oom entry") {
+		t.Fatalf("export pprof --at oom: %v", err)
+	}
+	if strings.Contains(stderr, "note:") {
+		t.Errorf("export pprof --at oom prints a note besides the error: %q", stderr)
+	}
+}
