@@ -3,7 +3,10 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 
 	"github.com/snapview/snapview/snapshot"
 )
@@ -33,6 +36,27 @@ var rankFigures = []struct {
 	{RankReservedMinusAllocated, func(s *Side) int64 { return s.ReservedAtPeakAllocated - s.PeakAllocated }},
 }
 
+// known reports whether s's peak figures are known: a side whose history
+// is unknown (no trace: the state at the dump only; a replay that ends off
+// the file) has no peak to compare, and [CompareRanks] leaves it out of the
+// spreads, the outliers, the median rank and the peak timing.
+func known(s *Side) bool { return s.Stats.Known.History != Unknown }
+
+// rankNumberRE finds a rank in a file name: rank3, rank_3, rank-3, RANK03.
+var rankNumberRE = regexp.MustCompile(`(?i)rank[-_]?(\d+)`)
+
+// RankNumber returns the rank a snapshot's file name gives (the last
+// "rankN" in its base name: ddp_rank10.pickle is 10), ok false when the
+// name has none.
+func RankNumber(path string) (n int, ok bool) {
+	m := rankNumberRE.FindAllStringSubmatch(filepath.Base(path), -1)
+	if len(m) == 0 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[len(m)-1][1])
+	return n, err == nil
+}
+
 // RankSpread is one figure over the ranks: min, median and max (bytes),
 // the ranks holding them (indexes into Ranks.Sides), and the spread
 // (max minus min).
@@ -59,7 +83,8 @@ type RankOutlier struct {
 type VaryingStack struct {
 	Key    string
 	Frames []snapshot.Frame
-	// Bytes has one value per rank (0 where the rank has none live).
+	// Bytes has one value per rank (0 where the rank has none live, and
+	// for a rank in Ranks.Unknown, which is left out).
 	Bytes    []int64
 	Min, Max int64
 	MinRank  int
@@ -89,20 +114,31 @@ type Ranks struct {
 	// steps or times (more than 1% apart, from each trace's first entry):
 	// the rows compare each rank at its own peak, not one instant.
 	PeaksApart bool
+	// Unknown are the ranks whose peak figures are unknown (Stats.Known.
+	// History), left out of Spreads, Outliers, Median and PeaksApart.
+	Unknown []int
 }
 
 // CompareRanks compares sides, each a rank taken at its allocated peak
 // ([MeasureSide] at Result.PeakIndex). top bounds Ranks.Stacks (0: all).
 func CompareRanks(sides []*Side, top int) *Ranks {
-	rk := &Ranks{Sides: sides, Spreads: []RankSpread{}, Outliers: []RankOutlier{}, Stacks: []VaryingStack{}, Median: -1, Outlier: -1}
+	rk := &Ranks{Sides: sides, Spreads: []RankSpread{}, Outliers: []RankOutlier{}, Stacks: []VaryingStack{}, Median: -1, Outlier: -1, Unknown: []int{}}
 	if len(sides) == 0 {
 		return rk
 	}
-	for _, f := range rankFigures {
-		idx := make([]int, len(sides))
-		for i := range idx {
-			idx[i] = i
+	var idxKnown []int // the ranks whose figures are known
+	for i, s := range sides {
+		if known(s) {
+			idxKnown = append(idxKnown, i)
+		} else {
+			rk.Unknown = append(rk.Unknown, i)
 		}
+	}
+	for _, f := range rankFigures {
+		if len(idxKnown) == 0 {
+			break
+		}
+		idx := slices.Clone(idxKnown)
 		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(f.get(sides[a]), f.get(sides[b])) })
 		med := idx[(len(idx)-1)/2]
 		sp := RankSpread{
@@ -118,7 +154,8 @@ func CompareRanks(sides []*Side, top int) *Ranks {
 		if f.name == RankReservedMinusAllocated || sp.Median <= 0 {
 			continue // a small cache is no outlier; nothing to compare with 0
 		}
-		for i, s := range sides {
+		for _, i := range idxKnown {
+			s := sides[i]
 			dev := float64(f.get(s)-sp.Median) / float64(sp.Median)
 			if dev > OutlierShare || dev < -OutlierShare {
 				rk.Outliers = append(rk.Outliers, RankOutlier{Rank: i, Figure: f.name, Value: f.get(s), Median: sp.Median, Deviation: dev})
@@ -146,8 +183,12 @@ func CompareRanks(sides []*Side, top int) *Ranks {
 	if rk.Outlier >= 0 {
 		rk.Diff = Compare(sides[rk.Median], sides[rk.Outlier])
 	}
-	rk.Stacks = varyingStacks(sides, top)
-	rk.PeaksApart = peaksApart(sides)
+	rk.Stacks = varyingStacks(sides, idxKnown, top)
+	var knownSides []*Side
+	for _, i := range idxKnown {
+		knownSides = append(knownSides, sides[i])
+	}
+	rk.PeaksApart = peaksApart(knownSides)
 	return rk
 }
 
@@ -159,12 +200,13 @@ func abs(x float64) float64 {
 }
 
 // varyingStacks returns the stack keys whose bytes vary most across the
-// sides, largest spread first, then key; keys with no spread are left out.
-func varyingStacks(sides []*Side, top int) []VaryingStack {
+// sides of idx (the ranks whose peaks are known), largest spread first,
+// then key; keys with no spread are left out.
+func varyingStacks(sides []*Side, idx []int, top int) []VaryingStack {
 	byKey := map[string]*VaryingStack{}
 	var keys []string
-	for r, s := range sides {
-		for _, t := range s.Stacks {
+	for _, r := range idx {
+		for _, t := range sides[r].Stacks {
 			v := byKey[t.Key]
 			if v == nil {
 				v = &VaryingStack{Key: t.Key, Bytes: make([]int64, len(sides))}
@@ -178,8 +220,9 @@ func varyingStacks(sides []*Side, top int) []VaryingStack {
 	out := []VaryingStack{}
 	for _, k := range keys {
 		v := byKey[k]
-		v.Min, v.Max = v.Bytes[0], v.Bytes[0]
-		for r, b := range v.Bytes {
+		v.Min, v.Max, v.MinRank, v.MaxRank = v.Bytes[idx[0]], v.Bytes[idx[0]], idx[0], idx[0]
+		for _, r := range idx {
+			b := v.Bytes[r]
 			if b < v.Min {
 				v.Min, v.MinRank = b, r
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -23,25 +24,83 @@ type RanksOptions struct {
 }
 
 // rankFileNames names each side's file as briefly as stays unambiguous:
-// its base name, or the whole path when two files share a base name.
+// the fewest trailing path elements that tell the files apart (its base
+// name, or "legacy_segments/snapshot.pickle" when two files share a base
+// name), the whole path where no shorter suffix does.
 func rankFileNames(sides []*analyze.Side) []string {
-	seen := map[string]string{}
-	short := true
+	files := map[string]bool{}
 	for _, s := range sides {
-		b := baseName(s.File)
-		if f, ok := seen[b]; ok && f != s.File {
-			short = false
+		files[s.File] = true
+	}
+	suffix := func(p string, k int) string {
+		parts := strings.Split(filepath.ToSlash(p), "/")
+		if k >= len(parts) {
+			return p
 		}
-		seen[b] = s.File
+		return strings.Join(parts[len(parts)-k:], "/")
 	}
 	out := make([]string, len(sides))
-	for i, s := range sides {
-		out[i] = s.File
-		if short {
-			out[i] = baseName(s.File)
+	for k := 1; ; k++ {
+		owner := map[string]string{}
+		clash, whole := false, true
+		for i, s := range sides {
+			out[i] = suffix(s.File, k)
+			if f, ok := owner[out[i]]; ok && f != s.File {
+				clash = true
+			}
+			owner[out[i]] = s.File
+			whole = whole && out[i] == s.File
+		}
+		if !clash || whole {
+			return out
 		}
 	}
+}
+
+// rankNames names each side for the lines that point at a rank: "rank N"
+// where its file's name gives N (analyze.RankNumber), else its file name
+// (see rankFileNames); "device D" is added for a file compared by
+// several devices. Where two sides would get the same name, every side is
+// named by its file (and device). Never the side's position.
+func rankNames(sides []*analyze.Side) []string {
+	files := rankFileNames(sides)
+	perFile := map[string]int{}
+	for _, s := range sides {
+		perFile[s.File]++
+	}
+	name := func(i int, byFile bool) string {
+		s := sides[i]
+		out := files[i]
+		if n, ok := analyze.RankNumber(s.File); ok && !byFile {
+			out = "rank " + strconv.Itoa(n)
+		}
+		if perFile[s.File] > 1 {
+			out += " device " + strconv.Itoa(s.Device)
+		}
+		return out
+	}
+	out := make([]string, len(sides))
+	seen := map[string]bool{}
+	for i := range sides {
+		out[i] = name(i, false)
+		if seen[out[i]] {
+			for j := range sides {
+				out[j] = name(j, true)
+			}
+			return out
+		}
+		seen[out[i]] = true
+	}
 	return out
+}
+
+// rankColumn is the Rank column: the rank the file name gives, "-" when
+// it gives none.
+func rankColumn(s *analyze.Side) string {
+	if n, ok := analyze.RankNumber(s.File); ok {
+		return strconv.Itoa(n)
+	}
+	return "-"
 }
 
 // when says when a peak fell: "step 7, 2.310 s" or "entry 1,234, 2.310 s".
@@ -70,6 +129,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 	t.Header("Rank", "File", "Dev", "Peak allocated", "When", "Peak reserved", "When",
 		"Cached at peak", "End allocated", "OOMs", "Retries", "Coverage")
 	names := rankFileNames(rk.Sides)
+	labels := rankNames(rk.Sides)
 	for i, s := range rk.Sides {
 		h := s.Stats.Known.History
 		flag := ""
@@ -79,10 +139,10 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 				break
 			}
 		}
-		t.Append(strconv.Itoa(i)+flag, names[i], strconv.Itoa(s.Device),
+		t.Append(rankColumn(s)+flag, names[i], strconv.Itoa(s.Device),
 			figureValue(s.PeakAllocated, true, h), when(s, s.PeakAllocatedAt, s.PeakAllocatedStep, s.PeakAllocatedUS),
 			figureValue(s.PeakReserved, true, h), when(s, s.PeakReservedAt, s.PeakReservedStep, s.PeakReservedUS),
-			FormatBytes(s.ReservedAtPeakAllocated-s.PeakAllocated),
+			figureValue(s.ReservedAtPeakAllocated-s.PeakAllocated, true, h),
 			FormatBytes(s.End.AllocatedBytes[analyze.PoolAll].Current),
 			figureValue(int64(s.OOMs), false, s.End.Known.NumOOMs),
 			figureValue(s.End.NumAllocRetries, false, s.End.Known.NumAllocRetries),
@@ -93,8 +153,25 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 	}
 	fmt.Fprintln(w, "Cached at peak: reserved minus allocated at the allocated peak. '!': beyond 10% of the median rank;")
 	fmt.Fprintln(w, "'+': at least this much (the trace misses the start, or a retry that leaves no entry); '?': unknown.")
+	fmt.Fprintln(w, "Rank: the rank the file name gives ('-': none).")
 
 	fmt.Fprintln(w)
+	if len(rk.Unknown) > 0 {
+		var left []string
+		for _, i := range rk.Unknown {
+			left = append(left, labels[i])
+		}
+		why := rk.Sides[rk.Unknown[0]].Stats.Known.Why
+		fmt.Fprintf(w, "Left out of what follows, their peaks unknown: %s", strings.Join(left, ", "))
+		if why != "" {
+			fmt.Fprintf(w, " (%s)", why)
+		}
+		fmt.Fprintln(w, ".")
+	}
+	if len(rk.Spreads) == 0 {
+		fmt.Fprintln(w, "No rank's peaks are known: nothing to compare.")
+		return nil
+	}
 	t = newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
 	t.Header("Over the ranks", "Min", "Median", "Max", "Spread")
 	for _, sp := range rk.Spreads {
@@ -103,15 +180,15 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 			spread += fmt.Sprintf(" (%.0f%%)", 100*float64(sp.Spread)/float64(sp.Median))
 		}
 		t.Append(sp.Figure.String(),
-			fmt.Sprintf("%s (rank %d)", FormatBytes(sp.Min), sp.MinRank),
-			fmt.Sprintf("%s (rank %d)", FormatBytes(sp.Median), sp.MedianRank),
-			fmt.Sprintf("%s (rank %d)", FormatBytes(sp.Max), sp.MaxRank),
+			fmt.Sprintf("%s (%s)", FormatBytes(sp.Min), labels[sp.MinRank]),
+			fmt.Sprintf("%s (%s)", FormatBytes(sp.Median), labels[sp.MedianRank]),
+			fmt.Sprintf("%s (%s)", FormatBytes(sp.Max), labels[sp.MaxRank]),
 			spread)
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
-	if len(rk.Sides) > 1 {
+	if len(rk.Sides)-len(rk.Unknown) > 1 {
 		if rk.PeaksApart {
 			fmt.Fprintln(w, "The ranks' peaks fall at different times (see When): each rank is compared at its own peak, not at one instant.")
 		} else {
@@ -126,8 +203,8 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 		fmt.Fprintln(w, "Flagged: more than 10% away from the median rank")
 		for _, out := range rk.Outliers {
 			s := rk.Sides[out.Rank]
-			fmt.Fprintf(w, "  rank %d (%s, device %d): %s %s, %+.1f%% against the median %s\n",
-				out.Rank, s.File, s.Device, out.Figure, FormatBytes(out.Value), 100*out.Deviation, FormatBytes(out.Median))
+			fmt.Fprintf(w, "  %s (%s, device %d): %s %s, %+.1f%% against the median %s\n",
+				labels[out.Rank], s.File, s.Device, out.Figure, FormatBytes(out.Value), 100*out.Deviation, FormatBytes(out.Median))
 		}
 	}
 
@@ -138,8 +215,8 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 		t.Header("#", "Spread", "Min", "Max", "Stack (innermost frame first)")
 		for i, v := range rk.Stacks {
 			t.Append(strconv.Itoa(i+1), FormatBytes(v.Spread),
-				fmt.Sprintf("%s (rank %d)", FormatBytes(v.Min), v.MinRank),
-				fmt.Sprintf("%s (rank %d)", FormatBytes(v.Max), v.MaxRank),
+				fmt.Sprintf("%s (%s)", FormatBytes(v.Min), labels[v.MinRank]),
+				fmt.Sprintf("%s (%s)", FormatBytes(v.Max), labels[v.MaxRank]),
 				strings.Join(frameLines(v.Frames, o.Full, o.Frames), "\n"))
 		}
 		if err := t.Render(); err != nil {
@@ -149,7 +226,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 
 	if rk.Diff != nil {
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "Rank %d against the median rank %d, each at its peak\n", rk.Outlier, rk.Median)
+		fmt.Fprintf(w, "Diffed: %s against the median rank, %s, each at its peak\n", labels[rk.Outlier], labels[rk.Median])
 		for _, n := range rk.Diff.Notes {
 			fmt.Fprintf(w, "  %s\n", n)
 		}
@@ -169,25 +246,36 @@ type ranksJSON struct {
 	MedianRank  int               `json:"median_rank"`
 	OutlierRank int               `json:"outlier_rank"`
 	PeaksApart  bool              `json:"peaks_apart"`
+	Unknown     []int             `json:"unknown_ranks"`
 	Diff        *diffJSON         `json:"diff"`
 }
 
 type rankJSON struct {
+	Name                  string `json:"name"`
+	Rank                  *int   `json:"rank"`
 	File                  string `json:"file"`
 	Device                int    `json:"device"`
-	PeakAllocatedBytes    int64  `json:"peak_allocated_bytes"`
-	PeakReservedBytes     int64  `json:"peak_reserved_bytes"`
+	PeakAllocatedBytes    *int64 `json:"peak_allocated_bytes"`
+	PeakReservedBytes     *int64 `json:"peak_reserved_bytes"`
 	CurrentAllocatedBytes int64  `json:"current_allocated_bytes"`
 	CurrentReservedBytes  int64  `json:"current_reserved_bytes"`
-	OOMs                  int    `json:"ooms"`
+	OOMs                  *int   `json:"ooms"`
 	Exactness             string `json:"exactness"`
 	PeakAllocatedEntry    int    `json:"peak_allocated_entry"`
 	PeakAllocatedStep     int    `json:"peak_allocated_step"`
 	PeakReservedEntry     int    `json:"peak_reserved_entry"`
 	PeakReservedStep      int    `json:"peak_reserved_step"`
-	ReservedMinusAlloc    int64  `json:"reserved_minus_allocated_bytes"`
-	NumAllocRetries       int64  `json:"num_alloc_retries"`
+	ReservedMinusAlloc    *int64 `json:"reserved_minus_allocated_bytes"`
+	NumAllocRetries       *int64 `json:"num_alloc_retries"`
 	Coverage              string `json:"coverage"`
+}
+
+// knownOr returns &v, or nil (JSON null) when v is unknown.
+func knownOr[T any](v T, e analyze.Exactness) *T {
+	if e == analyze.Unknown {
+		return nil
+	}
+	return &v
 }
 
 type rankSpreadJSON struct {
@@ -203,6 +291,7 @@ type rankSpreadJSON struct {
 
 type rankOutlierJSON struct {
 	Rank      int     `json:"rank"`
+	Name      string  `json:"name"`
 	File      string  `json:"file"`
 	Device    int     `json:"device"`
 	Figure    string  `json:"figure"`
@@ -214,7 +303,7 @@ type rankOutlierJSON struct {
 type rankStackJSON struct {
 	Key    string          `json:"key"`
 	Frames []diffFrameJSON `json:"frames"`
-	Bytes  []int64         `json:"bytes"`
+	Bytes  []*int64        `json:"bytes"`
 	Min    int64           `json:"min"`
 	Max    int64           `json:"max"`
 	Spread int64           `json:"spread"`
@@ -224,20 +313,26 @@ type rankStackJSON struct {
 func WriteRanksJSON(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 	j := ranksJSON{
 		Ranks: []rankJSON{}, Spreads: []rankSpreadJSON{}, Outliers: []rankOutlierJSON{}, Stacks: []rankStackJSON{},
-		MedianRank: rk.Median, OutlierRank: rk.Outlier, PeaksApart: rk.PeaksApart,
+		MedianRank: rk.Median, OutlierRank: rk.Outlier, PeaksApart: rk.PeaksApart, Unknown: rk.Unknown,
 	}
-	for _, s := range rk.Sides {
-		j.Ranks = append(j.Ranks, rankJSON{
-			File: s.File, Device: s.Device,
-			PeakAllocatedBytes: s.PeakAllocated, PeakReservedBytes: s.PeakReserved,
+	labels := rankNames(rk.Sides)
+	for i, s := range rk.Sides {
+		h := s.Stats.Known.History
+		rj := rankJSON{
+			Name: labels[i], File: s.File, Device: s.Device,
+			PeakAllocatedBytes: knownOr(s.PeakAllocated, h), PeakReservedBytes: knownOr(s.PeakReserved, h),
 			CurrentAllocatedBytes: s.End.AllocatedBytes[analyze.PoolAll].Current,
 			CurrentReservedBytes:  s.End.ReservedBytes[analyze.PoolAll].Current,
-			OOMs:                  s.OOMs, Exactness: s.Stats.Known.History.String(),
+			OOMs:                  knownOr(s.OOMs, s.End.Known.NumOOMs), Exactness: h.String(),
 			PeakAllocatedEntry: s.PeakAllocatedAt, PeakAllocatedStep: s.PeakAllocatedStep,
 			PeakReservedEntry: s.PeakReservedAt, PeakReservedStep: s.PeakReservedStep,
-			ReservedMinusAlloc: s.ReservedAtPeakAllocated - s.PeakAllocated,
-			NumAllocRetries:    s.End.NumAllocRetries, Coverage: string(s.Coverage),
-		})
+			ReservedMinusAlloc: knownOr(s.ReservedAtPeakAllocated-s.PeakAllocated, h),
+			NumAllocRetries:    knownOr(s.End.NumAllocRetries, s.End.Known.NumAllocRetries), Coverage: string(s.Coverage),
+		}
+		if n, ok := analyze.RankNumber(s.File); ok {
+			rj.Rank = &n
+		}
+		j.Ranks = append(j.Ranks, rj)
 	}
 	for _, sp := range rk.Spreads {
 		j.Spreads = append(j.Spreads, rankSpreadJSON{
@@ -248,12 +343,16 @@ func WriteRanksJSON(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 	for _, out := range rk.Outliers {
 		s := rk.Sides[out.Rank]
 		j.Outliers = append(j.Outliers, rankOutlierJSON{
-			Rank: out.Rank, File: s.File, Device: s.Device, Figure: string(out.Figure),
+			Rank: out.Rank, Name: labels[out.Rank], File: s.File, Device: s.Device, Figure: string(out.Figure),
 			Value: out.Value, Median: out.Median, Deviation: out.Deviation,
 		})
 	}
 	for _, v := range rk.Stacks {
-		j.Stacks = append(j.Stacks, rankStackJSON{Key: v.Key, Frames: framesJSON(v.Frames), Bytes: v.Bytes, Min: v.Min, Max: v.Max, Spread: v.Spread})
+		bytes := make([]*int64, len(v.Bytes))
+		for r, b := range v.Bytes {
+			bytes[r] = knownOr(b, rk.Sides[r].Stats.Known.History)
+		}
+		j.Stacks = append(j.Stacks, rankStackJSON{Key: v.Key, Frames: framesJSON(v.Frames), Bytes: bytes, Min: v.Min, Max: v.Max, Spread: v.Spread})
 	}
 	if rk.Diff != nil {
 		dj := diffToJSON(rk.Diff, DiffOptions{BaseAt: "peak", NewAt: "peak"})

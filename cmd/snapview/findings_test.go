@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -121,5 +124,105 @@ func TestExportAtHelpAndOOM(t *testing.T) {
 	}
 	if strings.Contains(stderr, "note:") {
 		t.Errorf("export pprof --at oom prints a note besides the error: %q", stderr)
+	}
+}
+
+// TestRanksNamedByFile: a rank is named by the number its file name gives,
+// never by its place among the arguments; a directory is read in numeric
+// order (finding 1).
+func TestRanksNamedByFile(t *testing.T) {
+	r0, r1 := fixture(t, "ddp_rank0.pickle"), fixture(t, "ddp_rank1.pickle")
+	out, _, err := runSnapview(t, "ranks", "--json", r1, r0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Ranks []struct {
+			Name string
+			Rank *int
+			File string
+		}
+		Outliers []struct{ Rank int }
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Ranks) != 2 || j.Ranks[0].Rank == nil || *j.Ranks[0].Rank != 1 || j.Ranks[0].Name != "rank 1" || *j.Ranks[1].Rank != 0 {
+		t.Errorf("ranks ddp_rank1 ddp_rank0 --json: %+v", j.Ranks)
+	}
+	text, _, err := runSnapview(t, "ranks", r1, r0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "Diffed: rank 1 against the median rank, rank 0") ||
+		!strings.Contains(text, "  rank 1 (") || strings.Contains(text, "  rank 0 (") {
+		t.Errorf("ranks ddp_rank1 ddp_rank0 names ranks by argument order:\n%s", text)
+	}
+
+	dir := t.TempDir()
+	for name, src := range map[string]string{"rank10.pickle": r1, "rank2.pickle": r0} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, err = runSnapview(t, "ranks", "--json", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Ranks = nil
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Ranks) != 2 || filepath.Base(j.Ranks[0].File) != "rank2.pickle" || *j.Ranks[0].Rank != 2 || *j.Ranks[1].Rank != 10 {
+		t.Errorf("ranks DIR: %+v, want rank2 then rank10", j.Ranks)
+	}
+}
+
+func TestCompareNatural(t *testing.T) {
+	got := []string{"rank10.pickle", "rank2.pickle", "rank1.pickle", "a.pickle", "rank02b.pickle"}
+	slices.SortFunc(got, compareNatural)
+	want := []string{"a.pickle", "rank1.pickle", "rank2.pickle", "rank02b.pickle", "rank10.pickle"}
+	if !slices.Equal(got, want) {
+		t.Errorf("natural order: %v, want %v", got, want)
+	}
+}
+
+// TestRanksUnknownLeftOut: a file with no trace has unknown peaks; the
+// min/median/max and the peak timing leave it out and say so, and --json
+// prints null, not 0, for what the text shows as '?' (finding 6).
+func TestRanksUnknownLeftOut(t *testing.T) {
+	legacy := filepath.Join(sharedSnapshot(t, "torch2.11/legacy_segments"), "snapshot.pickle")
+	stateOnly := filepath.Join(sharedSnapshot(t, "torch2.11/state_only"), "snapshot.pickle")
+	text, _, err := runSnapview(t, "ranks", legacy, stateOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "Left out of what follows, their peaks unknown: legacy_segments/snapshot.pickle") ||
+		strings.Contains(text, "(legacy_segments/snapshot.pickle) |") || strings.Contains(text, "same step") {
+		t.Errorf("ranks with a file without trace:\n%s", text)
+	}
+	out, _, err := runSnapview(t, "ranks", "--json", legacy, stateOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Ranks   []map[string]any
+		Unknown []int                                        `json:"unknown_ranks"`
+		Spreads []struct{ MinRank, MedianRank, MaxRank int } `json:"spreads"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"peak_allocated_bytes", "peak_reserved_bytes", "reserved_minus_allocated_bytes", "ooms", "num_alloc_retries"} {
+		if v, ok := j.Ranks[0][k]; !ok || v != nil {
+			t.Errorf("--json %s of a file without trace = %v, want null", k, v)
+		}
+	}
+	if !slices.Equal(j.Unknown, []int{0}) {
+		t.Errorf("unknown_ranks = %v, want [0]", j.Unknown)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -52,8 +53,11 @@ func newRanksCmd() *cobra.Command {
 		Short: "compare the ranks of a distributed run side by side: which rank uses more memory, and why",
 		Long: `ranks compares the snapshots of a distributed run, one file per rank (or
 a directory of them: its files ending in .pickle, .pkl, .json, .gz or .xz,
-in name order), and the devices of one file (a pipeline-parallel process
+in name order, numbers by value: rank2 before rank10), and the devices of one file (a pipeline-parallel process
 that recorded several GPUs): each device of each file is one rank.
+
+Each rank is named by its file: the rank its name gives (rank10.pickle is
+rank 10; the Rank column shows '-' where the name has none), else the file.
 
 For each rank: the peak allocated and reserved bytes over its trace and
 when they fell (the training step, where steps are found as leaks finds
@@ -79,7 +83,7 @@ and stack totals are kept, so the memory ranks needs does not grow with
 the number of files.
 
 --json writes one object:
-  {"ranks": [{"file", "device", "peak_allocated_bytes",
+  {"ranks": [{"name", "rank", "file", "device", "peak_allocated_bytes",
               "peak_reserved_bytes", "current_allocated_bytes",
               "current_reserved_bytes", "ooms", "exactness",
               "peak_allocated_entry", "peak_allocated_step",
@@ -88,14 +92,22 @@ the number of files.
               "coverage"}],
    "spreads":  [{"figure", "min", "median", "max", "spread",
                  "min_rank", "median_rank", "max_rank"}],
-   "outliers": [{"rank", "file", "device", "figure", "value", "median",
-                 "deviation"}],
+   "outliers": [{"rank", "name", "file", "device", "figure", "value",
+                 "median", "deviation"}],
    "stacks":   [{"key", "frames": [{"filename", "line", "name"}],
-                 "bytes": [per rank], "min", "max", "spread"}],
-   "median_rank", "outlier_rank", "peaks_apart",
+                 "bytes": [per rank, null where unknown], "min", "max",
+                 "spread"}],
+   "median_rank", "outlier_rank", "peaks_apart", "unknown_ranks",
    "diff": the median rank (base) against the outlier (new), as
            snapview diff --json writes it, or null}
-Ranks are indexes into "ranks"; exactness ("exact", "lower_bound",
+A rank's "rank" is the number its file name gives (rank10.pickle: 10),
+null where the name has none; "name" is how the text names it ("rank 10",
+else the file). "rank", "min_rank", "median_rank", "max_rank",
+"outlier_rank" and "unknown_ranks" elsewhere are indexes into "ranks".
+A rank whose peaks are unknown (a file with no trace) has null peaks and
+is left out of the spreads, the outliers, the median, the stacks and
+peaks_apart (it is listed in unknown_ranks); ooms and num_alloc_retries are null where
+unknown. Exactness ("exact", "lower_bound",
 "unknown") is that of the peaks; steps are -1 where none were found;
 deviation is (value - median) / median. Sizes are bytes.
 
@@ -157,8 +169,41 @@ func rankFiles(args []string) ([]string, error) {
 	if len(files) == 0 {
 		return nil, usageErrorf("%s: no snapshot files in the directory (.pickle, .pkl, .json, .gz, .xz)", args[0])
 	}
-	slices.Sort(files)
+	slices.SortFunc(files, compareNatural)
 	return files, nil
+}
+
+// compareNatural orders file names as a person counts: runs of digits by
+// their value, so that rank2 comes before rank10.
+func compareNatural(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digitRun is the length of the run of ASCII digits s starts with.
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 func runRanks(ctx context.Context, opts *ranksOptions, args []string, stdout, stderr io.Writer) error {
