@@ -61,7 +61,9 @@ file:
 
 --device chooses the device of both files (default: the first with a
 trace, leaving out the devices the allocator was never used on, which a
-distributed process's file lists with a lone snapshot entry).
+distributed process's file lists with a lone snapshot entry). Where
+--device names such a device of one file (rank 0's file holds device 1
+only as a lone entry), the notes say so: that side's figures are all 0.
 
 --json writes one object:
   {"base": {"file", "device", "at", "entry"},   at: the moment as given,
@@ -137,8 +139,9 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdin io.Rea
 	}
 	so := analyze.SideOptions{Full: opts.full}
 	var base, new *analyze.Side
+	var idle []string // notes on a --device the allocator never used, shown with the diff's
 	if len(args) == 1 {
-		sides, err := measureFile(ctx, stdin, stderr, args[0], &opts.device, []analyze.Moment{baseAt, newAt}, so)
+		sides, err := measureFile(ctx, stdin, stderr, args[0], &opts.device, []analyze.Moment{baseAt, newAt}, so, &idle)
 		if err != nil {
 			return err
 		}
@@ -146,17 +149,18 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdin io.Rea
 	} else {
 		// One file at a time: the first model is dropped before the
 		// second is loaded.
-		sides, err := measureFile(ctx, stdin, stderr, args[0], &opts.device, []analyze.Moment{baseAt}, so)
+		sides, err := measureFile(ctx, stdin, stderr, args[0], &opts.device, []analyze.Moment{baseAt}, so, &idle)
 		if err != nil {
 			return err
 		}
 		base = sides[0]
-		if sides, err = measureFile(ctx, stdin, stderr, args[1], &opts.device, []analyze.Moment{newAt}, so); err != nil {
+		if sides, err = measureFile(ctx, stdin, stderr, args[1], &opts.device, []analyze.Moment{newAt}, so, &idle); err != nil {
 			return err
 		}
 		new = sides[0]
 	}
 	d := analyze.Compare(base, new)
+	d.Notes = append(idle, d.Notes...)
 	ro := report.DiffOptions{BaseAt: baseAt.String(), NewAt: newAt.String(), Top: opts.top, Full: opts.full, Frames: opts.frames}
 	if opts.json {
 		return report.WriteDiffJSON(stdout, d, ro)
@@ -165,9 +169,10 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdin io.Rea
 }
 
 // measureFile loads path ("-": standard input), replays the device f names
-// (or the first with a trace), and measures it at each moment. Errors name
-// the file.
-func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path string, f *deviceFlag, at []analyze.Moment, so analyze.SideOptions) ([]*analyze.Side, error) {
+// (or the first with a trace), and measures it at each moment. When f names
+// a device the allocator was never used on in the file, a note saying so
+// is appended to idle. Errors name the file.
+func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path string, f *deviceFlag, at []analyze.Moment, so analyze.SideOptions, idle *[]string) ([]*analyze.Side, error) {
 	var sides []*analyze.Side
 	err := withSnapshotCtx(ctx, stdin, stderr, path, func(s *snapshot.Snapshot, src source) error {
 		for _, w := range s.Warnings {
@@ -182,6 +187,13 @@ func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path st
 		}
 		if note != "" {
 			fmt.Fprintf(stderr, "note: %s: %s\n", src.name, note)
+		}
+		if used := usedDevices(s); f.set && !slices.Contains(used, dev) {
+			n := fmt.Sprintf("%s: the allocator was never used on device %d (a lone snapshot entry, as other ranks' devices have in a distributed process's file): its figures are all 0", src.name, dev)
+			if len(used) > 0 {
+				n += fmt.Sprintf("; devices used: %s", joinInts(used))
+			}
+			*idle = append(*idle, n)
 		}
 		if err := ctx.Err(); err != nil {
 			return err

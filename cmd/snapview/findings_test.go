@@ -226,3 +226,34 @@ func TestRanksUnknownLeftOut(t *testing.T) {
 		t.Errorf("unknown_ranks = %v, want [0]", j.Unknown)
 	}
 }
+
+// TestDiffIdleDevice: diff --device N on a file whose allocator never used
+// device N says so in the notes, text and JSON (finding 13).
+func TestDiffIdleDevice(t *testing.T) {
+	r0, r1 := fixture(t, "ddp_rank0.pickle"), fixture(t, "ddp_rank1.pickle")
+	out, _, err := runSnapview(t, "diff", "--device", "1", r0, r1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "the allocator was never used on device 1") {
+		t.Errorf("diff --device 1 rank0 rank1 has no note on rank 0's idle device 1:\n%s", out)
+	}
+	out, _, err = runSnapview(t, "diff", "--json", "--device", "1", r0, r1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct{ Notes []string }
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Notes) == 0 || !strings.Contains(j.Notes[0], "ddp_rank0.pickle: the allocator was never used on device 1") {
+		t.Errorf("diff --json notes: %q", j.Notes)
+	}
+	out, _, err = runSnapview(t, "diff", "--device", "1", r1, r1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "never used") {
+		t.Errorf("diff --device 1 on a device used on both sides notes it idle:\n%s", out)
+	}
+}
