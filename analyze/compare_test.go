@@ -169,7 +169,9 @@ func TestRanksTwoDevices(t *testing.T) {
 // rank within 10% is not flagged, one beyond is.
 func TestOutliersMedian(t *testing.T) {
 	mk := func(peak int64) *Side {
-		return &Side{PeakAllocated: peak, PeakReserved: peak, ReservedAtPeakAllocated: peak, PeakAllocatedStep: -1}
+		s := &Side{PeakAllocated: peak, PeakReserved: peak, ReservedAtPeakAllocated: peak, PeakAllocatedStep: -1}
+		s.Stats.Known.History = Exact // a side with unknown peaks is left out
+		return s
 	}
 	rk := CompareRanks([]*Side{mk(100), mk(109), mk(120), mk(95)}, 0)
 	if rk.Median != 0 {
