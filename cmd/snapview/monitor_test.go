@@ -391,3 +391,36 @@ func TestSMINegativeGap(t *testing.T) {
 		t.Errorf("GPU 0:\n%s", out)
 	}
 }
+
+// TestSummaryFlatStatsDevice: a flat memory_stats() dump does not say its
+// device; --device N says it, so the table of rank 1's dump (taken on
+// device 1) is torch's own memory_summary(1) byte for byte (TESTER
+// finding 12: --device 1 was refused and the header said device ID 0).
+func TestSummaryFlatStatsDevice(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"ddp_rank1", []string{"--device", "1"}},
+		{"ddp_rank0", nil},
+		{"ddp_rank0", []string{"--device", "0"}},
+	} {
+		file := bundled(tt.name + ".stats.json")
+		want, err := os.ReadFile(bundled(tt.name + ".summary.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := runSnapview(t, append(append([]string{"summary", "--format", "torch"}, tt.args...), file)...)
+		if err != nil {
+			t.Errorf("%s %q: %v", tt.name, tt.args, err)
+			continue
+		}
+		if out != string(want) {
+			t.Errorf("%s %q: differs from %s.summary.txt:\n%s", tt.name, tt.args, tt.name, out)
+		}
+	}
+	js, _, err := runSnapview(t, "summary", "--format", "json", "--device", "1", bundled("ddp_rank1.stats.json"))
+	if err != nil || !strings.Contains(js, `"device": 1,`) {
+		t.Errorf("--format json --device 1: %v\n%s", err, js)
+	}
+}
