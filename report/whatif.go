@@ -329,8 +329,11 @@ func whatifOOMVerdict(r *whatif.Result) string {
 	if u := r.Uncapped; u != nil {
 		v += fmt.Sprintf("; with no cap the run reserves at most %s", FormatBytes(u.PeakReserved))
 	}
-	if !r.SelfCheck.Exact {
+	switch {
+	case !r.SelfCheck.Exact:
 		v += " (approximate: the simulation of the file's own settings diverges from the file)"
+	case r.Trust.History != analyze.Exact:
+		v += " (over the part of the run the trace covers: the file's " + TrustText(r.Trust) + ")"
 	}
 	return v + "."
 }
