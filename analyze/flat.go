@@ -229,6 +229,24 @@ func ParseStatsJSON(data []byte, defaultDevice int) ([]*MemoryStats, error) {
 	return []*MemoryStats{st}, nil
 }
 
+// StatsJSONNamesDevice reports whether data, a memory_stats() JSON that
+// [ParseStatsJSON] reads, says which device its figures are of: a dict
+// keyed by device ordinal, or a "memory_stats" dict with a "device" key.
+// A flat dict (json.dump(torch.cuda.memory_stats(d))) does not: torch
+// leaves d out, so the caller must say it (ParseStatsJSON's
+// defaultDevice). false when data does not parse.
+func StatsJSONNamesDevice(data []byte) bool {
+	top, err := decodeJSONObject(data)
+	if err != nil {
+		return false
+	}
+	if _, ok := top["memory_stats"]; ok {
+		_, ok := top["device"]
+		return ok
+	}
+	return len(top) > 0 && allDeviceKeys(top)
+}
+
 // allDeviceKeys reports whether every key of m is a device ordinal.
 func allDeviceKeys(m map[string]json.RawMessage) bool {
 	for k := range m {

@@ -86,7 +86,11 @@ func WriteSMIText(w io.Writer, v *SMIView) error {
 	for _, n := range v.Notes {
 		ew.printf("%s", wrapIndented("", n))
 	}
-	if len(v.Gaps) > 0 {
+	explain := false
+	for i := range v.Gaps {
+		explain = explain || !WrongGPULikely(&v.Gaps[i].Gap)
+	}
+	if explain {
 		ew.printf("\n%s", wrapIndented("", GapExplanation))
 	}
 	return ew.err
@@ -159,6 +163,9 @@ func GapLines(gv *GapView, loc *time.Location) []string {
 	out := []string{fmt.Sprintf("%s, at %s from %s to %s: least %s at %s, median %s, most %s.", head,
 		plural(len(g.Points), "sample"), clock(g.Points[0].TimeUS, loc), clock(g.Points[len(g.Points)-1].TimeUS, loc),
 		FormatBytes(g.Min), clock(g.MinAtUS, loc), FormatBytes(g.Median), FormatBytes(g.Max))}
+	if w := negativeGapLine(gv); w != "" {
+		out = append(out, w)
+	}
 	for _, j := range g.Jumps {
 		when := fmt.Sprintf("between %s and %s", clock(j.AfterUS, loc), clock(j.TimeUS, loc))
 		if gv.StepAt != nil {
@@ -173,6 +180,34 @@ func GapLines(gv *GapView, loc *time.Location) []string {
 		}
 	}
 	return out
+}
+
+// WrongGPULikely reports whether the gap says the nvidia-smi GPU is not
+// the device's: at most samples (the median) nvidia-smi shows less memory
+// used than PyTorch alone had reserved, which cannot be on one GPU.
+func WrongGPULikely(g *monitor.Gap) bool { return len(g.Points) > 0 && g.Median < 0 }
+
+// negativeGapLine warns of a negative gap: "" when the gap never is.
+func negativeGapLine(gv *GapView) string {
+	g := &gv.Gap
+	if len(g.Points) == 0 || g.Min >= 0 {
+		return ""
+	}
+	neg := 0
+	for _, p := range g.Points {
+		if p.Gap < 0 {
+			neg++
+		}
+	}
+	if WrongGPULikely(g) {
+		return fmt.Sprintf("  Warning: negative at %s: nvidia-smi shows GPU %d using less than PyTorch had reserved on device %d, "+
+			"which cannot be on one GPU: GPU %d is probably not the one device %d ran on (the nvidia-smi index differs from the CUDA "+
+			"ordinal under CUDA_VISIBLE_DEVICES; --gpu names it), or --tz is wrong. The figures above do not measure memory outside PyTorch.",
+			ofAll(neg, len(g.Points), "sample"), gv.GPU, gv.Device, gv.GPU, gv.Device)
+	}
+	return fmt.Sprintf("  Note: negative at %s (least %s): nvidia-smi and the reserved bytes disagree on when memory came or went "+
+		"(nvidia-smi samples on its own clock); a negative gap is no memory outside PyTorch.",
+		ofAll(neg, len(g.Points), "sample"), FormatBytes(g.Min))
 }
 
 // GapExplanation says what the memory nvidia-smi counts beyond PyTorch's
@@ -226,16 +261,19 @@ type smiClimb struct {
 }
 
 type gapJSON struct {
-	GPU     int           `json:"gpu"`
-	Device  int           `json:"device"`
-	Against string        `json:"against"`
-	Samples int           `json:"samples"`
-	Min     int64         `json:"min_bytes"`
-	MinAtUS int64         `json:"min_at_time_us"`
-	Median  int64         `json:"median_bytes"`
-	Max     int64         `json:"max_bytes"`
-	Jumps   []gapJumpJSON `json:"jumps"`
-	Lines   []string      `json:"lines"`
+	GPU     int    `json:"gpu"`
+	Device  int    `json:"device"`
+	Against string `json:"against"`
+	Samples int    `json:"samples"`
+	Min     int64  `json:"min_bytes"`
+	MinAtUS int64  `json:"min_at_time_us"`
+	Median  int64  `json:"median_bytes"`
+	Max     int64  `json:"max_bytes"`
+	// WrongGPU: the median gap is negative, so the nvidia-smi GPU is
+	// probably not the device's (see the lines).
+	WrongGPU bool          `json:"wrong_gpu_likely"`
+	Jumps    []gapJumpJSON `json:"jumps"`
+	Lines    []string      `json:"lines"`
 }
 
 type gapJumpJSON struct {
@@ -264,7 +302,7 @@ func WriteSMIJSON(w io.Writer, v *SMIView) error {
 		gv := &v.Gaps[i]
 		gj := gapJSON{GPU: gv.GPU, Device: gv.Device, Against: gv.Against, Samples: len(gv.Gap.Points),
 			Min: gv.Gap.Min, MinAtUS: gv.Gap.MinAtUS, Median: gv.Gap.Median, Max: gv.Gap.Max,
-			Jumps: []gapJumpJSON{}, Lines: GapLines(gv, v.Loc)}
+			WrongGPU: WrongGPULikely(&gv.Gap), Jumps: []gapJumpJSON{}, Lines: GapLines(gv, v.Loc)}
 		for _, j := range gv.Gap.Jumps {
 			jj := gapJumpJSON{AfterUS: j.AfterUS, TimeUS: j.TimeUS, Bytes: j.Bytes}
 			if gv.StepAt != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/whatif"
 )
 
@@ -64,10 +65,35 @@ func whatifLimitLine(r *whatif.Result) string {
 	return "no cap (none given with --limit, and no OOM in the trace to infer one from)"
 }
 
+// whatifPeakTrust is the exactness the peaks of row i carry: the file's
+// row takes the file's history trust (analyze.DecideTrust); a simulated
+// row is a lower bound where the file's are (the part of the run before
+// the trace is not simulated), else it prints plain (the self-check says
+// how far to trust it).
+func whatifPeakTrust(r *whatif.Result, i int) analyze.Exactness {
+	if i == 0 || r.Trust.History == analyze.LowerBound {
+		return r.Trust.History
+	}
+	return analyze.Exact
+}
+
+// whatifTrustNote says what the marks mean in the table.
+func whatifTrustNote(k analyze.Known) string {
+	if k.History == analyze.LowerBound {
+		return "; peaks marked '+' are at least that much, and the comparisons below hold only over the part of the run the trace covers."
+	}
+	return "; the file row's peaks are shown as '?', and the comparisons below are approximate."
+}
+
 // whatifSelfCheckLine says how the file's own settings simulated compare
 // with the file.
 func whatifSelfCheckLine(r *whatif.Result) string {
 	sc := r.SelfCheck
+	if sc.Exact && r.Trust.History != analyze.Exact {
+		return "Self-check: matches the trace. Simulated under its own settings from the first trace entry, the run makes every " +
+			"segment_alloc the trace records in order, puts every allocation in the same segment at the same offset, and " +
+			"reaches the trace's peaks and OOMs; the trace is not the whole run, so this is not exact for the run."
+	}
 	if sc.Exact {
 		return "Self-check: exact. Simulated under its own settings, the run makes every segment_alloc of the file " +
 			"in order, puts every allocation in the same segment at the same offset, and reaches the file's peaks and OOMs."
@@ -95,13 +121,18 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 		if r.Requests == 1 {
 			reqs = "1 request"
 		}
-		calls := fmt.Sprintf("%d empty_cache() calls", r.EmptyCaches)
-		if r.EmptyCaches == 1 {
-			calls = "1 empty_cache() call"
+		calls := plural(r.EmptyCaches, "empty_cache() call") + " read from the trace"
+		if r.CapReleases > 0 {
+			calls += fmt.Sprintf(", and %s cached segments right before a new segment, as the allocator "+
+				"does under a cap: with no cap given (--limit), simulated as empty_cache() calls",
+				FormatInt(int64(r.CapReleases))+" releases of")
 		}
-		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Device %d: %s simulated %s; %s read from the trace.", r.Device, reqs, start, calls), whatifWidth))
+		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Device %d: %s simulated %s; %s.", r.Device, reqs, start, calls), whatifWidth))
 		fmt.Fprint(w, wrapAt("", whatifLimitLine(r), whatifWidth))
 		fmt.Fprint(w, wrapAt("", whatifSelfCheckLine(r), whatifWidth))
+		if r.Trust.History != analyze.Exact {
+			fmt.Fprint(w, wrapAt("", "The file's "+TrustText(r.Trust)+whatifTrustNote(r.Trust), whatifWidth))
+		}
 		fmt.Fprintln(w)
 		t := newTable(w, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
 		t.Header("", "PYTORCH_CUDA_ALLOC_CONF", "Peak\nreserved", "Peak\nallocated", "Unused\nat peak", "Segments", "Retries", "OOM,\nentry")
@@ -121,7 +152,8 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 			case !row.Fits():
 				oom = fmt.Sprintf("yes, %d", row.FirstOOM)
 			}
-			if err := t.Append([]string{mark, confLabel(row), FormatBytes(row.PeakReserved), FormatBytes(row.PeakAllocated),
+			e := whatifPeakTrust(r, i)
+			if err := t.Append([]string{mark, confLabel(row), figureValue(row.PeakReserved, true, e), figureValue(row.PeakAllocated, true, e),
 				FormatBytes(row.GapAtPeak), FormatInt(row.DeviceAllocs), FormatInt(row.AllocRetries), oom}); err != nil {
 				return err
 			}
@@ -160,6 +192,9 @@ func whatifVerdict(r *whatif.Result) string {
 		if len(fits) > 0 {
 			fmt.Fprintf(&b, " Also fitting: %s.", strings.Join(fits, "; "))
 		}
+	} else if own.Fits() && r.Trust.History != analyze.Exact {
+		b.WriteString("No setting tried does better than the file's own over the part of the run the trace covers; " +
+			"before it, unknown.")
 	} else if own.Fits() {
 		b.WriteString("No setting tried does better than the file's own.")
 	} else {
@@ -169,8 +204,11 @@ func whatifVerdict(r *whatif.Result) string {
 		fmt.Fprintf(&b, " With no cap, the file's settings reserve at most %s (%s B): the memory the run needed as it was.",
 			FormatBytes(u.PeakReserved), FormatInt(u.PeakReserved))
 	}
-	if !r.SelfCheck.Exact {
+	switch {
+	case !r.SelfCheck.Exact:
 		b.WriteString(" (Approximate: see the self-check.)")
+	case r.Best >= 0 && r.Trust.History != analyze.Exact:
+		b.WriteString(" (Over the part of the run the trace covers.)")
 	}
 	return b.String()
 }
@@ -180,11 +218,17 @@ type whatifJSON struct {
 }
 
 type whatifDeviceJSON struct {
-	Device        int                   `json:"device"`
-	LimitBytes    *int64                `json:"limit_bytes"`
-	LimitInferred *whatifBoundsJSON     `json:"limit_inferred"`
-	SelfCheck     whatifSelfCheckJSON   `json:"self_check"`
-	Candidates    []whatifCandidateJSON `json:"candidates"`
+	Device        int                 `json:"device"`
+	LimitBytes    *int64              `json:"limit_bytes"`
+	LimitInferred *whatifBoundsJSON   `json:"limit_inferred"`
+	SelfCheck     whatifSelfCheckJSON `json:"self_check"`
+	// History is the trust of the file's history figures
+	// (analyze.DecideTrust), as summary --json gives it.
+	History         historyJSON           `json:"history"`
+	EmptyCacheCalls int                   `json:"empty_cache_calls"`
+	CapReleases     int                   `json:"releases_before_new_segment"`
+	CapBelowFile    bool                  `json:"cap_below_file"`
+	Candidates      []whatifCandidateJSON `json:"candidates"`
 }
 
 type whatifBoundsJSON struct {
@@ -193,9 +237,12 @@ type whatifBoundsJSON struct {
 }
 
 type whatifSelfCheckJSON struct {
-	Exact      bool   `json:"exact"`
-	DivergedAt *int   `json:"diverged_at_entry"`
-	Reason     string `json:"reason"`
+	// Exact: the simulation matches the trace and the trace is the whole
+	// run (history exact); MatchesTrace: the simulation matches the trace.
+	Exact        bool   `json:"exact"`
+	MatchesTrace bool   `json:"matches_trace"`
+	DivergedAt   *int   `json:"diverged_at_entry"`
+	Reason       string `json:"reason"`
 }
 
 type whatifCandidateJSON struct {
@@ -203,6 +250,7 @@ type whatifCandidateJSON struct {
 	Source        string `json:"source"`
 	PeakReserved  int64  `json:"peak_reserved_bytes"`
 	PeakAllocated int64  `json:"peak_allocated_bytes"`
+	PeaksExact    string `json:"peaks_exactness"`
 	OOM           bool   `json:"oom"`
 	OOMEntry      *int   `json:"oom_entry"`
 	Retries       int64  `json:"alloc_retries"`
@@ -211,10 +259,13 @@ type whatifCandidateJSON struct {
 
 // WriteWhatifJSON writes v as indented JSON:
 // {"devices":[{"device", "limit_bytes" (null: no cap), "limit_inferred"
-// ({"min_bytes","max_bytes"} or null), "self_check" ({"exact",
-// "diverged_at_entry" (null when none), "reason"}), "candidates" ([{"conf",
-// "source" ("file", "conf" or "candidate"), "peak_reserved_bytes",
-// "peak_allocated_bytes", "oom", "oom_entry" (null when none),
+// ({"min_bytes","max_bytes"} or null), "self_check" ({"exact" (matches
+// the trace and history is exact), "matches_trace", "diverged_at_entry"
+// (null when none), "reason"}), "history" ({"exactness", "why"}:
+// analyze.DecideTrust), "empty_cache_calls", "releases_before_new_segment",
+// "cap_below_file", "candidates" ([{"conf", "source" ("file", "conf" or
+// "candidate"), "peak_reserved_bytes", "peak_allocated_bytes",
+// "peaks_exactness", "oom", "oom_entry" (null when none),
 // "alloc_retries", "segments_allocated"}], the file's own first)}]}.
 func WriteWhatifJSON(w io.Writer, v *WhatifView) error {
 	out := whatifJSON{Devices: []whatifDeviceJSON{}}
@@ -236,7 +287,10 @@ func whatifDevice(r *whatif.Result) whatifDeviceJSON {
 	if b := r.Inferred; b != nil {
 		d.LimitInferred = &whatifBoundsJSON{Min: b.Min, Max: b.Max}
 	}
-	d.SelfCheck = whatifSelfCheckJSON{Exact: r.SelfCheck.Exact, Reason: r.SelfCheck.Reason}
+	d.SelfCheck = whatifSelfCheckJSON{Exact: r.SelfCheck.Exact && r.Trust.History == analyze.Exact,
+		MatchesTrace: r.SelfCheck.Exact, Reason: r.SelfCheck.Reason}
+	d.History = historyJSON{Exactness: r.Trust.History.String(), Why: r.Trust.Why}
+	d.EmptyCacheCalls, d.CapReleases, d.CapBelowFile = r.EmptyCaches, r.CapReleases, r.CapBelowFile
 	if at := r.SelfCheck.DivergedAt; at >= 0 {
 		d.SelfCheck.DivergedAt = &at
 	}
@@ -245,6 +299,7 @@ func whatifDevice(r *whatif.Result) whatifDeviceJSON {
 		c := whatifCandidateJSON{
 			Conf: row.Conf, Source: row.Source, PeakReserved: row.PeakReserved, PeakAllocated: row.PeakAllocated,
 			OOM: !row.Fits(), Retries: row.AllocRetries, Segments: row.DeviceAllocs,
+			PeaksExact: whatifPeakTrust(r, i).String(),
 		}
 		if row.FirstOOM >= 0 {
 			e := row.FirstOOM
@@ -274,8 +329,11 @@ func whatifOOMVerdict(r *whatif.Result) string {
 	if u := r.Uncapped; u != nil {
 		v += fmt.Sprintf("; with no cap the run reserves at most %s", FormatBytes(u.PeakReserved))
 	}
-	if !r.SelfCheck.Exact {
+	switch {
+	case !r.SelfCheck.Exact:
 		v += " (approximate: the simulation of the file's own settings diverges from the file)"
+	case r.Trust.History != analyze.Exact:
+		v += " (over the part of the run the trace covers: the file's " + TrustText(r.Trust) + ")"
 	}
 	return v + "."
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -86,4 +87,18 @@ func TestWhatifGolden(t *testing.T) {
 	}
 	checkGolden(t, filepath.Join("testdata", "leak_gc_oom.whatif.txt"), text.String())
 	checkGolden(t, filepath.Join("testdata", "leak_gc_oom.whatif.json"), js.String())
+}
+
+// TestWhatifOOMVerdictTrust: the HTML marker's verdict carries the
+// file's trust (analyze.DecideTrust) as the text view does: on a trace
+// that misses the start it holds only over what the trace covers.
+func TestWhatifOOMVerdictTrust(t *testing.T) {
+	r := &whatif.Result{SelfCheck: whatif.SelfCheck{Exact: true, DivergedAt: -1}, Rows: []whatif.Row{{}}, Trust: analyze.Known{History: analyze.Exact}}
+	if v := whatifOOMVerdict(r); strings.Contains(v, "trace covers") {
+		t.Errorf("exact history: %q", v)
+	}
+	r.Trust = analyze.Known{History: analyze.LowerBound, Why: "the trace misses the start of the run"}
+	if v := whatifOOMVerdict(r); !strings.Contains(v, "over the part of the run the trace covers: the file's peaks and totals are lower bounds: the trace misses the start") {
+		t.Errorf("lower bound: %q", v)
+	}
 }

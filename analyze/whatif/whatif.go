@@ -78,8 +78,25 @@ type Result struct {
 	// does better than it (fits where the file failed, or reserves less);
 	// -1 when none does.
 	Best int
-	// EmptyCaches counts the empty_cache() calls read from the trace.
+	// EmptyCaches counts the empty_cache() calls read from the trace: runs
+	// of segment_free or segment_unmap entries that are not the allocator
+	// making room (CapReleases are not among them).
 	EmptyCaches int
+	// CapReleases counts the runs of releases right before a new segment
+	// in a run simulated with no cap: the allocator making room under a
+	// cap the caller did not give, or empty_cache() calls; with no cap to
+	// tell them apart they are simulated as empty_cache() calls.
+	CapReleases int
+	// CapBelowFile is true when the cap given (--limit) is below the
+	// reserved bytes the file itself reached: the run cannot have had it.
+	// The self-check then names the entry where the file went over it.
+	CapBelowFile bool
+	// Trust is the trust of the file's history figures, decided once in
+	// analyze ([analyze.DecideTrust], the replay's Stats.Known): the file
+	// row's peaks carry its marks, and an exact self-check or "no setting
+	// does better" hold only over what the trace covers when History is
+	// not Exact.
+	Trust analyze.Known
 	// Seeded is true when the trace misses the start of the run: the
 	// simulation starts from the state the replay reconstructed.
 	Seeded bool
@@ -150,7 +167,7 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 	// The settings the replay followed: the file's, and any rule the
 	// replay inferred for a producer that is not torch's CUDA allocator.
 	own := r.Config()
-	res := &Result{Device: device, Best: -1, Seeded: r.Seeded}
+	res := &Result{Device: device, Best: -1, Seeded: r.Seeded, Trust: r.Stats.Known}
 
 	res.Limit, res.LimitGiven = opts.Limit, opts.Limit > 0
 	if b := inferLimit(s.Traces[device], r, own); b != nil && !res.LimitGiven {
@@ -158,7 +175,8 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 		res.Limit = b.Min
 	}
 	p := compile(s, r, own, res.Limit)
-	res.EmptyCaches = p.emptyCaches
+	res.EmptyCaches = p.emptyCaches - p.capHints
+	res.CapReleases = p.capHints
 	res.Requests = p.ooms
 	for i := range p.ops {
 		if p.ops[i].kind == opAlloc {
@@ -218,6 +236,14 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 		sc.Reason += fmt.Sprintf("; the trace frees cached segments right before new ones %d times, as the allocator "+
 			"does under a cap: if the run had one (set_per_process_memory_fraction), give it with --limit", p.capHints)
 	}
+	if res.LimitGiven {
+		if at, reserved := overCap(s.Traces[device], r, res.Limit); at >= 0 {
+			res.CapBelowFile = true
+			res.SelfCheck = SelfCheck{DivergedAt: at, Reason: fmt.Sprintf(
+				"the file reserves %d bytes at entry %d, more than the cap of %d bytes (--limit): "+
+					"the run cannot have had this cap", reserved, at, res.Limit)}
+		}
+	}
 	if res.Limit > 0 && !res.Rows[0].Fits() {
 		o := newSim(p, own, 0, nil).run()
 		res.Uncapped = &o
@@ -242,6 +268,34 @@ func best(rows []Row) int {
 		return -1
 	}
 	return b
+}
+
+// overCap returns the first trace entry at which the file's reserved
+// bytes (the segments reserved before the trace, plus every segment_alloc
+// and segment_map, less every segment_free and segment_unmap) exceed
+// limit, and the reserved bytes there; -1 when they never do. Seeded
+// segments over the cap give entry 0.
+func overCap(trace []snapshot.TraceEntry, r *analyze.Result, limit int64) (int, int64) {
+	var reserved int64
+	for _, sg := range r.InitialState() {
+		reserved += sg.TotalSize
+	}
+	if reserved > limit && len(trace) > 0 {
+		return 0, reserved
+	}
+	for i := range trace {
+		e := &trace[i]
+		switch e.Action {
+		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
+			reserved += e.Size
+			if reserved > limit {
+				return i, reserved
+			}
+		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
+			reserved -= e.Size
+		}
+	}
+	return -1, 0
 }
 
 // inferLimit bounds the cap from the first oom entry of trace: the cap is

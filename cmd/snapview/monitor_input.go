@@ -54,16 +54,26 @@ func readInput(path string, r io.Reader) (string, []byte, error) {
 }
 
 // loadStatsDump reads a memory_stats() dump.
-func loadStatsDump(path string, r io.Reader) (string, []*analyze.MemoryStats, error) {
+//
+// A flat dump (json.dump(torch.cuda.memory_stats(d))) does not say its
+// device d: it is taken as device, or 0 when device is not set; named is
+// false then, and --device is no filter. A dump that names its devices
+// (named true) is filtered by --device as usual.
+func loadStatsDump(path string, r io.Reader, device deviceFlag) (name string, st []*analyze.MemoryStats, named bool, err error) {
 	name, b, err := readInput(path, r)
 	if err != nil {
-		return name, nil, err
+		return name, nil, false, err
 	}
-	st, err := analyze.ParseStatsJSON(b, 0)
+	named = analyze.StatsJSONNamesDevice(b)
+	def := 0
+	if device.set && !named {
+		def = device.n
+	}
+	st, err = analyze.ParseStatsJSON(b, def)
 	if err != nil {
-		return name, nil, fmt.Errorf("%s: %w", name, err)
+		return name, nil, false, fmt.Errorf("%s: %w", name, err)
 	}
-	return name, st, nil
+	return name, st, named, nil
 }
 
 // sniffBytes is monitor.Sniff of a file read whole.

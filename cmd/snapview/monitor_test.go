@@ -346,3 +346,81 @@ func TestSMIGPUFor(t *testing.T) {
 		}
 	}
 }
+
+// TestSMIGPUFlagChecked: --gpu is checked against the nvidia-smi log
+// before the snapshot is read, and the error names the log; --gpu without
+// what it applies to is refused, not ignored (TESTER finding 14).
+func TestSMIGPUFlagChecked(t *testing.T) {
+	smi, snap := monitorTrain+".smi.csv", monitorTrain+".pickle"
+	testUsageErrors(t, []usageCase{
+		{"report names the log", []string{"report", "-o", filepath.Join(t.TempDir(), "x.html"), "--device", "0", "--gpu", "7", "--smi", smi, snap},
+			"--gpu 7: " + smi + ": the nvidia-smi log has no GPU 7 (GPUs: 0, 1)"},
+		{"report without --smi", []string{"report", "-o", filepath.Join(t.TempDir(), "x.html"), "--gpu", "1", snap}, "give one"},
+		{"smi without --stats", []string{"smi", "--gpu", "7", smi}, "--gpu 7 names the nvidia-smi GPU to set against --stats or --snapshot"},
+		{"smi names the log", []string{"smi", "--gpu", "7", "--stats", monitorTrain + ".stats.jsonl", smi}, smi + ": the nvidia-smi log has no GPU 7"},
+	})
+}
+
+// TestSMINegativeGap: a gap that is negative at most samples (GPU 1's
+// samples set against device 0's reserved bytes) warns that the GPU is
+// probably the wrong one, and does not explain it as memory outside
+// PyTorch (TESTER finding 7).
+func TestSMINegativeGap(t *testing.T) {
+	args := []string{"smi", "--tz", "UTC", "--stats", monitorTrain + ".stats.jsonl", monitorTrain + ".smi.csv"}
+	out, _, err := runSnapview(t, append(args[:1:1], append([]string{"--gpu", "1"}, args[1:]...)...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "least -310.0 MiB") || !strings.Contains(out, "Warning: negative at all 34 samples") ||
+		!strings.Contains(out, "GPU 1 is probably not the one device 0 ran on") || strings.Contains(out, "Why nvidia-smi shows more") {
+		t.Errorf("--gpu 1:\n%s", out)
+	}
+	js, _, err := runSnapview(t, append([]string{"smi", "--json", "--gpu", "1"}, args[1:]...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js, `"wrong_gpu_likely": true`) {
+		t.Errorf("--json lacks wrong_gpu_likely true:\n%s", js)
+	}
+	// The right GPU: no warning, the explanation.
+	out, _, err = runSnapview(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "Warning: negative") || !strings.Contains(out, "Why nvidia-smi shows more") {
+		t.Errorf("GPU 0:\n%s", out)
+	}
+}
+
+// TestSummaryFlatStatsDevice: a flat memory_stats() dump does not say its
+// device; --device N says it, so the table of rank 1's dump (taken on
+// device 1) is torch's own memory_summary(1) byte for byte (TESTER
+// finding 12: --device 1 was refused and the header said device ID 0).
+func TestSummaryFlatStatsDevice(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"ddp_rank1", []string{"--device", "1"}},
+		{"ddp_rank0", nil},
+		{"ddp_rank0", []string{"--device", "0"}},
+	} {
+		file := bundled(tt.name + ".stats.json")
+		want, err := os.ReadFile(bundled(tt.name + ".summary.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := runSnapview(t, append(append([]string{"summary", "--format", "torch"}, tt.args...), file)...)
+		if err != nil {
+			t.Errorf("%s %q: %v", tt.name, tt.args, err)
+			continue
+		}
+		if out != string(want) {
+			t.Errorf("%s %q: differs from %s.summary.txt:\n%s", tt.name, tt.args, tt.name, out)
+		}
+	}
+	js, _, err := runSnapview(t, "summary", "--format", "json", "--device", "1", bundled("ddp_rank1.stats.json"))
+	if err != nil || !strings.Contains(js, `"device": 1,`) {
+		t.Errorf("--format json --device 1: %v\n%s", err, js)
+	}
+}

@@ -163,7 +163,7 @@ func runReport(ctx context.Context, opts *reportOptions, stdin io.Reader, stdout
 // They are read before the snapshot, so that a bad log fails fast.
 func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*report.MonitorInput, error) {
 	if opts.smi == "" && opts.stats == "" {
-		return nil, nil
+		return nil, checkGPUFlag(opts.gpu, false, "--smi", "", nil)
 	}
 	for _, f := range []string{opts.smi, opts.stats} {
 		if f == stdinPath {
@@ -178,6 +178,9 @@ func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*repo
 	if opts.smi != "" {
 		name, l, err := loadSMI(opts.smi, nil, loc, stderr)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkGPUFlag(opts.gpu, true, "--smi", name, l.GPUs()); err != nil {
 			return nil, err
 		}
 		in.SMIName, in.SMI = name, monitor.SummarizeSMI(l)

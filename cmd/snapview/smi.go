@@ -88,6 +88,9 @@ func runSMI(ctx context.Context, opts *smiOptions, stdin io.Reader, out, errOut 
 	if err != nil {
 		return err
 	}
+	if err := checkGPUFlag(opts.gpu, opts.stats != "" || opts.snapshot != "", "--stats or --snapshot", name, l.GPUs()); err != nil {
+		return err
+	}
 	v := &report.SMIView{File: name, Rows: len(l.Samples), Loc: loc, GPUs: monitor.SummarizeSMI(l)}
 	var steps []monitor.StepsDevice
 	var sname string
@@ -199,6 +202,22 @@ func smiGPUFor(gpus []int, device int, flag deviceFlag, several bool) (gpu int, 
 		return gpus[0], true, nil
 	}
 	return 0, false, usageErrorf("device %d: the nvidia-smi log has no GPU %d (GPUs: %s); say which with --gpu", device, device, joinInts(gpus))
+}
+
+// checkGPUFlag checks --gpu against the nvidia-smi log name, whose GPU
+// indexes are gpus, before anything else is read: --gpu without what it
+// applies to (used false; with names it) is a usage error, and so is a GPU
+// the log does not have (the error names the log, not the snapshot).
+func checkGPUFlag(flag deviceFlag, used bool, with, name string, gpus []int) error {
+	switch {
+	case !flag.set:
+		return nil
+	case !used:
+		return usageErrorf("--gpu %d names the nvidia-smi GPU to set against %s: give one", flag.n, with)
+	case !slices.Contains(gpus, flag.n):
+		return usageErrorf("--gpu %d: %s: the nvidia-smi log has no GPU %d (GPUs: %s)", flag.n, name, flag.n, joinInts(gpus))
+	}
+	return nil
 }
 
 // gpuSeries returns the samples of one GPU, in time order.

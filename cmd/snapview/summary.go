@@ -92,7 +92,9 @@ memory_stats() dumps:
   the inactive_split figures that measure fragmentation) and oversize
   allocations; json gives every figure under its key, marked "exact", and the
   warnings with the figures they rest on. A JSON Lines log of such dumps
-  (see snapview stats) shows its last record of each device.`,
+  (see snapview stats) shows its last record of each device. A flat dict
+  does not say which device it was taken on: --device N says it (default
+  0), so that --format torch prints torch's "device ID N" header.`,
 		Example: `  # Overview of every device
   snapview summary snap.pickle
 
@@ -248,12 +250,13 @@ func printWarnings(w io.Writer, warnings []string) {
 // last record of each device in a log of them.
 func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out, errOut io.Writer) error {
 	dump := &report.StatsDump{}
+	filter := true // whether --device picks among the dump's devices
 	if kind == monitor.KindStats {
-		name, stats, err := loadStatsDump(opts.file, in)
+		name, stats, named, err := loadStatsDump(opts.file, in, opts.device)
 		if err != nil {
 			return err
 		}
-		dump.File, dump.Stats = name, stats
+		dump.File, dump.Stats, filter = name, stats, named
 	} else {
 		name, l, err := loadStatsLog(opts.file, in, errOut)
 		if err != nil {
@@ -275,9 +278,13 @@ func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out,
 			dump.From = "the last record, " + strings.TrimPrefix(where[0], "device 0: ")
 		}
 	}
-	var err error
-	if dump.Stats, err = pickDevices(opts.device, dump.File, dump.Stats, func(st *analyze.MemoryStats) int { return st.Device }); err != nil {
-		return err
+	// A flat dump is not filtered: --device said which device it was
+	// taken on.
+	if filter {
+		var err error
+		if dump.Stats, err = pickDevices(opts.device, dump.File, dump.Stats, func(st *analyze.MemoryStats) int { return st.Device }); err != nil {
+			return err
+		}
 	}
 	switch opts.format {
 	case "torch":

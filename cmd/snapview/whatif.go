@@ -101,10 +101,22 @@ recommended).
 
 --json prints {"devices":[{"device", "limit_bytes" (null: none),
 "limit_inferred" ({"min_bytes","max_bytes"} or null), "self_check"
-({"exact", "diverged_at_entry" (null), "reason"}), "candidates" ([{"conf"
-(as given for --conf), "source" ("file", "conf" or "candidate"),
-"peak_reserved_bytes", "peak_allocated_bytes", "oom", "oom_entry" (null),
-"alloc_retries", "segments_allocated"}])}]}.
+({"exact" (matches the trace, and the trace is the whole run),
+"matches_trace", "diverged_at_entry" (null), "reason"}), "history"
+({"exactness": "exact", "lower_bound" or "unknown", "why"}, as summary
+--json gives it), "empty_cache_calls", "releases_before_new_segment"
+(runs of cached-segment frees right before a new segment with no cap
+given), "cap_below_file" (--limit is below what the file reserved),
+"candidates" ([{"conf" (as given for --conf), "source" ("file", "conf" or
+"candidate"), "peak_reserved_bytes", "peak_allocated_bytes",
+"peaks_exactness", "oom", "oom_entry" (null), "alloc_retries",
+"segments_allocated"}])}]}.
+
+Trust. The file's peaks carry the marks summary gives them: '+' a lower
+bound (the trace misses the start of the run), '?' unknown. On such a
+trace the self-check can only match the trace, not the run, and a
+comparison holds only over the part of the run the trace covers; the text
+says so.
 
 The trace must hold the requests: record with
 torch.cuda.memory._record_memory_history() from the first allocation. A trace

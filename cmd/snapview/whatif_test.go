@@ -200,3 +200,93 @@ func TestWhatifProgress(t *testing.T) {
 		t.Error("stdout differs with the progress line on")
 	}
 }
+
+// whatifRun runs whatif with args, returning the text and the --json
+// output decoded into a map.
+func whatifRun(t *testing.T, args ...string) (string, map[string]any) {
+	t.Helper()
+	text, _, err := runSnapview(t, append([]string{"whatif"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _, err := runSnapview(t, append([]string{"whatif", "--json"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Devices []map[string]any `json:"devices"`
+	}
+	if err := json.Unmarshal([]byte(js), &v); err != nil || len(v.Devices) != 1 {
+		t.Fatalf("%v, %d devices\n%s", err, len(v.Devices), js)
+	}
+	return text, v.Devices[0]
+}
+
+// TestWhatifCapReleasesNotEmptyCache: without --limit, the 31 runs of
+// segment frees right before a new segment in a capped run are the
+// allocator making room, not empty_cache() calls (TESTER finding 3: the
+// count said "31 empty_cache() calls").
+func TestWhatifCapReleasesNotEmptyCache(t *testing.T) {
+	file := sharedSnapshot(t, "whatif/varlen_train/max_split_128_cap4656M/snapshot.pickle.xz")
+	text, d := whatifRun(t, file)
+	if strings.Contains(text, "31 empty_cache() calls") || !strings.Contains(text, "0 empty_cache() calls read from the trace, and 31 releases") {
+		t.Errorf("count line:\n%s", strings.SplitN(text, "\n", 4)[:3])
+	}
+	if d["empty_cache_calls"] != 0.0 || d["releases_before_new_segment"] != 31.0 {
+		t.Errorf("empty_cache_calls %v, releases_before_new_segment %v", d["empty_cache_calls"], d["releases_before_new_segment"])
+	}
+	_, d = whatifRun(t, "--limit", "4656MiB", file)
+	if d["empty_cache_calls"] != 0.0 || d["releases_before_new_segment"] != 0.0 {
+		t.Errorf("--limit: empty_cache_calls %v, releases_before_new_segment %v", d["empty_cache_calls"], d["releases_before_new_segment"])
+	}
+}
+
+// TestWhatifLimitBelowFile: a cap below the 52 MiB segment the file made
+// at entry 0 contradicts the file; the self-check says so rather than
+// blaming the cache (TESTER finding 4).
+func TestWhatifLimitBelowFile(t *testing.T) {
+	file := sharedSnapshot(t, "whatif/frag_cap/default/snapshot.pickle.xz")
+	text, d := whatifRun(t, "--limit", "1MiB", file)
+	if !strings.Contains(text, "DIVERGES at entry 0: the file reserves 54525952 bytes at entry 0, more than the cap of 1048576 bytes") ||
+		strings.Contains(text, "serves the request") {
+		t.Errorf("self-check:\n%s", text)
+	}
+	sc := d["self_check"].(map[string]any)
+	if d["cap_below_file"] != true || sc["exact"] != false || sc["diverged_at_entry"] != 0.0 {
+		t.Errorf("cap_below_file %v, self_check %v", d["cap_below_file"], sc)
+	}
+	if _, d := whatifRun(t, "--limit", "4GiB", file); d["cap_below_file"] != false {
+		t.Errorf("4 GiB: cap_below_file %v", d["cap_below_file"])
+	}
+}
+
+// TestWhatifTrustMarks: on a trace that misses the start, the file row's
+// peaks carry summary's '+' (analyze.DecideTrust), and neither "exact"
+// nor "no setting does better" is claimed for the run (TESTER finding 5).
+func TestWhatifTrustMarks(t *testing.T) {
+	file := sharedSnapshot(t, "big/gpt2_2M_events/snapshot.pickle.xz")
+	text, d := whatifRun(t, file)
+	for _, want := range []string{"| file | \"\"                         | 4.9 GiB+ |  4.5 GiB+ |",
+		"Self-check: matches the trace.", "peaks and totals are lower bounds: the trace misses the start",
+		"No setting tried does better than the file's own over the part of the run the trace covers"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	for _, bad := range []string{"Self-check: exact", "better than the file's own.", " 4.9 GiB |"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("text has %q:\n%s", bad, text)
+		}
+	}
+	sc := d["self_check"].(map[string]any)
+	h := d["history"].(map[string]any)
+	c0 := d["candidates"].([]any)[0].(map[string]any)
+	if sc["exact"] != false || sc["matches_trace"] != true || h["exactness"] != "lower_bound" || c0["peaks_exactness"] != "lower_bound" {
+		t.Errorf("self_check %v, history %v, file row %v", sc, h, c0)
+	}
+	// A trace from the start stays exact.
+	_, d = whatifRun(t, sharedSnapshot(t, "whatif/varlen_train/default_cap4656M/snapshot.pickle.xz"), "--limit", "4656MiB")
+	if sc, h := d["self_check"].(map[string]any), d["history"].(map[string]any); sc["exact"] != true || h["exactness"] != "exact" {
+		t.Errorf("from the start: self_check %v, history %v", sc, h)
+	}
+}
