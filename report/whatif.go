@@ -11,10 +11,6 @@ import (
 	"github.com/snapview/snapview/analyze/whatif"
 )
 
-// whatifWidth is the width the whatif view's sentences wrap at, the
-// width of its table.
-const whatifWidth = 120
-
 // WhatifView is what `snapview whatif` shows: one analysis per device.
 type WhatifView struct {
 	Devices []*whatif.Result
@@ -99,12 +95,11 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 		if r.EmptyCaches == 1 {
 			calls = "1 empty_cache() call"
 		}
-		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Device %d: %s simulated %s; %s read from the trace.", r.Device, reqs, start, calls), whatifWidth))
-		fmt.Fprint(w, wrapAt("", whatifLimitLine(r), whatifWidth))
-		fmt.Fprint(w, wrapAt("", whatifSelfCheckLine(r), whatifWidth))
+		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Device %d: %s simulated %s; %s read from the trace.", r.Device, reqs, start, calls), textWidth(w)))
+		fmt.Fprint(w, wrapAt("", whatifLimitLine(r), textWidth(w)))
+		fmt.Fprint(w, wrapAt("", whatifSelfCheckLine(r), textWidth(w)))
 		fmt.Fprintln(w)
-		t := newTable(w, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
-		t.Header("", "PYTORCH_CUDA_ALLOC_CONF", "Peak\nreserved", "Peak\nallocated", "Unused\nat peak", "Segments", "Retries", "OOM,\nentry")
+		var rows [][]string
 		for i := range r.Rows {
 			row := &r.Rows[i]
 			mark := ""
@@ -121,20 +116,23 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 			case !row.Fits():
 				oom = fmt.Sprintf("yes, %d", row.FirstOOM)
 			}
-			if err := t.Append([]string{mark, confLabel(row), FormatBytes(row.PeakReserved), FormatBytes(row.PeakAllocated),
-				FormatBytes(row.GapAtPeak), FormatInt(row.DeviceAllocs), FormatInt(row.AllocRetries), oom}); err != nil {
-				return err
-			}
+			rows = append(rows, []string{mark, confLabel(row), FormatBytes(row.PeakReserved), FormatBytes(row.PeakAllocated),
+				FormatBytes(row.GapAtPeak), FormatInt(row.DeviceAllocs), FormatInt(row.AllocRetries), oom})
 		}
-		if err := t.Render(); err != nil {
+		// Too wide: the settings wrap, then the segment and retry counts
+		// and the unused bytes go.
+		ft := fitWrapped(textWidth(w), []string{"", "PYTORCH_CUDA_ALLOC_CONF", "Peak\nreserved", "Peak\nallocated", "Unused\nat peak", "Segments", "Retries", "OOM,\nentry"},
+			[]tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft},
+			rows, nil, 1, 5, 6, 4)
+		if err := ft.render(w, "--json has them"); err != nil {
 			return err
 		}
-		fmt.Fprint(w, wrapAt("", whatifVerdict(r), whatifWidth))
+		fmt.Fprint(w, wrapAt("", whatifVerdict(r), textWidth(w)))
 	}
 	fmt.Fprint(w, wrapAt("", "Peaks are reserved_bytes and allocated_bytes .all.peak; Unused at peak is reserved minus allocated "+
 		"when reserved peaked; Segments counts cudaMalloc calls and expandable-segment mappings; Retries counts "+
 		"cudaMalloc retried after freeing the cache (num_alloc_retries); OOM gives the trace entry of the first "+
-		"request that fails ('ends': the file served that request, so the run would have ended there).", whatifWidth))
+		"request that fails ('ends': the file served that request, so the run would have ended there).", textWidth(w)))
 	return nil
 }
 
