@@ -248,3 +248,6 @@ func wrapCell(cell string, width int) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// wrapTo is wrapAt at the width of w (see textWidth).
+func wrapTo(w io.Writer, prefix, text string) string { return wrapAt(prefix, text, textWidth(w)) }
