@@ -15,7 +15,7 @@ import (
 
 // addWidthFlag adds --width to root, for every command.
 func addWidthFlag(root *cobra.Command) {
-	root.PersistentFlags().Int("width", 0, "columns the text views fit (default: $COLUMNS, else the terminal's width, else 120)")
+	root.PersistentFlags().Int("width", 0, "columns the text views fit, a positive number (under 60 counts as 60; default: $COLUMNS, else the terminal's width, else 120)")
 }
 
 // outputWidth returns the width the text views fit: --width, else
@@ -50,6 +50,10 @@ func textOutput(cmd *cobra.Command, text bool) (io.Writer, func(error) error, er
 	flag := 0
 	if f := cmd.Flag("width"); f != nil {
 		flag, _ = strconv.Atoi(f.Value.String())
+		if f.Changed && flag == 0 {
+			// 0 is the flag's unset value, not a width.
+			return nil, nil, usageErrorf("--width must be positive, got 0 (leave it out for $COLUMNS or the terminal's width)")
+		}
 	}
 	width, err := outputWidth(flag, stdout, os.Getenv)
 	if err != nil {

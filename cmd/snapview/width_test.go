@@ -52,6 +52,11 @@ func TestWidthFlag(t *testing.T) {
 			}
 		}
 	}
+	for _, w := range []string{"0", "-5"} {
+		if _, _, err := runSnapview(t, "summary", "--width", w, file); err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "--width must be positive") {
+			t.Errorf("--width %s: %v, want a usage error", w, err)
+		}
+	}
 	// JSON is never wrapped.
 	out, _, err := runSnapview(t, "summary", "--json", "--width", "60", file)
 	if err != nil || !strings.HasPrefix(out, "{") {
