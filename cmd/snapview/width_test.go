@@ -64,6 +64,28 @@ func TestWidthFlag(t *testing.T) {
 	}
 }
 
+// TestHelpWidth checks that --help's list of commands and its flags fit
+// COLUMNS=80 (cobra's template wrote them on one line each).
+func TestHelpWidth(t *testing.T) {
+	t.Setenv("COLUMNS", "80")
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Available Commands:") {
+		t.Fatalf("--help lacks its commands:\n%s", out.String())
+	}
+	start := strings.Index(out.String(), "Available Commands:")
+	for _, line := range strings.Split(out.String()[start:], "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("--help at COLUMNS=80: line of %d columns: %q", n, line)
+		}
+	}
+}
+
 func TestVersion(t *testing.T) {
 	out, _, err := runSnapview(t, "--version")
 	if err != nil || !strings.HasPrefix(out, "snapview ") || !strings.Contains(out, "go1.") {
