@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -99,28 +101,47 @@ func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
 		fmt.Fprintln(w, "Allocator settings: the same.")
 	} else {
 		fmt.Fprintln(w, "Allocator settings that differ")
-		t := newTable(w, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft)
-		t.Header("Setting", "Base", "New")
+		var rows [][]string
 		for _, s := range d.Settings {
-			t.Append(s.Key, orAbsent(s.Base), orAbsent(s.New))
+			rows = append(rows, []string{s.Key, settingText(s.Key, orAbsent(s.Base)), settingText(s.Key, orAbsent(s.New))})
 		}
-		if err := t.Render(); err != nil {
+		// Long values (PYTORCH_CUDA_ALLOC_CONF) wrap in their cell.
+		half := max((textWidth(w)-tableWidth([][]string{{"PYTORCH_CUDA_ALLOC_CONF"}})-6)/2, minWrapWidth)
+		for _, r := range rows {
+			r[1], r[2] = wrapCell(r[1], half), wrapCell(r[2], half)
+		}
+		ft := fitColumns(textWidth(w), []string{"Setting", "Base", "New"}, []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft}, rows, nil)
+		if err := ft.render(w, ""); err != nil {
 			return err
 		}
 	}
 
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "memory_stats() at each moment")
-	t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight)
-	t.Header("Figure", "Base", "New", "Delta")
+	var rows [][]string
 	for _, f := range d.Figures {
 		delta := signed(f.Delta, f.Bytes)
 		if f.Exactness != analyze.Exact {
 			delta = "?"
 		}
-		t.Append(f.Name, figureValue(f.Base, f.Bytes, f.BaseExactness), figureValue(f.New, f.Bytes, f.NewExactness), delta)
+		rows = append(rows, []string{f.Name, figureValue(f.Base, f.Bytes, f.BaseExactness), figureValue(f.New, f.Bytes, f.NewExactness), delta})
 	}
-	if err := t.Render(); err != nil {
+	// Too wide: a figure's name (a memory_stats() key) wraps at a '.'
+	// rather than a column going.
+	others := [][]string{{"Base", "New", "Delta"}}
+	for _, r := range rows {
+		others = append(others, r[1:])
+	}
+	if avail := textWidth(w) - tableWidth(others) - 3; avail > 0 {
+		for _, r := range rows {
+			if i := strings.LastIndexByte(r[0][:min(avail, len(r[0]))], '.'); len(r[0]) > avail && i > 0 {
+				r[0] = r[0][:i] + "\n  " + r[0][i:]
+			}
+		}
+	}
+	ft := fitColumns(textWidth(w), []string{"Figure", "Base", "New", "Delta"},
+		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight}, rows, nil)
+	if err := ft.render(w, ""); err != nil {
 		return err
 	}
 	for _, f := range d.Figures {
@@ -161,16 +182,15 @@ func writeStackDiffs(w io.Writer, stacks []analyze.StackDiff, o DiffOptions) err
 	if o.Top > 0 && len(shown) > o.Top {
 		shown = shown[:o.Top]
 	}
-	t := newTable(w, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
-	t.Header("#", "Status", "Base", "New", "Delta", "Allocations", "Stack (innermost frame first)")
+	var rows [][]string
 	for i, s := range shown {
 		lines := frameLines(s.Frames, o.Full, o.Frames)
 		counts := fmt.Sprintf("%s -> %s", FormatInt(int64(s.BaseCount)), FormatInt(int64(s.NewCount)))
 		if s.BaseRequested != s.NewRequested && s.BaseCount == s.NewCount {
 			counts += "*"
 		}
-		t.Append(strconv.Itoa(i+1), string(s.Status), FormatBytes(s.BaseBytes), FormatBytes(s.NewBytes),
-			signed(s.DeltaBytes, true), counts, strings.Join(lines, "\n"))
+		rows = append(rows, []string{strconv.Itoa(i + 1), string(s.Status), FormatBytes(s.BaseBytes), FormatBytes(s.NewBytes),
+			signed(s.DeltaBytes, true), counts, strings.Join(lines, "\n")})
 	}
 	var rest, all struct {
 		n         int
@@ -192,18 +212,44 @@ func writeStackDiffs(w io.Writer, stacks []analyze.StackDiff, o DiffOptions) err
 		}
 	}
 	if rest.n > 0 {
-		t.Append("", "", FormatBytes(rest.base), FormatBytes(rest.new), signed(rest.new-rest.base, true),
+		rows = append(rows, []string{"", "", FormatBytes(rest.base), FormatBytes(rest.new), signed(rest.new-rest.base, true),
 			fmt.Sprintf("%s -> %s", FormatInt(int64(rest.bc)), FormatInt(int64(rest.nc))),
-			plural(rest.n, "stack")+" more (--top to list them)")
+			plural(rest.n, "stack") + " more (--top to list them)"})
 	}
-	t.Footer("", "total", FormatBytes(all.base), FormatBytes(all.new), signed(all.new-all.base, true),
+	footer := []string{"", "total", FormatBytes(all.base), FormatBytes(all.new), signed(all.new-all.base, true),
 		fmt.Sprintf("%s -> %s", FormatInt(int64(all.bc)), FormatInt(int64(all.nc))),
-		plural(all.n, "stack")+": the allocated bytes of each side")
-	if err := t.Render(); err != nil {
+		plural(all.n, "stack") + ": the allocated bytes of each side"}
+	// Too wide: the stack wraps, then the counts and the status go.
+	ft := fitWrapped(textWidth(w), []string{"#", "Status", "Base", "New", "Delta", "Allocations", "Stack (innermost frame first)"},
+		[]tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft},
+		rows, footer, 6, 5, 1)
+	if err := ft.render(w, "--json has them"); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w, "Allocations: count on base -> new; '*' where the count is the same but the requested bytes differ.")
 	return err
+}
+
+// settingText shows a setting's value: roundup_power2_divisions, which
+// allocator_settings records as a dict, as PYTORCH_CUDA_ALLOC_CONF writes
+// it ("[256:1,512:2,>:8]").
+func settingText(key, value string) string {
+	if key != "roundup_power2_divisions" {
+		return value
+	}
+	var raw map[string]int64
+	if err := json.Unmarshal([]byte(value), &raw); err != nil {
+		return value
+	}
+	m := make(map[int64]int64, len(raw))
+	for k, v := range raw {
+		n, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return value
+		}
+		m[n] = v
+	}
+	return allocator.DivisionsText(m)
 }
 
 // orAbsent shows a missing setting.

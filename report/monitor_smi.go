@@ -53,45 +53,47 @@ func WriteSMIText(w io.Writer, v *SMIView) error {
 		interval = max(interval, g.IntervalUS)
 	}
 	zone := v.Loc.String()
-	ew.printf("%s", wrapIndented("", fmt.Sprintf("%s: nvidia-smi log, %s, %d rows, %s to %s (%s, %.1f s), a sample every %s.",
+	ew.printf("%s", wrapTo(w, "", fmt.Sprintf("%s: nvidia-smi log, %s, %d rows, %s to %s (%s, %.1f s), a sample every %s.",
 		v.File, plural(len(v.GPUs), "GPU"), v.Rows,
 		time.UnixMicro(first).In(v.Loc).Format("2006/01/02 15:04:05.000"), clock(last, v.Loc), zone,
 		float64(last-first)/1e6, time.Duration(interval*1000).Round(time.Millisecond))))
-	t := newTable(w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
-	t.Header([]string{"GPU", "Samples", "Total", "Min used", "Median used", "Max used", "Max at", "First → last", "Growth", "Used over time"})
+	var rows [][]string
 	for _, g := range v.GPUs {
 		total := "-"
 		if g.Total > 0 {
 			total = FormatBytes(g.Total)
 		}
-		if err := t.Append([]string{fmt.Sprint(g.GPU), FormatInt(int64(g.Samples)), total,
+		rows = append(rows, []string{fmt.Sprint(g.GPU), FormatInt(int64(g.Samples)), total,
 			FormatBytes(g.Min), FormatBytes(g.Median), FormatBytes(g.Max), clock(g.MaxAtUS, v.Loc),
-			bytesRange(g.First, g.Last), signedBytes(g.Last - g.First), usedOverTime(&g)}); err != nil {
-			return err
-		}
+			bytesRange(g.First, g.Last), signedBytes(g.Last - g.First), usedOverTime(&g)})
 	}
+	// Too wide: the first and last, median, least used, sample count and
+	// time of the most go.
+	ft := fitColumns(textWidth(w), []string{"GPU", "Samples", "Total", "Min used", "Median used", "Max used", "Max at", "First → last", "Growth", "Used over time"},
+		[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft},
+		rows, nil, 7, 4, 1, 3, 6, 2)
 	if ew.err == nil {
-		ew.err = t.Render()
+		ew.err = ft.render(w, "--json has them")
 	}
 	ew.printf("Used over time: the log in %d slices of time, each the most used in it, from '%c' (the GPU's least) to '%c' (its most).\n",
 		sparkWidth, sparkRamp[0], sparkRamp[len(sparkRamp)-1])
 	for _, g := range v.GPUs {
-		ew.printf("%s", wrapIndented("", SMIClimbVerdict(&g, v.Loc)))
+		ew.printf("%s", wrapTo(w, "", SMIClimbVerdict(&g, v.Loc)))
 	}
 	for _, gv := range v.Gaps {
 		for _, l := range GapLines(&gv, v.Loc) {
-			ew.printf("%s", wrapIndented("", l))
+			ew.printf("%s", wrapTo(w, "", l))
 		}
 	}
 	for _, n := range v.Notes {
-		ew.printf("%s", wrapIndented("", n))
+		ew.printf("%s", wrapTo(w, "", n))
 	}
 	explain := false
 	for i := range v.Gaps {
 		explain = explain || !WrongGPULikely(&v.Gaps[i].Gap)
 	}
 	if explain {
-		ew.printf("\n%s", wrapIndented("", GapExplanation))
+		ew.printf("\n%s", wrapTo(w, "", GapExplanation))
 	}
 	return ew.err
 }

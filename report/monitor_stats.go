@@ -31,18 +31,18 @@ func WriteStatsDumpText(w io.Writer, d *StatsDump) error {
 	if d.From != "" {
 		from = " (" + d.From + ")"
 	}
-	ew.printf("%s", wrapIndented("", fmt.Sprintf("%s: torch.cuda.memory_stats()%s, %s; every figure is torch's own, exact.", d.File, from, plural(len(d.Stats), "device"))))
+	ew.printf("%s", wrapTo(w, "", fmt.Sprintf("%s: torch.cuda.memory_stats()%s, %s; every figure is torch's own, exact.", d.File, from, plural(len(d.Stats), "device"))))
 	for _, st := range d.Stats {
 		ew.printf("\nDevice %d\n", st.Device)
 		all := func(s *[analyze.NumPools]analyze.Stat) analyze.Stat { return s[analyze.PoolAll] }
-		ew.printf("%s", wrapIndented("  ", fmt.Sprintf("%s reserved in %s; %s allocated to %s; %s cached but unused.",
+		ew.printf("%s", wrapTo(w, "  ", fmt.Sprintf("%s reserved in %s; %s allocated to %s; %s cached but unused.",
 			FormatBytes(all(&st.ReservedBytes).Current), plural(int(all(&st.Segment).Current), "segment"),
 			FormatBytes(all(&st.AllocatedBytes).Current), plural(int(all(&st.Allocation).Current), "tensor"),
 			FormatBytes(all(&st.ReservedBytes).Current-all(&st.AllocatedBytes).Current))))
 		if ew.err == nil {
 			ew.err = writeStatsPoolTable(w, st)
 		}
-		ew.printf("%s", wrapIndented("  ", fmt.Sprintf("Peak: %s allocated, %s reserved. Lifetime: %s (%s in all), %s and %s.",
+		ew.printf("%s", wrapTo(w, "  ", fmt.Sprintf("Peak: %s allocated, %s reserved. Lifetime: %s (%s in all), %s and %s.",
 			FormatBytes(all(&st.AllocatedBytes).Peak), FormatBytes(all(&st.ReservedBytes).Peak),
 			plural(int(all(&st.Allocation).Allocated), "allocation"), FormatBytes(all(&st.AllocatedBytes).Allocated),
 			plural(int(st.NumDeviceAlloc), "cudaMalloc"), plural(int(st.NumDeviceFree), "cudaFree"))))
@@ -56,7 +56,7 @@ func WriteStatsDumpText(w io.Writer, d *StatsDump) error {
 			ew.printf("  No warning: no retry, no OOM, reserved close to allocated, no oversize allocation.\n")
 		}
 		for _, f := range findings {
-			ew.printf("%s", wrapIndented("  warning: ", FindingText(f)))
+			ew.printf("%s", wrapTo(w, "  warning: ", FindingText(f)))
 		}
 	}
 	return ew.err
@@ -64,20 +64,21 @@ func WriteStatsDumpText(w io.Writer, d *StatsDump) error {
 
 // writeStatsPoolTable writes the current and peak figures per pool.
 func writeStatsPoolTable(w io.Writer, st *analyze.MemoryStats) error {
-	t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
-	t.Header([]string{"Pool", "Reserved", "Peak\nreserved", "Allocated", "Peak\nallocated", "Requested", "Non-releasable\n(inactive_split)", "Segments", "Tensors"})
+	var rows [][]string
 	for p, name := range []string{"all", "large", "small"} {
 		pool := analyze.Pool(p)
-		if err := t.Append([]string{name,
+		rows = append(rows, []string{name,
 			FormatBytes(st.ReservedBytes[pool].Current), FormatBytes(st.ReservedBytes[pool].Peak),
 			FormatBytes(st.AllocatedBytes[pool].Current), FormatBytes(st.AllocatedBytes[pool].Peak),
 			FormatBytes(st.RequestedBytes[pool].Current),
 			fmt.Sprintf("%s in %d", FormatBytes(st.InactiveSplitBytes[pool].Current), st.InactiveSplit[pool].Current),
-			FormatInt(st.Segment[pool].Current), FormatInt(st.Allocation[pool].Current)}); err != nil {
-			return err
-		}
+			FormatInt(st.Segment[pool].Current), FormatInt(st.Allocation[pool].Current)})
 	}
-	return t.Render()
+	// Too wide: the requested bytes, then the counts go.
+	ft := fitColumns(textWidth(w), []string{"Pool", "Reserved", "Peak\nreserved", "Allocated", "Peak\nallocated", "Requested", "Non-releasable\n(inactive_split)", "Segments", "Tensors"},
+		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight},
+		rows, nil, 5, 8, 7)
+	return ft.render(w, "--json has them")
 }
 
 // FindingText explains one warning about a memory_stats() dump in a

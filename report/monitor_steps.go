@@ -165,27 +165,24 @@ func WriteStepsText(w io.Writer, v *StepsView) error {
 			ew.printf("%d of %d records shown (--rows 0 shows them all).\n", len(rows), len(d.Records))
 		}
 		if d.PeaksReset {
-			ew.printf("%s", wrapIndented("", "Peaks are per step: they went down between records, so the loop resets them (torch.cuda.reset_peak_memory_stats())."))
+			ew.printf("%s", wrapTo(w, "", "Peaks are per step: they went down between records, so the loop resets them (torch.cuda.reset_peak_memory_stats())."))
 		} else {
-			ew.printf("%s", wrapIndented("", "Peaks are since the start of the run (or the last torch.cuda.reset_peak_memory_stats() before the log)."))
+			ew.printf("%s", wrapTo(w, "", "Peaks are since the start of the run (or the last torch.cuda.reset_peak_memory_stats() before the log)."))
 		}
-		ew.printf("%s", wrapIndented("", ClimbVerdict(d, d.Allocated, "allocated memory")))
-		ew.printf("%s", wrapIndented("", ClimbVerdict(d, d.Reserved, "reserved memory")))
-		ew.printf("%s", wrapIndented("", retryVerdict(d)))
+		ew.printf("%s", wrapTo(w, "", ClimbVerdict(d, d.Allocated, "allocated memory")))
+		ew.printf("%s", wrapTo(w, "", ClimbVerdict(d, d.Reserved, "reserved memory")))
+		ew.printf("%s", wrapTo(w, "", retryVerdict(d)))
 	}
 	return ew.err
 }
 
 // writeStepsTable writes the rows of d.
 func writeStepsTable(w io.Writer, d *monitor.StepsDevice, rows []int) error {
-	t := newTable(w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
 	first := d.Records[0]
-	t.Header([]string{"Step", "Time (s)", "Allocated", "Peak\nallocated", "Reserved", "Peak\nreserved", "Retries", "OOMs", "Note"})
+	var table [][]string
 	for k, i := range rows {
 		if k > 0 && i > rows[k-1]+1 {
-			if err := t.Append([]string{"…", "", "", "", "", "", "", "", ""}); err != nil {
-				return err
-			}
+			table = append(table, []string{"…", "", "", "", "", "", "", "", ""})
 		}
 		r := d.Records[i]
 		st := r.Stats
@@ -211,12 +208,14 @@ func writeStepsTable(w io.Writer, d *monitor.StepsDevice, rows []int) error {
 			notes = append(notes, "first OOM")
 		}
 		a, res := st.AllocatedBytes[analyze.PoolAll], st.ReservedBytes[analyze.PoolAll]
-		if err := t.Append([]string{step, tm, FormatBytes(a.Current), FormatBytes(a.Peak), FormatBytes(res.Current), FormatBytes(res.Peak),
-			FormatInt(st.NumAllocRetries), FormatInt(st.NumOOMs), strings.Join(notes, ", ")}); err != nil {
-			return err
-		}
+		table = append(table, []string{step, tm, FormatBytes(a.Current), FormatBytes(a.Peak), FormatBytes(res.Current), FormatBytes(res.Peak),
+			FormatInt(st.NumAllocRetries), FormatInt(st.NumOOMs), strings.Join(notes, ", ")})
 	}
-	return t.Render()
+	// Too wide: the note wraps, then the peaks, the time and the counts go.
+	ft := fitWrapped(textWidth(w), []string{"Step", "Time (s)", "Allocated", "Peak\nallocated", "Reserved", "Peak\nreserved", "Retries", "OOMs", "Note"},
+		[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft},
+		table, nil, 8, 3, 5, 1, 7, 6)
+	return ft.render(w, "--json has them")
 }
 
 // The --json schema of `snapview stats`. Bytes are bytes, times

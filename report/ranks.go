@@ -124,12 +124,13 @@ func when(s *analyze.Side, entry, step int, us int64) string {
 // the spread of each figure, the flagged ranks, the stacks that vary most
 // and the outlier diffed against the median rank.
 func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
-	t := newTable(w, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignLeft,
-		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
-	t.Header("Rank", "File", "Dev", "Peak allocated", "When", "Peak reserved", "When",
-		"Cached at peak", "End allocated", "OOMs", "Retries", "Coverage")
+	header := []string{"Rank", "File", "Dev", "Peak allocated", "When", "Peak reserved", "When",
+		"Cached at peak", "End allocated", "OOMs", "Retries", "Coverage"}
+	align := []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignLeft,
+		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
 	names := rankFileNames(rk.Sides)
 	labels := rankNames(rk.Sides)
+	var rows [][]string
 	for i, s := range rk.Sides {
 		h := s.Stats.Known.History
 		flag := ""
@@ -139,16 +140,19 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 				break
 			}
 		}
-		t.Append(rankColumn(s)+flag, names[i], strconv.Itoa(s.Device),
+		rows = append(rows, []string{rankColumn(s) + flag, names[i], strconv.Itoa(s.Device),
 			figureValue(s.PeakAllocated, true, h), when(s, s.PeakAllocatedAt, s.PeakAllocatedStep, s.PeakAllocatedUS),
 			figureValue(s.PeakReserved, true, h), when(s, s.PeakReservedAt, s.PeakReservedStep, s.PeakReservedUS),
 			figureValue(s.ReservedAtPeakAllocated-s.PeakAllocated, true, h),
 			FormatBytes(s.End.AllocatedBytes[analyze.PoolAll].Current),
 			figureValue(int64(s.OOMs), false, s.End.Known.NumOOMs),
 			figureValue(s.End.NumAllocRetries, false, s.End.Known.NumAllocRetries),
-			string(s.Coverage))
+			string(s.Coverage)})
 	}
-	if err := t.Render(); err != nil {
+	// Too wide: the cached and end figures, the coverage, the times of
+	// the peaks, the counts, the device and the file go, in that order.
+	ft := fitWrapped(textWidth(w), header, align, rows, nil, 1, 7, 8, 11, 6, 10, 9, 4, 2)
+	if err := ft.render(w, "--json has them"); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "Cached at peak: reserved minus allocated at the allocated peak. '!': beyond 10% of the median rank;")
@@ -172,20 +176,21 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 		fmt.Fprintln(w, "No rank's peaks are known: nothing to compare.")
 		return nil
 	}
-	t = newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight)
-	t.Header("Over the ranks", "Min", "Median", "Max", "Spread")
+	rows = nil
 	for _, sp := range rk.Spreads {
 		spread := FormatBytes(sp.Spread)
 		if sp.Median > 0 {
 			spread += fmt.Sprintf(" (%.0f%%)", 100*float64(sp.Spread)/float64(sp.Median))
 		}
-		t.Append(sp.Figure.String(),
-			fmt.Sprintf("%s (%s)", FormatBytes(sp.Min), labels[sp.MinRank]),
-			fmt.Sprintf("%s (%s)", FormatBytes(sp.Median), labels[sp.MedianRank]),
-			fmt.Sprintf("%s (%s)", FormatBytes(sp.Max), labels[sp.MaxRank]),
-			spread)
+		rows = append(rows, []string{sp.Figure.String(),
+			byRank(sp.Min, labels[sp.MinRank]),
+			byRank(sp.Median, labels[sp.MedianRank]),
+			byRank(sp.Max, labels[sp.MaxRank]),
+			spread})
 	}
-	if err := t.Render(); err != nil {
+	ft = fitColumns(textWidth(w), []string{"Over the ranks", "Min", "Median", "Max", "Spread"},
+		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, rows, nil, 2, 1)
+	if err := ft.render(w, "--json has them"); err != nil {
 		return err
 	}
 	if len(rk.Sides)-len(rk.Unknown) > 1 {
@@ -211,15 +216,16 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 	if len(rk.Stacks) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "Stacks whose live bytes at each rank's peak vary most across the ranks")
-		t = newTable(w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
-		t.Header("#", "Spread", "Min", "Max", "Stack (innermost frame first)")
+		rows = nil
 		for i, v := range rk.Stacks {
-			t.Append(strconv.Itoa(i+1), FormatBytes(v.Spread),
-				fmt.Sprintf("%s (%s)", FormatBytes(v.Min), labels[v.MinRank]),
-				fmt.Sprintf("%s (%s)", FormatBytes(v.Max), labels[v.MaxRank]),
-				strings.Join(frameLines(v.Frames, o.Full, o.Frames), "\n"))
+			rows = append(rows, []string{strconv.Itoa(i + 1), FormatBytes(v.Spread),
+				byRank(v.Min, labels[v.MinRank]),
+				byRank(v.Max, labels[v.MaxRank]),
+				strings.Join(frameLines(v.Frames, o.Full, o.Frames), "\n")})
 		}
-		if err := t.Render(); err != nil {
+		ft = fitWrapped(textWidth(w), []string{"#", "Spread", "Min", "Max", "Stack (innermost frame first)"},
+			[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}, rows, nil, 4, 2)
+		if err := ft.render(w, "--json has them"); err != nil {
 			return err
 		}
 	}
@@ -361,4 +367,18 @@ func WriteRanksJSON(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(j)
+}
+
+// rankCellWidth is the most columns a rank's name takes in a table cell
+// before it wraps: a file's path can be long.
+const rankCellWidth = 24
+
+// byRank is a table cell of bytes held by a rank: "322.1 MiB (rank 1)",
+// or, for a rank named by a long path, the name in parentheses below the
+// bytes, wrapped to rankCellWidth.
+func byRank(bytes int64, label string) string {
+	if len(label) <= 10 {
+		return FormatBytes(bytes) + " (" + label + ")"
+	}
+	return FormatBytes(bytes) + "\n" + wrapCell("("+label+")", rankCellWidth)
 }

@@ -487,8 +487,8 @@ func writeOOMWhatif(ew *errWriter, r *whatif.Result) {
 		}
 	}
 	ew.printf("\nWhat-if (snapview whatif): the requests of the whole trace simulated under other settings;\n")
-	ew.printf("%s", wrapAt("  ", whatifLimitLine(r)+".", whatifWidth))
-	ew.printf("%s", wrapAt("  ", whatifSelfCheckLine(r), whatifWidth))
+	ew.printf("%s", wrapAt("  ", whatifLimitLine(r)+".", textWidth(ew.w)))
+	ew.printf("%s", wrapAt("  ", whatifSelfCheckLine(r), textWidth(ew.w)))
 	if len(fits) == 0 {
 		ew.printf("  No candidate setting would have avoided the OOM.\n")
 	} else {
@@ -498,10 +498,10 @@ func writeOOMWhatif(ew *errWriter, r *whatif.Result) {
 		}
 	}
 	if len(fails) > 0 {
-		ew.printf("%s", wrapAt("  ", "Would still fail: "+strings.Join(fails, "; ")+".", whatifWidth))
+		ew.printf("%s", wrapAt("  ", "Would still fail: "+strings.Join(fails, "; ")+".", textWidth(ew.w)))
 	}
 	if u := r.Uncapped; u != nil {
-		ew.printf("%s", wrapAt("  ", fmt.Sprintf("With no cap the file's settings reserve at most %s: the memory this run needed.", FormatBytes(u.PeakReserved)), whatifWidth))
+		ew.printf("%s", wrapAt("  ", fmt.Sprintf("With no cap the file's settings reserve at most %s: the memory this run needed.", FormatBytes(u.PeakReserved)), textWidth(ew.w)))
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/snapshot"
@@ -71,8 +73,14 @@ func (f *TraceFilter) keep(s *snapshot.Snapshot, e *snapshot.TraceEntry, focus m
 // frame, as every view names a stack). A header per device says how many
 // entries are shown of how many.
 func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	where := map[snapshot.StackID]string{}
+	width := textWidth(w)
+	out := w
+	if t, ok := w.(*TextWriter); ok && len(t.buf) == 0 {
+		// The lines are laid out to the width here: write past the
+		// TextWriter (which would write them one by one, unbuffered).
+		out = t.w
+	}
+	bw := bufio.NewWriterSize(out, 1<<16)
 	for k, td := range devs {
 		trace := s.Traces[td.Device]
 		focus := map[snapshot.StackID]bool{}
@@ -89,59 +97,89 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 		if k > 0 {
 			bw.WriteByte('\n')
 		}
-		fmt.Fprintf(bw, "Device %d: %s, %s shown", td.Device, plural(len(trace), "trace entry"), FormatInt(int64(len(rows))))
+		head := fmt.Sprintf("Device %d: %s, %s shown", td.Device, plural(len(trace), "trace entry"), FormatInt(int64(len(rows))))
 		switch {
 		case td.Filter.From > to:
-			bw.WriteString(" (no entry in the range)")
+			head += " (no entry in the range)"
 		case td.Filter.From > 0 || to < len(trace)-1:
-			fmt.Fprintf(bw, " (entries %d to %d)", td.Filter.From, to)
+			head += fmt.Sprintf(" (entries %d to %d)", td.Filter.From, to)
 		}
-		bw.WriteString("\n")
+		bw.WriteString(wrapAt("", head, width))
 		if len(rows) == 0 {
 			continue
 		}
-		fmt.Fprintf(bw, "%9s  %15s  %-15s  %10s  %-18s  %-8s  %s\n", "entry", "time", "action", "size", "address", "stream", "where")
 		timed := trace[0].Flags&snapshot.FlagTime != 0
+		lay := traceLayout(s, trace, rows, timed, width)
+		if len(lay.dropped) > 0 {
+			bw.WriteString(wrapAt("", fmt.Sprintf("Left out to fit %d columns: %s (--json has them).", width, strings.Join(lay.dropped, ", ")), width))
+		}
 		var line []byte
+		line = append(line, "entry"...)
+		line = alignRight(line, 0, lay.entry)
+		for _, c := range []struct {
+			name  string
+			w     int
+			right bool
+		}{{"time", lay.time, true}, {"action", lay.action, false}, {"size", lay.size, true}, {"address", lay.addr, false}, {"stream", lay.stream, false}} {
+			if c.w == 0 {
+				continue
+			}
+			line = append(line, "  "...)
+			start := len(line)
+			line = append(line, c.name...)
+			if c.right {
+				line = alignRight(line, start, c.w)
+			} else {
+				line = alignLeft(line, start, c.w)
+			}
+		}
+		line = append(line, "  where\n"...)
+		bw.Write(line)
+		// Each stack's "where", wrapped to what the other columns leave.
+		where := map[snapshot.StackID]string{}
+		indent := "\n" + strings.Repeat(" ", lay.fixed)
 		for _, i := range rows {
 			e := &trace[i]
 			line = line[:0]
 			line = strconv.AppendInt(line, int64(i), 10)
-			line = alignRight(line, 0, 9)
+			line = alignRight(line, 0, lay.entry)
+			if lay.time > 0 {
+				line = append(line, "  "...)
+				start := len(line)
+				if timed {
+					line = appendMicros(line, e.TimeUS-trace[0].TimeUS)
+				} else {
+					line = append(line, '-')
+				}
+				line = alignRight(line, start, lay.time)
+			}
 			line = append(line, "  "...)
 			start := len(line)
-			if timed {
-				line = appendMicros(line, e.TimeUS-trace[0].TimeUS)
-			} else {
-				line = append(line, '-')
-			}
-			line = alignRight(line, start, 15)
-			line = append(line, "  "...)
-			start = len(line)
 			line = append(line, s.ActionName(e.Action)...)
-			line = alignLeft(line, start, 15)
+			line = alignLeft(line, start, lay.action)
 			line = append(line, "  "...)
 			start = len(line)
 			line = append(line, FormatBytes(e.Size)...)
-			line = alignRight(line, start, 10)
-			line = append(line, "  "...)
-			start = len(line)
-			if e.Action == snapshot.ActionOOM {
-				line = append(line, FormatBytes(e.DeviceFree())...)
-				line = append(line, " free"...)
-			} else {
-				line = append(line, "0x"...)
-				line = strconv.AppendUint(line, uint64(e.Addr), 16)
+			line = alignRight(line, start, lay.size)
+			if lay.addr > 0 {
+				line = append(line, "  "...)
+				start = len(line)
+				line = appendTraceAddr(line, e)
+				line = alignLeft(line, start, lay.addr)
 			}
-			line = alignLeft(line, start, 18)
-			line = append(line, "  "...)
-			start = len(line)
-			line = strconv.AppendUint(line, e.Stream, 10)
-			line = alignLeft(line, start, 8)
+			if lay.stream > 0 {
+				line = append(line, "  "...)
+				start = len(line)
+				line = strconv.AppendUint(line, e.Stream, 10)
+				line = alignLeft(line, start, lay.stream)
+			}
 			line = append(line, "  "...)
 			wh, ok := where[e.Stack]
 			if !ok {
 				wh = stackWhere(s, e.Stack)
+				if utf8.RuneCountInString(wh) > lay.where {
+					wh = strings.Join(wrapLine(wh, lay.where, ""), indent)
+				}
 				where[e.Stack] = wh
 			}
 			line = append(line, wh...)
@@ -152,6 +190,72 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// minTraceWhere is the narrowest the where column of a trace gets before
+// other columns are left out.
+const minTraceWhere = 20
+
+// traceColumns is the layout of a trace listing: each column's width
+// (0: left out), the width before the where column and the where
+// column's, and the names of the columns left out.
+type traceColumns struct {
+	entry, time, action, size, addr, stream int
+	fixed, where                            int
+	dropped                                 []string
+}
+
+// traceLayout sizes the columns of a trace listing to the rows shown and
+// leaves out the stream, the time and the address, in that order, until
+// the where column gets minTraceWhere of width.
+func traceLayout(s *snapshot.Snapshot, trace []snapshot.TraceEntry, rows []int, timed bool, width int) traceColumns {
+	c := traceColumns{entry: len("entry"), time: len("time"), action: len("action"), size: len("size"), addr: len("address"), stream: len("stream")}
+	c.entry = max(c.entry, len(strconv.Itoa(rows[len(rows)-1])))
+	var buf []byte
+	for _, i := range rows {
+		e := &trace[i]
+		if timed {
+			buf = appendMicros(buf[:0], e.TimeUS-trace[0].TimeUS)
+			c.time = max(c.time, len(buf))
+		}
+		c.action = max(c.action, len(s.ActionName(e.Action)))
+		c.size = max(c.size, len(FormatBytes(e.Size)))
+		c.addr = max(c.addr, len(appendTraceAddr(buf[:0], e)))
+		c.stream = max(c.stream, len(strconv.FormatUint(e.Stream, 10)))
+	}
+	fixed := func() int {
+		n := c.entry
+		for _, w := range []int{c.time, c.action, c.size, c.addr, c.stream} {
+			if w > 0 {
+				n += 2 + w
+			}
+		}
+		return n + 2
+	}
+	for _, d := range []struct {
+		name string
+		w    *int
+	}{{"stream", &c.stream}, {"time", &c.time}, {"address", &c.addr}} {
+		if width-fixed() >= minTraceWhere {
+			break
+		}
+		*d.w = 0
+		c.dropped = append(c.dropped, d.name)
+	}
+	c.fixed = fixed()
+	c.where = max(width-c.fixed, minTraceWhere)
+	return c
+}
+
+// appendTraceAddr appends an entry's address, or for an oom entry the
+// device's free bytes.
+func appendTraceAddr(line []byte, e *snapshot.TraceEntry) []byte {
+	if e.Action == snapshot.ActionOOM {
+		line = append(line, FormatBytes(e.DeviceFree())...)
+		return append(line, " free"...)
+	}
+	line = append(line, "0x"...)
+	return strconv.AppendUint(line, uint64(e.Addr), 16)
 }
 
 // alignRight right-aligns line[start:], the field just appended, in w

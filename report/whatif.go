@@ -12,10 +12,6 @@ import (
 	"github.com/snapview/snapview/analyze/whatif"
 )
 
-// whatifWidth is the width the whatif view's sentences wrap at, the
-// width of its table.
-const whatifWidth = 120
-
 // WhatifView is what `snapview whatif` shows: one analysis per device.
 type WhatifView struct {
 	Devices []*whatif.Result
@@ -127,15 +123,14 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 				"does under a cap: with no cap given (--limit), simulated as empty_cache() calls",
 				FormatInt(int64(r.CapReleases))+" releases of")
 		}
-		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Device %d: %s simulated %s; %s.", r.Device, reqs, start, calls), whatifWidth))
-		fmt.Fprint(w, wrapAt("", whatifLimitLine(r), whatifWidth))
-		fmt.Fprint(w, wrapAt("", whatifSelfCheckLine(r), whatifWidth))
+		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Device %d: %s simulated %s; %s.", r.Device, reqs, start, calls), textWidth(w)))
+		fmt.Fprint(w, wrapAt("", whatifLimitLine(r), textWidth(w)))
+		fmt.Fprint(w, wrapAt("", whatifSelfCheckLine(r), textWidth(w)))
 		if r.Trust.History != analyze.Exact {
-			fmt.Fprint(w, wrapAt("", "The file's "+TrustText(r.Trust)+whatifTrustNote(r.Trust), whatifWidth))
+			fmt.Fprint(w, wrapAt("", "The file's "+TrustText(r.Trust)+whatifTrustNote(r.Trust), textWidth(w)))
 		}
 		fmt.Fprintln(w)
-		t := newTable(w, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
-		t.Header("", "PYTORCH_CUDA_ALLOC_CONF", "Peak\nreserved", "Peak\nallocated", "Unused\nat peak", "Segments", "Retries", "OOM,\nentry")
+		var rows [][]string
 		for i := range r.Rows {
 			row := &r.Rows[i]
 			mark := ""
@@ -153,20 +148,23 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 				oom = fmt.Sprintf("yes, %d", row.FirstOOM)
 			}
 			e := whatifPeakTrust(r, i)
-			if err := t.Append([]string{mark, confLabel(row), figureValue(row.PeakReserved, true, e), figureValue(row.PeakAllocated, true, e),
-				FormatBytes(row.GapAtPeak), FormatInt(row.DeviceAllocs), FormatInt(row.AllocRetries), oom}); err != nil {
-				return err
-			}
+			rows = append(rows, []string{mark, confLabel(row), figureValue(row.PeakReserved, true, e), figureValue(row.PeakAllocated, true, e),
+				FormatBytes(row.GapAtPeak), FormatInt(row.DeviceAllocs), FormatInt(row.AllocRetries), oom})
 		}
-		if err := t.Render(); err != nil {
+		// Too wide: the settings wrap, then the segment and retry counts
+		// and the unused bytes go.
+		ft := fitWrapped(textWidth(w), []string{"", "PYTORCH_CUDA_ALLOC_CONF", "Peak\nreserved", "Peak\nallocated", "Unused\nat peak", "Segments", "Retries", "OOM,\nentry"},
+			[]tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft},
+			rows, nil, 1, 5, 6, 4)
+		if err := ft.render(w, "--json has them"); err != nil {
 			return err
 		}
-		fmt.Fprint(w, wrapAt("", whatifVerdict(r), whatifWidth))
+		fmt.Fprint(w, wrapAt("", whatifVerdict(r), textWidth(w)))
 	}
 	fmt.Fprint(w, wrapAt("", "Peaks are reserved_bytes and allocated_bytes .all.peak; Unused at peak is reserved minus allocated "+
 		"when reserved peaked; Segments counts cudaMalloc calls and expandable-segment mappings; Retries counts "+
 		"cudaMalloc retried after freeing the cache (num_alloc_retries); OOM gives the trace entry of the first "+
-		"request that fails ('ends': the file served that request, so the run would have ended there).", whatifWidth))
+		"request that fails ('ends': the file served that request, so the run would have ended there).", textWidth(w)))
 	return nil
 }
 

@@ -190,3 +190,64 @@ func (ft fitTable) droppedNote(w io.Writer, more string) error {
 	_, err := io.WriteString(w, wrapAt("", note+".", textWidth(w)))
 	return err
 }
+
+// minWrapWidth is the narrowest a wrapped column of a table gets.
+const minWrapWidth = 24
+
+// fitWrapped is fitColumns for a table whose column wrap (never in drop)
+// holds long text (a stack, a setting): that column's lines are wrapped
+// to what the other columns leave of width (minWrapWidth at least),
+// continuation lines indented two spaces more, after the columns in drop
+// are left out as far as they must.
+func fitWrapped(width int, header []string, align []tw.Align, rows [][]string, footer []string, wrap int, drop ...int) fitTable {
+	wrapped := func(n int) [][]string {
+		out := make([][]string, len(rows))
+		for i, r := range rows {
+			out[i] = append([]string(nil), r...)
+			if wrap < len(r) {
+				out[i][wrap] = wrapCell(r[wrap], n)
+			}
+		}
+		return out
+	}
+	foot := func(n int) []string {
+		if wrap >= len(footer) {
+			return footer
+		}
+		f := append([]string(nil), footer...)
+		f[wrap] = wrapCell(f[wrap], n)
+		return f
+	}
+	head := func(n int) []string {
+		h := append([]string(nil), header...)
+		h[wrap] = strings.ReplaceAll(wrapCell(h[wrap], n), "\n  ", "\n")
+		return h
+	}
+	narrow := wrapped(minWrapWidth)
+	ft := fitColumns(width, head(minWrapWidth), align, narrow, foot(minWrapWidth), drop...)
+	col := 0
+	for _, r := range append(narrow, ft.Header, foot(minWrapWidth)) {
+		if wrap < len(r) {
+			for _, l := range strings.Split(r[wrap], "\n") {
+				col = max(col, utf8.RuneCountInString(l))
+			}
+		}
+	}
+	rest := tableWidth(append(append([][]string{ft.Header}, ft.Rows...), ft.Footer)) - col
+	n := max(width-rest, minWrapWidth)
+	return fitColumns(width, head(n), align, wrapped(n), foot(n), drop...)
+}
+
+// wrapCell wraps each line of a table cell to width columns, continuation
+// lines indented as the line is, plus two spaces.
+func wrapCell(cell string, width int) string {
+	var out []string
+	for _, l := range strings.Split(cell, "\n") {
+		indent := l[:len(l)-len(strings.TrimLeft(l, " "))] + "  "
+		out = append(out, wrapLine(l, width, indent)...)
+	}
+	return strings.Join(out, "\n")
+}
+
+// wrapTo is wrapAt at the width of w (see textWidth).
+func wrapTo(w io.Writer, prefix, text string) string { return wrapAt(prefix, text, textWidth(w)) }

@@ -53,6 +53,7 @@ cap with --max-decompressed for a genuine file that passes it.`,
 		Version:       version(),
 	}
 	root.SetVersionTemplate("snapview {{.Version}}\n")
+	setHelpWidth(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{err}
 	})

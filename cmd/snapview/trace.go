@@ -83,7 +83,9 @@ Without --device every device with a trace is listed.`,
 					return usageErrorf("--focus: %v", err)
 				}
 			}
-			return runTrace(cmd.Context(), opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return withTextOutput(cmd, opts.format == "text" && !opts.json, func(out io.Writer) error {
+				return runTrace(cmd.Context(), opts, cmd.InOrStdin(), out, cmd.ErrOrStderr())
+			})
 		},
 	}
 	f := cmd.Flags()

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -52,10 +55,37 @@ func TestWidthFlag(t *testing.T) {
 			}
 		}
 	}
+	for _, w := range []string{"0", "-5"} {
+		if _, _, err := runSnapview(t, "summary", "--width", w, file); err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "--width must be positive") {
+			t.Errorf("--width %s: %v, want a usage error", w, err)
+		}
+	}
 	// JSON is never wrapped.
 	out, _, err := runSnapview(t, "summary", "--json", "--width", "60", file)
 	if err != nil || !strings.HasPrefix(out, "{") {
 		t.Errorf("summary --json --width 60: %v %.40q", err, out)
+	}
+}
+
+// TestHelpWidth checks that --help's list of commands and its flags fit
+// COLUMNS=80 (cobra's template wrote them on one line each).
+func TestHelpWidth(t *testing.T) {
+	t.Setenv("COLUMNS", "80")
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Available Commands:") {
+		t.Fatalf("--help lacks its commands:\n%s", out.String())
+	}
+	start := strings.Index(out.String(), "Available Commands:")
+	for _, line := range strings.Split(out.String()[start:], "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("--help at COLUMNS=80: line of %d columns: %q", n, line)
+		}
 	}
 }
 
@@ -106,5 +136,62 @@ func TestIssue11Messages(t *testing.T) {
 	}
 	if one, two := lines("1"), lines("2"); one != 2 || two != 3 {
 		t.Errorf("S1 has %d lines with --frames 1 and %d with --frames 2, want 2 and 3 (frames and '... N more lines')", one, two)
+	}
+}
+
+// TestNewerViewsWidth runs the views that lay out their own tables
+// (whatif, ranks, diff, stats, smi, trace, summary of a memory_stats()
+// dump) at --width 80 and 120 on real files, shared and of testdata, and
+// checks that every line keeps within the width, the files' paths aside.
+func TestNewerViewsWidth(t *testing.T) {
+	shared := func(rel string) string { return sharedSnapshot(t, rel) }
+	td := func(name string) string { return filepath.Join("..", "..", "testdata", "snapshots", name) }
+	runs := [][]string{
+		{"whatif", td("mlp_train.pickle")},
+		{"whatif", shared("whatif/varlen_train/default/snapshot.pickle.xz")},
+		{"whatif", shared("torch2.11/oom/snapshot.pickle")},
+		{"ranks", td("ddp_rank0.pickle"), td("ddp_rank1.pickle")},
+		{"ranks", shared("torch2.11/two_devices/snapshot.pickle"), shared("torch2.11/mlp_train/snapshot.pickle"), shared("torch2.11/leak_train/snapshot.pickle")},
+		{"diff", td("ddp_rank0.pickle"), td("ddp_rank1.pickle")},
+		{"diff", shared("torch2.11/legacy_segments/snapshot.pickle"), shared("torch2.11/state_only/snapshot.pickle")},
+		{"diff", shared("whatif/varlen_train/default/snapshot.pickle.xz"), shared("whatif/varlen_train/roundup_4/snapshot.pickle.xz")},
+		{"diff", "--base-at", "peak", "--at", "end", shared("torch2.11/leak_train/snapshot.pickle")},
+		{"trace", td("mlp_train.pickle")},
+		{"trace", shared("torch2.11/multistream/snapshot.pickle")},
+		{"trace", shared("torch2.11/oom/snapshot.pickle")},
+		{"trace", shared("public/p32-3dev-expandable-oom.pickle")},
+	}
+	for _, pat := range []string{"*.stats.jsonl", "*.stats.json"} {
+		m, _ := filepath.Glob(td(pat))
+		for _, f := range m {
+			runs = append(runs, []string{"stats", f})
+		}
+	}
+	m, _ := filepath.Glob(filepath.Join(filepath.Dir(shared("torch2.11/oom/stats.json")), "..", "*", "stats.json"))
+	m2, _ := filepath.Glob(td("*.stats.json"))
+	for _, f := range append(m, m2...) {
+		runs = append(runs, []string{"summary", f}, []string{"stats", f})
+	}
+	m, _ = filepath.Glob(td("*.csv"))
+	for _, f := range m {
+		runs = append(runs, []string{"smi", f})
+	}
+	for _, args := range runs {
+		for _, width := range []string{"80", "120"} {
+			out, _, err := runSnapview(t, append([]string{args[0], "--width", width}, args[1:]...)...)
+			if err != nil {
+				t.Errorf("%v --width %s: %v", args, width, err)
+				continue
+			}
+			w, _ := strconv.Atoi(width)
+			for i, line := range strings.Split(out, "\n") {
+				if slices.ContainsFunc(args[1:], func(f string) bool { return strings.Contains(line, f) }) {
+					continue
+				}
+				if n := utf8.RuneCountInString(line); n > w {
+					t.Errorf("%v --width %s, line %d: %d columns: %q", args, width, i+1, n, line)
+				}
+			}
+		}
 	}
 }
