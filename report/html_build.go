@@ -32,7 +32,8 @@ type HTMLOptions struct {
 	Buckets int
 	// MaxPoints caps the points drawn per series of the timeline, about
 	// the chart's width in pixels (fewer buckets are used until they
-	// fit). Default 1000.
+	// fit). Default 500: in headless Chromium the 2M-entry page took
+	// 2.7 s to paint its stacked areas at 1000 points, 0.5 to 1.0 s at 500.
 	MaxPoints int
 	// MaxAnnotations is the most record_function ranges shaded on a
 	// timeline (the longest are kept). Default 100.
@@ -73,7 +74,7 @@ func (o *HTMLOptions) defaults() {
 		o.Buckets = 400
 	}
 	if o.MaxPoints <= 0 {
-		o.MaxPoints = 1000
+		o.MaxPoints = 500
 	}
 	if o.MaxAnnotations <= 0 {
 		o.MaxAnnotations = 100

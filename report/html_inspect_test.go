@@ -115,8 +115,8 @@ func TestHTMLTimelineChoices(t *testing.T) {
 		if !d.XByIndex || len(d.Steps) != 29 {
 			t.Errorf("XByIndex %v with %d steps, want true with 29 (the slow first step squeezes the rest by time)", d.XByIndex, len(d.Steps))
 		}
-		if n := len(d.Timeline.Index); n > 1000+2 {
-			t.Errorf("%d points drawn, want at most about 1000", n)
+		if n := len(d.Timeline.Index); n > 500+2 {
+			t.Errorf("%d points drawn, want at most about 500 (HTMLOptions.MaxPoints)", n)
 		}
 	})
 	t.Run("state_only has no chart", func(t *testing.T) {

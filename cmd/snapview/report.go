@@ -55,7 +55,7 @@ and what the file holds, with the decoder's warnings.
 
 The x axis is the trace entry or the time since the first entry (a switch
 above the chart); it opens on the one that gives the steps more width.
-Long traces are downsampled to about 1,000 points per series (the minimum
+Long traces are downsampled to about 500 points per series (the minimum
 and maximum of each bucket are kept, so peaks survive). For traces of up to
 100,000 entries the page holds every allocation and shows the state after
 any entry; for longer ones it holds the exact state at about 50 entries and
