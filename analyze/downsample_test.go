@@ -91,3 +91,94 @@ func TestDownsampleKeepsExtremes(t *testing.T) {
 		}
 	}
 }
+
+// downsampleReference is DownsampleMinMax as first written: one scan of
+// every bucket of every series. The block index must pick the same points.
+func downsampleReference(x []int64, buckets int, keep []int, series ...[]int64) []int {
+	n := len(x)
+	if n == 0 {
+		return []int{}
+	}
+	buckets = max(buckets, 1)
+	if n <= 2*buckets {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	picked := make([]bool, n)
+	picked[0], picked[n-1] = true, true
+	for _, k := range keep {
+		if k >= 0 && k < n {
+			picked[k] = true
+		}
+	}
+	bucketOf := xBuckets(x, buckets)
+	for lo := 0; lo < n; {
+		b := bucketOf(lo)
+		hi := lo + 1
+		for hi < n && bucketOf(hi) == b {
+			hi++
+		}
+		for _, s := range series {
+			iMin, iMax := lo, lo
+			for i := lo + 1; i < hi; i++ {
+				if s[i] < s[iMin] {
+					iMin = i
+				}
+				if s[i] > s[iMax] {
+					iMax = i
+				}
+			}
+			picked[iMin], picked[iMax] = true, true
+		}
+		lo = hi
+	}
+	out := []int{}
+	for i, p := range picked {
+		if p {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// TestDownsampleMatchesReference compares the block index with the plain
+// scan on random series with plateaus (ties decide "first"), runs of equal
+// x and lengths around the block size.
+func TestDownsampleMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	sizes := []int{1, 2, 3, mmBlock - 1, mmBlock, mmBlock + 1, 2*mmBlock + 3, 5000, 70000}
+	for trial := range 120 {
+		n := sizes[trial%len(sizes)]
+		if trial >= 2*len(sizes) {
+			n = 1 + r.IntN(100000)
+		}
+		x := make([]int64, n)
+		a, b := make([]int64, n), make([]int64, n)
+		for i := 1; i < n; i++ {
+			x[i] = x[i-1] + int64(r.IntN(3))*int64(r.IntN(50))
+			a[i] = a[i-1] + int64(r.IntN(7)-3) // small steps: many ties
+			b[i] = b[i-1]
+			if r.IntN(10) == 0 {
+				b[i] = int64(r.IntN(5))
+			}
+		}
+		buckets := 1 + r.IntN(700)
+		keep := []int{r.IntN(n + 2), -1}
+		want := downsampleReference(x, buckets, keep, a, b)
+		got := DownsampleMinMax(x, buckets, keep, a, b)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("trial %d (n %d, %d buckets): DownsampleMinMax differs from the plain scan (-want +got):\n%s", trial, n, buckets, diff)
+		}
+		index := make([]int64, n)
+		for i := range index {
+			index[i] = int64(i)
+		}
+		ix := newMinMaxIndex([][]int64{a, b}, n)
+		if diff := cmp.Diff(downsampleReference(index, buckets, keep, a, b), ix.downsample(n, indexBuckets(n, buckets), buckets, keep)); diff != "" {
+			t.Fatalf("trial %d: buckets of entry indexes differ (-want +got):\n%s", trial, diff)
+		}
+	}
+}

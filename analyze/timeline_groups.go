@@ -113,17 +113,12 @@ func xOf(timeUS []int64, i int) int64 {
 // keep their shape), with fewer buckets until at most maxPoints remain
 // (0: no cap).
 func timelinePoints(x []int64, isTime bool, buckets, maxPoints int, keep []int, series ...[]int64) []int {
-	var index []int64
-	if isTime {
-		index = make([]int64, len(x))
-		for i := range index {
-			index[i] = int64(i)
-		}
-	}
+	n := len(x)
+	ix := newMinMaxIndex(series, n) // one pass; every pick below reuses it
 	pick := func(b int) []int {
-		out := DownsampleMinMax(x, b, keep, series...)
-		if index != nil {
-			out = append(out, DownsampleMinMax(index, b, keep, series...)...)
+		out := ix.downsample(n, xBuckets(x, b), b, keep)
+		if isTime {
+			out = append(out, ix.downsample(n, indexBuckets(n, b), b, keep)...)
 			slices.Sort(out)
 			out = slices.Compact(out)
 		}
