@@ -156,6 +156,20 @@ func InspectWith(s *snapshot.Snapshot, replayed map[int]DeviceReplay) *Info {
 // Devices (all of them when only is nil): a report that draws a few of
 // 10^5 devices describes those few.
 func InspectDevices(s *snapshot.Snapshot, replayed map[int]DeviceReplay, only []int) *Info {
+	return InspectReplaying(s, func(device int) (DeviceReplay, bool) {
+		r, ok := replayed[device]
+		return r, ok
+	}, only)
+}
+
+// InspectReplaying is [InspectDevices] for a caller whose replays may
+// still be running: replay returns a device's replay, waiting for it to
+// finish, or ok false when the caller has none (the device is replayed
+// with [ReplayStats], as Inspect does). Everything that does not need a
+// device's replay is done before replay is called for it, so the two can
+// run side by side. replay is called from the goroutine that calls
+// InspectReplaying, once per inspected device with a trace.
+func InspectReplaying(s *snapshot.Snapshot, replay func(device int) (DeviceReplay, bool), only []int) *Info {
 	in := &Info{
 		Legacy:          s.Legacy,
 		TopLevelKeys:    append([]string{}, s.TopLevelKeys...),
@@ -185,11 +199,11 @@ func InspectDevices(s *snapshot.Snapshot, replayed map[int]DeviceReplay, only []
 	if only != nil {
 		have = only
 	}
+	in.Version = inferVersion(s)
 	for _, d := range have {
-		in.Devices = append(in.Devices, deviceInfo(s, d, nil, replayed))
+		in.Devices = append(in.Devices, deviceInfo(s, d, nil, replay))
 	}
 	in.Recording = classifyCoverage(s, in.Devices)
-	in.Version = inferVersion(s)
 	in.Warnings = append(in.Warnings, infoWarnings(s, in)...)
 	return in
 }
@@ -228,7 +242,7 @@ func classifyCoverage(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 // and nothing is replayed. Without it, the end-state check and Seeded come
 // from the replay of the device's trace: the one replayed reports, if it
 // holds, else a [ReplayStats] made here.
-func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool, replayed map[int]DeviceReplay) DeviceInfo {
+func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool, replayed func(int) (DeviceReplay, bool)) DeviceInfo {
 	di := DeviceInfo{Device: device, Check: EndCheck{Differences: []string{}}}
 	lo, hi := s.DeviceSegments(device)
 	for i := lo; i < hi; i++ {
@@ -281,11 +295,13 @@ func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool, replaye
 	return di
 }
 
-// replayOnce returns the replay of device that replayed holds, or a
-// [ReplayStats] of it when replayed has none.
-func replayOnce(s *snapshot.Snapshot, device int, replayed map[int]DeviceReplay) (*Result, error) {
-	if r, ok := replayed[device]; ok {
-		return r.Result, r.Err
+// replayOnce returns the replay of device that replayed gives, or a
+// [ReplayStats] of it when it has none (or replayed is nil).
+func replayOnce(s *snapshot.Snapshot, device int, replayed func(int) (DeviceReplay, bool)) (*Result, error) {
+	if replayed != nil {
+		if r, ok := replayed(device); ok {
+			return r.Result, r.Err
+		}
 	}
 	return ReplayStats(s, device)
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/snapview/snapview/analyze"
-	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -138,19 +137,26 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 	all := len(devices)
 	devices = busiestDevices(s, devices, opt.MaxDevices)
 	// One replay per device, shared by the info view (its end-state check
-	// and seeding), the timeline, the summary table and the leaks.
-	replays := make(map[int]analyze.DeviceReplay, len(devices))
-	for _, dev := range devices {
-		res, err := analyze.Replay(s, dev)
-		replays[dev] = analyze.DeviceReplay{Result: res, Err: err}
-	}
+	// and seeding), the timeline, the summary table and the leaks. The
+	// info view reads the file while the replays run, and waits for them
+	// only where it needs them.
+	reps := startReplays(s, devices)
 	var only []int // nil: every device
 	if len(devices) < all {
 		only = devices
 	}
-	info := newInfoOf(opt.Title, opt.SizeOnDisk, s, replays, only)
+	infoc := make(chan *Info, 1)
+	go func() { infoc <- newInfoOf(opt.Title, opt.SizeOnDisk, s, reps.get, only) }()
 	r := &HTMLReport{Title: opt.Title, Stacks: [][]string{}, Devices: []HTMLDevice{}}
-	b := &htmlBuilder{s: s, opt: opt, r: r, info: info, stackIndex: map[snapshot.StackID]int{}, frames: newFrameTable(s)}
+	b := &htmlBuilder{s: s, opt: opt, r: r, stackIndex: map[snapshot.StackID]int{}, frames: newFrameTable(s)}
+	analyses := make([]*deviceAnalysis, len(devices))
+	for k, dev := range devices {
+		rep, _ := reps.get(dev)
+		analyses[k] = b.analyzeReplay(dev, rep)
+	}
+	info := <-infoc
+	replays := reps.all()
+	b.info = info
 	var buf bytes.Buffer
 	if err := WriteInfo(&buf, info); err != nil {
 		return nil, err
@@ -161,8 +167,8 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the file has %s; the report shows the %d with the most trace entries and blocks (snapview report --device N shows another)",
 			plural(all, "device"), len(devices)))
 	}
-	for _, dev := range devices {
-		d, err := b.device(dev, replays[dev])
+	for k, dev := range devices {
+		d, err := b.device(dev, replays[dev], analyses[k])
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +208,7 @@ func (b *htmlBuilder) stack(id snapshot.StackID) int {
 	return len(b.r.Stacks) - 1
 }
 
-func (b *htmlBuilder) device(dev int, replay analyze.DeviceReplay) (*HTMLDevice, error) {
+func (b *htmlBuilder) device(dev int, replay analyze.DeviceReplay, a *deviceAnalysis) (*HTMLDevice, error) {
 	s := b.s
 	d := &HTMLDevice{Device: dev, Notes: []string{}, OOMs: []HTMLMarker{}, Annotations: []HTMLRange{}, Segments: []HTMLSegment{}, Leaks: []HTMLLeak{}}
 	var trace []snapshot.TraceEntry
@@ -246,28 +252,25 @@ func (b *htmlBuilder) device(dev int, replay analyze.DeviceReplay) (*HTMLDevice,
 		d.LeaksNote = "Finding leaks needs a trace (torch.cuda.memory._record_memory_history)."
 		return d, nil
 	}
-	timeUS := htmlTraceTimes(trace)
-	if len(trace) >= 2 {
-		b.timeline(d, res, trace, timeUS)
+	timeUS := a.timeUS
+	if a.err != nil {
+		if a.errLeaks {
+			return nil, fmt.Errorf("device %d: %w", dev, a.err)
+		}
+		return nil, a.err
+	}
+	if a.timeline != nil {
+		b.timeline(d, res, trace, timeUS, a)
 	} else {
 		d.TimelineNote = fmt.Sprintf("The trace has %s: there is nothing to draw over time; the allocator state after it is below.", plural(len(trace), "entry"))
 	}
-	st, err := res.StateAt(res.PeakIndex)
-	if err != nil {
-		return nil, err
-	}
 	d.SegmentsAt = fmt.Sprintf("at the peak (after entry %s, %s allocated)", FormatInt(int64(res.PeakIndex)), FormatBytes(res.Allocated[res.PeakIndex]))
-	b.stateSegments(d, st)
-	rep, err := b.leaks(d, res)
-	if err != nil {
-		return nil, fmt.Errorf("device %d: %w", dev, err)
-	}
+	b.stateSegments(d, a.peak)
+	rep := b.leaks(d, a.leaks)
 	if d.Timeline != nil {
 		b.steps(d, rep, timeUS)
 		htmlChooseAxis(d, timeUS)
-		if err := b.inspect(d, res, trace); err != nil {
-			return nil, fmt.Errorf("device %d: %w", dev, err)
-		}
+		b.inspect(d, res, trace, a)
 	}
 	return d, nil
 }
@@ -347,13 +350,7 @@ func htmlChooseAxis(d *HTMLDevice, timeUS []int64) {
 // `snapview leaks` uses by default: the live allocations at the end of
 // the trace (or at its last OOM), grouped by stack and ranked by how
 // steadily they grew over the training steps.
-func (b *htmlBuilder) leaks(d *HTMLDevice, res *analyze.Result) (*analyze.LeakReport, error) {
-	opts := analyze.DefaultLeakOptions(res)
-	opts.Top = b.opt.Top
-	rep, err := analyze.Leaks(b.s, res, opts)
-	if err != nil {
-		return nil, err
-	}
+func (b *htmlBuilder) leaks(d *HTMLDevice, rep *analyze.LeakReport) *analyze.LeakReport {
 	at := "at the end of the trace"
 	if rep.At == rep.LastOOM && rep.At >= 0 {
 		at = "at the last OOM"
@@ -384,7 +381,7 @@ func (b *htmlBuilder) leaks(d *HTMLDevice, res *analyze.Result) (*analyze.LeakRe
 	if rep.TotalGroups > len(rep.Groups) {
 		d.LeaksNote += fmt.Sprintf(" %d more groups not shown.", rep.TotalGroups-len(rep.Groups))
 	}
-	return rep, nil
+	return rep
 }
 
 // htmlGrowth returns a group's live bytes at the end of each slice.
@@ -396,23 +393,8 @@ func htmlGrowth(g []analyze.GrowthPoint) []int64 {
 	return out
 }
 
-func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snapshot.TraceEntry, timeUS []int64) {
-	n := len(trace)
-	ranges := make([]analyze.LiveRange, len(res.Allocs))
-	for i, a := range res.Allocs {
-		end := n
-		switch {
-		case a.FreeRequested >= 0:
-			end = a.FreeRequested
-		case a.FreeCompleted >= 0:
-			end = a.FreeCompleted
-		}
-		ranges[i] = analyze.LiveRange{Start: a.AllocIndex, End: end, Bytes: a.Size, Stack: a.Stack}
-	}
-	tl := analyze.StackTimeline(analyze.StackTimelineInput{
-		TimeUS: timeUS, Allocated: res.Allocated, Active: res.Active, Reserved: res.Reserved,
-		Ranges: ranges, Peak: res.PeakIndex, Keep: res.OOMs,
-	}, analyze.StackTimelineOptions{Groups: b.opt.Top, Buckets: b.opt.Buckets, MaxPoints: b.opt.MaxPoints})
+func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snapshot.TraceEntry, timeUS []int64, a *deviceAnalysis) {
+	tl := a.timeline
 	d.Timeline = tl
 	xOf := func(i int) int64 {
 		if timeUS == nil {
@@ -451,11 +433,9 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snaps
 		d.Peak = &HTMLMarker{Index: p, X: xOf(p), Bytes: res.Allocated[p], Label: label}
 	}
 	verdict := ""
-	if len(res.OOMs) > 0 {
-		if w, err := whatif.Analyze(b.s, d.Device, res, whatif.Options{}); err == nil {
-			verdict = whatifOOMVerdict(w)
-			d.Notes = append(d.Notes, verdict)
-		}
+	if a.whatif != nil {
+		verdict = whatifOOMVerdict(a.whatif)
+		d.Notes = append(d.Notes, verdict)
 	}
 	for _, i := range res.OOMs {
 		e := &trace[i]

@@ -48,7 +48,7 @@ type HTMLInspectState struct {
 }
 
 // inspect fills d.Inspect for a device with a trace.
-func (b *htmlBuilder) inspect(d *HTMLDevice, res *analyze.Result, trace []snapshot.TraceEntry) error {
+func (b *htmlBuilder) inspect(d *HTMLDevice, res *analyze.Result, trace []snapshot.TraceEntry, a *deviceAnalysis) {
 	n := len(trace)
 	in := &HTMLInspect{Allocs: [][7]int64{}, Segments: [][5]int64{}, States: []HTMLInspectState{}}
 	d.Inspect = in
@@ -58,39 +58,18 @@ func (b *htmlBuilder) inspect(d *HTMLDevice, res *analyze.Result, trace []snapsh
 			in.Allocs = append(in.Allocs, [7]int64{int64(a.Addr), a.Size, a.Requested,
 				int64(a.AllocIndex), int64(a.FreeRequested), int64(a.FreeCompleted), int64(b.stackShort(a.Stack))})
 		}
-		segs, err := htmlSegmentLives(res, trace)
-		if err != nil {
-			return err
-		}
-		in.Segments = segs
+		in.Segments = a.lives
 		in.Note = "Click the timeline to see the allocator state after that entry: the stacks holding the most bytes and every segment with its blocks."
-		return nil
+		return
 	}
 	// Too long to embed: exact states at up to MaxStates points spread
-	// over the drawn ones, plus the peak and the OOMs.
-	idx := []int{}
-	if tl := d.Timeline; tl != nil && len(tl.Index) > 0 {
-		k := min(b.opt.MaxStates, len(tl.Index))
-		for j := range k {
-			idx = append(idx, tl.Index[j*(len(tl.Index)-1)/max(k-1, 1)])
-		}
-	}
-	idx = append(idx, res.PeakIndex)
-	idx = append(idx, res.OOMs...)
-	idx = slices.DeleteFunc(idx, func(i int) bool { return i < 0 || i >= n })
-	slices.Sort(idx)
-	idx = slices.Compact(idx)
-	states, err := res.StatesAt(idx)
-	if err != nil {
-		return err
-	}
-	for _, st := range states {
+	// over the drawn ones, plus the peak and the OOMs (inspectIndices).
+	for _, st := range a.states {
 		hs := HTMLInspectState{Index: st.Index, Segments: b.stateSegmentList(st, b.opt.MaxSegments)}
 		in.States = append(in.States, hs)
 	}
 	in.Note = fmt.Sprintf("The trace has %s entries, more than the %s whose history the page embeds: clicking the timeline shows the exact state at the nearest of %d precomputed entries (the peak and every OOM among them). `snapview state --at N` shows any entry.",
-		FormatInt(int64(n)), FormatInt(int64(b.opt.MaxLiveEntries)), len(states))
-	return nil
+		FormatInt(int64(n)), FormatInt(int64(b.opt.MaxLiveEntries)), len(a.states))
 }
 
 // htmlSegmentLives returns every segment's life on one device: the

@@ -35,9 +35,11 @@ func newInfo(path string, sizeOnDisk int64, s *snapshot.Snapshot, replayed map[i
 	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.InspectWith(s, replayed)}
 }
 
-// newInfoOf is newInfo that describes only the devices of only.
-func newInfoOf(path string, sizeOnDisk int64, s *snapshot.Snapshot, replayed map[int]analyze.DeviceReplay, only []int) *Info {
-	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.InspectDevices(s, replayed, only)}
+// newInfoOf is newInfo that describes only the devices of only and takes
+// the replays from replay, which may wait for them (see
+// analyze.InspectReplaying).
+func newInfoOf(path string, sizeOnDisk int64, s *snapshot.Snapshot, replay func(int) (analyze.DeviceReplay, bool), only []int) *Info {
+	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.InspectReplaying(s, replay, only)}
 }
 
 // infoWidth is the column text is wrapped at.
