@@ -43,24 +43,25 @@ type deviceAnalysis struct {
 }
 
 // analyzeDevice runs the analyses of a device with a replayed trace of
-// at least one entry (len(res.Allocated) == len(trace) > 0): the timeline
-// and then the inspection states on one goroutine, the leaks, the what-if
-// simulation and the peak state on the calling one.
+// at least one entry (len(res.Allocated) == len(trace) > 0): the
+// inspection states of a long trace (a pass over it) on one goroutine, the
+// timeline, the leaks, the what-if simulation and the peak state on the
+// calling one.
 func (b *htmlBuilder) analyzeDevice(dev int, res *analyze.Result, trace []snapshot.TraceEntry, timeUS []int64) *deviceAnalysis {
 	a := &deviceAnalysis{timeUS: timeUS}
 	n := len(trace)
 	live := n <= b.opt.MaxLiveEntries
 	var errStates error
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		if n >= 2 {
-			a.timeline = b.stackTimeline(res, trace, timeUS)
-		}
-		if live || a.timeline == nil {
-			return
-		}
-		a.states, errStates = res.StatesAt(inspectIndices(a.timeline, res, n, b.opt.MaxStates))
-	})
+	if !live && n >= 2 {
+		// The one long pass; the rest runs meanwhile.
+		wg.Go(func() {
+			a.states, errStates = res.StatesAt(inspectIndices(res, n, b.opt.MaxStates))
+		})
+	}
+	if n >= 2 {
+		a.timeline = b.stackTimeline(res, trace, timeUS)
+	}
 	if n >= 2 && len(res.OOMs) > 0 {
 		if w, err := whatif.Analyze(b.s, dev, res, whatif.Options{}); err == nil {
 			a.whatif = w
@@ -124,16 +125,14 @@ func (b *htmlBuilder) stackTimeline(res *analyze.Result, trace []snapshot.TraceE
 }
 
 // inspectIndices are the entries whose exact state the page embeds for a
-// trace of n entries too long to embed whole: up to maxStates of the drawn
-// points, spread over them, plus the peak and the OOMs; ascending, without
-// duplicates.
-func inspectIndices(tl *analyze.Timeline, res *analyze.Result, n, maxStates int) []int {
+// trace of n entries too long to embed whole: maxStates entries evenly
+// spread over the trace (the page shows the state nearest by entry to a
+// click), plus the peak and the OOMs; ascending, without duplicates.
+func inspectIndices(res *analyze.Result, n, maxStates int) []int {
 	idx := []int{}
-	if len(tl.Index) > 0 {
-		k := min(maxStates, len(tl.Index))
-		for j := range k {
-			idx = append(idx, tl.Index[j*(len(tl.Index)-1)/max(k-1, 1)])
-		}
+	k := min(maxStates, n)
+	for j := range k {
+		idx = append(idx, int(int64(j)*int64(n-1)/int64(max(k-1, 1))))
 	}
 	idx = append(idx, res.PeakIndex)
 	idx = append(idx, res.OOMs...)

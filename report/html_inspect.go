@@ -33,9 +33,9 @@ type HTMLInspect struct {
 	// older than the trace), the entry that released it (-1: never),
 	// stream. Empty unless Live.
 	Segments [][5]int64
-	// States are the exact states at some entries (the downsampled points
-	// of the timeline, the peak and the OOMs), in entry order, when not
-	// Live.
+	// States are the exact states at some entries (HTMLOptions.MaxStates
+	// entries evenly spread over the trace, the peak and the OOMs), in
+	// entry order, when not Live.
 	States []HTMLInspectState
 	// Note says what the panel can show ("any entry", or at which).
 	Note string
@@ -62,8 +62,8 @@ func (b *htmlBuilder) inspect(d *HTMLDevice, res *analyze.Result, trace []snapsh
 		in.Note = "Click the timeline to see the allocator state after that entry: the stacks holding the most bytes and every segment with its blocks."
 		return
 	}
-	// Too long to embed: exact states at up to MaxStates points spread
-	// over the drawn ones, plus the peak and the OOMs (inspectIndices).
+	// Too long to embed: exact states at MaxStates entries spread over
+	// the trace, plus the peak and the OOMs (inspectIndices).
 	for _, st := range a.states {
 		hs := HTMLInspectState{Index: st.Index, Segments: b.stateSegmentList(st, b.opt.MaxSegments)}
 		in.States = append(in.States, hs)

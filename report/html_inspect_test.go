@@ -69,6 +69,9 @@ func TestHTMLInspectLive(t *testing.T) {
 						if len(in.States) == 0 || len(in.States) > 5+1+len(res.OOMs) {
 							t.Errorf("device %d: %d precomputed states, want 1 to %d", d.Device, len(in.States), 6+len(res.OOMs))
 						}
+						if n := len(res.Allocated); n > 1 && (in.States[0].Index != 0 || in.States[len(in.States)-1].Index != n-1) {
+							t.Errorf("device %d: precomputed states from entry %d to %d, want them spread from 0 to %d", d.Device, in.States[0].Index, in.States[len(in.States)-1].Index, n-1)
+						}
 						if !slices.ContainsFunc(in.States, func(st HTMLInspectState) bool { return st.Index == res.PeakIndex }) {
 							t.Errorf("device %d: no precomputed state at the peak %d", d.Device, res.PeakIndex)
 						}
