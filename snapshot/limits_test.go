@@ -40,7 +40,7 @@ func TestLimits(t *testing.T) {
 		{"string", []byte("\x80\x04\x8d\x00\x00\x00\x10\x00\x00\x00\x00" + strings.Repeat("a", 2<<20)), Limits{MaxString: 1 << 20}, "string length"},
 		{"stack", append([]byte("\x80\x04"), bytes.Repeat([]byte("K\x01"), 5000)...), Limits{MaxStack: 4096}, "stack depth"},
 		{"marks", append([]byte("\x80\x04"), bytes.Repeat([]byte("("), 5000)...), Limits{MaxStack: 4096}, "stack depth"},
-		{"memo spread", memoSpread(200), Limits{}, "decoded-object budget"},
+		{"memo spread", memoSpread(400), Limits{}, "decoded-object budget"},
 		{"entry references", entryRefs(1 << 20), Limits{ObjectBudget: 1 << 20}, "decoded-object budget"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +61,8 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-// memoSpread is a pickle that stores to memo indexes 65535 apart.
+// memoSpread is a pickle that stores to memo indexes 65535 apart: a
+// chunk of memo slots (256 KB) for each.
 func memoSpread(n int) []byte {
 	b := []byte("\x80\x04}")
 	for i := 1; i <= n; i++ {

@@ -309,18 +309,22 @@ type machine struct {
 	proto   int
 	stack   []val
 	marks   []int
-	memo    [][]uint64 // chunks of memoChunk handles (see memoHandle)
+	memo    [][]uint32 // chunks of memoChunk slots (see machine.pack)
 	memoLen uint64
 	memoFar map[uint64]val
 	objs    []val   // memoized values that are not compact references
 	objFree []int32 // free slots of objs
-	evLists []*plist
-	conv    *converter
-	lim     Limits
-	budget  *budget
-	free    []*pdict // converted dicts, for reuse
-	freeL   []*plist // converted frame lists, for reuse
-	fast    fastDecoder
+	// wide holds the handles too wide for a memo slot; wideFree its
+	// free slots.
+	wide     []uint64
+	wideFree []uint32
+	evLists  []*plist
+	conv     *converter
+	lim      Limits
+	budget   *budget
+	free     []*pdict // converted dicts, for reuse
+	freeL    []*plist // converted frame lists, for reuse
+	fast     fastDecoder
 }
 
 const memoChunk = 1 << 16
@@ -534,21 +538,53 @@ func (m *machine) popMark() ([]val, error) {
 	return items, nil
 }
 
-// The memo holds one 8-byte handle per index, so that a file with
-// millions of memoized trace entries keeps a small, pointer-free memo: the
-// top 4 bits are the kind, the rest the payload.
+// A memo handle is 8 bytes: the top 4 bits are the kind, the rest the
+// payload. The memo itself keeps each handle in a 4-byte slot (see
+// machine.pack), so that a file with millions of memoized trace entries
+// keeps a small, pointer-free memo.
 const (
-	hUnset  = 0
-	hObj    = 1 // payload: index in machine.objs
-	hStr    = 2 // payload: string pool index
-	hFrame  = 3 // payload: FrameID
-	hStack  = 4 // payload: StackID
-	hEvent  = 5 // payload: evLists index << 40 | event index
-	hInt    = 6 // payload: a non-negative int below 2^60
-	hShift  = 60
-	hMask   = 1<<hShift - 1
-	evShift = 40
+	hUnset = 0
+	hObj   = 1 // payload: index in machine.objs
+	hStr   = 2 // payload: string pool index
+	hFrame = 3 // payload: FrameID
+	hStack = 4 // payload: StackID
+	// hEvent's payload is short, evLists index << evShortShift | event
+	// index, when the list is one of the first 1<<evShortLists and the
+	// index below 1<<evShortShift (a few devices, under 67M entries
+	// each: it then fits a slot); else long, evLong | evLists index <<
+	// evShift | event index.
+	hEvent = 5
+	hInt   = 6 // payload: a non-negative int below 2^60
+	hShift = 60
+	hMask  = 1<<hShift - 1
+
+	evShortShift = 26
+	evShortLists = 3
+	evShift      = 40
+	evLong       = 1 << 59
+	maxEvLists   = 1<<(59-evShift) - 1
 )
+
+// Memo slots: the top 3 bits are the handle's kind, the low slotBits its
+// payload; a handle whose payload does not fit is kept in machine.wide
+// and its slot is slotWide | its index there.
+const (
+	slotBits = 29
+	slotMask = 1<<slotBits - 1
+	slotWide = 7
+)
+
+// evHandle is the handle of event n of the list at evLists index ev; ok
+// is false when none fits.
+func evHandle(ev, n uint64) (h uint64, ok bool) {
+	if ev < 1<<evShortLists && n < 1<<evShortShift {
+		return hEvent<<hShift | ev<<evShortShift | n, true
+	}
+	if ev <= maxEvLists && n < 1<<evShift {
+		return hEvent<<hShift | evLong | ev<<evShift | n, true
+	}
+	return 0, false
+}
 
 // handle encodes v as a memo handle, storing it in objs if it has no
 // compact form.
@@ -562,12 +598,14 @@ func (m *machine) handle(v val) uint64 {
 		return hStack<<hShift | uint64(v.n)
 	case *evList:
 		l := (*plist)(x)
-		if l.evID == 0 && len(m.evLists) < 1<<(hShift-evShift)-1 {
+		if l.evID == 0 && len(m.evLists) < maxEvLists+1 {
 			m.evLists = append(m.evLists, l)
 			l.evID = int32(len(m.evLists))
 		}
-		if l.evID > 0 && v.n < 1<<evShift {
-			return hEvent<<hShift | uint64(l.evID-1)<<evShift | uint64(v.n)
+		if l.evID > 0 && v.n >= 0 {
+			if h, ok := evHandle(uint64(l.evID-1), uint64(v.n)); ok {
+				return h
+			}
 		}
 	case nil:
 		if v.n >= 0 && v.n < hMask {
@@ -599,11 +637,59 @@ func (m *machine) value(h uint64) (val, bool) {
 	case hStack:
 		return val{n: int64(p), x: stackRef{}}, true
 	case hEvent:
+		if p&evLong == 0 {
+			return val{n: int64(p & (1<<evShortShift - 1)), x: (*evList)(m.evLists[p>>evShortShift])}, true
+		}
+		p &^= evLong
 		return val{n: int64(p & (1<<evShift - 1)), x: (*evList)(m.evLists[p>>evShift])}, true
 	case hInt:
 		return val{n: int64(p)}, true
 	}
 	return val{}, false
+}
+
+// pack returns the memo slot of handle h, keeping h in wide when its
+// payload does not fit the slot.
+func (m *machine) pack(h uint64) uint32 {
+	if p := h & hMask; p <= slotMask {
+		return uint32(h>>hShift)<<slotBits | uint32(p)
+	}
+	var i uint32
+	if n := len(m.wideFree); n > 0 {
+		i = m.wideFree[n-1]
+		m.wideFree = m.wideFree[:n-1]
+		m.wide[i] = h
+	} else {
+		i = uint32(len(m.wide))
+		m.wide = append(m.wide, h)
+		m.budget.spend(8)
+	}
+	return slotWide<<slotBits | i
+}
+
+// unpack returns the handle of memo slot s.
+func (m *machine) unpack(s uint32) uint64 {
+	if s>>slotBits == slotWide {
+		return m.wide[s&slotMask]
+	}
+	return uint64(s>>slotBits)<<hShift | uint64(s&slotMask)
+}
+
+// release frees what memo slot s holds in wide and objs before the slot
+// is written again.
+func (m *machine) release(s uint32) {
+	h := uint64(s>>slotBits)<<hShift | uint64(s&slotMask)
+	if s>>slotBits == slotWide {
+		i := s & slotMask
+		h = m.wide[i]
+		m.wide[i] = 0
+		m.wideFree = append(m.wideFree, i)
+	}
+	if h>>hShift == hObj {
+		i := int32(h & hMask)
+		m.objs[i] = val{}
+		m.objFree = append(m.objFree, i)
+	}
 }
 
 func (m *machine) memoPut(idx uint64, v val) {
@@ -620,20 +706,18 @@ func (m *machine) store(idx uint64, v val) {
 	if idx >= m.memoLen && idx < m.memoLen+denseMemoSlack {
 		for m.memoLen <= idx {
 			if m.memoLen%memoChunk == 0 {
-				m.memo = append(m.memo, make([]uint64, memoChunk))
-				m.budget.spend(memoChunk * 8)
+				m.memo = append(m.memo, make([]uint32, memoChunk))
+				m.budget.spend(memoChunk * 4)
 			}
 			m.memoLen++
 		}
 	}
 	if idx < m.memoLen {
 		slot := &m.memo[idx/memoChunk][idx%memoChunk]
-		if *slot>>hShift == hObj {
-			i := int32(*slot & hMask)
-			m.objs[i] = val{}
-			m.objFree = append(m.objFree, i)
+		if k := *slot >> slotBits; k == hObj || k == slotWide {
+			m.release(*slot)
 		}
-		*slot = m.handle(v)
+		*slot = m.pack(m.handle(v))
 		return
 	}
 	if m.memoFar == nil {
@@ -658,16 +742,16 @@ func (m *machine) replaceMemo(idx int64, v val) {
 
 func (m *machine) memoGet(idx uint64) (val, error) {
 	if idx < m.memoLen {
-		h := m.memo[idx/memoChunk][idx%memoChunk]
+		s := m.memo[idx/memoChunk][idx%memoChunk]
 		// Fast paths for the handles BINGET meets most: dict keys and
 		// frames already converted.
-		switch h >> hShift {
+		switch s >> slotBits {
 		case hStr:
-			return val{n: int64(h & hMask), x: strRef{}}, nil
+			return val{n: int64(s & slotMask), x: strRef{}}, nil
 		case hFrame:
-			return val{n: int64(h & hMask), x: frameRef{}}, nil
+			return val{n: int64(s & slotMask), x: frameRef{}}, nil
 		}
-		if v, ok := m.value(h); ok {
+		if v, ok := m.value(m.unpack(s)); ok {
 			addRef(v)
 			return v, nil
 		}

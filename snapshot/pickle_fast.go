@@ -241,14 +241,17 @@ func (f *fastDecoder) commit(m *machine, l *plist) {
 	base := l.evLen
 	m.addEvents(l, f.entries)
 	// The handle of entry i is evH + i when the list has an evLists slot
-	// and the indexes fit (see machine.handle).
+	// and the first and last entries' handles have the same form (see
+	// evHandle).
 	evH := m.handle(val{n: int64(base), x: (*evList)(l)})
-	if evH>>hShift != hEvent || l.evLen >= 1<<evShift {
-		if evH>>hShift == hObj {
-			i := int32(evH & hMask)
-			m.objs[i] = val{}
-			m.objFree = append(m.objFree, i)
-		}
+	if evH>>hShift == hObj {
+		i := int32(evH & hMask)
+		m.objs[i] = val{}
+		m.objFree = append(m.objFree, i)
+	}
+	if evH>>hShift != hEvent {
+		evH = 0
+	} else if h, ok := evHandle(uint64(l.evID-1), uint64(l.evLen-1)); !ok || h != evH+uint64(l.evLen-1-base) {
 		evH = 0
 	}
 	for j, h := range f.overlay {
@@ -264,7 +267,7 @@ func (f *fastDecoder) commit(m *machine, l *plist) {
 		if idx == m.memoLen && idx%memoChunk != 0 {
 			// A fresh slot of the last chunk: what store does, without
 			// decoding and encoding the handle.
-			m.memo[idx/memoChunk][idx%memoChunk] = h
+			m.memo[idx/memoChunk][idx%memoChunk] = m.pack(h)
 			m.memoLen++
 			continue
 		}
@@ -319,7 +322,7 @@ func (m *machine) addEvents(l *plist, es []TraceEntry) {
 // it is not in the dense memo or the overlay.
 func (f *fastDecoder) get(m *machine, idx uint64) uint64 {
 	if idx < f.memo0 {
-		return m.memo[idx/memoChunk][idx%memoChunk]
+		return m.unpack(m.memo[idx/memoChunk][idx%memoChunk])
 	}
 	if j := idx - f.memo0; j < uint64(len(f.overlay)) {
 		return f.overlay[j]
