@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -60,6 +61,33 @@ func Replay(s *snapshot.Snapshot, device int) (*Result, error) {
 	return replay(s, device, true)
 }
 
+// ReplayOptions asks [ReplayWith] for allocator states beside the Result.
+type ReplayOptions struct {
+	// States are trace entries (ascending, each in [-1, entries)) whose
+	// allocator state ReplayWith returns, as [Result.StateAt] would: the
+	// replay takes them as it passes them.
+	States []int
+	// PeakState adds the state at the PeakIndex the replay finds. The
+	// replay keeps a copy of its state from at most entries/64 entries
+	// before the highest allocated bytes so far (when the state is small
+	// enough for the copies to cost less than the replay), so the peak's
+	// state costs a replay of those entries, not of the trace.
+	PeakState bool
+
+	// every is the stretch between the copies PeakState keeps, in
+	// entries (0: about entries/64, at least 1024); tests set it.
+	every int
+}
+
+// ReplayWith is [Replay] that also returns the allocator states opt asks
+// for, ascending by Index (one per entry of opt.States, then the peak's
+// unless it is among them), each as [Result.StateAt] would return it, for
+// about the cost of Replay: no second pass. It returns Replay's errors, and
+// an error for an entry out of range or out of order in opt.States.
+func ReplayWith(s *snapshot.Snapshot, device int, opt ReplayOptions) (*Result, []*State, error) {
+	return replayMode(s, device, true, false, &opt)
+}
+
 // ReplayStats is [Replay] for callers that need only the figures at the
 // end: Result.Stats, Check and Seeded are Replay's, but the per-entry
 // series (Allocated, Active, Reserved, Requested), Allocs and OOMs are nil
@@ -76,22 +104,32 @@ func ReplayStats(s *snapshot.Snapshot, device int) (*Result, error) {
 // Allocs (which stay nil): `diff` and `ranks`, which compare the peaks of
 // files of millions of entries. It costs what ReplayStats costs.
 func ReplayPeaks(s *snapshot.Snapshot, device int) (*Result, error) {
-	return replayMode(s, device, false, true)
+	r, _, err := replayMode(s, device, false, true, nil)
+	return r, err
 }
 
 func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
-	return replayMode(s, device, record, false)
+	r, _, err := replayMode(s, device, record, false, nil)
+	return r, err
 }
 
-func replayMode(s *snapshot.Snapshot, device int, record, peaks bool) (*Result, error) {
+// replayMode replays device: with the per-entry series and Allocs when
+// record is set, with PeakIndex and OOMs when peaks is, and with the
+// states opt asks for (record only; nil opt: none).
+func replayMode(s *snapshot.Snapshot, device int, record, peaks bool, opt *ReplayOptions) (*Result, []*State, error) {
 	if device < 0 {
-		return nil, fmt.Errorf("replaying device %d: no such device", device)
+		return nil, nil, fmt.Errorf("replaying device %d: no such device", device)
 	}
 	trace := deviceTrace(s, device)
 	lo, hi := s.DeviceSegments(device)
 	hasSegments := slices.ContainsFunc(s.Segments[lo:hi], func(sg snapshot.Segment) bool { return sg.Device == device })
 	if len(trace) == 0 && !hasSegments {
-		return nil, fmt.Errorf("replaying device %d: the snapshot has no segments and no trace entries for it", device)
+		return nil, nil, fmt.Errorf("replaying device %d: the snapshot has no segments and no trace entries for it", device)
+	}
+	if opt != nil {
+		if err := checkStateIndices(device, opt.States, len(trace)); err != nil {
+			return nil, nil, err
+		}
 	}
 	r := &Result{Device: device, PeakIndex: -1, PeakReservedIndex: -1, snap: s}
 	r.Rounding = InferRounding(s, device)
@@ -109,16 +147,26 @@ func replayMode(s *snapshot.Snapshot, device int, record, peaks bool) (*Result, 
 		r.Requested = make([]int64, n)
 		r.Allocs = make([]Allocation, 0, countAllocs(trace)+countActive(seed))
 	}
+	var states []*State
 	x := r.newRunner(record)
 	x.peaks = peaks
-	x.runTo(n - 1)
+	var ck *peakCheckpoint
+	if opt != nil && record && n > 0 {
+		ck = newPeakCheckpoint(n, opt)
+		states = x.runCapturing(ck)
+	} else {
+		x.runTo(n - 1)
+	}
 	m := x.m
 
 	r.Check = r.endCheck(m, seedProblems)
 	r.Stats = r.finalStats(m)
 	r.Stats.Known = DecideTrust(s, device, r, nil)
+	for k, st := range states {
+		states[k] = r.finishState(st)
+	}
 	if !record {
-		return r, nil
+		return r, states, nil
 	}
 	peak := int64(math.MinInt64)
 	for i, v := range r.Allocated {
@@ -138,7 +186,27 @@ func replayMode(s *snapshot.Snapshot, device int, record, peaks bool) (*Result, 
 			Reserved: r.Reserved[r.PeakReservedIndex],
 		}
 	}
-	return r, nil
+	if opt != nil && opt.PeakState && n > 0 {
+		k, found := slices.BinarySearchFunc(states, r.PeakIndex, func(st *State, i int) int { return cmp.Compare(st.Index, i) })
+		if !found {
+			states = slices.Insert(states, k, r.peakState(x, ck))
+		}
+	}
+	return r, states, nil
+}
+
+// checkStateIndices checks entries asked for as states of a device with
+// n trace entries: ascending, each in [-1, n).
+func checkStateIndices(device int, indices []int, n int) error {
+	for k, i := range indices {
+		if i < -1 || i >= n {
+			return fmt.Errorf("state of device %d: entry %d out of range [-1, %d)", device, i, n)
+		}
+		if k > 0 && i < indices[k-1] {
+			return fmt.Errorf("states of device %d: entries out of order (%d after %d)", device, i, indices[k-1])
+		}
+	}
+	return nil
 }
 
 // Result is the outcome of [Replay] for one device.
@@ -408,48 +476,74 @@ func (r *Result) StateAt(i int) (*State, error) {
 // indices (ascending, each in [-1, entries)), as [Result.StateAt] would,
 // from one pass over the trace up to the last of them.
 func (r *Result) StatesAt(indices []int) ([]*State, error) {
-	trace := deviceTrace(r.snap, r.Device)
+	if err := checkStateIndices(r.Device, indices, len(deviceTrace(r.snap, r.Device))); err != nil {
+		return nil, err
+	}
+	out := r.machineStates(indices)
+	for k, st := range out {
+		out[k] = r.finishState(st)
+	}
+	return out, nil
+}
+
+// machineStates returns machineState after each of indices (checked by
+// checkStateIndices), from one pass over the trace from the seed, without
+// finishState.
+func (r *Result) machineStates(indices []int) []*State {
 	x := r.newRunner(false)
 	out := make([]*State, 0, len(indices))
 	next := 0
-	for k, i := range indices {
-		if i < -1 || i >= len(trace) {
-			return nil, fmt.Errorf("state of device %d: entry %d out of range [-1, %d)", r.Device, i, len(trace))
-		}
-		if k > 0 && i < indices[k-1] {
-			return nil, fmt.Errorf("states of device %d: entries out of order (%d after %d)", r.Device, i, indices[k-1])
-		}
+	for _, i := range indices {
 		for ; next <= i; next++ {
 			x.step(next)
 		}
 		x.runTo(-1) // no entries; sets the pools of the file's segments
-		out = append(out, r.stateOf(x, i))
+		out = append(out, r.machineState(x.m, i, nil))
 	}
-	return out, nil
+	return out
 }
 
 // stateOf builds the State after entry i from a runner that has applied
 // the entries up to i.
 func (r *Result) stateOf(x *runner, i int) *State {
-	trace := x.trace
-	m := x.m
-	st := &State{Device: r.Device, Index: i, Stats: m.st}
-	if i == len(trace)-1 && !r.Check.Equal {
+	return r.finishState(r.machineState(x.m, i, nil))
+}
+
+// finishState completes a State that machineState built, once r's replay
+// is done: the figures and exactness that only the whole replay knows.
+func (r *Result) finishState(st *State) *State {
+	i := st.Index
+	n := len(deviceTrace(r.snap, r.Device))
+	if i == n-1 && !r.Check.Equal {
 		// The replay does not end in the file's segments: at the end the
 		// file is the truth, and every view shows the same state.
 		f := newMachine(&r.cfg, 1024)
 		f.track = true
 		f.load(r.snap.Segments, r.Device)
-		m, st.Stats = f, r.Stats
+		st = r.machineState(f, i, nil)
+		st.Stats = r.Stats
 	}
 	st.Stats.Device = r.Device
 	st.Stats.MaxSplitSize = r.Stats.MaxSplitSize
 	st.Stats.Known = r.Stats.Known
-	if i < len(trace)-1 && st.Stats.Known.History != Exact {
+	if i < n-1 && st.Stats.Known.History != Exact {
 		// Before the end every figure is replayed: as trusted as the
 		// history.
 		st.Stats.Known.Current = st.Stats.Known.History
 	}
+	return st
+}
+
+// machineState builds the State after entry i from m, the replayed state
+// there: its segments and blocks, free space, OOM and m's figures. It
+// reads nothing of r that its replay fills in (see finishState), so it
+// can run while that replay does. With fileSeg (the runner's), a segment
+// still in the file takes its private pool id from there, as runTo sets
+// it at the end of a pass, without changing m; nil: m's pools are taken
+// as they are.
+func (r *Result) machineState(m *machine, i int, fileSeg map[snapshot.Addr]*snapshot.Segment) *State {
+	trace := deviceTrace(r.snap, r.Device)
+	st := &State{Device: r.Device, Index: i, Stats: m.st}
 	if i >= 0 {
 		st.Entry = &trace[i]
 	}
@@ -461,14 +555,18 @@ func (r *Result) stateOf(x *runner, i int) *State {
 	free := map[freeKey]*FreeSpace{}
 	for _, si := range m.liveSegments() {
 		s := &m.segs[si]
+		pool := s.pool
+		if fs := fileSeg[s.addr]; fs != nil && fs.TotalSize == s.size {
+			pool = fs.Pool
+		}
 		ss := StateSegment{
-			Addr: s.addr, Size: s.size, Stream: s.stream, Large: s.large, Pool: s.pool,
+			Addr: s.addr, Size: s.size, Stream: s.stream, Large: s.large, Pool: pool,
 			Expandable: s.expandable, Stack: s.stack, Blocks: make([]StateBlock, 0, s.nblocks),
 		}
-		k := freeKey{s.pool, s.large, s.stream}
+		k := freeKey{pool, s.large, s.stream}
 		fs := free[k]
 		if fs == nil {
-			fs = &FreeSpace{Large: s.large, Pool: s.pool, Stream: s.stream}
+			fs = &FreeSpace{Large: s.large, Pool: pool, Stream: s.stream}
 			free[k] = fs
 		}
 		fs.Reserved += s.size

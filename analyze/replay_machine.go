@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/snapview/snapview/snapshot"
@@ -806,4 +807,35 @@ func (m *machine) export(device int) []snapshot.Segment {
 		out = append(out, fs)
 	}
 	return out
+}
+
+// copyFrom makes m a copy of src that shares nothing mutable with it (the
+// configuration is shared: it does not change), reusing m's memory.
+func (m *machine) copyFrom(src *machine) {
+	m.cfg = src.cfg
+	m.blocks = append(m.blocks[:0], src.blocks...)
+	m.freeB = append(m.freeB[:0], src.freeB...)
+	m.segs = append(m.segs[:0], src.segs...)
+	m.freeS = append(m.freeS[:0], src.freeS...)
+	m.blockAt.slots = append(m.blockAt.slots[:0], src.blockAt.slots...)
+	m.blockAt.shift, m.blockAt.n = src.blockAt.shift, src.blockAt.n
+	if m.segAt == nil {
+		m.segAt = make(map[snapshot.Addr]int32, len(src.segAt))
+		m.segEnd = make(map[snapshot.Addr]int32, len(src.segEnd))
+	}
+	clear(m.segAt)
+	maps.Copy(m.segAt, src.segAt)
+	clear(m.segEnd)
+	maps.Copy(m.segEnd, src.segEnd)
+	m.sorted = append(m.sorted[:0], src.sorted...)
+	m.sortedDirty = src.sortedDirty
+	m.track, m.st = src.track, src.st
+	m.problems = append(m.problems[:0], src.problems...)
+	m.nproblems = src.nproblems
+}
+
+// footprint is the number of elements copyFrom copies, a measure of its
+// cost.
+func (m *machine) footprint() int {
+	return len(m.blocks) + len(m.freeB) + len(m.segs) + len(m.freeS) + len(m.blockAt.slots) + 2*len(m.segAt) + 2*len(m.segEnd) + len(m.sorted)
 }

@@ -108,21 +108,20 @@ func xOf(timeUS []int64, i int) int64 {
 	return timeUS[i] - timeUS[0]
 }
 
-// timelinePoints picks the entries to draw: [DownsampleMinMax] over x and,
-// when x is time, over entry indexes too (the union, so that both axes
-// keep their shape), with fewer buckets until at most maxPoints remain
-// (0: no cap).
-func timelinePoints(x []int64, isTime bool, buckets, maxPoints int, keep []int, series ...[]int64) []int {
-	n := len(x)
+// timelinePoints picks the entries to draw of series of n entries:
+// [DownsampleMinMax] over entry indexes and, with times (timeUS, n of them,
+// non-decreasing), over time too (the union, so that both axes keep their
+// shape), with fewer buckets until at most maxPoints remain (0: no cap).
+func timelinePoints(timeUS []int64, n, buckets, maxPoints int, keep []int, series ...[]int64) []int {
 	ix := newMinMaxIndex(series, n) // one pass; every pick below reuses it
 	pick := func(b int) []int {
-		out := ix.downsample(n, xBuckets(x, b), b, keep)
-		if isTime {
-			out = append(out, ix.downsample(n, indexBuckets(n, b), b, keep)...)
-			slices.Sort(out)
-			out = slices.Compact(out)
+		if timeUS == nil {
+			return ix.downsample(n, indexBuckets(n, b), b, keep)
 		}
-		return out
+		out := ix.downsample(n, xBuckets(timeUS, b), b, keep)
+		out = append(out, ix.downsample(n, indexBuckets(n, b), b, keep)...)
+		slices.Sort(out)
+		return slices.Compact(out)
 	}
 	out := pick(buckets)
 	for maxPoints > 0 && len(out) > maxPoints && buckets > 8 {
@@ -151,18 +150,17 @@ func StackTimeline(in StackTimelineInput, opt StackTimelineOptions) *Timeline {
 	if n == 0 {
 		return tl
 	}
-	x := make([]int64, n)
-	for i := range x {
-		x[i] = xOf(timeUS, i)
+	if timeUS != nil {
+		timeUS = timeUS[:n]
 	}
 	keep := append(slices.Clone(in.Keep), in.Peak)
-	tl.Index = timelinePoints(x, timeUS != nil, max(opt.Buckets, 1), opt.MaxPoints, keep, in.Allocated, in.Active, in.Reserved)
+	tl.Index = timelinePoints(timeUS, n, max(opt.Buckets, 1), opt.MaxPoints, keep, in.Allocated, in.Active, in.Reserved)
 	tl.X = make([]int64, len(tl.Index))
 	tl.Allocated = make([]int64, len(tl.Index))
 	tl.Active = make([]int64, len(tl.Index))
 	tl.Reserved = make([]int64, len(tl.Index))
 	for p, i := range tl.Index {
-		tl.X[p], tl.Allocated[p], tl.Active[p], tl.Reserved[p] = x[i], in.Allocated[i], in.Active[i], in.Reserved[i]
+		tl.X[p], tl.Allocated[p], tl.Active[p], tl.Reserved[p] = xOf(timeUS, i), in.Allocated[i], in.Active[i], in.Reserved[i]
 	}
 	if p, ok := slices.BinarySearch(tl.Index, in.Peak); ok {
 		tl.PeakPoint = p
@@ -176,13 +174,16 @@ func StackTimeline(in StackTimelineInput, opt StackTimelineOptions) *Timeline {
 		area  float64
 	}
 	byStack := map[snapshot.StackID]*stackStat{}
-	ranges := make([]LiveRange, 0, len(in.Ranges))
-	for _, r := range in.Ranges {
+	// clip returns r within the trace, ok false when nothing of it is.
+	clip := func(r LiveRange) (LiveRange, bool) {
 		r.Start, r.End = max(r.Start, -1), min(r.End, n)
-		if r.End <= r.Start || r.End <= 0 || r.Bytes == 0 {
+		return r, r.End > r.Start && r.End > 0 && r.Bytes != 0
+	}
+	for _, r := range in.Ranges {
+		r, ok := clip(r)
+		if !ok {
 			continue
 		}
-		ranges = append(ranges, r)
 		st := byStack[r.Stack]
 		if st == nil {
 			st = &stackStat{stack: r.Stack}
@@ -192,7 +193,7 @@ func StackTimeline(in StackTimelineInput, opt StackTimelineOptions) *Timeline {
 		if r.Start <= in.Peak && in.Peak < r.End {
 			st.peak += r.Bytes
 		}
-		st.area += float64(r.Bytes) * float64(x[min(r.End, n-1)]-x[max(r.Start, 0)])
+		st.area += float64(r.Bytes) * float64(xOf(timeUS, min(r.End, n-1))-xOf(timeUS, max(r.Start, 0)))
 	}
 	stats := make([]*stackStat, 0, len(byStack))
 	for _, st := range byStack {
@@ -236,7 +237,11 @@ func StackTimeline(in StackTimelineInput, opt StackTimelineOptions) *Timeline {
 	np := len(tl.Index)
 	delta := make([]int64, len(tl.Groups)*(np+1))
 	at := newPointIndex(tl.Index)
-	for _, r := range ranges {
+	for _, r := range in.Ranges {
+		r, ok := clip(r)
+		if !ok {
+			continue
+		}
 		ps, pe := at.first(r.Start), at.first(r.End)
 		if ps < pe {
 			d := delta[groupOf[r.Stack]*(np+1):]

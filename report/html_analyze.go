@@ -43,24 +43,18 @@ type deviceAnalysis struct {
 }
 
 // analyzeDevice runs the analyses of a device with a replayed trace of
-// at least one entry (len(res.Allocated) == len(trace) > 0): the
-// inspection states of a long trace (a pass over it) on one goroutine, the
-// timeline, the leaks, the what-if simulation and the peak state on the
-// calling one.
-func (b *htmlBuilder) analyzeDevice(dev int, res *analyze.Result, trace []snapshot.TraceEntry, timeUS []int64) *deviceAnalysis {
-	a := &deviceAnalysis{timeUS: timeUS}
+// at least one entry (len(res.Allocated) == len(trace) > 0): the timeline
+// on one goroutine, the leaks, the what-if simulation and the peak state
+// on the calling one. states are the inspection states replayed with a
+// trace too long for the page to embed whole (startReplays), the peak's
+// among them.
+func (b *htmlBuilder) analyzeDevice(dev int, res *analyze.Result, states []*analyze.State, trace []snapshot.TraceEntry, timeUS []int64) *deviceAnalysis {
+	a := &deviceAnalysis{timeUS: timeUS, states: states}
 	n := len(trace)
 	live := n <= b.opt.MaxLiveEntries
-	var errStates error
 	var wg sync.WaitGroup
-	if !live && n >= 2 {
-		// The one long pass; the rest runs meanwhile.
-		wg.Go(func() {
-			a.states, errStates = res.StatesAt(inspectIndices(res, n, b.opt.MaxStates))
-		})
-	}
 	if n >= 2 {
-		a.timeline = b.stackTimeline(res, trace, timeUS)
+		wg.Go(func() { a.timeline = b.stackTimeline(res, trace, timeUS) })
 	}
 	if n >= 2 && len(res.OOMs) > 0 {
 		if w, err := whatif.Analyze(b.s, dev, res, whatif.Options{}); err == nil {
@@ -79,11 +73,9 @@ func (b *htmlBuilder) analyzeDevice(dev int, res *analyze.Result, trace []snapsh
 	var errLeaks error
 	a.leaks, errLeaks = analyze.Leaks(b.s, res, opts)
 	wg.Wait()
-
-	if a.peak == nil && errStates == nil {
-		// The peak is among the precomputed states.
-		k := slices.IndexFunc(a.states, func(st *analyze.State) bool { return st.Index == res.PeakIndex })
-		if k >= 0 {
+	if a.peak == nil {
+		// The peak is among the states replayed with the replay.
+		if k := slices.IndexFunc(a.states, func(st *analyze.State) bool { return st.Index == res.PeakIndex }); k >= 0 {
 			a.peak = a.states[k]
 		} else {
 			a.peak, errPeak = res.StateAt(res.PeakIndex)
@@ -95,8 +87,6 @@ func (b *htmlBuilder) analyzeDevice(dev int, res *analyze.Result, trace []snapsh
 		a.err = errPeak
 	case errLeaks != nil:
 		a.err, a.errLeaks = errLeaks, true
-	case errStates != nil:
-		a.err = errStates
 	case errLives != nil:
 		a.err = errLives
 	}
@@ -125,20 +115,31 @@ func (b *htmlBuilder) stackTimeline(res *analyze.Result, trace []snapshot.TraceE
 }
 
 // inspectIndices are the entries whose exact state the page embeds for a
-// trace of n entries too long to embed whole: maxStates entries evenly
-// spread over the trace (the page shows the state nearest by entry to a
-// click), plus the peak and the OOMs; ascending, without duplicates.
-func inspectIndices(res *analyze.Result, n, maxStates int) []int {
+// trace too long to embed whole, besides the peak: maxStates entries
+// evenly spread over the trace (the page shows the state nearest by entry
+// to a click), and the OOMs; ascending, without duplicates.
+func inspectIndices(trace []snapshot.TraceEntry, maxStates int) []int {
+	n := len(trace)
 	idx := []int{}
 	k := min(maxStates, n)
 	for j := range k {
 		idx = append(idx, int(int64(j)*int64(n-1)/int64(max(k-1, 1))))
 	}
-	idx = append(idx, res.PeakIndex)
-	idx = append(idx, res.OOMs...)
-	idx = slices.DeleteFunc(idx, func(i int) bool { return i < 0 || i >= n })
+	for i := range trace {
+		if trace[i].Action == snapshot.ActionOOM {
+			idx = append(idx, i)
+		}
+	}
 	slices.Sort(idx)
 	return slices.Compact(idx)
+}
+
+// deviceTrace returns the trace entries of device (nil: none).
+func deviceTrace(s *snapshot.Snapshot, device int) []snapshot.TraceEntry {
+	if device >= 0 && device < len(s.Traces) {
+		return s.Traces[device]
+	}
+	return nil
 }
 
 // replays are the replays of a report's devices (analyze.Replay), run
@@ -149,13 +150,20 @@ type replays struct {
 	devices []int
 	k       map[int]int // device -> index in devices
 	out     []analyze.DeviceReplay
-	done    []chan struct{}
+	// states are the inspection states of a device whose trace is too
+	// long for the page to embed whole (inspectIndices and the peak),
+	// replayed beside its replay (analyze.ReplayWith).
+	states [][]*analyze.State
+	done   []chan struct{}
 }
 
-// startReplays starts the replays of devices.
-func startReplays(s *snapshot.Snapshot, devices []int) *replays {
+// startReplays starts the replays of devices; a device with a trace of
+// more than maxLive entries gets its inspection states too, maxStates of
+// them spread over it, its OOMs and its peak.
+func startReplays(s *snapshot.Snapshot, devices []int, maxLive, maxStates int) *replays {
 	r := &replays{devices: devices, k: make(map[int]int, len(devices)),
-		out: make([]analyze.DeviceReplay, len(devices)), done: make([]chan struct{}, len(devices))}
+		out: make([]analyze.DeviceReplay, len(devices)), states: make([][]*analyze.State, len(devices)),
+		done: make([]chan struct{}, len(devices))}
 	for k, dev := range devices {
 		r.k[dev] = k
 		r.done[k] = make(chan struct{})
@@ -168,7 +176,13 @@ func startReplays(s *snapshot.Snapshot, devices []int) *replays {
 	for range min(runtime.GOMAXPROCS(0), len(devices)) {
 		go func() {
 			for k := range work {
-				res, err := analyze.Replay(s, devices[k])
+				var res *analyze.Result
+				var err error
+				if trace := deviceTrace(s, devices[k]); len(trace) > maxLive && len(trace) >= 2 {
+					res, r.states[k], err = analyze.ReplayWith(s, devices[k], analyze.ReplayOptions{States: inspectIndices(trace, maxStates), PeakState: true})
+				} else {
+					res, err = analyze.Replay(s, devices[k])
+				}
 				r.out[k] = analyze.DeviceReplay{Result: res, Err: err}
 				close(r.done[k])
 			}
@@ -188,6 +202,15 @@ func (r *replays) get(device int) (analyze.DeviceReplay, bool) {
 	return r.out[k], true
 }
 
+// statesOf returns the inspection states replayed with device's replay,
+// after get.
+func (r *replays) statesOf(device int) []*analyze.State {
+	if k, ok := r.k[device]; ok {
+		return r.states[k]
+	}
+	return nil
+}
+
 // all waits for every replay and returns them by device.
 func (r *replays) all() map[int]analyze.DeviceReplay {
 	m := make(map[int]analyze.DeviceReplay, len(r.devices))
@@ -199,7 +222,7 @@ func (r *replays) all() map[int]analyze.DeviceReplay {
 
 // analyzeReplay is analyzeDevice for a device that has a replayed trace
 // (the timeline and the rest of the page need one); nil otherwise.
-func (b *htmlBuilder) analyzeReplay(dev int, replay analyze.DeviceReplay) *deviceAnalysis {
+func (b *htmlBuilder) analyzeReplay(dev int, replay analyze.DeviceReplay, states []*analyze.State) *deviceAnalysis {
 	var trace []snapshot.TraceEntry
 	if dev < len(b.s.Traces) {
 		trace = b.s.Traces[dev]
@@ -208,5 +231,5 @@ func (b *htmlBuilder) analyzeReplay(dev int, replay analyze.DeviceReplay) *devic
 	if replay.Err != nil || len(trace) == 0 || len(res.Allocated) != len(trace) {
 		return nil
 	}
-	return b.analyzeDevice(dev, res, trace, htmlTraceTimes(trace))
+	return b.analyzeDevice(dev, res, states, trace, htmlTraceTimes(trace))
 }

@@ -140,7 +140,7 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 	// and seeding), the timeline, the summary table and the leaks. The
 	// info view reads the file while the replays run, and waits for them
 	// only where it needs them.
-	reps := startReplays(s, devices)
+	reps := startReplays(s, devices, opt.MaxLiveEntries, opt.MaxStates)
 	var only []int // nil: every device
 	if len(devices) < all {
 		only = devices
@@ -152,7 +152,7 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 	analyses := make([]*deviceAnalysis, len(devices))
 	for k, dev := range devices {
 		rep, _ := reps.get(dev)
-		analyses[k] = b.analyzeReplay(dev, rep)
+		analyses[k] = b.analyzeReplay(dev, rep, reps.statesOf(dev))
 	}
 	info := <-infoc
 	replays := reps.all()

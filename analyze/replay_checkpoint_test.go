@@ -1,0 +1,94 @@
+package analyze
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// TestReplayWithStates checks on real files that the states ReplayWith
+// returns (taken as its replay passes them, and the peak's from a copy of
+// the state before it) are those StateAt and StatesAt return, with copies
+// every few entries so that the copies move, and with the default stretch.
+func TestReplayWithStates(t *testing.T) {
+	paths := []string{filepath.Join("..", "testdata", "snapshots", "mlp_train.pickle")}
+	for _, ss := range sharedSnapshots(t) {
+		paths = append(paths, ss.path)
+	}
+	for _, rel := range []string{"public/p32-3dev-expandable-oom.pickle", "whatif/varlen_train/expandable/snapshot.pickle.xz", "whatif/varlen_train/default_cap4656M/snapshot.pickle.xz", "whatif/frag_cap/gc_06/snapshot.pickle.xz"} {
+		paths = append(paths, filepath.Join(sharedDir, "snapshots", rel))
+	}
+	checked := 0
+	for _, path := range paths {
+		s, err := snapshot.Load(path)
+		if err != nil {
+			t.Logf("%s: %v", path, err)
+			continue
+		}
+		for _, dev := range s.Devices() {
+			want, err := Replay(s, dev)
+			if err != nil || len(want.Allocated) < 2 {
+				continue
+			}
+			n := len(want.Allocated)
+			idx := []int{-1, 0, n / 3, n / 3, 2 * n / 3, n - 1}
+			idx = append(idx, want.OOMs...)
+			slices.Sort(idx)
+			for _, every := range []int{0, 7, 100} {
+				r, states, err := replayMode(s, dev, true, false, &ReplayOptions{States: idx, PeakState: true, every: every})
+				if err != nil {
+					t.Fatalf("%s device %d: %v", path, dev, err)
+				}
+				if diff := cmp.Diff(want.Allocated, r.Allocated); diff != "" || r.PeakIndex != want.PeakIndex {
+					t.Fatalf("%s device %d: the replay's series differ from Replay's", path, dev)
+				}
+				wantIdx := slices.Clone(idx)
+				if !slices.Contains(idx, want.PeakIndex) {
+					wantIdx = slices.Sorted(slices.Values(append(wantIdx, want.PeakIndex)))
+				}
+				wantStates, err := want.StatesAt(wantIdx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(wantStates, states); diff != "" {
+					t.Fatalf("%s device %d (copies every %d entries): ReplayWith's states differ from StatesAt's (-want +got):\n%s", path, dev, every, diff)
+				}
+				for k, st := range states {
+					if every != 0 || (n > 20000 && st.Index != want.PeakIndex) || (k > 0 && states[k-1].Index == st.Index) {
+						continue // StateAt is a pass of its own: check some
+					}
+					one, err := want.StateAt(st.Index)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(one, st); diff != "" {
+						t.Fatalf("%s device %d: the state after entry %d differs from StateAt's (-want +got):\n%s", path, dev, st.Index, diff)
+					}
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no device checked")
+	}
+	t.Logf("%d device replays checked", checked)
+}
+
+// TestReplayWithErrors checks that entries out of range or out of order
+// are errors.
+func TestReplayWithErrors(t *testing.T) {
+	s, err := snapshot.Load(filepath.Join("..", "testdata", "snapshots", "mlp_train.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(s.Traces[0])
+	for _, idx := range [][]int{{-2}, {n}, {3, 2}} {
+		if _, _, err := ReplayWith(s, 0, ReplayOptions{States: idx}); err == nil {
+			t.Errorf("ReplayWith(States %v): no error", idx)
+		}
+	}
+}
