@@ -288,7 +288,7 @@ func TestSideCoverageAgreesWithInfo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, di := range InspectCoverage(s, func(int) bool { return r.Seeded }) {
+			for _, di := range InspectCoverage(s, func(int) (bool, *Coverage) { return r.Seeded, nil }) {
 				if di.Device == dev && di.Coverage != sd.Coverage {
 					t.Errorf("%s device %d: coverage %s, info says %s", filepath.Base(f), dev, sd.Coverage, di.Coverage)
 				}

@@ -39,50 +39,85 @@ func (c *Coverage) FromStart() bool {
 	return c.Entries > 0 && c.OrphanFrees == 0 && c.UntracedBlocks == 0
 }
 
-// TraceCoverage returns the Coverage of one device of s.
+// TraceCoverage returns the Coverage of one device of s. A replay
+// (Result.Coverage) gets the same from the pass it makes anyway.
 func TraceCoverage(s *snapshot.Snapshot, device int) Coverage {
-	c := Coverage{Device: device, HasTraces: s.HasDeviceTraces}
-	var trace []snapshot.TraceEntry
-	if device >= 0 && device < len(s.Traces) {
-		trace = s.Traces[device]
-	}
-	c.Entries = len(trace)
-	// live maps each address the trace allocated to whether it is still
-	// active (allocated or pending free) at the end of the trace.
-	live := newAddrMap(1024) // addresses present are live
+	trace := deviceTrace(s, device)
+	scan := newCoverageScan(s, device, 1024)
 	for i := range trace {
-		e := &trace[i]
-		if e.Flags&snapshot.FlagTime != 0 {
-			if c.FirstUS == 0 {
-				c.FirstUS = e.TimeUS
-			}
-			c.LastUS = e.TimeUS
-		}
-		if len(s.Stack(e.Stack)) > 0 {
-			c.TraceStacks++
-		}
-		switch e.Action {
-		case snapshot.ActionAlloc:
-			live.set(e.Addr, 1)
-		case snapshot.ActionFreeRequested:
-			if _, ok := live.get(e.Addr); !ok {
-				c.OrphanFrees++
-				// Its free_completed is part of the same orphan.
-				live.set(e.Addr, 1)
-			}
-		case snapshot.ActionFreeCompleted:
-			if _, ok := live.get(e.Addr); !ok {
-				c.OrphanFrees++
-			}
-			live.del(e.Addr)
-		case snapshot.ActionOOM:
-			c.OOMs++
-		}
+		scan.step(&trace[i])
 	}
-	lo, hi := s.DeviceSegments(device)
+	return scan.finish()
+}
+
+// coverageScan computes a device's Coverage one trace entry at a time, for
+// TraceCoverage and for the first pass of a replay (seedState), which
+// also needs to know which free_completed entries free a block allocated
+// before the trace.
+type coverageScan struct {
+	s *snapshot.Snapshot
+	c Coverage
+	// live holds each address the trace allocated, or freed without an
+	// alloc, while the block is still active (allocated or pending free):
+	// scanAlloc for an alloc, scanOrphan for a free_requested without one.
+	live addrMap
+}
+
+const (
+	scanAlloc  = 1
+	scanOrphan = 2
+)
+
+func newCoverageScan(s *snapshot.Snapshot, device, hint int) *coverageScan {
+	return &coverageScan{s: s, c: Coverage{Device: device, HasTraces: s.HasDeviceTraces}, live: newAddrMap(hint)}
+}
+
+// step takes the next trace entry. It reports whether e is a
+// free_completed of a block allocated before the trace (no alloc of its
+// address since the last free_completed there).
+func (x *coverageScan) step(e *snapshot.TraceEntry) (freesOlder bool) {
+	c := &x.c
+	c.Entries++
+	if e.Flags&snapshot.FlagTime != 0 {
+		if c.FirstUS == 0 {
+			c.FirstUS = e.TimeUS
+		}
+		c.LastUS = e.TimeUS
+	}
+	if len(x.s.Stack(e.Stack)) > 0 {
+		c.TraceStacks++
+	}
+	switch e.Action {
+	case snapshot.ActionAlloc:
+		x.live.set(e.Addr, scanAlloc)
+	case snapshot.ActionFreeRequested:
+		if _, ok := x.live.get(e.Addr); !ok {
+			c.OrphanFrees++
+			// Its free_completed is part of the same orphan.
+			x.live.set(e.Addr, scanOrphan)
+		}
+	case snapshot.ActionFreeCompleted:
+		v, ok := x.live.get(e.Addr)
+		if !ok {
+			c.OrphanFrees++
+		}
+		freesOlder = !ok || v == scanOrphan
+		x.live.del(e.Addr)
+	case snapshot.ActionOOM:
+		c.OOMs++
+	}
+	return freesOlder
+}
+
+// finish returns the Coverage once every entry has been taken: the
+// active blocks of the device's segments, and those the trace never
+// allocated.
+func (x *coverageScan) finish() Coverage {
+	c, s := x.c, x.s
+	lo, hi := s.DeviceSegments(c.Device)
 	for i := lo; i < hi; i++ {
 		seg := &s.Segments[i]
-		if seg.Device != device {
+		if seg.Device != c.Device {
 			continue
 		}
 		for j := range seg.Blocks {
@@ -94,7 +129,7 @@ func TraceCoverage(s *snapshot.Snapshot, device int) Coverage {
 			if len(s.Stack(b.Stack)) > 0 {
 				c.LiveBlockStacks++
 			}
-			if _, ok := live.get(b.Address); !ok {
+			if _, ok := x.live.get(b.Address); !ok {
 				c.UntracedBlocks++
 			}
 		}

@@ -90,3 +90,35 @@ func TestTraceCoverageRules(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayCoverage checks that the Coverage a replay finds in its first
+// pass is TraceCoverage's, on every real file.
+func TestReplayCoverage(t *testing.T) {
+	root := sharedOrSkip(t)
+	var paths []string
+	for _, pat := range []string{"torch2.11/*/snapshot.pickle", "torch2.11-probe/*.pickle", "public/*.pickle", "field/*/*.pickle", "hostile/*.pickle"} {
+		m, _ := filepath.Glob(filepath.Join(root, pat))
+		paths = append(paths, m...)
+	}
+	checked := 0
+	for _, p := range paths {
+		s, err := snapshot.Load(p)
+		if err != nil {
+			continue
+		}
+		for _, dev := range s.Devices() {
+			r, err := ReplayStats(s, dev)
+			if err != nil {
+				continue
+			}
+			if want := TraceCoverage(s, dev); r.Coverage != want {
+				t.Errorf("%s device %d: the replay's coverage %+v, TraceCoverage %+v", p, dev, r.Coverage, want)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no device checked")
+	}
+	t.Logf("%d devices checked", checked)
+}

@@ -209,13 +209,15 @@ func InspectReplaying(s *snapshot.Snapshot, replay func(device int) (DeviceRepla
 }
 
 // InspectCoverage returns the Devices of [Inspect], with the same
-// Coverage, for a caller that has replayed the devices already: seeded
-// reports a device's Result.Seeded (the replay had to seed blocks older
-// than the trace), in place of the replay Inspect makes; Replayed is false.
-func InspectCoverage(s *snapshot.Snapshot, seeded func(device int) bool) []DeviceInfo {
+// Coverage, for a caller that has replayed the devices already:
+// known(device) gives a device's Result.Seeded (the replay had to seed
+// blocks older than the trace) and its Result.Coverage (nil: a pass over
+// the trace finds it), in place of the replay Inspect makes; Replayed is
+// false.
+func InspectCoverage(s *snapshot.Snapshot, known func(device int) (seeded bool, coverage *Coverage)) []DeviceInfo {
 	devices := []DeviceInfo{}
 	for _, d := range s.Devices() {
-		devices = append(devices, deviceInfo(s, d, seeded, nil))
+		devices = append(devices, deviceInfo(s, d, known, nil))
 	}
 	classifyCoverage(s, devices)
 	return devices
@@ -238,11 +240,12 @@ func classifyCoverage(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 	return rec
 }
 
-// deviceInfo describes one device. With seeded, seeded(device) is Seeded
-// and nothing is replayed. Without it, the end-state check and Seeded come
-// from the replay of the device's trace: the one replayed reports, if it
-// holds, else a [ReplayStats] made here.
-func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool, replayed func(int) (DeviceReplay, bool)) DeviceInfo {
+// deviceInfo describes one device. With known, known(device) gives
+// Seeded and, when not nil, the device's Coverage (from the caller's
+// replay), and nothing is replayed. Without it, the end-state check,
+// Seeded and the Coverage come from the replay of the device's trace: the
+// one replayed gives, if it has one, else a [ReplayStats] made here.
+func deviceInfo(s *snapshot.Snapshot, device int, known func(int) (bool, *Coverage), replayed func(int) (DeviceReplay, bool)) DeviceInfo {
 	di := DeviceInfo{Device: device, Check: EndCheck{Differences: []string{}}}
 	lo, hi := s.DeviceSegments(device)
 	for i := lo; i < hi; i++ {
@@ -259,11 +262,6 @@ func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool, replaye
 			}
 		}
 	}
-	c := TraceCoverage(s, device)
-	di.Entries, di.FirstUS, di.LastUS, di.OOMs = c.Entries, c.FirstUS, c.LastUS, c.OOMs
-	di.LiveBlocks, di.LiveBlockStacks = c.LiveBlocks, c.LiveBlockStacks
-	di.OrphanFrees, di.UntracedBlocks = c.OrphanFrees, c.UntracedBlocks
-
 	var counts actionTally
 	trace := deviceTrace(s, device)
 	for i := range trace {
@@ -271,21 +269,36 @@ func deviceInfo(s *snapshot.Snapshot, device int, seeded func(int) bool, replaye
 	}
 	di.Actions = counts.counts(s)
 
+	// The coverage comes from the replay's first pass when there is one.
+	var c *Coverage
+	switch {
+	case len(trace) == 0:
+	case known != nil:
+		di.Seeded, c = known(device)
+	default:
+		if r, err := replayOnce(s, device, replayed); err != nil {
+			di.ReplayError = err.Error()
+			di.Trust = DecideTrust(s, device, nil, err)
+		} else {
+			di.Replayed, di.Seeded, di.Check, di.Trust = true, r.Seeded, r.Check, r.Stats.Known
+			if di.Check.Differences == nil {
+				di.Check.Differences = []string{}
+			}
+			c = &r.Coverage
+		}
+	}
+	if c == nil {
+		tc := TraceCoverage(s, device)
+		c = &tc
+	}
+	di.Entries, di.FirstUS, di.LastUS, di.OOMs = c.Entries, c.FirstUS, c.LastUS, c.OOMs
+	di.LiveBlocks, di.LiveBlockStacks = c.LiveBlocks, c.LiveBlockStacks
+	di.OrphanFrees, di.UntracedBlocks = c.OrphanFrees, c.UntracedBlocks
+
 	di.Coverage = CoverageNone
 	if len(trace) == 0 {
 		di.Trust = DecideTrust(s, device, nil, nil)
 		return di
-	}
-	if seeded != nil {
-		di.Seeded = seeded(device)
-	} else if r, err := replayOnce(s, device, replayed); err != nil {
-		di.ReplayError = err.Error()
-		di.Trust = DecideTrust(s, device, nil, err)
-	} else {
-		di.Replayed, di.Seeded, di.Check, di.Trust = true, r.Seeded, r.Check, r.Stats.Known
-		if di.Check.Differences == nil {
-			di.Check.Differences = []string{}
-		}
 	}
 	if c.FromStart() && !di.Seeded {
 		di.Coverage = CoverageFromStart

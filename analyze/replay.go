@@ -271,6 +271,10 @@ type Result struct {
 	// an Allocation's FreeRequested is its FreeCompleted.
 	SkipsFreeRequested bool
 
+	// Coverage is the device's [TraceCoverage], from the replay's first
+	// pass over the trace.
+	Coverage Coverage
+
 	// Rounding is the allocator's rounding rule inferred from the file
 	// (InferRounding); the replay follows it (CUDA's when unknown, and then
 	// Stats.Known.History is Unknown).

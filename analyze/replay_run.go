@@ -67,25 +67,16 @@ func cmpPool(a, b snapshot.PoolID) int {
 func (r *Result) seedState(trace []snapshot.TraceEntry) ([]snapshot.Segment, []string) {
 	m := newMachine(&r.cfg, mapHint(len(trace)))
 	m.load(r.deviceSegments(), r.Device)
+	// One pass forwards: the device's Coverage, and which free_completed
+	// entries free a block allocated before the trace.
+	scan := newCoverageScan(r.snap, r.Device, mapHint(len(trace)))
+	preExisting := make([]bool, len(trace))
+	for i := range trace {
+		preExisting[i] = scan.step(&trace[i])
+	}
+	r.Coverage = scan.finish()
 	if len(trace) == 0 {
 		return m.export(r.Device), nil
-	}
-
-	// Which free_completed entries free a block allocated before the trace.
-	preExisting := make([]bool, len(trace))
-	open := newAddrMap(mapHint(len(trace)))
-	for i := range trace {
-		e := &trace[i]
-		switch e.Action {
-		case snapshot.ActionAlloc:
-			open.set(e.Addr, 0)
-		case snapshot.ActionFreeCompleted:
-			if _, ok := open.get(e.Addr); ok {
-				open.del(e.Addr)
-			} else {
-				preExisting[i] = true
-			}
-		}
 	}
 	var touched touched // built on first use
 

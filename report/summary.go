@@ -67,6 +67,14 @@ type DeviceSummary struct {
 // NewSummary gathers the summary of s for the devices of stats (one
 // MemoryStats per device, in the order to print).
 func NewSummary(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats) *Summary {
+	return NewSummaryOf(file, s, stats, nil)
+}
+
+// NewSummaryOf is NewSummary for a caller that replayed the devices: the
+// coverage of each device's trace is coverage[device] (the replay's
+// analyze.Result.Coverage), which spares a pass over the trace; a device
+// coverage lacks is scanned.
+func NewSummaryOf(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats, coverage map[int]*analyze.Coverage) *Summary {
 	sum := &Summary{
 		File:       file,
 		Format:     s.Format,
@@ -89,7 +97,7 @@ func NewSummary(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats)
 	for _, st := range stats {
 		seeded[st.Device] = st.Known.Seeded
 	}
-	infos := analyze.InspectCoverage(s, func(d int) bool { return seeded[d] })
+	infos := analyze.InspectCoverage(s, func(d int) (bool, *analyze.Coverage) { return seeded[d], coverage[d] })
 	have := map[int]bool{}
 	for _, d := range s.Devices() {
 		have[d] = true
@@ -109,16 +117,20 @@ func NewSummary(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats)
 		total := analyze.SumSegments(us)
 		total.Device = st.Device
 		d := DeviceSummary{
-			Device:   st.Device,
-			Stats:    st,
-			Pools:    analyze.PoolUsages(us),
-			Total:    total,
-			Coverage: analyze.TraceCoverage(s, st.Device),
+			Device: st.Device,
+			Stats:  st,
+			Pools:  analyze.PoolUsages(us),
+			Total:  total,
 
 			hostHistory: len(s.HostTraces) > 0,
 		}
 		if info, ok := infoOf[st.Device]; ok {
 			d.Info = info
+		}
+		if c := coverage[st.Device]; c != nil {
+			d.Coverage = *c
+		} else {
+			d.Coverage = analyze.TraceCoverage(s, st.Device)
 		}
 		sum.Devices = append(sum.Devices, d)
 	}

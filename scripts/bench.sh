@@ -20,7 +20,7 @@
 # file's size. The time ratios are of wall times; the CPU-time ratios in
 # brackets move less when other jobs share the machine.
 #
-# --scale also writes 0.5M, 1M and 4M-entry variants of the file with
+# --scale also writes 0.5M, 1M, 4M and 8M-entry variants of the file with
 # scripts/scale_snapshot.py (the 2M one is the file itself), times the
 # snapview commands on each (ROUNDS rounds, alternating) and prints wall
 # time, CPU time and peak RSS per million entries, which stay flat when
@@ -188,12 +188,12 @@ done
 
 if [ "$scale" = 1 ]; then
 	echo >&2
-	echo "writing the 0.5M, 1M and 4M-entry variants" >&2
-	python3 "$here/scale_snapshot.py" "$file" "$tmp/scale" 500000 1000000 4000000
+	echo "writing the 0.5M, 1M, 4M and 8M-entry variants" >&2
+	python3 "$here/scale_snapshot.py" "$file" "$tmp/scale" 500000 1000000 4000000 8000000
 	ln -s "$file" "$tmp/scale/snapshot_2000000.pickle"
 	snames=("${names[@]:1}")
 	for r in $(seq "$rounds"); do
-		for m in 500000 1000000 2000000 4000000; do
+		for m in 500000 1000000 2000000 4000000 8000000; do
 			for n in "${snames[@]}"; do
 				echo "scale round $r/$rounds: $n, $m entries" >&2
 				run "$n" "$tmp/scale/snapshot_$m.pickle" "$m"
@@ -207,7 +207,7 @@ if [ "$scale" = 1 ]; then
 	printf '\n|---:|---:|'
 	for n in "${snames[@]}"; do printf '%s' '---:|---:|---:|---:|'; done
 	echo
-	for m in 500000 1000000 2000000 4000000; do
+	for m in 500000 1000000 2000000 4000000 8000000; do
 		fb=$(stat -L -c %s "$tmp/scale/snapshot_$m.pickle")
 		printf '| %s | %.0f |' "$(awk -v m="$m" 'BEGIN{printf "%gM", m/1e6}')" "$(awk -v b="$fb" 'BEGIN{print b/1e6}')"
 		for n in "${snames[@]}"; do

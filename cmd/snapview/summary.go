@@ -151,18 +151,22 @@ func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, e
 		return err
 	}
 	stats := make([]*analyze.MemoryStats, 0, len(devices))
+	coverage := map[int]*analyze.Coverage{} // from the replays' first pass
 	for _, d := range devices {
-		st, notes := statsFor(s, d)
+		st, c, notes := statsAndCoverage(s, d)
 		printWarnings(errOut, notes)
 		stats = append(stats, st)
+		if c != nil {
+			coverage[d] = c
+		}
 	}
 	switch opts.format {
 	case "torch":
 		return writeTorchTables(out, stats)
 	case "json":
-		return report.WriteSummaryJSON(out, report.NewSummary(src.name, s, stats))
+		return report.WriteSummaryJSON(out, report.NewSummaryOf(src.name, s, stats, coverage))
 	}
-	return report.WriteSummaryText(out, report.NewSummary(src.name, s, stats))
+	return report.WriteSummaryText(out, report.NewSummaryOf(src.name, s, stats, coverage))
 }
 
 // statsFor returns the memory_stats() figures of one device of s, and
@@ -174,11 +178,23 @@ func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, e
 //     (analyze.ReplayStats), marked as the one trust rule decides
 //     (analyze.DecideTrust, in Result.Stats.Known).
 func statsFor(s *snapshot.Snapshot, device int) (*analyze.MemoryStats, []string) {
+	st, _, notes := statsAndCoverage(s, device)
+	return st, notes
+}
+
+// statsAndCoverage is statsFor that also returns the coverage of the
+// device's trace its replay found (nil without a replay).
+func statsAndCoverage(s *snapshot.Snapshot, device int) (*analyze.MemoryStats, *analyze.Coverage, []string) {
 	if !hasTrace(s, device) {
-		return statsFromReplay(s, device, nil, nil)
+		st, notes := statsFromReplay(s, device, nil, nil)
+		return st, nil, notes
 	}
 	r, err := analyze.ReplayStats(s, device)
-	return statsFromReplay(s, device, r, err)
+	st, notes := statsFromReplay(s, device, r, err)
+	if err != nil {
+		return st, nil, notes
+	}
+	return st, &r.Coverage, notes
 }
 
 // statsFromReplay is [statsFor] given the device's replay: r and err are
