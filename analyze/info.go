@@ -200,10 +200,11 @@ func InspectReplaying(s *snapshot.Snapshot, replay func(device int) (DeviceRepla
 		have = only
 	}
 	in.Version = inferVersion(s)
+	sc := scanRecording(s) // before the replays are waited for
 	for _, d := range have {
 		in.Devices = append(in.Devices, deviceInfo(s, d, nil, replay))
 	}
-	in.Recording = classifyCoverage(s, in.Devices)
+	in.Recording = classifyCoverageScanned(s, sc, in.Devices)
 	in.Warnings = append(in.Warnings, infoWarnings(s, in)...)
 	return in
 }
@@ -228,7 +229,13 @@ func InspectCoverage(s *snapshot.Snapshot, known func(device int) (seeded bool, 
 // inferRecording), or state only when enabled='state' left it at most
 // one entry.
 func classifyCoverage(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
-	rec := inferRecording(s, devices)
+	return classifyCoverageScanned(s, scanRecording(s), devices)
+}
+
+// classifyCoverageScanned is classifyCoverage given inferRecording's pass
+// over s.
+func classifyCoverageScanned(s *snapshot.Snapshot, sc recordingScan, devices []DeviceInfo) Recording {
+	rec := inferRecordingScanned(s, sc, devices)
 	for i := range devices {
 		if s.InactiveBlocksMissing && (devices[i].Coverage == CoverageWrapped || devices[i].Coverage == CoverageLate) {
 			devices[i].Coverage = CoverageWindow

@@ -114,6 +114,18 @@ func cppFrames(s *snapshot.Snapshot) int {
 // Coverage of each device that misses the start to wrapped or started
 // late.
 func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
+	return inferRecordingScanned(s, scanRecording(s), devices)
+}
+
+// recordingScan is what inferRecording counts in one pass over every
+// trace and the segments, which needs nothing of the devices' replays.
+type recordingScan struct {
+	r          Recording
+	maxEntries int
+}
+
+// scanRecording makes inferRecording's pass over s.
+func scanRecording(s *snapshot.Snapshot) recordingScan {
 	r := Recording{Frames: len(s.Frames), CppFrames: cppFrames(s)}
 	var empty, noKey actionTally
 	maxEntries := 0
@@ -164,8 +176,15 @@ func inferRecording(s *snapshot.Snapshot, devices []DeviceInfo) Recording {
 			}
 		}
 	}
-	stateStacks := liveStacks + segStacks
 	r.LiveBlocks, r.LiveBlockStacks, r.SegmentStacks = liveBlocks, liveStacks, segStacks
+	return recordingScan{r: r, maxEntries: maxEntries}
+}
+
+// inferRecordingScanned is inferRecording given its pass over s.
+func inferRecordingScanned(s *snapshot.Snapshot, sc recordingScan, devices []DeviceInfo) Recording {
+	r, maxEntries := sc.r, sc.maxEntries
+	liveBlocks, liveStacks, segStacks := r.LiveBlocks, r.LiveBlockStacks, r.SegmentStacks
+	stateStacks := liveStacks + segStacks
 
 	// enabled
 	switch {

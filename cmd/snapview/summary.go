@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
@@ -150,14 +152,25 @@ func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, e
 	if err != nil {
 		return err
 	}
-	stats := make([]*analyze.MemoryStats, 0, len(devices))
+	// The devices' replays are independent: side by side, on up to
+	// GOMAXPROCS goroutines; warnings in device order.
+	stats := make([]*analyze.MemoryStats, len(devices))
+	covs := make([]*analyze.Coverage, len(devices))
+	notes := make([][]string, len(devices))
+	var g errgroup.Group
+	g.SetLimit(max(1, runtime.GOMAXPROCS(0)))
+	for k, d := range devices {
+		g.Go(func() error {
+			stats[k], covs[k], notes[k] = statsAndCoverage(s, d)
+			return nil
+		})
+	}
+	_ = g.Wait()                            // the goroutines return no error
 	coverage := map[int]*analyze.Coverage{} // from the replays' first pass
-	for _, d := range devices {
-		st, c, notes := statsAndCoverage(s, d)
-		printWarnings(errOut, notes)
-		stats = append(stats, st)
-		if c != nil {
-			coverage[d] = c
+	for k, d := range devices {
+		printWarnings(errOut, notes[k])
+		if covs[k] != nil {
+			coverage[d] = covs[k]
 		}
 	}
 	switch opts.format {
