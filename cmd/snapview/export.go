@@ -40,7 +40,7 @@ type exportOptions struct {
 func newExportCmd() *cobra.Command {
 	opts := &exportOptions{}
 	cmd := &cobra.Command{
-		Use:   "export FILE... --format pprof|folded|chrome-trace|parquet -o PATH",
+		Use:   "export FILE... --format FORMAT -o PATH",
 		Short: "write snapshots for pprof, flame graphs, Perfetto or DuckDB/Spark (Parquet)",
 		Long: `export writes one or more snapshots in a format other tools read.
 
@@ -81,20 +81,26 @@ its path: --path-label 'rank=rank(\d+)' labels run/rank3.pickle rank=3.
 
 --at takes the moments of state: peak, oom, oom:K, end, entry:N, time:T.`,
 		Example: `  # go tool pprof: where the memory at the peak was allocated
-  snapview export --format pprof -o peak.pb.gz snap.pickle && go tool pprof -top peak.pb.gz
+  snapview export --format pprof -o peak.pb.gz snap.pickle
+  go tool pprof -top peak.pb.gz
 
   # pprof -diff_base: what grew between entry 1000 and the peak
-  snapview export --format pprof --base-at entry:1000 -o growth.pb.gz snap.pickle
+  snapview export --format pprof --base-at entry:1000 -o growth.pb.gz \
+      snap.pickle
 
   # flamegraph.pl / speedscope: the lines _memory_viz memory writes
-  snapview export --format folded -o snap.folded snap.pickle && flamegraph.pl snap.folded > mem.svg
+  snapview export --format folded -o snap.folded snap.pickle
+  flamegraph.pl snap.folded > mem.svg
 
-  # Perfetto UI (ui.perfetto.dev), speedscope, or chrome://tracing in older Chrome: open the JSON
+  # Perfetto UI (ui.perfetto.dev), speedscope, or chrome://tracing in
+  # older Chrome: open the JSON
   snapview export --format chrome-trace -o snap.trace.json snap.pickle
 
   # DuckDB, Spark, Trino: one dataset for many ranks
-  snapview export --format parquet --label job=run42 --path-label 'rank=rank(\d+)' -o dataset/ rank*.pickle
-  duckdb -c "SELECT file_id, device, max(allocated) AS peak FROM 'dataset/events.parquet' GROUP BY ALL"`,
+  snapview export --format parquet --label job=run42 \
+      --path-label 'rank=rank(\d+)' -o dataset/ rank*.pickle
+  duckdb -c "SELECT file_id, device, max(allocated) AS peak
+             FROM 'dataset/events.parquet' GROUP BY ALL"`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("export needs at least one FILE")

@@ -59,10 +59,10 @@ torch.profiler, a range named "step N", or the optimizer's own
 Optimizer.step#... range), else from the outermost repeating allocation:
 one made throughout the trace, freed again, that brackets every allocation
 repeating more often (the input batch of each iteration, not a layer or a
-generated token), else the trace is cut into 20 slices of equal entries. --steps forces one source. Step 0
-holds what came before the first step (model creation, ...). A group's
-growth is its live bytes at the end of each step, counting all its
-allocations, the freed ones too.
+generated token), else the trace is cut into 20 slices of equal entries.
+--steps forces one source. Step 0 holds what came before the first step
+(model creation, ...). A group's growth is its live bytes at the end of
+each step, counting all its allocations, the freed ones too.
 
 Score (bytes), the default order:
 
@@ -81,10 +81,11 @@ Score (bytes), the default order:
 
 Groups whose verdict says they do not grow score 0: allocated before or in
 the first step and never freed (parameters, optimizer state, caches filled
-at start), freed and reallocated every step (a per-step working set), once, in the last
-steps (in use at that moment), flat since some step (bounded caches), or
-alive before the trace began (recording started late, or max_entries
-wrapped). --sort bytes or count ranks by live bytes or allocations.
+at start), freed and reallocated every step (a per-step working set),
+once, in the last steps (in use at that moment), flat since some step
+(bounded caches), or alive before the trace began (recording started late,
+or max_entries wrapped). --sort bytes or count ranks by live bytes or
+allocations.
 
 --at chooses the moment: auto (the default: the end of the trace, or the
 last OOM when memory was freed after it, since those frees are the OOM's
@@ -102,7 +103,8 @@ An empty snapshot (no segments, no trace entries) is not an error: leaks
 says there is nothing to show and exits 0.`,
 		Example: `  snapview leaks snapshot.pickle
   snapview leaks --top 5 --fold train_snapshot.pickle
-  snapview leaks --focus 'train\.py' --ignore 'optim/' --min-bytes 10MiB snapshot.pickle
+  snapview leaks --focus 'train\.py' --ignore 'optim/' --min-bytes 10MiB \
+      snapshot.pickle
   snapview leaks --at oom --json oom_snapshot.pickle > leaks.json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

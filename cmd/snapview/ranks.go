@@ -53,8 +53,9 @@ func newRanksCmd() *cobra.Command {
 		Short: "compare the ranks of a distributed run side by side: which rank uses more memory, and why",
 		Long: `ranks compares the snapshots of a distributed run, one file per rank (or
 a directory of them: its files ending in .pickle, .pkl, .json, .gz or .xz,
-in name order, numbers by value: rank2 before rank10), and the devices of one file (a pipeline-parallel process
-that recorded several GPUs): each device of each file is one rank.
+in name order, numbers by value: rank2 before rank10), and the devices of
+one file (a pipeline-parallel process that recorded several GPUs): each
+device of each file is one rank.
 
 Each rank is named by its file: the rank its name gives (rank10.pickle is
 rank 10; the Rank column shows '-' where the name has none), else the file.
@@ -106,10 +107,10 @@ else the file). "rank", "min_rank", "median_rank", "max_rank",
 "outlier_rank" and "unknown_ranks" elsewhere are indexes into "ranks".
 A rank whose peaks are unknown (a file with no trace) has null peaks and
 is left out of the spreads, the outliers, the median, the stacks and
-peaks_apart (it is listed in unknown_ranks); ooms and num_alloc_retries are null where
-unknown. Exactness ("exact", "lower_bound",
-"unknown") is that of the peaks; steps are -1 where none were found;
-deviation is (value - median) / median. Sizes are bytes.
+peaks_apart (it is listed in unknown_ranks); ooms and num_alloc_retries
+are null where unknown. Exactness ("exact", "lower_bound", "unknown") is
+that of the peaks; steps are -1 where none were found; deviation is
+(value - median) / median. Sizes are bytes.
 
 A file that cannot be read or is not a snapshot is an error naming it
 (exit code 1).`,

@@ -34,11 +34,11 @@ blocks, one character per 1/24 of the segment:
   '~'  freed by the program but still used by another stream (pending free)
   '.'  free (cached by the allocator)
 
-Allocated and Free split each segment as ` + "`python -m torch.cuda._memory_viz stats`" + `
-does: Allocated is what live allocations requested, Free everything else
-(cached free blocks, blocks pending free, and the rounding slack inside
-live blocks). The totals equal its total_reserved, total_allocated and
-total_free.
+Allocated and Free split each segment as
+` + "`python -m torch.cuda._memory_viz stats`" + ` does: Allocated is what live
+allocations requested, Free everything else (cached free blocks, blocks
+pending free, and the rounding slack inside live blocks). The totals equal
+its total_reserved, total_allocated and total_free.
 
 --json prints every figure unrounded, with each segment's blocks (address,
 size, requested_size, state).`,

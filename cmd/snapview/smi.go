@@ -31,7 +31,8 @@ func newSMICmd() *cobra.Command {
 		Short: "read an nvidia-smi memory log: per GPU min/median/max used and growth; with --stats, the memory outside PyTorch",
 		Long: `smi reads the CSV nvidia-smi writes with
 
-    nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total --format=csv -l 1 -f smi.csv
+    nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total \
+        --format=csv -l 1 -f smi.csv
 
 (-lms 100 for a sample every 100 ms; --format=csv,noheader,nounits is read
 too; more columns may follow, and with a header they may come in any order).

@@ -40,11 +40,11 @@ Formats (--format):
   text   (default) an overview for people: per device the memory reserved,
          allocated, active and requested in each pool (the large and small
          pools, and each private pool of CUDA graphs or MemPools, shown as
-         "private (a, b)"), segment, block and allocation counts, the free memory
-         inside the reserved segments and the largest free block; then what
-         the file holds: how long the trace is, whether stacks were
-         recorded, and whether the trace starts at the first allocation or
-         may have started late or wrapped.
+         "private (a, b)"), segment, block and allocation counts, the free
+         memory inside the reserved segments and the largest free block;
+         then what the file holds: how long the trace is, whether stacks
+         were recorded, and whether the trace starts at the first
+         allocation or may have started late or wrapped.
   torch  the table torch.cuda.memory_summary(device) prints, in its exact
          layout and rounding: every cell the file can tell is torch's figure
          to the byte, so it can be diffed against one printed by the
@@ -107,7 +107,8 @@ memory_stats() dumps:
   snapview summary --format torch stats.json
 
   # One figure, unrounded, with its exactness
-  snapview summary --format json snap.pickle | jq '.devices[0].memory_stats["allocated_bytes.all.peak"]'`,
+  snapview summary --format json snap.pickle |
+      jq '.devices[0].memory_stats["allocated_bytes.all.peak"]'`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]

@@ -52,7 +52,8 @@ Without --device every device with a trace is listed.`,
 		Example: `  snapview trace --from peak --to entry:2000 snap.pickle
   snapview trace --addr 0x7f3a2c000000 snap.pickle
   snapview trace --focus 'train.py:8[0-9] ' --json snap.pickle
-  snapview trace --format memviz snap.pickle > trace.txt   # = python -m torch.cuda._memory_viz trace`,
+  # the lines python -m torch.cuda._memory_viz trace prints
+  snapview trace --format memviz snap.pickle > trace.txt`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]

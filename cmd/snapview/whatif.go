@@ -128,7 +128,8 @@ under the file's settings.`,
 
   # Under a 4.5 GiB cap, two settings of your own
   snapview whatif --limit 4.5GiB --conf expandable_segments:True \
-      --conf "max_split_size_mb:256,garbage_collection_threshold:0.8" snap.pickle
+      --conf "max_split_size_mb:256,garbage_collection_threshold:0.8" \
+      snap.pickle
 
   # As JSON, device 1
   snapview whatif --json --device 1 snap.pickle`,
