@@ -67,24 +67,39 @@ func TestWidthFlag(t *testing.T) {
 	}
 }
 
-// TestHelpWidth checks that --help's list of commands and its flags fit
-// COLUMNS=80 (cobra's template wrote them on one line each).
+// TestHelpWidth checks that the whole --help of the root and of every
+// command fits COLUMNS=80: the list of commands and the flags (cobra's
+// template wrote them on one line each), and the texts and examples.
 func TestHelpWidth(t *testing.T) {
 	t.Setenv("COLUMNS", "80")
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetArgs([]string{"--help"})
-	if err := root.Execute(); err != nil {
-		t.Fatal(err)
+	names := []string{""}
+	for _, c := range newRootCmd().Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
 	}
-	if !strings.Contains(out.String(), "Available Commands:") {
-		t.Fatalf("--help lacks its commands:\n%s", out.String())
+	if len(names) < 10 {
+		t.Fatalf("only %d commands: %v", len(names), names)
 	}
-	start := strings.Index(out.String(), "Available Commands:")
-	for _, line := range strings.Split(out.String()[start:], "\n") {
-		if n := utf8.RuneCountInString(line); n > 80 {
-			t.Errorf("--help at COLUMNS=80: line of %d columns: %q", n, line)
+	for _, name := range names {
+		root := newRootCmd()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		args := []string{"--help"}
+		if name != "" {
+			args = []string{name, "--help"}
+		}
+		root.SetArgs(args)
+		if err := root.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		if name == "" && !strings.Contains(out.String(), "Available Commands:") {
+			t.Fatalf("--help lacks its commands:\n%s", out.String())
+		}
+		for _, line := range strings.Split(out.String(), "\n") {
+			if n := utf8.RuneCountInString(line); n > 80 {
+				t.Errorf("%s --help at COLUMNS=80: line of %d columns: %q", name, n, line)
+			}
 		}
 	}
 }
