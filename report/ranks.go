@@ -124,7 +124,7 @@ func when(s *analyze.Side, entry, step int, us int64) string {
 // the spread of each figure, the flagged ranks, the stacks that vary most
 // and the outlier diffed against the median rank.
 func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
-	header := []string{"Rank", "File", "Dev", "Peak allocated", "When", "Peak reserved", "When",
+	header := []string{"Rank", "File", "Dev", "Peak allocated", "When allocated", "Peak reserved", "When reserved",
 		"Cached at peak", "End allocated", "OOMs", "Retries", "Coverage"}
 	align := []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignLeft,
 		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
@@ -155,8 +155,9 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 	if err := ft.render(w, "--json has them"); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "Cached at peak: reserved minus allocated at the allocated peak. '!': beyond 10% of the median rank;")
-	fmt.Fprintln(w, "'+': at least this much (the trace misses the start, or a retry that leaves no entry); '?': unknown.")
+	// One line per item, so that each wraps on its own.
+	fmt.Fprintln(w, "Cached at peak: reserved minus allocated at the allocated peak.")
+	fmt.Fprintln(w, "'!': beyond 10% of the median rank; '+': at least this much (the trace misses the start, or a retry that leaves no entry); '?': unknown.")
 	fmt.Fprintln(w, "Rank: the rank the file name gives ('-': none).")
 
 	fmt.Fprintln(w)
@@ -195,7 +196,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 	}
 	if len(rk.Sides)-len(rk.Unknown) > 1 {
 		if rk.PeaksApart {
-			fmt.Fprintln(w, "The ranks' peaks fall at different times (see When): each rank is compared at its own peak, not at one instant.")
+			fmt.Fprintln(w, "The ranks' peaks fall at different times (see When allocated and When reserved): each rank is compared at its own peak, not at one instant.")
 		} else {
 			fmt.Fprintln(w, "Each rank is compared at its own peak; here the peaks fall in the same step (or at the same point of the trace).")
 		}
