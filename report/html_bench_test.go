@@ -2,10 +2,9 @@ package report
 
 import (
 	"io"
-	"os"
 	"testing"
 
-	"github.com/snapview/snapview/snapshot"
+	"github.com/snapview/snapview/internal/benchfile"
 )
 
 // BenchmarkBuildHTML builds and writes the report of the file named by
@@ -13,17 +12,10 @@ import (
 // ../shared/snapshots/big/gpt2_2M_events snapshot; scripts/bench.sh makes
 // one): everything `snapview report` does after decoding.
 func BenchmarkBuildHTML(b *testing.B) {
-	path := os.Getenv("SNAPVIEW_BENCH_FILE")
-	if path == "" {
-		b.Skip("set SNAPVIEW_BENCH_FILE to a large snapshot")
-	}
-	s, err := snapshot.Load(path)
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := benchfile.Load(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := BuildHTML(s, HTMLOptions{Title: path})
+		r, err := BuildHTML(s, HTMLOptions{Title: "bench"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,14 +1,13 @@
 package whatif
 
 import (
-	"os"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
-	"github.com/snapview/snapview/snapshot"
+	"github.com/snapview/snapview/internal/benchfile"
 )
 
 // BenchmarkWhatif compares one candidate's simulation with the replay
@@ -16,14 +15,7 @@ import (
 // path, e.g. the decompressed big/gpt2_2M_events snapshot; skipped when
 // unset). compile is the per-file preparation the simulations share.
 func BenchmarkWhatif(b *testing.B) {
-	path := os.Getenv("SNAPVIEW_BENCH_FILE")
-	if path == "" {
-		b.Skip("SNAPVIEW_BENCH_FILE not set")
-	}
-	s, err := snapshot.Load(path)
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := benchfile.Load(b)
 	n := len(s.Traces[0])
 	r, err := analyze.ReplayStats(s, 0)
 	if err != nil {
