@@ -307,7 +307,7 @@ type htmlDataDevice struct {
 type htmlDataInspect struct {
 	Live     bool                   `json:"live"`
 	Allocs   [][7]int64             `json:"allocs"`
-	Segments [][5]int64             `json:"segments"`
+	Segments [][6]int64             `json:"segments"`
 	States   []htmlDataInspectState `json:"states"`
 	// MaxSegments is the most segments the segment map draws.
 	MaxSegments int `json:"maxSegments"`

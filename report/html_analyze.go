@@ -34,7 +34,7 @@ type deviceAnalysis struct {
 	// lives are every segment's life, for a trace the page embeds whole
 	// (HTMLOptions.MaxLiveEntries); states the exact states at the drawn
 	// points, the peak and the OOMs of a longer one.
-	lives  [][5]int64
+	lives  [][6]int64
 	states []*analyze.State
 	// err is the first error of the analyses that can fail (the peak
 	// state, the leaks, the states); errLeaks says it came from the leaks.

@@ -31,8 +31,10 @@ type HTMLInspect struct {
 	// Segments are the segments (or mapped ranges of an expandable
 	// segment): address, size in bytes, the entry that created it (-1:
 	// older than the trace), the entry that released it (-1: never),
-	// stream. Empty unless Live.
-	Segments [][5]int64
+	// stream, and 1 for a range of an expandable segment (0 otherwise).
+	// Adjacent live ranges of an expandable segment on one stream are one
+	// segment, as the allocator joins them. Empty unless Live.
+	Segments [][6]int64
 	// States are the exact states at some entries (HTMLOptions.MaxStates
 	// entries evenly spread over the trace, the peak and the OOMs), in
 	// entry order, when not Live.
@@ -50,7 +52,7 @@ type HTMLInspectState struct {
 // inspect fills d.Inspect for a device with a trace.
 func (b *htmlBuilder) inspect(d *HTMLDevice, res *analyze.Result, trace []snapshot.TraceEntry, a *deviceAnalysis) {
 	n := len(trace)
-	in := &HTMLInspect{Allocs: [][7]int64{}, Segments: [][5]int64{}, States: []HTMLInspectState{}}
+	in := &HTMLInspect{Allocs: [][7]int64{}, Segments: [][6]int64{}, States: []HTMLInspectState{}}
 	d.Inspect = in
 	if n <= b.opt.MaxLiveEntries {
 		in.Live = true
@@ -76,31 +78,35 @@ func (b *htmlBuilder) inspect(d *HTMLDevice, res *analyze.Result, trace []snapsh
 // segments before the first entry (from the replay's seeded state), then
 // one per segment_alloc or segment_map entry, each closed by the
 // segment_free or segment_unmap entry that releases its address.
-func htmlSegmentLives(res *analyze.Result, trace []snapshot.TraceEntry) ([][5]int64, error) {
+func htmlSegmentLives(res *analyze.Result, trace []snapshot.TraceEntry) ([][6]int64, error) {
 	st, err := res.StateAt(-1)
 	if err != nil {
 		return nil, err
 	}
-	out := [][5]int64{}
+	out := [][6]int64{}
 	var open []int // indexes in out still live
-	add := func(addr, size int64, start int, stream uint64) {
-		out = append(out, [5]int64{addr, size, int64(start), -1, int64(stream)})
+	add := func(addr, size int64, start int, stream uint64, expandable bool) {
+		x := int64(0)
+		if expandable {
+			x = 1
+		}
+		out = append(out, [6]int64{addr, size, int64(start), -1, int64(stream), x})
 		open = append(open, len(out)-1)
 	}
 	for _, sg := range st.Segments {
-		add(int64(sg.Addr), sg.Size, -1, sg.Stream)
+		add(int64(sg.Addr), sg.Size, -1, sg.Stream, sg.Expandable)
 	}
 	for i := range trace {
 		e := &trace[i]
 		switch e.Action {
 		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
-			add(int64(e.Addr), e.Size, i, e.Stream)
+			add(int64(e.Addr), e.Size, i, e.Stream, e.Action == snapshot.ActionSegmentMap)
 		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
 			// Close every live range the released one overlaps; what an
 			// unmap leaves of a range lives on as new ranges.
 			lo, hi := int64(e.Addr), int64(e.Addr)+max(e.Size, 1)
 			kept := open[:0:0]
-			var rest [][3]int64
+			var rest [][4]int64
 			for _, k := range open {
 				a, b := out[k][0], out[k][0]+out[k][1]
 				if b <= lo || a >= hi {
@@ -109,15 +115,15 @@ func htmlSegmentLives(res *analyze.Result, trace []snapshot.TraceEntry) ([][5]in
 				}
 				out[k][3] = int64(i)
 				if a < lo {
-					rest = append(rest, [3]int64{a, lo - a, out[k][4]})
+					rest = append(rest, [4]int64{a, lo - a, out[k][4], out[k][5]})
 				}
 				if b > hi {
-					rest = append(rest, [3]int64{hi, b - hi, out[k][4]})
+					rest = append(rest, [4]int64{hi, b - hi, out[k][4], out[k][5]})
 				}
 			}
 			open = kept
 			for _, r := range rest {
-				add(r[0], r[1], i, uint64(r[2]))
+				add(r[0], r[1], i, uint64(r[2]), r[3] == 1)
 			}
 		}
 	}

@@ -185,12 +185,18 @@
   // and segment's life (html_inspect.go HTMLInspect).
   function liveState(ins, i) {
     var segs = [];
-    ins.segments.forEach(function (s) {
-      if (s[2] <= i && (s[3] < 0 || s[3] > i)) {
-        segs.push({addr: hex(s[0]), a: s[0], size: s[1], stream: s[4], pool: "", blocks: [], states: []});
+    var ranges = ins.segments.filter(function (s) { return s[2] <= i && (s[3] < 0 || s[3] > i); });
+    ranges.sort(function (p, q) { return p[0] - q[0]; });
+    ranges.forEach(function (s) {
+      // The allocator joins adjacent mapped ranges of an expandable
+      // segment into one segment.
+      var last = segs[segs.length - 1];
+      if (s[5] && last && last.expandable && last.stream === s[4] && last.a + last.size === s[0]) {
+        last.size += s[1];
+        return;
       }
+      segs.push({addr: hex(s[0]), a: s[0], size: s[1], stream: s[4], expandable: s[5] === 1, pool: "", blocks: [], states: []});
     });
-    segs.sort(function (p, q) { return p.a - q.a; });
     var live = [];
     ins.allocs.forEach(function (a) {
       if (a[3] > i) { return; }
