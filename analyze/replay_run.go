@@ -418,7 +418,10 @@ func (x *runner) step(i int) {
 	case snapshot.ActionSegmentUnmap:
 		m.segmentUnmap(i, e)
 	case snapshot.ActionOOM:
+		// Each OOM implies one cudaMalloc retry (see Result.Stats): the
+		// figure at any entry is at least the OOMs so far.
 		m.st.NumOOMs++
+		m.st.NumAllocRetries++
 		if x.record || x.peaks {
 			r.OOMs = append(r.OOMs, i)
 		}
@@ -552,9 +555,6 @@ func (r *Result) finalStats(m *machine) MemoryStats {
 		}
 		setCurrent(&st.OversizeAllocations, &cur.OversizeAllocations)
 		setCurrent(&st.OversizeSegments, &cur.OversizeSegments)
-	}
-	if len(deviceTrace(r.snap, r.Device)) > 0 {
-		st.NumAllocRetries = st.NumOOMs
 	}
 	return st
 }
