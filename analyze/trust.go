@@ -134,7 +134,7 @@ func RequestedTrust(s *snapshot.Snapshot, device int) (Exactness, string) {
 		}
 		return Unknown, fmt.Sprintf("%s, %s, where PyTorch rounds a request up, never down", n, first)
 	case slices.Contains(s.NoRequestedSize, device):
-		return Unknown, "the file gives no requested size for some active blocks (it predates requested_size): their size stands in for the request"
+		return Unknown, "the file gives no requested_size for some active blocks, so their size stands in for the request"
 	}
 	return Exact, ""
 }

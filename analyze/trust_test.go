@@ -47,7 +47,7 @@ func TestRequestedTrust(t *testing.T) {
 		{"fault on this device", []snapshot.Segment{seg(0, 0x1000000, blk(0x1000000, 2*MiB, 2*MiB, snapshot.StateActiveAllocated)),
 			seg(1, 0x1000000, blk(0x1000000, 2*MiB, 3*MiB, snapshot.StateActiveAllocated))}, nil, 1, Unknown, "requests more bytes than it holds"},
 		{"no requested size", []snapshot.Segment{seg(0, 0x1000000, blk(0x1000000, 2*MiB, 2*MiB, snapshot.StateActiveAllocated))}, []int{0}, 0, Unknown,
-			"gives no requested size"},
+			"gives no requested_size"},
 		{"no requested size on another device", []snapshot.Segment{seg(0, 0x1000000, blk(0x1000000, 2*MiB, 2*MiB, snapshot.StateActiveAllocated))}, []int{1}, 0, Exact, ""},
 	}
 	for _, tt := range tests {
