@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -366,6 +367,15 @@ func checkRequestedViews(t *testing.T, name string, s *snapshot.Snapshot, dev in
 			if a.RequestedSize != nil {
 				errorf("requested unknown, but state --json gives a live allocation's requested_size %d", *a.RequestedSize)
 			}
+		}
+		// The report: the note, and the tooltips' "?".
+		html, err := report.BuildHTML(s, report.HTMLOptions{Title: name, Top: 5, Devices: []int{dev}, Stats: statsFromReplay})
+		if err != nil {
+			errorf("report: %v", err)
+			return
+		}
+		if d := html.Devices[0]; !slices.Contains(d.Notes, note) || !d.RequestedUnknown || d.Summary != torch.String() {
+			errorf("requested unknown, but the report's notes are %q (RequestedUnknown %v)", d.Notes, d.RequestedUnknown)
 		}
 		return
 	}
