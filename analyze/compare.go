@@ -363,7 +363,8 @@ type Diff struct {
 	Stacks []StackDiff
 	// SameAllocations is true when every stack has the same count and
 	// requested bytes on both sides (the same program reached the same
-	// point).
+	// point); never when a side's requested sizes are unknown
+	// (Known.Requested).
 	SameAllocations bool
 	// Notes are one-line explanations the data supports.
 	Notes []string
@@ -419,7 +420,7 @@ var diffFigures = []struct {
 		return s.ActiveBytes[PoolAll].Current, s.Known.Current
 	}},
 	{"requested_bytes.all.current", true, func(s *MemoryStats) (int64, Exactness) {
-		return s.RequestedBytes[PoolAll].Current, s.Known.Current
+		return s.RequestedBytes[PoolAll].Current, s.Known.RequestedCurrent()
 	}},
 	{"reserved_minus_allocated_bytes.all.current", true, func(s *MemoryStats) (int64, Exactness) {
 		return s.ReservedBytes[PoolAll].Current - s.AllocatedBytes[PoolAll].Current, s.Known.Current
@@ -483,7 +484,7 @@ func Compare(base, new *Side) *Diff {
 	}
 	rec("end state", endState(base), endState(new))
 	d.Stacks = DiffStacks(base.Stacks, new.Stacks)
-	d.SameAllocations = len(d.Stacks) > 0
+	d.SameAllocations = len(d.Stacks) > 0 && base.Stats.Known.Requested == Exact && new.Stats.Known.Requested == Exact
 	for _, s := range d.Stacks {
 		if s.BaseCount != s.NewCount || s.BaseRequested != s.NewRequested {
 			d.SameAllocations = false
@@ -647,6 +648,14 @@ func diffNotes(d *Diff) []string {
 	}
 	if o := d.figure("num_ooms"); o.Delta != 0 {
 		notes = append(notes, fmt.Sprintf("OOMs: %d in base, %d in new", o.Base, o.New))
+	}
+	for _, side := range []struct {
+		name string
+		k    Known
+	}{{"base", d.Base.Stats.Known}, {"new", d.New.Stats.Known}} {
+		if side.k.Requested == Unknown {
+			notes = append(notes, fmt.Sprintf("the requested sizes of %s are unknown: %s", side.name, side.k.RequestedWhy))
+		}
 	}
 	for _, r := range d.Recording {
 		if r.What == "coverage" {

@@ -6,7 +6,8 @@ import "github.com/snapview/snapview/snapshot"
 // for one device, computed from the snapshot's segments alone (the blocks
 // as they were when the snapshot was taken). Known.Current is Exact; every
 // other figure (peaks, totals, OOM and retry counters) is Unknown and
-// zero.
+// zero. Known.Requested is the device's verdict on its requested sizes
+// (the rule in [DecideTrust]).
 //
 // The rules mirror what c10/cuda/CUDACachingAllocator.cpp counts, as
 // torch.cuda.memory_stats() reports it (see ../shared/docs/snapshot-format.md
@@ -35,6 +36,7 @@ func CurrentStats(s *snapshot.Snapshot, device int) *MemoryStats {
 		MaxSplitSize: -1,
 		Known:        Known{Current: Exact},
 	}
+	st.Known.Requested, st.Known.RequestedWhy = RequestedTrust(s, device)
 	if s.Settings != nil {
 		st.MaxSplitSize = s.Settings.MaxSplitSize
 	}

@@ -83,7 +83,7 @@ func (s *MemoryStats) scalars() []scalar {
 
 // Figures returns every figure of s under its torch.cuda.memory_stats()
 // key, sorted by key (the order torch's flat dict has), each with its
-// exactness from s.Known.
+// exactness from s.Known (requested_bytes.* also follow Known.Requested).
 func (s *MemoryStats) Figures() []Figure {
 	var out []Figure
 	exact := func(f statField) Exactness {
@@ -95,10 +95,14 @@ func (s *MemoryStats) Figures() []Figure {
 	for _, fam := range s.pooledFamilies() {
 		for p := range NumPools {
 			for _, f := range statFields() {
+				e := exact(f)
+				if fam.stat == &s.RequestedBytes {
+					e = worse(e, s.Known.Requested)
+				}
 				out = append(out, Figure{
 					Key:       fam.key + "." + p.String() + "." + f.key,
 					Value:     *f.field(&fam.stat[p]),
-					Exactness: exact(f),
+					Exactness: e,
 				})
 			}
 		}
@@ -142,7 +146,7 @@ func StatsFromFlat(device int, m map[string]int64) (*MemoryStats, error) {
 	s := &MemoryStats{
 		Device:       device,
 		MaxSplitSize: -1,
-		Known:        Known{Current: Exact, History: Exact, NumOOMs: Exact, NumAllocRetries: Exact, NumSyncAllStreams: Exact},
+		Known:        Known{Current: Exact, History: Exact, NumOOMs: Exact, NumAllocRetries: Exact, NumSyncAllStreams: Exact, Requested: Exact},
 	}
 	var missing []string
 	get := func(key string, dst *int64) {

@@ -113,4 +113,43 @@ type Known struct {
 	// Seeded is the replay's Result.Seeded: the trace misses the start, so
 	// the state before it was rebuilt (how views word the coverage).
 	Seeded bool
+	// Requested covers what the file's requested sizes feed: every
+	// requested_bytes figure and each block's or allocation's requested
+	// size (the Requested columns, and the rounding slack taken from
+	// them). Exact or Unknown: Unknown when the device's requested sizes
+	// cannot be right (see [DecideTrust]), whatever Current and History
+	// say. A requested figure is as trusted as the worse of Requested and
+	// its column's exactness: see [Known.RequestedCurrent] and
+	// [Known.RequestedHistory].
+	Requested Exactness
+	// RequestedWhy says, in a sentence without its full stop, why
+	// Requested is Unknown ("" when it is Exact).
+	RequestedWhy string
+}
+
+// RequestedCurrent is the exactness of the requested bytes at the dump
+// (requested_bytes.*.current, the Requested columns of the segments and
+// blocks): the worse of Requested and Current.
+func (k Known) RequestedCurrent() Exactness { return worse(k.Requested, k.Current) }
+
+// RequestedHistory is the exactness of requested_bytes.*.peak, .allocated
+// and .freed: the worse of Requested and History.
+func (k Known) RequestedHistory() Exactness { return worse(k.Requested, k.History) }
+
+// worse returns the less trusted of a and b: Unknown before LowerBound
+// before Exact.
+func worse(a, b Exactness) Exactness {
+	rank := func(e Exactness) int {
+		switch e {
+		case Exact:
+			return 2
+		case LowerBound:
+			return 1
+		}
+		return 0
+	}
+	if rank(a) < rank(b) {
+		return a
+	}
+	return b
 }

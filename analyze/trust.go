@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/snapview/snapview/snapshot"
 )
@@ -32,8 +33,29 @@ type Trust = Known
 //
 // Current is Exact but for segments rebuilt from a trace. NumOOMs follows
 // History; NumAllocRetries is a lower bound with a trace, unknown without.
+//
+// Requested (the requested sizes the file gives, and every figure summed
+// from them) is Unknown, with RequestedWhy, when the device's requested
+// sizes cannot be right:
+//
+//   - an active block requests more bytes than it holds: PyTorch's
+//     caching allocator rounds a request up to the block size, never down
+//     (c10/cuda/CUDACachingAllocator.cpp, round_size and
+//     get_allocation_size), so requested_size <= size for every active
+//     block;
+//   - an active block carries no requested size (no requested_size, no
+//     PyTorch 2.0 history[0].real_size: snapshot.Snapshot.NoRequestedSize),
+//     so the decoder took its size, an upper bound.
+//
+// Otherwise Requested is Exact, and each requested figure is as exact as
+// its column (Known.RequestedCurrent, Known.RequestedHistory). The
+// verdict reads the file's segments only ([RequestedTrust]), so views that
+// make no replay (segments) reach the same one. A file whose requested
+// sizes disagree with its trace's requests already has History Unknown
+// (Result.Check).
 func DecideTrust(s *snapshot.Snapshot, device int, r *Result, err error) Trust {
 	t := Trust{Current: Exact, NumAllocRetries: Unknown}
+	t.Requested, t.RequestedWhy = RequestedTrust(s, device)
 	set := func(e Exactness, why string) Trust {
 		t.History, t.NumOOMs, t.Why = e, e, why
 		if e != Unknown {
@@ -82,4 +104,37 @@ func currentDiff(a, b *MemoryStats) string {
 		}
 	}
 	return ""
+}
+
+// RequestedTrust is the Requested half of [DecideTrust] for one device:
+// Exact, or Unknown with the reason (a sentence without its full stop).
+// It reads the device's segments, one pass over their blocks.
+func RequestedTrust(s *snapshot.Snapshot, device int) (Exactness, string) {
+	var over int
+	var first string
+	lo, hi := s.DeviceSegments(device)
+	for i := lo; i < hi; i++ {
+		seg := &s.Segments[i]
+		if seg.Device != device {
+			continue
+		}
+		for j := range seg.Blocks {
+			if b := &seg.Blocks[j]; b.State.Active() && b.RequestedSize > b.Size {
+				if over++; over == 1 {
+					first = fmt.Sprintf("%d bytes of the %d-byte block at %v", b.RequestedSize, b.Size, b.Address)
+				}
+			}
+		}
+	}
+	switch {
+	case over > 0:
+		n := "1 active block requests more bytes than it holds"
+		if over > 1 {
+			n = fmt.Sprintf("%d active blocks request more bytes than they hold", over)
+		}
+		return Unknown, fmt.Sprintf("%s, %s, where PyTorch rounds a request up, never down", n, first)
+	case slices.Contains(s.NoRequestedSize, device):
+		return Unknown, "the file gives no requested_size for some active blocks, so their size stands in for the request"
+	}
+	return Exact, ""
 }

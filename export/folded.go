@@ -50,6 +50,10 @@ type FoldedSegment struct {
 	Stream uint64
 	Addr   snapshot.Addr
 	Blocks []FoldedBlock
+	// RequestedUnknown is set when the device's requested sizes are
+	// unknown (analyze.Known.Requested): WriteFolded then weighs each
+	// block by its size under a "<requested unknown>" frame.
+	RequestedUnknown bool
 }
 
 // FoldedBlock is one block: its size and the bytes its stack accounts for
@@ -65,9 +69,15 @@ type FoldedBlock struct {
 // order (every device), as _memory_viz reads snapshot["segments"].
 func FileSegments(s *snapshot.Snapshot) []FoldedSegment {
 	out := make([]FoldedSegment, len(s.Segments))
+	unknown := map[int]bool{}
+	for _, d := range s.Devices() {
+		if k, _ := analyze.RequestedTrust(s, d); k == analyze.Unknown {
+			unknown[d] = true
+		}
+	}
 	for i := range s.Segments {
 		sg := &s.Segments[i]
-		fs := FoldedSegment{Stream: sg.Stream, Addr: sg.Address, Blocks: make([]FoldedBlock, len(sg.Blocks))}
+		fs := FoldedSegment{Stream: sg.Stream, Addr: sg.Address, Blocks: make([]FoldedBlock, len(sg.Blocks)), RequestedUnknown: unknown[sg.Device]}
 		for j, b := range sg.Blocks {
 			fs.Blocks[j] = FoldedBlock{State: b.State, Size: b.Size, Requested: b.RequestedSize, Stack: b.Stack}
 		}
@@ -83,7 +93,8 @@ func StateSegments(st *analyze.State) []FoldedSegment {
 	out := make([]FoldedSegment, len(st.Segments))
 	for i := range st.Segments {
 		sg := &st.Segments[i]
-		fs := FoldedSegment{Stream: sg.Stream, Addr: sg.Addr, Blocks: make([]FoldedBlock, len(sg.Blocks))}
+		fs := FoldedSegment{Stream: sg.Stream, Addr: sg.Addr, Blocks: make([]FoldedBlock, len(sg.Blocks)),
+			RequestedUnknown: st.Stats.Known.Requested == analyze.Unknown}
 		for j, b := range sg.Blocks {
 			fs.Blocks[j] = FoldedBlock{State: b.State, Size: b.Size, Requested: b.Requested, Stack: b.Stack}
 		}
@@ -102,7 +113,9 @@ func StateSegments(st *analyze.State) []FoldedSegment {
 // out (analyze.MemvizKeepsFrame), "<non-python>" for a stack without
 // frames; BYTES the block's requested size, followed, when the block is
 // larger, by a "STATE;<gaps> REST" line. S and A are decimal. Errors are
-// w's.
+// w's. In a segment whose requested sizes are unknown
+// (FoldedSegment.RequestedUnknown) a block is one line,
+// "STATE;<requested unknown>;FRAMES SIZE": its whole size, marked.
 func WriteFolded(w io.Writer, s *snapshot.Snapshot, segs []FoldedSegment, o FoldedOptions) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	frag := map[snapshot.StackID]string{}
@@ -131,11 +144,18 @@ func WriteFolded(w io.Writer, s *snapshot.Snapshot, segs []FoldedSegment, o Fold
 			line = append(line, ';')
 			line = append(line, state...)
 			line = append(line, ';')
+			if sg.RequestedUnknown {
+				line = append(line, "<requested unknown>;"...)
+			}
 			line = append(line, fragment(b.Stack)...)
 			line = append(line, ' ')
-			line = strconv.AppendInt(line, b.Requested, 10)
+			if sg.RequestedUnknown {
+				line = strconv.AppendInt(line, b.Size, 10)
+			} else {
+				line = strconv.AppendInt(line, b.Requested, 10)
+			}
 			line = append(line, '\n')
-			if gaps := b.Size - b.Requested; gaps != 0 {
+			if gaps := b.Size - b.Requested; gaps != 0 && !sg.RequestedUnknown {
 				line = append(line, prefix...)
 				line = append(line, ';')
 				line = append(line, state...)

@@ -133,6 +133,11 @@ type SnapshotRow struct {
 	// ReplayMatchesFile is false when the replayed end state differs from
 	// the file's segments (figures may then be off).
 	ReplayMatchesFile bool `parquet:"replay_matches_file"`
+	// RequestedTrust is "exact", or "unknown" when the device's requested
+	// sizes cannot be right (analyze.Known.Requested): then the
+	// requested_size and requested columns of its rows in the other
+	// tables are the file's wrong figures, not requests.
+	RequestedTrust string `parquet:"requested_trust,dict"`
 }
 
 // Dataset gathers the Parquet tables of one or more snapshots. Rows are
@@ -259,7 +264,7 @@ func (d *Dataset) Add(s *snapshot.Snapshot, path string, labels []Label, results
 	}
 	id := d.n
 	d.n++
-	row := SnapshotRow{FileID: id, Path: path, Device: -1}
+	row := SnapshotRow{FileID: id, Path: path, Device: -1, RequestedTrust: analyze.Exact.String()}
 	hint := analyze.InferVersion(s)
 	row.TorchVersion = hint.String()
 	if s.Settings != nil {
@@ -288,6 +293,7 @@ func (d *Dataset) Add(s *snapshot.Snapshot, path string, labels []Label, results
 		dr.CurrentAllocated = r.Stats.AllocatedBytes[analyze.PoolAll].Current
 		dr.CurrentReserved = r.Stats.ReservedBytes[analyze.PoolAll].Current
 		dr.ReplayMatchesFile = r.Check.Equal
+		dr.RequestedTrust = r.Stats.Known.Requested.String()
 		d.snaps = append(d.snaps, dr)
 		d.labels = append(d.labels, values)
 	}

@@ -172,12 +172,18 @@ func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
 		how = "their whole stacks"
 	}
 	fmt.Fprintf(w, "Live allocations by stack, matched by %s; largest change first\n", how)
-	return writeStackDiffs(w, d.Stacks, o)
+	return writeStackDiffs(w, d.Stacks, o, diffRequestedKnown(d))
+}
+
+// diffRequestedKnown reports whether both sides' requested sizes are
+// known: otherwise no row is marked '*' (requested bytes differ).
+func diffRequestedKnown(d *analyze.Diff) bool {
+	return d.Base.Stats.Known.Requested != analyze.Unknown && d.New.Stats.Known.Requested != analyze.Unknown
 }
 
 // writeStackDiffs writes the stack table of a diff, the first o.Top rows
 // and one row for the rest, then the totals.
-func writeStackDiffs(w io.Writer, stacks []analyze.StackDiff, o DiffOptions) error {
+func writeStackDiffs(w io.Writer, stacks []analyze.StackDiff, o DiffOptions, reqKnown bool) error {
 	shown := stacks
 	if o.Top > 0 && len(shown) > o.Top {
 		shown = shown[:o.Top]
@@ -186,7 +192,7 @@ func writeStackDiffs(w io.Writer, stacks []analyze.StackDiff, o DiffOptions) err
 	for i, s := range shown {
 		lines := frameLines(s.Frames, o.Full, o.Frames)
 		counts := fmt.Sprintf("%s -> %s", FormatInt(int64(s.BaseCount)), FormatInt(int64(s.NewCount)))
-		if s.BaseRequested != s.NewRequested && s.BaseCount == s.NewCount {
+		if reqKnown && s.BaseRequested != s.NewRequested && s.BaseCount == s.NewCount {
 			counts += "*"
 		}
 		rows = append(rows, []string{strconv.Itoa(i + 1), string(s.Status), FormatBytes(s.BaseBytes), FormatBytes(s.NewBytes),

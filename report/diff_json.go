@@ -50,8 +50,8 @@ type diffStackJSON struct {
 	BaseBytes          int64           `json:"base_bytes"`
 	NewBytes           int64           `json:"new_bytes"`
 	DeltaBytes         int64           `json:"delta_bytes"`
-	BaseRequestedBytes int64           `json:"base_requested_bytes"`
-	NewRequestedBytes  int64           `json:"new_requested_bytes"`
+	BaseRequestedBytes *int64          `json:"base_requested_bytes"` // null when the side's requested sizes are unknown
+	NewRequestedBytes  *int64          `json:"new_requested_bytes"`
 	BaseCount          int             `json:"base_count"`
 	NewCount           int             `json:"new_count"`
 	Status             string          `json:"status"`
@@ -98,7 +98,7 @@ func diffToJSON(d *analyze.Diff, o DiffOptions) diffJSON {
 		j.Stacks = append(j.Stacks, diffStackJSON{
 			Key: s.Key, Frames: framesJSON(s.Frames),
 			BaseBytes: s.BaseBytes, NewBytes: s.NewBytes, DeltaBytes: s.DeltaBytes,
-			BaseRequestedBytes: s.BaseRequested, NewRequestedBytes: s.NewRequested,
+			BaseRequestedBytes: requestedJSON(s.BaseRequested, d.Base.Stats.Known), NewRequestedBytes: requestedJSON(s.NewRequested, d.New.Stats.Known),
 			BaseCount: s.BaseCount, NewCount: s.NewCount, Status: string(s.Status),
 		})
 	}

@@ -54,6 +54,10 @@ type HTMLDevice struct {
 	// Notes are short remarks shown under the device heading (trace
 	// coverage, replay disagreements).
 	Notes []string
+	// RequestedUnknown is set when the device's requested sizes are
+	// unknown (analyze.Known.Requested): the tooltips show "?" for a
+	// block's requested bytes.
+	RequestedUnknown bool
 
 	// Timeline is the downsampled timeline; nil when the device has
 	// fewer than 2 trace entries. TimelineNote then says why there is no
@@ -279,6 +283,8 @@ type htmlDataDevice struct {
 	// XByIndex when the chart opens on the entry index.
 	XIsTime  bool `json:"xIsTime"`
 	XByIndex bool `json:"xByIndex"`
+	// RequestedUnknown: show "?" for requested bytes (HTMLDevice).
+	RequestedUnknown bool `json:"requestedUnknown,omitempty"`
 	// YInterval is the timeline's y tick interval in bytes, a power of
 	// two (0: ECharts chooses).
 	YInterval   int64           `json:"yInterval"`
@@ -385,7 +391,8 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 		if d.Key != "" {
 			sec.ID = d.Key
 		}
-		dd := htmlDataDevice{Device: d.Device, Section: sec.ID, Groups: []htmlDataGroup{}, SegmentInfo: []htmlDataSeg{}}
+		dd := htmlDataDevice{Device: d.Device, Section: sec.ID, Groups: []htmlDataGroup{}, SegmentInfo: []htmlDataSeg{},
+			RequestedUnknown: d.RequestedUnknown}
 		if d.Timeline != nil && len(d.Timeline.Index) > 0 {
 			el, opt, err := htmlTimelineChart(d)
 			if err != nil {

@@ -245,6 +245,12 @@ func (b *htmlBuilder) device(dev int, replay analyze.DeviceReplay, a *deviceAnal
 		return nil, fmt.Errorf("device %d: %w", dev, err)
 	}
 	d.Summary = buf.String()
+	if n := requestedNote(stats.Known); n != "" {
+		// The one verdict on the requested sizes, worded as every view
+		// words it; the tooltips show "?" for them.
+		d.Notes = append(d.Notes, n)
+		d.RequestedUnknown = true
+	}
 
 	if len(trace) == 0 || len(res.Allocated) != len(trace) {
 		d.SegmentsAt = "at dump time"

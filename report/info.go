@@ -163,6 +163,10 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo) {
 		if d.LiveBlocks > 0 {
 			ew.printf("    stacks:    on %s\n", ofAll(d.LiveBlockStacks, d.LiveBlocks, "live block"))
 		}
+		if d.Trust.Requested == analyze.Unknown {
+			// The verdict every view marks its requested figures with.
+			ew.printf("%s", wrapIndented("    requested: ", "unknown: "+d.Trust.RequestedWhy))
+		}
 	}
 	if d.Entries == 0 {
 		ew.printf("    trace:     no entries\n")

@@ -90,6 +90,9 @@ type infoReplayJSON struct {
 	// History is the trust of the history figures (analyze.DecideTrust):
 	// "exact", "lower_bound" or "unknown", and why.
 	History historyJSON `json:"history"`
+	// Requested is the trust of the file's requested sizes
+	// (analyze.Known.Requested): "exact" or "unknown", and why.
+	Requested historyJSON `json:"requested"`
 }
 
 // roundingJSON is the inferred rounding rule and its evidence.
@@ -246,6 +249,7 @@ func newInfoDeviceJSON(d *analyze.DeviceInfo) infoDeviceJSON {
 			Blocks:        d.Check.Blocks,
 			Differences:   append([]string{}, d.Check.Differences...),
 			History:       historyJSON{Exactness: d.Trust.History.String(), Why: d.Trust.Why},
+			Requested:     requestedVerdictJSON(d.Trust),
 		},
 	}
 }

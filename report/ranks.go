@@ -237,7 +237,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 		for _, n := range rk.Diff.Notes {
 			fmt.Fprintf(w, "  %s\n", n)
 		}
-		if err := writeStackDiffs(w, rk.Diff.Stacks, DiffOptions{Top: o.Top, Full: o.Full, Frames: o.Frames}); err != nil {
+		if err := writeStackDiffs(w, rk.Diff.Stacks, DiffOptions{Top: o.Top, Full: o.Full, Frames: o.Frames}, diffRequestedKnown(rk.Diff)); err != nil {
 			return err
 		}
 	}

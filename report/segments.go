@@ -33,6 +33,11 @@ type SegmentsDevice struct {
 	Device   int
 	Segments []SegmentRow
 	Total    analyze.SegmentUsage
+	// Known holds the device's verdict on its requested sizes
+	// (Known.Requested and RequestedWhy, from analyze.RequestedTrust); its
+	// other fields are unset. The Requested and Free incl. slack figures
+	// show "?" (null in JSON) when it is Unknown.
+	Known analyze.Known
 }
 
 // SegmentRow is one segment: its usage, its block map and its blocks.
@@ -55,6 +60,7 @@ func NewSegments(s *snapshot.Snapshot, devices []int) *Segments {
 		us := analyze.SegmentUsages(s, d)
 		dev := SegmentsDevice{Device: d, Segments: make([]SegmentRow, 0, len(us)), Total: analyze.SumSegments(us)}
 		dev.Total.Device = d
+		dev.Known.Requested, dev.Known.RequestedWhy = analyze.RequestedTrust(s, d)
 		for _, u := range us {
 			seg := &s.Segments[u.Index]
 			dev.Segments = append(dev.Segments, SegmentRow{SegmentUsage: u, Map: BlockMap(seg, MapWidth), BlockList: seg.Blocks})
@@ -64,6 +70,18 @@ func NewSegments(s *snapshot.Snapshot, devices []int) *Segments {
 	}
 	r.Total = analyze.SumSegments(all)
 	return r
+}
+
+// requestedKnown is the verdict on the requested sizes of all of r's
+// devices: Unknown, with the first device's reason, when one is.
+func (r *Segments) requestedKnown() analyze.Known {
+	k := analyze.Known{Requested: analyze.Exact}
+	for _, d := range r.Devices {
+		if d.Known.Requested == analyze.Unknown {
+			return analyze.Known{Requested: analyze.Unknown, RequestedWhy: fmt.Sprintf("device %d: %s", d.Device, d.Known.RequestedWhy)}
+		}
+	}
+	return k
 }
 
 // BlockMap draws a segment in width characters, each standing for
@@ -131,8 +149,14 @@ func internalPct(u *analyze.SegmentUsage) string {
 }
 
 // usageLine is the account of a set of segments, in two lines (the
-// second indented): their bytes as `_memory_viz stats` splits them.
-func usageLine(u *analyze.SegmentUsage) string {
+// second indented): their bytes as `_memory_viz stats` splits them. The
+// requested bytes, and the free ones taken from them, are "unknown" when
+// k.Requested is.
+func usageLine(u *analyze.SegmentUsage, k analyze.Known) string {
+	if k.Requested == analyze.Unknown {
+		return fmt.Sprintf("%s, %s reserved, largest free block %s;\n  requested by live allocations: ?, free incl. rounding slack: ?",
+			plural(u.Segments, "segment"), FormatBytes(u.Size), FormatBytes(u.LargestFree))
+	}
 	slack := ""
 	if n := u.InternalFreeBytes(); n != 0 {
 		slack = fmt.Sprintf(" incl. %s rounding slack in live blocks", FormatBytes(n))
@@ -228,8 +252,11 @@ func WriteSegments(w io.Writer, r *Segments) error {
 		if i > 0 {
 			ew.printf("\n")
 		}
-		ew.printf("Device %d: %s.\n", d.Device, usageLine(&d.Total))
+		ew.printf("Device %d: %s.\n", d.Device, usageLine(&d.Total, d.Known))
 		for _, n := range r.Notes {
+			ew.printf("%s", wrapAt("  ", n, 100))
+		}
+		if n := requestedNote(d.Known); n != "" {
 			ew.printf("%s", wrapAt("  ", n, 100))
 		}
 		if len(d.Segments) == 0 || ew.err != nil {
@@ -248,12 +275,12 @@ func WriteSegments(w io.Writer, r *Segments) error {
 		header := cut([]string{"Address", "Size", "Pool", "Stream", "Live/\nblocks", "Requested", "Free incl.\nslack", "Largest\nfree", "Map"})
 		tot := &d.Total
 		footer := cut([]string{"total", FormatBytes(tot.Size), "", "", FormatInt(int64(tot.AllocatedBlocks)) + "/" + FormatInt(int64(tot.Blocks)),
-			FormatBytes(tot.RequestedBytes), FormatBytes(tot.FreeBytes()), FormatBytes(tot.LargestFree), ""})
+			requestedBytes(tot.RequestedBytes, d.Known), requestedBytes(tot.FreeBytes(), d.Known), FormatBytes(tot.LargestFree), ""})
 		rows := make([][]string, len(d.Segments))
 		for k, s := range d.Segments {
 			rows[k] = cut([]string{s.Addr.String(), FormatBytes(s.Size), statePoolLabel(s.Large, s.Pool, s.Expandable),
 				strconv.FormatUint(s.Stream, 10), FormatInt(int64(s.AllocatedBlocks)) + "/" + FormatInt(int64(s.Blocks)),
-				FormatBytes(s.RequestedBytes), FormatBytes(s.FreeBytes()), FormatBytes(s.LargestFree), s.Map})
+				requestedBytes(s.RequestedBytes, d.Known), requestedBytes(s.FreeBytes(), d.Known), FormatBytes(s.LargestFree), s.Map})
 		}
 		// A narrower map where the table would pass segmentsWidth.
 		mapWidth := MapWidth
@@ -277,7 +304,7 @@ func WriteSegments(w io.Writer, r *Segments) error {
 		ew.printf("%s\n", summaryLine(tot))
 	}
 	if len(r.Devices) > 1 {
-		ew.printf("\nAll devices: %s.\n", usageLine(&r.Total))
+		ew.printf("\nAll devices: %s.\n", usageLine(&r.Total, r.requestedKnown()))
 	}
 	ew.printf(`
 Requested: bytes requested by live allocations (what _memory_viz stats calls allocated). Free incl. slack:
@@ -302,22 +329,27 @@ type segmentsDeviceJSON struct {
 	Device   int           `json:"device"`
 	Segments []segmentJSON `json:"segments"`
 	Totals   usageJSON     `json:"totals"`
+	// Requested is the verdict on the file's requested sizes ("exact" or
+	// "unknown", and why): when unknown, requested_bytes, free_bytes and
+	// internal_free_bytes are null (block_list keeps the file's
+	// requested_size).
+	Requested historyJSON `json:"requested"`
 }
 
 type usageJSON struct {
-	Segments          int   `json:"segments"`
-	Blocks            int   `json:"blocks"`
-	AllocatedBlocks   int   `json:"allocated_blocks"`
-	PendingFreeBlocks int   `json:"pending_free_blocks"`
-	InactiveBlocks    int   `json:"inactive_blocks"`
-	ReservedBytes     int64 `json:"reserved_bytes"`
-	AllocatedBytes    int64 `json:"allocated_bytes"`
-	RequestedBytes    int64 `json:"requested_bytes"`
-	PendingFreeBytes  int64 `json:"pending_free_bytes"`
-	InactiveBytes     int64 `json:"inactive_bytes"`
-	FreeBytes         int64 `json:"free_bytes"`
-	InternalFreeBytes int64 `json:"internal_free_bytes"`
-	LargestFreeBytes  int64 `json:"largest_free_bytes"`
+	Segments          int    `json:"segments"`
+	Blocks            int    `json:"blocks"`
+	AllocatedBlocks   int    `json:"allocated_blocks"`
+	PendingFreeBlocks int    `json:"pending_free_blocks"`
+	InactiveBlocks    int    `json:"inactive_blocks"`
+	ReservedBytes     int64  `json:"reserved_bytes"`
+	AllocatedBytes    int64  `json:"allocated_bytes"`
+	RequestedBytes    *int64 `json:"requested_bytes"` // null when unknown
+	PendingFreeBytes  int64  `json:"pending_free_bytes"`
+	InactiveBytes     int64  `json:"inactive_bytes"`
+	FreeBytes         *int64 `json:"free_bytes"`          // null when unknown
+	InternalFreeBytes *int64 `json:"internal_free_bytes"` // null when unknown
+	LargestFreeBytes  int64  `json:"largest_free_bytes"`
 }
 
 type segmentJSON struct {
@@ -338,7 +370,7 @@ type blockJSON struct {
 	State         string `json:"state"`
 }
 
-func newUsageJSON(u *analyze.SegmentUsage) usageJSON {
+func newUsageJSON(u *analyze.SegmentUsage, k analyze.Known) usageJSON {
 	return usageJSON{
 		Segments:          u.Segments,
 		Blocks:            u.Blocks,
@@ -347,11 +379,11 @@ func newUsageJSON(u *analyze.SegmentUsage) usageJSON {
 		InactiveBlocks:    u.InactiveBlocks,
 		ReservedBytes:     u.Size,
 		AllocatedBytes:    u.AllocatedBytes,
-		RequestedBytes:    u.RequestedBytes,
+		RequestedBytes:    requestedJSON(u.RequestedBytes, k),
 		PendingFreeBytes:  u.PendingFreeBytes,
 		InactiveBytes:     u.InactiveBytes,
-		FreeBytes:         u.FreeBytes(),
-		InternalFreeBytes: u.InternalFreeBytes(),
+		FreeBytes:         requestedJSON(u.FreeBytes(), k),
+		InternalFreeBytes: requestedJSON(u.InternalFreeBytes(), k),
 		LargestFreeBytes:  u.LargestFree,
 	}
 }
@@ -361,9 +393,10 @@ func newUsageJSON(u *analyze.SegmentUsage) usageJSON {
 // names follow the snapshot's and memory_stats()'s; requested_bytes is
 // what _memory_viz stats calls allocated.
 func WriteSegmentsJSON(w io.Writer, r *Segments) error {
-	out := segmentsJSON{Notes: r.Notes, Devices: []segmentsDeviceJSON{}, Totals: newUsageJSON(&r.Total)}
+	out := segmentsJSON{Notes: r.Notes, Devices: []segmentsDeviceJSON{}, Totals: newUsageJSON(&r.Total, r.requestedKnown())}
 	for _, d := range r.Devices {
-		dj := segmentsDeviceJSON{Device: d.Device, Segments: []segmentJSON{}, Totals: newUsageJSON(&d.Total)}
+		dj := segmentsDeviceJSON{Device: d.Device, Segments: []segmentJSON{}, Totals: newUsageJSON(&d.Total, d.Known),
+			Requested: requestedVerdictJSON(d.Known)}
 		for _, s := range d.Segments {
 			pool := "small"
 			if s.Large {
@@ -375,7 +408,7 @@ func WriteSegmentsJSON(w io.Writer, r *Segments) error {
 				PoolID:     s.Pool,
 				Stream:     s.Stream,
 				Expandable: s.Expandable,
-				usageJSON:  newUsageJSON(&s.SegmentUsage),
+				usageJSON:  newUsageJSON(&s.SegmentUsage, d.Known),
 				Map:        s.Map,
 				BlockList:  make([]blockJSON, 0, len(s.BlockList)),
 			}

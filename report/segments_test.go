@@ -143,7 +143,7 @@ func TestSegmentsAgreeWithMemviz(t *testing.T) {
 		if err := WriteSegments(&text, r); err != nil {
 			t.Fatal(err)
 		}
-		if line := usageLine(tot); !strings.Contains(text.String(), line) {
+		if line := usageLine(tot, r.requestedKnown()); !strings.Contains(text.String(), line) {
 			t.Errorf("%s: text output lacks its totals line %q", filepath.Base(dir), line)
 		}
 	}

@@ -291,6 +291,11 @@ func WriteState(w io.Writer, v *StateView) error {
 	bytesRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
 		return []string{label, FormatBytes(f[analyze.PoolAll].Current), FormatBytes(f[analyze.PoolLarge].Current), FormatBytes(f[analyze.PoolSmall].Current)}
 	}
+	k := st.Stats.Known
+	requestedRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
+		return []string{label, requestedBytes(f[analyze.PoolAll].Current, k), requestedBytes(f[analyze.PoolLarge].Current, k),
+			requestedBytes(f[analyze.PoolSmall].Current, k)}
+	}
 	countRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
 		return []string{label, FormatInt(f[analyze.PoolAll].Current), FormatInt(f[analyze.PoolLarge].Current), FormatInt(f[analyze.PoolSmall].Current)}
 	}
@@ -301,7 +306,7 @@ func WriteState(w io.Writer, v *StateView) error {
 	rows := [][]string{
 		bytesRow("Allocated", &st.Stats.AllocatedBytes),
 		bytesRow("Active", &st.Stats.ActiveBytes),
-		bytesRow("Requested", &st.Stats.RequestedBytes),
+		requestedRow("Requested", &st.Stats.RequestedBytes),
 		bytesRow("Reserved", &st.Stats.ReservedBytes),
 		bytesRow("Free in segments", &free),
 		bytesRow("Non-releasable", &st.Stats.InactiveSplitBytes),
@@ -313,6 +318,9 @@ func WriteState(w io.Writer, v *StateView) error {
 	}
 	if err := t.Render(); err != nil {
 		return err
+	}
+	if n := requestedNote(k); n != "" {
+		ew.printf("%s", wrapAt("", n, textWidth(w)))
 	}
 	if n := stateExpandable(v); n > 0 {
 		ew.printf("memory_stats() counts cudaMalloc segments only, not the %s mapped by expandable segments.\n",
@@ -374,7 +382,7 @@ func WriteState(w io.Writer, v *StateView) error {
 			if a.AllocIndex >= 0 {
 				entry = FormatInt(int64(a.AllocIndex))
 			}
-			rows = append(rows, []string{strconv.Itoa(i + 1), FormatBytes(a.Size), FormatBytes(a.Requested), a.Addr.String(),
+			rows = append(rows, []string{strconv.Itoa(i + 1), FormatBytes(a.Size), requestedBytes(a.Requested, k), a.Addr.String(),
 				statePoolLabel(a.Large, a.Pool, false), entry, "S" + strconv.Itoa(a.Stack+1)})
 		}
 		ft := fitColumns(textWidth(w), []string{"#", "Size", "Requested", "Address", "Pool", "Alloc entry", "Stack"},
@@ -534,11 +542,15 @@ type stateJSON struct {
 	Stats        map[string]int64  `json:"memory_stats"`
 	Exactness    map[string]string `json:"exactness"`
 	History      historyJSON       `json:"history"`
-	Segments     []stateSegJSON    `json:"segments"`
-	Largest      []liveJSON        `json:"largest"`
-	Stacks       []stackJSON       `json:"stacks"`
-	Free         []freeJSON        `json:"free"`
-	OOM          *oomJSON          `json:"oom"`
+	// Requested is the verdict on the requested sizes ("exact" or
+	// "unknown", and why): when unknown, largest[].requested_size is null
+	// and the requested_bytes figures are "unknown" in exactness.
+	Requested historyJSON    `json:"requested"`
+	Segments  []stateSegJSON `json:"segments"`
+	Largest   []liveJSON     `json:"largest"`
+	Stacks    []stackJSON    `json:"stacks"`
+	Free      []freeJSON     `json:"free"`
+	OOM       *oomJSON       `json:"oom"`
 }
 
 type stateEntryJSON struct {
@@ -577,7 +589,7 @@ type stateBlockJSON struct {
 type liveJSON struct {
 	Address       uint64 `json:"address"`
 	Size          int64  `json:"size"`
-	RequestedSize int64  `json:"requested_size"`
+	RequestedSize *int64 `json:"requested_size"` // null when unknown
 	Pool          string `json:"pool"`
 	Stream        uint64 `json:"stream"`
 	AllocIndex    int    `json:"alloc_index"`
@@ -624,8 +636,9 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 	out := stateJSON{
 		Device: v.Device, At: v.At, Index: v.Index, Entries: v.Entries, SinceStartUS: v.SinceStartUS,
 		Seeded: v.Seeded, Stats: st.Stats.Flat(), Exactness: map[string]string{},
-		History:  historyJSON{Exactness: st.Stats.Known.History.String(), Why: st.Stats.Known.Why},
-		Segments: []stateSegJSON{}, Largest: []liveJSON{}, Stacks: []stackJSON{}, Free: []freeJSON{},
+		History:   historyJSON{Exactness: st.Stats.Known.History.String(), Why: st.Stats.Known.Why},
+		Requested: requestedVerdictJSON(st.Stats.Known),
+		Segments:  []stateSegJSON{}, Largest: []liveJSON{}, Stacks: []stackJSON{}, Free: []freeJSON{},
 	}
 	for _, f := range st.Stats.Figures() {
 		out.Exactness[f.Key] = f.Exactness.String()
@@ -653,7 +666,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 	}
 	for _, a := range v.Largest {
 		out.Largest = append(out.Largest, liveJSON{
-			Address: uint64(a.Addr), Size: a.Size, RequestedSize: a.Requested, Pool: statePoolLabel(a.Large, a.Pool, false),
+			Address: uint64(a.Addr), Size: a.Size, RequestedSize: requestedJSON(a.Requested, st.Stats.Known), Pool: statePoolLabel(a.Large, a.Pool, false),
 			Stream: a.Stream, AllocIndex: a.AllocIndex, Stack: a.Stack,
 		})
 	}

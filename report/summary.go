@@ -227,7 +227,7 @@ func writePoolTable(w io.Writer, d *DeviceSummary) error {
 		activeCol, !active)
 	row := func(label string, u *analyze.SegmentUsage) []string {
 		return dropColumn([]string{label, FormatBytes(u.Size), FormatBytes(u.AllocatedBytes), FormatBytes(u.ActiveBytes()),
-			FormatBytes(u.ActiveRequestedBytes()), FormatInt(int64(u.Segments)), FormatInt(int64(u.Blocks)),
+			requestedBytes(u.ActiveRequestedBytes(), d.Stats.Known), FormatInt(int64(u.Segments)), FormatInt(int64(u.Blocks)),
 			FormatInt(int64(u.AllocatedBlocks)), FormatBytes(u.InactiveBytes), FormatBytes(u.LargestFree)}, activeCol, !active)
 	}
 	var rows [][]string
@@ -304,6 +304,9 @@ func historyLines(d *DeviceSummary) []string {
 		lines = append(lines, fmt.Sprintf("Out of memory: the trace holds %s.", plural(c.OOMs, "oom entry")))
 	}
 	st := d.Stats
+	if n := requestedNote(st.Known); n != "" {
+		lines = append(lines, n)
+	}
 	if c.Entries > 0 {
 		switch k := st.Known; k.History {
 		case analyze.Exact:
@@ -390,6 +393,9 @@ type deviceSummaryJSON struct {
 	// History is the trust of the history figures: "exact",
 	// "lower_bound" or "unknown", and why (analyze.DecideTrust).
 	History historyJSON `json:"history"`
+	// Requested is the trust of the file's requested sizes ("exact" or
+	// "unknown", and why): when unknown, every requested figure is null.
+	Requested historyJSON `json:"requested"`
 }
 
 type historyJSON struct {
@@ -409,7 +415,7 @@ type poolJSON struct {
 	ReservedBytes    int64    `json:"reserved_bytes"`
 	AllocatedBytes   int64    `json:"allocated_bytes"`
 	ActiveBytes      int64    `json:"active_bytes"`
-	RequestedBytes   int64    `json:"requested_bytes"`
+	RequestedBytes   *int64   `json:"requested_bytes"` // null when unknown
 	Segments         int      `json:"segments"`
 	Blocks           int      `json:"blocks"`
 	Allocations      int      `json:"allocations"`
@@ -435,14 +441,14 @@ type traceJSON struct {
 	OOMs            int    `json:"oom_entries"`
 }
 
-func newPoolJSON(label string, u *analyze.SegmentUsage) poolJSON {
+func newPoolJSON(label string, u *analyze.SegmentUsage, k analyze.Known) poolJSON {
 	return poolJSON{
 		Pool:             label,
 		PoolID:           u.Pool,
 		ReservedBytes:    u.Size,
 		AllocatedBytes:   u.AllocatedBytes,
 		ActiveBytes:      u.ActiveBytes(),
-		RequestedBytes:   u.ActiveRequestedBytes(),
+		RequestedBytes:   requestedJSON(u.ActiveRequestedBytes(), k),
 		Segments:         u.Segments,
 		Blocks:           u.Blocks,
 		Allocations:      u.AllocatedBlocks,
@@ -477,7 +483,7 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 			Device:      d.Device,
 			MemoryStats: map[string]figureJSON{},
 			Pools:       []poolJSON{},
-			Total:       newPoolJSON("total", &d.Total),
+			Total:       newPoolJSON("total", &d.Total, d.Stats.Known),
 		}
 		for _, f := range d.Stats.Figures() {
 			fj := figureJSON{Exactness: f.Exactness.String()}
@@ -488,8 +494,9 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 			dj.MemoryStats[f.Key] = fj
 		}
 		dj.History = historyJSON{Exactness: d.Stats.Known.History.String(), Why: d.Stats.Known.Why}
+		dj.Requested = requestedVerdictJSON(d.Stats.Known)
 		for i := range d.Pools {
-			dj.Pools = append(dj.Pools, newPoolJSON(strings.Replace(summaryPoolLabel(&d.Pools[i]), " pool\n", " ", 1), &d.Pools[i]))
+			dj.Pools = append(dj.Pools, newPoolJSON(strings.Replace(summaryPoolLabel(&d.Pools[i]), " pool\n", " ", 1), &d.Pools[i], d.Stats.Known))
 		}
 		c := &d.Coverage
 		dj.Trace = traceJSON{

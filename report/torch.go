@@ -29,30 +29,35 @@ const torchWidth = 75
 //     follows the cell (before the next '|') becomes a '+', read "at
 //     least": "| 282123 KiB+|". In the header the number is followed by
 //     "+" ("CUDA OOMs: 1+").
+//
+// The Requested memory rows take their marks from Known.RequestedCurrent
+// and Known.RequestedHistory: "?" throughout when the file's requested
+// sizes are unknown (Known.Requested).
 func WriteTorchSummary(w io.Writer, st *analyze.MemoryStats) error {
 	return writeTorchSummary(w, st, false)
 }
 
 // torchMetric is one metric block of memory_summary(), in print order.
 type torchMetric struct {
-	label string
-	stat  *[analyze.NumPools]analyze.Stat
-	bytes bool // _format_size, else _format_count
+	label     string
+	stat      *[analyze.NumPools]analyze.Stat
+	bytes     bool // _format_size, else _format_count
+	requested bool // requested_bytes: its cells also follow Known.Requested
 }
 
 // writeTorchSummary is memory_summary(device, abbreviated): abbreviated
 // drops the "from large pool" and "from small pool" rows.
 func writeTorchSummary(w io.Writer, st *analyze.MemoryStats, abbreviated bool) error {
 	metrics := []torchMetric{
-		{"Allocated memory", &st.AllocatedBytes, true},
-		{"Active memory", &st.ActiveBytes, true},
-		{"Requested memory", &st.RequestedBytes, true},
-		{"GPU reserved memory", &st.ReservedBytes, true},
-		{"Non-releasable memory", &st.InactiveSplitBytes, true},
-		{"Allocations", &st.Allocation, false},
-		{"Active allocs", &st.Active, false},
-		{"GPU reserved segments", &st.Segment, false},
-		{"Non-releasable allocs", &st.InactiveSplit, false},
+		{"Allocated memory", &st.AllocatedBytes, true, false},
+		{"Active memory", &st.ActiveBytes, true, false},
+		{"Requested memory", &st.RequestedBytes, true, true},
+		{"GPU reserved memory", &st.ReservedBytes, true, false},
+		{"Non-releasable memory", &st.InactiveSplitBytes, true, false},
+		{"Allocations", &st.Allocation, false, false},
+		{"Active allocs", &st.Active, false, false},
+		{"GPU reserved segments", &st.Segment, false, false},
+		{"Non-releasable allocs", &st.InactiveSplit, false, false},
 	}
 	rule := func(c string) string { return strings.Repeat(c, torchWidth) }
 	lines := []string{
@@ -79,12 +84,16 @@ func writeTorchSummary(w io.Writer, st *analyze.MemoryStats, abbreviated bool) e
 	for _, m := range metrics {
 		lines = append(lines, rule("-"))
 		all := m.stat[analyze.PoolAll]
+		known := st.Known
+		if m.requested {
+			known.Current, known.History = known.RequestedCurrent(), known.RequestedHistory()
+		}
 		for _, p := range pools {
 			label := p.label
 			if p.pool == analyze.PoolAll {
 				label = m.label
 			}
-			lines = append(lines, torchRow(label, m.stat[p.pool], all, m.bytes, st.Known))
+			lines = append(lines, torchRow(label, m.stat[p.pool], all, m.bytes, known))
 		}
 	}
 	for _, m := range []struct {

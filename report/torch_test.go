@@ -212,9 +212,13 @@ func TestWriteTorchSummaryMarkers(t *testing.T) {
 		known  analyze.Known
 		golden string
 	}{
-		{"exact", analyze.Known{Current: analyze.Exact, History: analyze.Exact, NumOOMs: analyze.Exact, NumAllocRetries: analyze.Exact}, "torch.exact.txt"},
-		{"current only", analyze.Known{Current: analyze.Exact}, "torch.current_only.txt"},
-		{"lower bounds", analyze.Known{Current: analyze.Exact, History: analyze.LowerBound, NumOOMs: analyze.LowerBound}, "torch.lower_bound.txt"},
+		{"exact", analyze.Known{Current: analyze.Exact, History: analyze.Exact, NumOOMs: analyze.Exact, NumAllocRetries: analyze.Exact, Requested: analyze.Exact}, "torch.exact.txt"},
+		{"current only", analyze.Known{Current: analyze.Exact, Requested: analyze.Exact}, "torch.current_only.txt"},
+		{"lower bounds", analyze.Known{Current: analyze.Exact, History: analyze.LowerBound, NumOOMs: analyze.LowerBound, Requested: analyze.Exact}, "torch.lower_bound.txt"},
+		// The requested sizes unknown: every Requested memory cell is "?",
+		// every other cell as in torch.exact.txt.
+		{"requested unknown", analyze.Known{Current: analyze.Exact, History: analyze.Exact, NumOOMs: analyze.Exact, NumAllocRetries: analyze.Exact,
+			Requested: analyze.Unknown, RequestedWhy: "1 active block requests more bytes than it holds"}, "torch.requested_unknown.txt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -683,8 +684,11 @@ func (c *converter) segment(v val, path string) Segment {
 		if c.err != nil || !c.spend(blockBytes) {
 			break
 		}
-		b := c.block(bv, fmt.Sprintf("%s.blocks[%d]", path, i), addr)
+		b, hasReq := c.block(bv, fmt.Sprintf("%s.blocks[%d]", path, i), addr)
 		addr = b.Address + Addr(b.Size)
+		if !hasReq && b.State.Active() && !strings.HasPrefix(path, "host_") {
+			c.noRequested(s.Device)
+		}
 		switch b.State {
 		case StateActiveAllocated:
 			alloc += b.Size
@@ -716,15 +720,17 @@ func (c *converter) segment(v val, path string) Segment {
 }
 
 // block converts one block; next is where it starts if the file does not
-// say (PyTorch 2.0 blocks have no address).
-func (c *converter) block(v val, path string, next Addr) Block {
-	b := Block{Address: next}
+// say (PyTorch 2.0 blocks have no address). hasReq is false when the block
+// has neither requested_size nor a history[0].real_size: its RequestedSize
+// is then its Size.
+func (c *converter) block(v val, path string, next Addr) (b Block, hasReq bool) {
+	b = Block{Address: next}
 	d := c.asDict(v, path)
 	if d == nil {
-		return b
+		return b, true
 	}
 	var history []val
-	hasReq, hasFrames := false, false
+	hasFrames := false
 	for i := 0; i+1 < len(d.kv); i += 2 {
 		k, _ := c.pool.str(d.kv[i])
 		v := d.kv[i+1]
@@ -783,7 +789,16 @@ func (c *converter) block(v val, path string, next Addr) Block {
 	if !hasReq {
 		b.RequestedSize = b.Size
 	}
-	return b
+	return b, hasReq
+}
+
+// noRequested records that an active block of device had no requested
+// size (see Snapshot.NoRequestedSize).
+func (c *converter) noRequested(device int) {
+	if !slices.Contains(c.s.NoRequestedSize, device) {
+		c.s.NoRequestedSize = append(c.s.NoRequestedSize, device)
+		slices.Sort(c.s.NoRequestedSize)
+	}
 }
 
 func (c *converter) traces(v val) {

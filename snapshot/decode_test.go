@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -299,5 +301,44 @@ func TestInconsistentWarns(t *testing.T) {
 	}
 	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "negative total_size") {
 		t.Errorf("warnings %q, want one about the negative total_size", s.Warnings)
+	}
+}
+
+// TestNoRequestedSize: an active block with neither requested_size nor a
+// PyTorch 2.0 history[0].real_size takes its size as its requested size,
+// and its device is listed in NoRequestedSize (analyze then calls the
+// device's requested sizes unknown); an inactive block without one, or a
+// 2.0 history's real_size, lists nothing.
+func TestNoRequestedSize(t *testing.T) {
+	const seg = `{"device": %d, "address": %d, "total_size": 2097152, "segment_type": "small", "blocks": [%s]}`
+	for _, tt := range []struct {
+		name  string
+		json  string
+		want  []int
+		reqs0 int64 // RequestedSize of the first block
+	}{
+		{"requested_size", fmt.Sprintf(`{"segments": [`+seg+`]}`, 0, 1<<21,
+			`{"size": 2097152, "requested_size": 100, "state": "active_allocated"}`), nil, 100},
+		{"none, active", fmt.Sprintf(`{"segments": [`+seg+`, `+seg+`]}`, 0, 1<<21,
+			`{"size": 2097152, "requested_size": 100, "state": "active_allocated"}`, 1, 1<<22,
+			`{"size": 2097152, "state": "active_pending_free"}`), []int{1}, 100},
+		{"none, inactive", fmt.Sprintf(`{"segments": [`+seg+`]}`, 0, 1<<21,
+			`{"size": 2097152, "state": "inactive"}`), nil, 2097152},
+		{"history real_size", fmt.Sprintf(`{"segments": [`+seg+`]}`, 0, 1<<21,
+			`{"size": 2097152, "state": "active_allocated", "history": [{"addr": 2097152, "real_size": 7}]}`), nil, 7},
+		{"none, two devices", fmt.Sprintf(`{"segments": [`+seg+`, `+seg+`]}`, 3, 1<<21,
+			`{"size": 2097152, "state": "active_allocated"}`, 0, 1<<22,
+			`{"size": 2097152, "state": "active_allocated"}`), []int{0, 3}, 2097152},
+	} {
+		s, err := Decode(strings.NewReader(tt.json))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if !slices.Equal(s.NoRequestedSize, tt.want) {
+			t.Errorf("%s: NoRequestedSize %v, want %v", tt.name, s.NoRequestedSize, tt.want)
+		}
+		if got := s.Segments[0].Blocks[0].RequestedSize; got != tt.reqs0 {
+			t.Errorf("%s: first block's RequestedSize %d, want %d", tt.name, got, tt.reqs0)
+		}
 	}
 }

@@ -130,6 +130,12 @@ type Snapshot struct {
 	// had no segments and Segments is the end state of the trace.
 	InactiveBlocksMissing bool
 	SegmentsFromTrace     bool
+	// NoRequestedSize lists, ascending, the devices with an active block
+	// that had neither requested_size nor a PyTorch 2.0 history[0].real_size
+	// (files from before PyTorch tracked requests): such a block's
+	// RequestedSize is its Size, an upper bound on what was requested, not
+	// the request. Set by the decoder.
+	NoRequestedSize []int
 	// byDevice is set when Segments are grouped by device, ascending (the
 	// decoder groups them), so that DeviceSegments can search.
 	byDevice bool

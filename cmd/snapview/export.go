@@ -61,7 +61,9 @@ Formats (--format):
                 from the replayed state at that moment. --user-frames keeps
                 only the program's own frames (no torch, standard library or
                 C++). With several files each line starts with a frame
-                naming its file, so that their bytes stay apart.
+                naming its file, so that their bytes stay apart. Where a
+                device's requested sizes are wrong (see summary), each block
+                weighs its size under a "<requested unknown>" frame.
   chrome-trace  Chrome trace JSON (Perfetto UI, speedscope): counters
                 allocated, active and reserved per device, an instant event
                 at each OOM, record_function ranges as complete events;
@@ -69,7 +71,9 @@ Formats (--format):
   parquet       a directory of Parquet tables (DuckDB, Spark, Trino, pandas):
                 allocations, events, segments, blocks, stacks, snapshots; every
                 FILE goes into the same tables, told apart by file_id and by
-                the --label columns of the snapshots table.
+                the --label columns of the snapshots table, whose
+                requested_trust says whether a device's requested sizes are
+                "exact" or "unknown".
 
 -o PATH is the file to write (- for standard output, except parquet, whose
 PATH is a directory, created if needed). --label key=value (repeatable)

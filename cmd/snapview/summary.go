@@ -74,6 +74,12 @@ Where the figures come from:
   inferred). The text format says why on its Peak line, JSON under
   "history".
 
+  The requested figures (Requested memory, the Requested column) are '?'
+  (null in JSON) when the file's requested sizes cannot be right: an
+  active block requesting more than its size (PyTorch rounds requests up,
+  never down), or blocks without requested_size. The text format says why
+  on its Requested line, JSON under "requested".
+
   "cudaMalloc retries" prints '?' without a trace and a lower bound ("1+")
   with one: a cudaMalloc retry that succeeds leaves no entry of its own in
   the trace (it looks like an empty_cache followed by a cudaMalloc), so only

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,6 +48,7 @@ func TestViewsAgree(t *testing.T) {
 	})
 	var checked, devices, undecoded int
 	byTrust := map[analyze.Exactness]int{}
+	byRequested := map[analyze.Exactness]int{}
 	for _, p := range files {
 		raw, err := snapshot.Load(p)
 		if err != nil {
@@ -76,13 +79,15 @@ func TestViewsAgree(t *testing.T) {
 			}
 			st, _ := statsFor(s, dev)
 			byTrust[st.Known.History]++
+			byRequested[st.Known.Requested]++
 		}
 	}
 	if checked == 0 {
 		t.Fatal("no snapshot decoded")
 	}
-	t.Logf("%d files (%d did not decode), %d devices; history exact on %d, lower bounds on %d, unknown on %d",
-		checked, undecoded, devices, byTrust[analyze.Exact], byTrust[analyze.LowerBound], byTrust[analyze.Unknown])
+	t.Logf("%d files (%d did not decode), %d devices; history exact on %d, lower bounds on %d, unknown on %d; requested sizes exact on %d, unknown on %d",
+		checked, undecoded, devices, byTrust[analyze.Exact], byTrust[analyze.LowerBound], byTrust[analyze.Unknown],
+		byRequested[analyze.Exact], byRequested[analyze.Unknown])
 }
 
 func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, info *analyze.Info) {
@@ -141,6 +146,7 @@ func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, 
 			errorf("%s disagree: %d, %d, %d, %d", c.what, c.a, c.b, c.c, c.d)
 		}
 	}
+	checkRequestedViews(t, name, s, dev, st, sum, r, end)
 	// info.
 	for _, di := range info.Devices {
 		if di.Device == dev && di.Replayed && di.Trust != st.Known {
@@ -233,4 +239,162 @@ func checkHTMLDevice(t *testing.T, name string, s *snapshot.Snapshot, dev int, r
 		return
 	}
 	t.Errorf("%s device %d: not in the report", name, dev)
+}
+
+// checkRequestedViews is the property for the requested bytes: every view
+// of dev carries the one verdict on its requested sizes
+// (analyze.RequestedTrust, in Known.Requested); where it is Unknown no
+// view prints the file's requested figure unmarked: the torch table has
+// "?" in every Requested memory cell, the text views say why and show no
+// requested total, the JSON views carry "requested": unknown and null
+// figures; where it is Exact the figures are printed as before.
+func checkRequestedViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, st *analyze.MemoryStats, sum *report.Summary,
+	r *analyze.Result, end *analyze.State) {
+	t.Helper()
+	errorf := func(format string, args ...any) {
+		t.Helper()
+		t.Errorf("%s device %d: "+format, append([]any{name, dev}, args...)...)
+	}
+	k := st.Known
+	want, why := analyze.RequestedTrust(s, dev)
+	segs := report.NewSegments(s, []int{dev})
+	for _, v := range []struct {
+		view string
+		k    analyze.Known
+	}{{"summary", k}, {"replay", r.Stats.Known}, {"state", end.Stats.Known}, {"segments", segs.Devices[0].Known}} {
+		if v.k.Requested != want || v.k.RequestedWhy != why {
+			errorf("%s: requested %v (%q), the rule says %v (%q)", v.view, v.k.Requested, v.k.RequestedWhy, want, why)
+		}
+	}
+	view := report.NewStateView(s, r, end, "end", report.StateOptions{Top: 10})
+	var text, torch, segText, stText, sumJSON, segJSON, stJSON bytes.Buffer
+	for _, w := range []error{
+		report.WriteSummaryText(&text, sum), report.WriteTorchSummary(&torch, st), report.WriteSegments(&segText, segs),
+		report.WriteState(&stText, view), report.WriteSummaryJSON(&sumJSON, sum), report.WriteSegmentsJSON(&segJSON, segs),
+		report.WriteStateJSON(&stJSON, view),
+	} {
+		if w != nil {
+			t.Fatal(w)
+		}
+	}
+	// The Requested memory rows of the torch table: the label, then the
+	// four cells.
+	var torchReq []string
+	lines := strings.Split(torch.String(), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "| Requested memory") && i+2 < len(lines) {
+			torchReq = []string{l[24:], lines[i+1][24:], lines[i+2][24:]}
+		}
+	}
+	if len(torchReq) != 3 {
+		errorf("no Requested memory rows in the torch table:\n%s", torch.String())
+		return
+	}
+	var sj struct {
+		Devices []struct {
+			MemoryStats map[string]struct {
+				Value *int64 `json:"value"`
+			} `json:"memory_stats"`
+			Total struct {
+				RequestedBytes *int64 `json:"requested_bytes"`
+			} `json:"total"`
+			Requested struct{ Exactness, Why string } `json:"requested"`
+		} `json:"devices"`
+	}
+	var gj struct {
+		Devices []struct {
+			Totals    struct{ RequestedBytes, FreeBytes *int64 } `json:"totals"`
+			Requested struct{ Exactness, Why string }            `json:"requested"`
+		} `json:"devices"`
+	}
+	var tj struct {
+		Requested struct{ Exactness, Why string } `json:"requested"`
+		Largest   []struct {
+			RequestedSize *int64 `json:"requested_size"`
+		} `json:"largest"`
+	}
+	for _, j := range []struct {
+		buf *bytes.Buffer
+		v   any
+	}{{&sumJSON, &sj}, {&segJSON, &gj}, {&stJSON, &tj}} {
+		if err := json.Unmarshal(j.buf.Bytes(), j.v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(sj.Devices) != 1 || len(gj.Devices) != 1 {
+		errorf("JSON: %d summary devices, %d segments devices", len(sj.Devices), len(gj.Devices))
+		return
+	}
+	for _, v := range []struct {
+		view, exactness, why string
+	}{{"summary", sj.Devices[0].Requested.Exactness, sj.Devices[0].Requested.Why}, {"segments", gj.Devices[0].Requested.Exactness, gj.Devices[0].Requested.Why},
+		{"state", tj.Requested.Exactness, tj.Requested.Why}} {
+		if v.exactness != want.String() || v.why != why {
+			errorf("%s --json: requested %q (%q), the rule says %v (%q)", v.view, v.exactness, v.why, want, why)
+		}
+	}
+	total := sum.Devices[0].Total.ActiveRequestedBytes()
+	figure := report.FormatBytes(total)
+	texts := map[string]string{"summary": text.String(), "segments": segText.String(), "state": stText.String()}
+	if want == analyze.Unknown {
+		for i, row := range torchReq {
+			if strings.ContainsAny(row, "0123456789") || strings.Count(row, "?") != 4 {
+				errorf("requested unknown, but Requested memory row %d of the torch table is %q", i, row)
+			}
+		}
+		note := "Requested: unknown (" + why + ")."
+		other := map[string]bool{}
+		for _, v := range []int64{sum.Devices[0].Total.AllocatedBytes, sum.Devices[0].Total.ActiveBytes(), sum.Devices[0].Total.Size} {
+			other[report.FormatBytes(v)] = true
+		}
+		for v, out := range texts {
+			if !strings.Contains(strings.Join(strings.Fields(out), " "), note) {
+				errorf("requested unknown, but %s does not say %q:\n%s", v, note, out)
+			}
+			if total > 0 && !other[figure] && strings.Contains(out, figure) {
+				errorf("requested unknown, but %s prints the requested total %s:\n%s", v, figure, out)
+			}
+		}
+		if sj.Devices[0].Total.RequestedBytes != nil || gj.Devices[0].Totals.RequestedBytes != nil || gj.Devices[0].Totals.FreeBytes != nil {
+			errorf("requested unknown, but the JSON totals carry requested figures")
+		}
+		for key, f := range sj.Devices[0].MemoryStats {
+			if strings.HasPrefix(key, "requested_bytes.") && f.Value != nil {
+				errorf("requested unknown, but summary --json gives %s = %d", key, *f.Value)
+			}
+		}
+		for _, a := range tj.Largest {
+			if a.RequestedSize != nil {
+				errorf("requested unknown, but state --json gives a live allocation's requested_size %d", *a.RequestedSize)
+			}
+		}
+		// The report: the note, and the tooltips' "?".
+		html, err := report.BuildHTML(s, report.HTMLOptions{Title: name, Top: 5, Devices: []int{dev}, Stats: statsFromReplay})
+		if err != nil {
+			errorf("report: %v", err)
+			return
+		}
+		if d := html.Devices[0]; !slices.Contains(d.Notes, note) || !d.RequestedUnknown || d.Summary != torch.String() {
+			errorf("requested unknown, but the report's notes are %q (RequestedUnknown %v)", d.Notes, d.RequestedUnknown)
+		}
+		return
+	}
+	// Exact: the figures as before, and no mark of the rule.
+	for v, out := range texts {
+		if strings.Contains(out, "Requested: unknown") {
+			errorf("requested exact, but %s says it is unknown:\n%s", v, out)
+		}
+	}
+	if k.Current != analyze.Unknown && strings.Contains(torchReq[0][:12], "?") {
+		errorf("requested exact, but the torch table's Requested memory is %q", torchReq[0])
+	}
+	if strings.Contains(text.String(), "| Requested") && !strings.Contains(text.String(), figure) {
+		errorf("requested exact, but the summary does not print the requested total %s:\n%s", figure, text.String())
+	}
+	if p := sj.Devices[0].Total.RequestedBytes; p == nil || *p != total {
+		errorf("requested exact, but summary --json gives total requested_bytes %v, want %d", p, total)
+	}
+	if p := sj.Devices[0].MemoryStats["requested_bytes.all.current"].Value; k.Current != analyze.Unknown && (p == nil || *p != st.RequestedBytes[analyze.PoolAll].Current) {
+		errorf("requested exact, but summary --json gives requested_bytes.all.current %v", p)
+	}
 }

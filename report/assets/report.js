@@ -371,7 +371,7 @@
       out += row("", "block", state + " at offset " + fmtBytes(b[0]));
       out += row("", "size", fmtBytes(b[1]));
       if (state !== "free") {
-        out += row("", "requested", fmtBytes(b[2]));
+        out += row("", "requested", dev.requestedUnknown ? "? (see the notes)" : fmtBytes(b[2]));
       }
       if (b[3] >= 0) {
         out += framesHTML(b[3], 8);
