@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/snapview/snapview/analyze"
@@ -248,16 +247,6 @@ func coverageText(d *analyze.DeviceInfo) string {
 		return "state only: the single entry is the latest event, not a history"
 	}
 	return string(d.Coverage)
-}
-
-// formatSpan formats a span of microseconds: to the millisecond from a
-// second on ("4.455s"), exactly below ("1.5ms", "12µs").
-func formatSpan(us int64) string {
-	d := time.Duration(us) * time.Microsecond
-	if d >= time.Second {
-		d = d.Round(time.Millisecond)
-	}
-	return d.String()
 }
 
 // bytesAndCount formats a byte count as "38.4 KiB (39,329 bytes)".

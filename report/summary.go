@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/snapview/snapview/analyze"
@@ -278,7 +277,7 @@ func historyLines(d *DeviceSummary) []string {
 	default:
 		span := ""
 		if c.FirstUS != 0 && c.LastUS >= c.FirstUS {
-			span = " over " + time.Duration((c.LastUS-c.FirstUS)*int64(time.Microsecond)).Round(time.Millisecond).String()
+			span = " over " + formatSpan(c.LastUS-c.FirstUS)
 		}
 		cover := "from the start"
 		if !c.FromStart() {

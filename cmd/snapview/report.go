@@ -59,7 +59,7 @@ Long traces are downsampled to about 500 points per series (the minimum
 and maximum of each bucket are kept, so peaks survive). For traces of up to
 100,000 entries the page holds every allocation and shows the state after
 any entry; for longer ones it holds the exact state at about 50 entries and
-shows the nearest (snapview state --at N shows any).
+shows the nearest (snapview state --at entry:N shows any).
 
 Several files (the ranks of a run) make one page: the per-rank table of
 snapview ranks on top, then each file's devices, every timeline on the
