@@ -21,6 +21,10 @@ type Info struct {
 	TopLevelKeys []string
 	// NumSegments is the number of segments of all devices.
 	NumSegments int
+	// SegmentsFromTrace is true when the file had no segments and they
+	// were rebuilt from the trace (snapshot.Snapshot.SegmentsFromTrace):
+	// a replay then ends in them by construction, which checks nothing.
+	SegmentsFromTrace bool
 	// RecordedDevices is len(device_traces): the number of devices the
 	// allocator was initialised for (0 without device_traces).
 	RecordedDevices int
@@ -171,17 +175,18 @@ func InspectDevices(s *snapshot.Snapshot, replayed map[int]DeviceReplay, only []
 // InspectReplaying, once per inspected device with a trace.
 func InspectReplaying(s *snapshot.Snapshot, replay func(device int) (DeviceReplay, bool), only []int) *Info {
 	in := &Info{
-		Legacy:          s.Legacy,
-		TopLevelKeys:    append([]string{}, s.TopLevelKeys...),
-		NumSegments:     len(s.Segments),
-		RecordedDevices: len(s.Traces),
-		Rounding:        InferRounding(s, -1),
-		Host:            Host(s),
-		IdleDevices:     []int{},
-		Devices:         []DeviceInfo{},
-		Settings:        []snapshot.KeyValue{},
-		Unknown:         append([]snapshot.Count{}, s.Unknown...),
-		Warnings:        append([]string{}, s.Warnings...),
+		Legacy:            s.Legacy,
+		TopLevelKeys:      append([]string{}, s.TopLevelKeys...),
+		NumSegments:       len(s.Segments),
+		SegmentsFromTrace: s.SegmentsFromTrace,
+		RecordedDevices:   len(s.Traces),
+		Rounding:          InferRounding(s, -1),
+		Host:              Host(s),
+		IdleDevices:       []int{},
+		Devices:           []DeviceInfo{},
+		Settings:          []snapshot.KeyValue{},
+		Unknown:           append([]snapshot.Count{}, s.Unknown...),
+		Warnings:          append([]string{}, s.Warnings...),
 	}
 	if s.Settings != nil {
 		in.Settings = append(in.Settings, s.Settings.Raw...)

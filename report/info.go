@@ -80,7 +80,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 		ew.printf("  none: no segments and no trace entries\n")
 	}
 	for i := range v.Devices {
-		writeInfoDevice(ew, &v.Devices[i])
+		writeInfoDevice(ew, &v.Devices[i], v.SegmentsFromTrace)
 	}
 
 	r := &v.Recording
@@ -152,7 +152,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 }
 
 // writeInfoDevice writes the lines of one device.
-func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo) {
+func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo, segmentsFromTrace bool) {
 	ew.printf("  device %d\n", d.Device)
 	if d.Segments == 0 {
 		ew.printf("    segments:  none (the allocator held no memory on it at dump time)\n")
@@ -194,6 +194,9 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo) {
 	switch {
 	case d.ReplayError != "":
 		ew.printf("%s", wrapIndented("    end state: ", "not checked: "+d.ReplayError))
+	case segmentsFromTrace:
+		ew.printf("%s", wrapIndented("    end state: ", fmt.Sprintf("not checked: the file has no segments, so the %s and %s shown are the trace's own",
+			plural(d.Check.Segments, "segment"), plural(d.Check.Blocks, "block"))))
 	case d.Check.Equal:
 		ew.printf("    end state: the replayed trace ends in the file's segments and blocks (%s, %s)\n",
 			plural(d.Check.Segments, "segment"), plural(d.Check.Blocks, "block"))

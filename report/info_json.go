@@ -35,11 +35,14 @@ type infoFileJSON struct {
 }
 
 type infoLayoutJSON struct {
-	Legacy          bool     `json:"legacy_segment_list"`
-	TopLevelKeys    []string `json:"top_level_keys"`
-	Segments        int      `json:"segments"`
-	DevicesRecorded int      `json:"devices_recorded"`
-	IdleDevices     []int    `json:"idle_devices"`
+	Legacy       bool     `json:"legacy_segment_list"`
+	TopLevelKeys []string `json:"top_level_keys"`
+	Segments     int      `json:"segments"`
+	// SegmentsFromTrace: the file had none; they were rebuilt from the
+	// trace, and the end state is not checked.
+	SegmentsFromTrace bool  `json:"segments_from_trace"`
+	DevicesRecorded   int   `json:"devices_recorded"`
+	IdleDevices       []int `json:"idle_devices"`
 }
 
 type infoVersionJSON struct {
@@ -167,11 +170,12 @@ func WriteInfoJSON(w io.Writer, v *Info) error {
 			DecodedBytes:   v.Format.Bytes,
 		},
 		Layout: infoLayoutJSON{
-			Legacy:          v.Legacy,
-			TopLevelKeys:    append([]string{}, v.TopLevelKeys...),
-			Segments:        v.NumSegments,
-			DevicesRecorded: v.RecordedDevices,
-			IdleDevices:     append([]int{}, v.IdleDevices...),
+			Legacy:            v.Legacy,
+			TopLevelKeys:      append([]string{}, v.TopLevelKeys...),
+			Segments:          v.NumSegments,
+			SegmentsFromTrace: v.SegmentsFromTrace,
+			DevicesRecorded:   v.RecordedDevices,
+			IdleDevices:       append([]int{}, v.IdleDevices...),
 		},
 		Version: infoVersionJSON{
 			Text:     v.Version.String(),
