@@ -22,6 +22,11 @@ func TestFieldFiles(t *testing.T) {
 			wantStderr: []string{"device_traces[][].user_metadata: want str, got dict; skipped on 12 trace entries, the first at index 0"},
 		},
 		{
+			file: "field/mlx-export.pickle", args: []string{"info"},
+			want: []string{"end state: not checked: the file has no segments"},
+			bad:  []string{"ends in the file's segments"},
+		},
+		{
 			file: "field/torch-npu-trimmed.pickle", args: []string{"info"},
 			want: []string{"torch_npu's round_up(request + 32, 512); 37 active blocks: 25 fit CUDA's round_size, 37 fit",
 				"history: peaks and totals are exact"},
