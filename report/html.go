@@ -193,8 +193,10 @@ type HTMLLeak struct {
 	// Score is the leak score in bytes (analyze.LeakGroup.Score).
 	Score float64
 	// Growth is the group's live bytes at the end of each step (or
-	// slice), for the sparkline.
-	Growth []int64
+	// slice), for the sparkline; with GrowthStep0, Growth[0] is step 0,
+	// what came before the first step.
+	Growth      []int64
+	GrowthStep0 bool
 }
 
 //go:embed assets/report.html.tmpl assets/report.js assets/report.css
@@ -466,8 +468,9 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 }
 
 // htmlSparkline draws a leak group's live bytes at the end of each step
-// as a small inline SVG bar chart (the text views' sparkline, drawn).
-func htmlSparkline(growth []int64) template.HTML {
+// as a small inline SVG bar chart (the text views' sparkline, drawn);
+// step0 says the first bar is step 0, before the first step.
+func htmlSparkline(growth []int64, step0 bool) template.HTML {
 	if len(growth) == 0 {
 		return ""
 	}
@@ -476,9 +479,13 @@ func htmlSparkline(growth []int64) template.HTML {
 	for _, v := range growth {
 		hi = max(hi, v)
 	}
+	what := fmt.Sprintf("each of %d steps", len(growth))
+	if step0 {
+		what = fmt.Sprintf("step 0 (before the first step) and of each of %d steps", len(growth)-1)
+	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `<svg class="spark" width="%d" height="%d" viewBox="0 0 %d %d"><title>live bytes at the end of each of %d steps, up to %s</title>`,
-		w, h, w, h, len(growth), template.HTMLEscapeString(FormatBytes(hi)))
+	fmt.Fprintf(&b, `<svg class="spark" width="%d" height="%d" viewBox="0 0 %d %d"><title>live bytes at the end of %s, up to %s</title>`,
+		w, h, w, h, what, template.HTMLEscapeString(FormatBytes(hi)))
 	bw := float64(w) / float64(len(growth))
 	for i, v := range growth {
 		if v <= 0 || hi <= 0 {

@@ -379,7 +379,7 @@ func (b *htmlBuilder) leaks(d *HTMLDevice, rep *analyze.LeakReport) *analyze.Lea
 		d.Leaks = append(d.Leaks, HTMLLeak{
 			Label: b.frames.where(g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
 			Detail: g.Verdict.String(), Suspicious: g.Verdict.Kind.Suspicious(),
-			Score: g.Score, Growth: htmlGrowth(g.Growth),
+			Score: g.Score, Growth: htmlGrowth(g.Growth), GrowthStep0: rep.Steps.Prologue,
 		})
 	}
 	d.LeaksNote = fmt.Sprintf("%s in %d allocations live %s, grouped by allocation stack and ranked by how steadily each group grew over %s: %d of the %d groups shown look like leaks (snapview leaks has the details).",

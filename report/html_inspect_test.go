@@ -196,10 +196,10 @@ func TestHTMLChooseAxis(t *testing.T) {
 }
 
 func TestHTMLSparkline(t *testing.T) {
-	if got := htmlSparkline(nil); got != "" {
+	if got := htmlSparkline(nil, false); got != "" {
 		t.Errorf("no growth: %q", got)
 	}
-	got := string(htmlSparkline([]int64{0, 512, 1024}))
+	got := string(htmlSparkline([]int64{0, 512, 1024}, false))
 	if strings.Count(got, "<rect") != 2 || !strings.Contains(got, "up to 1.0 KiB") || !strings.HasPrefix(got, "<svg") {
 		t.Errorf("sparkline = %s", got)
 	}
