@@ -38,7 +38,7 @@ func writeFileAtomic(ctx context.Context, path string, write func(w io.Writer) e
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp")
 	if err != nil {
-		return err
+		return inPath(err, path)
 	}
 	outs := outputsOf(ctx)
 	outs.add(tmp.Name())

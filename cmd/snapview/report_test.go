@@ -81,3 +81,13 @@ func TestReportStdoutAndDevice(t *testing.T) {
 		t.Errorf("--device 5: error %v, want a usage error listing the devices", err)
 	}
 }
+
+// TestReportMissingDir: an -o in a folder that does not exist names the
+// file asked for, not the temporary one it would have been written to.
+func TestReportMissingDir(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "no", "such", "x.html")
+	_, _, err := runSnapview(t, "report", "-o", out, filepath.Join("..", "..", "testdata", "snapshots", "mlp_train.pickle"))
+	if err == nil || !strings.Contains(err.Error(), out) || strings.Contains(err.Error(), ".tmp") {
+		t.Errorf("error = %v, want one naming %s", err, out)
+	}
+}
