@@ -339,8 +339,8 @@ func inferContext(r *Recording, liveBlocks, liveStacks, segStacks int) (Context,
 	switch {
 	case r.FreesCompared > r.FreesSameStack:
 		n := r.FreesCompared - r.FreesSameStack
-		return ContextAll, fmt.Sprintf("%s %s a stack other than %s alloc's (the free site)",
-			ofAll(n, r.FreesCompared, "free_requested entry"), verb(n, "carries", "carry"), verb(n, "its", "their"))
+		return ContextAll, fmt.Sprintf("%s with %s alloc in the trace %s a stack other than %s alloc's (the free site)",
+			ofAll(n, r.FreesCompared, "free_requested entry"), verb(r.FreesCompared, "its", "their"), verb(n, "carries", "carry"), verb(n, "its", "their"))
 	case r.FreesCompared > 0:
 		return ContextAlloc, fmt.Sprintf("all %s carry their alloc's stack", infoPlural(r.FreesCompared, "free_requested entry"))
 	}
