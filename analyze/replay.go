@@ -65,7 +65,7 @@ func Replay(s *snapshot.Snapshot, device int) (*Result, error) {
 type ReplayOptions struct {
 	// States are trace entries (ascending, each in [-1, entries)) whose
 	// allocator state ReplayWith returns, as [Result.StateAt] would: the
-	// replay takes them as it passes them.
+	// replay takes them as it passes them, in one pass.
 	States []int
 	// PeakState adds the state at the PeakIndex the replay finds. The
 	// replay keeps a copy of its state from at most entries/64 entries
@@ -150,9 +150,9 @@ func replayMode(s *snapshot.Snapshot, device int, record, peaks bool, opt *Repla
 	var states []*State
 	x := r.newRunner(record)
 	x.peaks = peaks
-	var ck *peakCheckpoint
+	var ck *passCapture
 	if opt != nil && record && n > 0 {
-		ck = newPeakCheckpoint(n, opt)
+		ck = newPassCapture(n, opt)
 		states = x.runCapturing(ck)
 	} else {
 		x.runTo(n - 1)
@@ -474,37 +474,6 @@ func (r *Result) StateAt(i int) (*State, error) {
 	x := r.newRunner(false)
 	x.runTo(i)
 	return r.stateOf(x, i), nil
-}
-
-// StatesAt returns the allocator states after each of the trace entries
-// indices (ascending, each in [-1, entries)), as [Result.StateAt] would,
-// from one pass over the trace up to the last of them.
-func (r *Result) StatesAt(indices []int) ([]*State, error) {
-	if err := checkStateIndices(r.Device, indices, len(deviceTrace(r.snap, r.Device))); err != nil {
-		return nil, err
-	}
-	out := r.machineStates(indices)
-	for k, st := range out {
-		out[k] = r.finishState(st)
-	}
-	return out, nil
-}
-
-// machineStates returns machineState after each of indices (checked by
-// checkStateIndices), from one pass over the trace from the seed, without
-// finishState.
-func (r *Result) machineStates(indices []int) []*State {
-	x := r.newRunner(false)
-	out := make([]*State, 0, len(indices))
-	next := 0
-	for _, i := range indices {
-		for ; next <= i; next++ {
-			x.step(next)
-		}
-		x.runTo(-1) // no entries; sets the pools of the file's segments
-		out = append(out, r.machineState(x.m, i, nil))
-	}
-	return out
 }
 
 // stateOf builds the State after entry i from a runner that has applied

@@ -134,14 +134,6 @@ func inspectIndices(trace []snapshot.TraceEntry, maxStates int) []int {
 	return slices.Compact(idx)
 }
 
-// deviceTrace returns the trace entries of device (nil: none).
-func deviceTrace(s *snapshot.Snapshot, device int) []snapshot.TraceEntry {
-	if device >= 0 && device < len(s.Traces) {
-		return s.Traces[device]
-	}
-	return nil
-}
-
 // replays are the replays of a report's devices (analyze.Replay), run
 // side by side on up to GOMAXPROCS goroutines: get waits for one, so the
 // parts of the report that need a device's replay start as soon as it is
@@ -223,10 +215,7 @@ func (r *replays) all() map[int]analyze.DeviceReplay {
 // analyzeReplay is analyzeDevice for a device that has a replayed trace
 // (the timeline and the rest of the page need one); nil otherwise.
 func (b *htmlBuilder) analyzeReplay(dev int, replay analyze.DeviceReplay, states []*analyze.State) *deviceAnalysis {
-	var trace []snapshot.TraceEntry
-	if dev < len(b.s.Traces) {
-		trace = b.s.Traces[dev]
-	}
+	trace := deviceTrace(b.s, dev)
 	res := replay.Result
 	if replay.Err != nil || len(trace) == 0 || len(res.Allocated) != len(trace) {
 		return nil

@@ -211,10 +211,7 @@ func (b *htmlBuilder) stack(id snapshot.StackID) int {
 func (b *htmlBuilder) device(dev int, replay analyze.DeviceReplay, a *deviceAnalysis) (*HTMLDevice, error) {
 	s := b.s
 	d := &HTMLDevice{Device: dev, Notes: []string{}, OOMs: []HTMLMarker{}, Annotations: []HTMLRange{}, Segments: []HTMLSegment{}, Leaks: []HTMLLeak{}}
-	var trace []snapshot.TraceEntry
-	if dev < len(s.Traces) {
-		trace = s.Traces[dev]
-	}
+	trace := deviceTrace(s, dev)
 	switch i := slices.IndexFunc(b.info.Devices, func(di analyze.DeviceInfo) bool { return di.Device == dev }); {
 	case len(trace) == 0 && !s.HasDeviceTraces:
 		d.Notes = append(d.Notes, "The file has no trace (no memory history was recorded): only the state at dump time is shown.")

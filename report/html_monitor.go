@@ -72,10 +72,7 @@ const monitorBuckets = 2000
 // times, the first sample of the logs.
 func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.Result, tl *analyze.Timeline) (*HTMLMonitor, error) {
 	m := &HTMLMonitor{}
-	var trace []snapshot.TraceEntry
-	if dev < len(s.Traces) {
-		trace = s.Traces[dev]
-	}
+	trace := deviceTrace(s, dev)
 	// Reserved and allocated bytes after each entry, against time.
 	var reserved, allocated monitor.Series
 	if tl != nil && tl.XIsTime {

@@ -1,10 +1,11 @@
 package analyze
 
-// peakCheckpoint keeps, during a recording replay, a copy of the replayed
-// state taken at most every entries before the highest allocated bytes so
-// far, so that the state at the peak costs a replay of at most every
-// entries once the pass is done (ReplayOptions.PeakState).
-type peakCheckpoint struct {
+// passCapture is what a recording replay takes as it passes the entries
+// (ReplayOptions): the states at the entries asked for, and a copy of the
+// replayed state from at most every entries before the highest allocated
+// bytes so far, so that the state at the peak costs a replay of at most
+// every entries once the pass is done (PeakState).
+type passCapture struct {
 	// states are the entries whose states the pass takes (ascending);
 	// peak says to keep the copies.
 	states []int
@@ -27,21 +28,21 @@ type peakCheckpoint struct {
 // checkpointStretches is about how many copies a replay takes.
 const checkpointStretches = 64
 
-// newPeakCheckpoint returns what a replay of a trace of n entries keeps
+// newPassCapture returns what a replay of a trace of n entries keeps
 // for opt: the states at opt.States, and copies every opt.every entries
 // (0: about n/checkpointStretches, at least 1024) for opt.PeakState.
-func newPeakCheckpoint(n int, opt *ReplayOptions) *peakCheckpoint {
+func newPassCapture(n int, opt *ReplayOptions) *passCapture {
 	every := opt.every
 	if every <= 0 {
 		every = max(n/checkpointStretches, 1024)
 	}
-	return &peakCheckpoint{states: opt.States, peak: opt.PeakState, every: every, curAt: -1, heldAt: -1, bestAt: -1}
+	return &passCapture{states: opt.States, peak: opt.PeakState, every: every, curAt: -1, heldAt: -1, bestAt: -1}
 }
 
 // runCapturing is runTo(len(trace)-1) that returns the states after the
 // entries ck.states (as machineState, with the pools runTo sets at the
 // end, without setting them on the way) and keeps ck's copies.
-func (x *runner) runCapturing(ck *peakCheckpoint) []*State {
+func (x *runner) runCapturing(ck *passCapture) []*State {
 	m, want := x.m, ck.states
 	out := make([]*State, 0, len(want)+1)
 	for len(want) > 0 && want[0] < 0 {
@@ -79,7 +80,7 @@ func (x *runner) runCapturing(ck *peakCheckpoint) []*State {
 // peakState returns the state after r.PeakIndex, from ck's copy when it
 // has one before the peak (x is the recording runner, done), else from a
 // replay from the seed.
-func (r *Result) peakState(x *runner, ck *peakCheckpoint) *State {
+func (r *Result) peakState(x *runner, ck *passCapture) *State {
 	peak := r.PeakIndex
 	if ck == nil || ck.heldAt < 0 || ck.bestAt != peak || ck.heldAt > peak {
 		st, _ := r.StateAt(peak) // peak is in range
