@@ -32,12 +32,13 @@ type deviceAnalysis struct {
 	// uses by default.
 	leaks *analyze.LeakReport
 	// lives are every segment's life, for a trace the page embeds whole
-	// (HTMLOptions.MaxLiveEntries); states the exact states at the drawn
-	// points, the peak and the OOMs of a longer one.
+	// (HTMLOptions.MaxLiveEntries); states the exact states of a longer
+	// one at the entries inspectIndices gives and at the peak.
 	lives  [][6]int64
 	states []*analyze.State
 	// err is the first error of the analyses that can fail (the peak
-	// state, the leaks, the states); errLeaks says it came from the leaks.
+	// state, the leaks, the segment lives); errLeaks says it came from the
+	// leaks.
 	err      error
 	errLeaks bool
 }
