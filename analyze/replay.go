@@ -151,7 +151,7 @@ func replayMode(s *snapshot.Snapshot, device int, record, peaks bool, opt *Repla
 	x := r.newRunner(record)
 	x.peaks = peaks
 	var ck *passCapture
-	if opt != nil && record && n > 0 {
+	if opt != nil && record {
 		ck = newPassCapture(n, opt)
 		states = x.runCapturing(ck)
 	} else {
