@@ -94,3 +94,26 @@ func TestReplayWithErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayWithNoTrace: a device with segments and no trace entries has
+// the one state before the (absent) first entry, StateAt's.
+func TestReplayWithNoTrace(t *testing.T) {
+	s, err := snapshot.Load(filepath.Join(sharedOrSkip(t), "torch2.11", "legacy_segments", "snapshot.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, states, err := ReplayWith(s, 0, ReplayOptions{States: []int{-1}, PeakState: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.StateAt(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(states) != 1 {
+		t.Fatalf("%d states, want 1", len(states))
+	}
+	if diff := cmp.Diff(want, states[0]); diff != "" {
+		t.Errorf("state before the first entry differs from StateAt's (-want +got):\n%s", diff)
+	}
+}
