@@ -54,12 +54,12 @@ func TestMemoSlots(t *testing.T) {
 		{"event, tenth list", ev(9, 77), true},
 		{"event, tenth list, last index", ev(9, 1<<evShift-1), true},
 	} {
-		wide := len(m.wide)
+		wide := len(m.wide.items)
 		s := m.pack(tt.h)
 		if got := m.unpack(s); got != tt.h {
 			t.Errorf("%s: handle %#x comes back as %#x (slot %#x)", tt.name, tt.h, got, s)
 		}
-		if got := len(m.wide) > wide; got != tt.wide {
+		if got := len(m.wide.items) > wide; got != tt.wide {
 			t.Errorf("%s: handle %#x in the wide table: %v, want %v", tt.name, tt.h, got, tt.wide)
 		}
 		if tt.h>>hShift == hEvent {
@@ -76,14 +76,14 @@ func TestMemoSlots(t *testing.T) {
 		}
 		if tt.wide && tt.h>>hShift != hObj { // (releasing an hObj frees its objs entry)
 			m.release(s)
-			if len(m.wideFree) != 1 {
-				t.Errorf("%s: releasing the slot frees %d wide entries, want 1", tt.name, len(m.wideFree))
+			if len(m.wide.free) != 1 {
+				t.Errorf("%s: releasing the slot frees %d wide entries, want 1", tt.name, len(m.wide.free))
 			}
 			if s2 := m.pack(tt.h); s2 != s {
 				t.Errorf("%s: the freed wide entry is not reused (slot %#x, then %#x)", tt.name, s, s2)
 			}
 			m.release(s)
-			m.wideFree = m.wideFree[:0]
+			m.wide.free = m.wide.free[:0]
 		}
 	}
 	if _, ok := evHandle(maxEvLists+1, 0); ok {
@@ -117,7 +117,7 @@ func TestManyDevices(t *testing.T) {
 		}
 	}
 	m := runMachine(t, data, Limits{})
-	if len(m.wide) == 0 || m.fast.taken == 0 {
-		t.Errorf("%d wide handles, %d fast-path batches; want some of each", len(m.wide), m.fast.taken)
+	if len(m.wide.items) == 0 || m.fast.taken == 0 {
+		t.Errorf("%d wide handles, %d fast-path batches; want some of each", len(m.wide.items), m.fast.taken)
 	}
 }

@@ -312,19 +312,16 @@ type machine struct {
 	memo    [][]uint32 // chunks of memoChunk slots (see machine.pack)
 	memoLen uint64
 	memoFar map[uint64]val
-	objs    []val   // memoized values that are not compact references
-	objFree []int32 // free slots of objs
-	// wide holds the handles too wide for a memo slot; wideFree its
-	// free slots.
-	wide     []uint64
-	wideFree []uint32
-	evLists  []*plist
-	conv     *converter
-	lim      Limits
-	budget   *budget
-	free     []*pdict // converted dicts, for reuse
-	freeL    []*plist // converted frame lists, for reuse
-	fast     fastDecoder
+	objs    reusable[val] // memoized values that are not compact references
+	// wide holds the handles too wide for a memo slot.
+	wide    reusable[uint64]
+	evLists []*plist
+	conv    *converter
+	lim     Limits
+	budget  *budget
+	free    []*pdict // converted dicts, for reuse
+	freeL   []*plist // converted frame lists, for reuse
+	fast    fastDecoder
 }
 
 const memoChunk = 1 << 16
@@ -612,15 +609,7 @@ func (m *machine) handle(v val) uint64 {
 			return hInt<<hShift | uint64(v.n)
 		}
 	}
-	var i int32
-	if n := len(m.objFree); n > 0 {
-		i = m.objFree[n-1]
-		m.objFree = m.objFree[:n-1]
-		m.objs[i] = v
-	} else {
-		i = int32(len(m.objs))
-		m.objs = append(m.objs, v)
-	}
+	i, _ := m.objs.put(v)
 	return hObj<<hShift | uint64(i)
 }
 
@@ -629,7 +618,7 @@ func (m *machine) value(h uint64) (val, bool) {
 	p := h & hMask
 	switch h >> hShift {
 	case hObj:
-		return m.objs[p], true
+		return m.objs.items[p], true
 	case hStr:
 		return val{n: int64(p), x: strRef{}}, true
 	case hFrame:
@@ -654,14 +643,8 @@ func (m *machine) pack(h uint64) uint32 {
 	if p := h & hMask; p <= slotMask {
 		return uint32(h>>hShift)<<slotBits | uint32(p)
 	}
-	var i uint32
-	if n := len(m.wideFree); n > 0 {
-		i = m.wideFree[n-1]
-		m.wideFree = m.wideFree[:n-1]
-		m.wide[i] = h
-	} else {
-		i = uint32(len(m.wide))
-		m.wide = append(m.wide, h)
+	i, grew := m.wide.put(h)
+	if grew {
 		m.budget.spend(8)
 	}
 	return slotWide<<slotBits | i
@@ -670,7 +653,7 @@ func (m *machine) pack(h uint64) uint32 {
 // unpack returns the handle of memo slot s.
 func (m *machine) unpack(s uint32) uint64 {
 	if s>>slotBits == slotWide {
-		return m.wide[s&slotMask]
+		return m.wide.items[s&slotMask]
 	}
 	return uint64(s>>slotBits)<<hShift | uint64(s&slotMask)
 }
@@ -681,14 +664,11 @@ func (m *machine) release(s uint32) {
 	h := uint64(s>>slotBits)<<hShift | uint64(s&slotMask)
 	if s>>slotBits == slotWide {
 		i := s & slotMask
-		h = m.wide[i]
-		m.wide[i] = 0
-		m.wideFree = append(m.wideFree, i)
+		h = m.wide.items[i]
+		m.wide.release(i)
 	}
 	if h>>hShift == hObj {
-		i := int32(h & hMask)
-		m.objs[i] = val{}
-		m.objFree = append(m.objFree, i)
+		m.objs.release(uint32(h & hMask))
 	}
 }
 

@@ -245,9 +245,7 @@ func (f *fastDecoder) commit(m *machine, l *plist) {
 	// evHandle).
 	evH := m.handle(val{n: int64(base), x: (*evList)(l)})
 	if evH>>hShift == hObj {
-		i := int32(evH & hMask)
-		m.objs[i] = val{}
-		m.objFree = append(m.objFree, i)
+		m.objs.release(uint32(evH & hMask))
 	}
 	if evH>>hShift != hEvent {
 		evH = 0
@@ -684,7 +682,7 @@ func (f *fastDecoder) frames(m *machine, b []byte, p int) (StackID, int, bool) {
 		case hStack:
 			return StackID(h & hMask), q, true
 		case hObj:
-			l, ok := m.objs[h&hMask].x.(*plist)
+			l, ok := m.objs.items[h&hMask].x.(*plist)
 			if !ok || l.evMode {
 				return 0, p, false
 			}
@@ -836,7 +834,7 @@ func (f *fastDecoder) frame(m *machine, b []byte, p int) (FrameID, int, bool) {
 		case hFrame:
 			return FrameID(h & hMask), q, true
 		case hObj:
-			d, ok := m.objs[h&hMask].x.(*pdict)
+			d, ok := m.objs.items[h&hMask].x.(*pdict)
 			if !ok {
 				return 0, p, false
 			}
