@@ -242,8 +242,10 @@ func TestMomentStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	sl, st := FindSteps(s, r, len(r.Allocated)-1)
-	if st.Source != StepsAnnotation {
-		t.Fatalf("steps from %s, want annotation", st.Source)
+	// meta.json: 30 steps; the Optimizer.step ranges end each of them, the
+	// allocation that starts each marks them.
+	if st.Source != StepsPattern || st.Count != 30 {
+		t.Fatalf("%d steps from %s, want 30 from the repeating allocation", st.Count, st.Source)
 	}
 	for _, k := range []int{0, 3, st.Count} {
 		i, err := Moment{Kind: MomentStep, N: k}.Resolve(s, r)

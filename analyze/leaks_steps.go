@@ -57,6 +57,19 @@ func leakSlices(s *snapshot.Snapshot, res *Result, trace []snapshot.TraceEntry, 
 		st.Name, starts = annotationSteps(s, device, window)
 		st.Source = StepsAnnotation
 	}
+	if opts.Steps == StepsAuto && starts != nil && strings.HasPrefix(st.Name, "Optimizer.step#") {
+		// The optimizer's step is the end of an iteration (forward,
+		// backward, step), not its start: cut there, a step would end
+		// inside the next iteration's forward and backward, where a
+		// training loop logs nothing. The input each iteration allocates
+		// first marks where iterations start; when that marker repeats
+		// as often as the optimizer steps (one more or less: a partial
+		// iteration at an edge), its steps are the iterations.
+		if marker, ps := patternSteps(window); ps != nil && len(ps) >= len(starts)-1 && len(ps) <= len(starts)+1 {
+			st = Steps{Source: StepsPattern, Marker: marker}
+			starts = ps
+		}
+	}
 	if starts == nil && opts.Steps == StepsAuto {
 		// Only now: the share costs a pass when res has no Allocs.
 		_, freed := freedShareOf(res, window, at)

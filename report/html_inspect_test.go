@@ -115,8 +115,8 @@ func TestHTMLTimelineChoices(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := r.Devices[0]
-		if !d.XByIndex || len(d.Steps) != 29 {
-			t.Errorf("XByIndex %v with %d steps, want true with 29 (the slow first step squeezes the rest by time)", d.XByIndex, len(d.Steps))
+		if !d.XByIndex || len(d.Steps) != 30 {
+			t.Errorf("XByIndex %v with %d steps, want true with 30 (meta.json's; the slow first step squeezes the rest by time)", d.XByIndex, len(d.Steps))
 		}
 		if n := len(d.Timeline.Index); n > 500+2 {
 			t.Errorf("%d points drawn, want at most about 500 (HTMLOptions.MaxPoints)", n)
