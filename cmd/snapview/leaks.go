@@ -60,6 +60,9 @@ Optimizer.step#... range), else from the outermost repeating allocation:
 one made throughout the trace, freed again, that brackets every allocation
 repeating more often (the input batch of each iteration, not a layer or a
 generated token), else the trace is cut into 20 slices of equal entries.
+Optimizer.step ends an iteration rather than starting one: when such an
+allocation repeats as often as it, the steps start at that allocation, so
+step K ends where the training loop's K-th iteration does.
 --steps forces one source. Step 0 holds what came before the first step
 (model creation, ...). A group's growth is its live bytes at the end of
 each step, counting all its allocations, the freed ones too.
