@@ -107,6 +107,22 @@ func usedDevices(s *snapshot.Snapshot) []int {
 	return out
 }
 
+// idleDevices are the devices of s the allocator was never used on (see
+// usedDevices): in order, nil when every device was used or none was.
+func idleDevices(s *snapshot.Snapshot) []int {
+	used := usedDevices(s)
+	if len(used) == 0 {
+		return nil
+	}
+	var idle []int
+	for _, d := range s.Devices() {
+		if !slices.Contains(used, d) {
+			idle = append(idle, d)
+		}
+	}
+	return idle
+}
+
 // hasTrace reports whether device d of s has trace entries.
 func hasTrace(s *snapshot.Snapshot, d int) bool {
 	return d < len(s.Traces) && len(s.Traces[d]) > 0

@@ -288,7 +288,14 @@ func statesAt(s *snapshot.Snapshot, at analyze.Moment, label string, name string
 	var out []export.DeviceState
 	var firstErr error
 	var notes []string // devices left out, printed when another is kept
+	idle := idleDevices(s)
 	for _, d := range s.Devices() {
+		if slices.Contains(idle, d) {
+			// Another rank's device in a distributed process's file: it
+			// has no moment of its own.
+			fmt.Fprintf(stderr, "note: %s: device %d left out: the allocator was never used on it (a lone snapshot entry)\n", name, d)
+			continue
+		}
 		r, err := analyze.Replay(s, d)
 		if err != nil {
 			return nil, err

@@ -296,3 +296,23 @@ func TestExportFoldedAt(t *testing.T) {
 		t.Error("export from standard input differs from export of the file")
 	}
 }
+
+// TestExportIdleDevice: in a distributed process's file, the other rank's
+// device holds a lone snapshot entry; a moment applies to the devices the
+// allocator was used on, and the idle one is left out with a note (export
+// and trace refused entry:N and step:K on such files).
+func TestExportIdleDevice(t *testing.T) {
+	T := filepath.Join("..", "..", "testdata", "snapshots")
+	out := filepath.Join(t.TempDir(), "e.pb.gz")
+	_, errOut, err := runSnapview(t, "export", "--format", "pprof", "--at", "entry:50", "-o", out, filepath.Join(T, "ddp_rank0.pickle"))
+	if err != nil || !strings.Contains(errOut, "device 1 left out: the allocator was never used on it") {
+		t.Errorf("export --at entry:50 ddp_rank0: %v, stderr %q", err, errOut)
+	}
+	if _, _, err := runSnapview(t, "export", "--format", "pprof", "--base-at", "step:10", "--at", "end", "-o", out, filepath.Join(T, "monitor_train.pickle")); err != nil {
+		t.Errorf("export --base-at step:10 monitor_train: %v", err)
+	}
+	text, _, err := runSnapview(t, "trace", "--from", "peak", "--to", "entry:2103", filepath.Join(T, "monitor_train.pickle"))
+	if err != nil || !strings.Contains(text, "2103 ") {
+		t.Errorf("trace --from peak --to entry:2103 monitor_train: %v\n%s", err, text)
+	}
+}

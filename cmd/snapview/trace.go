@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -140,8 +141,11 @@ func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, 
 			}
 			devs = []int{opts.device.n}
 		} else {
+			// Every device with entries but those the allocator was never
+			// used on (another rank's, in a distributed process's file).
+			idle := idleDevices(s)
 			for d := range s.Traces {
-				if len(s.Traces[d]) > 0 {
+				if len(s.Traces[d]) > 0 && !slices.Contains(idle, d) {
 					devs = append(devs, d)
 				}
 			}
