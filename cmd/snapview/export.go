@@ -80,9 +80,10 @@ PATH is a directory, created if needed). --label key=value (repeatable)
 tags the export with a rank, a job, a host: a label on every pprof sample
 (-tagfocus='rank=^3$': labels are strings, and pprof reads a bare number as
 a numeric range that matches none), a column of the Parquet snapshots
-table, an entry of the Chrome trace's otherData. Folded stacks have no place for labels. With
-several files, --path-label key=REGEX gives each its own value, taken from
-its path: --path-label 'rank=rank(\d+)' labels run/rank3.pickle rank=3.
+table, an entry of the Chrome trace's otherData. Folded stacks have no
+place for labels. With several files, --path-label key=REGEX gives each its
+own value, taken from its path: --path-label 'rank=rank(\d+)' labels
+run/rank3.pickle rank=3.
 
 --at takes the moments of state: peak, oom, oom:K, end, entry:N, time:T.`,
 		Example: `  # go tool pprof: where the memory at the peak was allocated
