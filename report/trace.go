@@ -22,7 +22,8 @@ type TraceFilter struct {
 	// lists to the end.
 	From, To int
 	// Addr, when HasAddr, keeps the entries whose range [addr, addr+size)
-	// holds it (oom entries carry no address and are left out).
+	// holds it (oom and snapshot entries carry no address and are left
+	// out).
 	Addr    snapshot.Addr
 	HasAddr bool
 	// Focus, when not nil, keeps the entries with a frame whose
@@ -40,7 +41,7 @@ type TraceDevice struct {
 // per stack.
 func (f *TraceFilter) keep(s *snapshot.Snapshot, e *snapshot.TraceEntry, focus map[snapshot.StackID]bool) bool {
 	if f.HasAddr {
-		if e.Action == snapshot.ActionOOM || e.Flags&snapshot.FlagAddr == 0 {
+		if e.Action == snapshot.ActionOOM || e.Action == snapshot.ActionSnapshot || e.Flags&snapshot.FlagAddr == 0 {
 			return false
 		}
 		if f.Addr < e.Addr || uint64(f.Addr-e.Addr) >= uint64(max(e.Size, 1)) {

@@ -316,3 +316,12 @@ func TestExportIdleDevice(t *testing.T) {
 		t.Errorf("trace --from peak --to entry:2103 monitor_train: %v\n%s", err, text)
 	}
 }
+
+// TestTraceAddrSkipsSnapshot: the snapshot marker (address 0, the reserved
+// bytes as its size) is no block: --addr never matches it.
+func TestTraceAddrSkipsSnapshot(t *testing.T) {
+	text, _, err := runSnapview(t, "trace", "--addr", "0x1", filepath.Join("..", "..", "testdata", "snapshots", "monitor_train.pickle"))
+	if err != nil || !strings.Contains(text, "0 shown") || strings.Contains(text, "snapshot") {
+		t.Errorf("trace --addr 0x1: %v\n%s", err, text)
+	}
+}
