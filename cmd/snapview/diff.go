@@ -133,7 +133,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdin io.Rea
 	if err != nil {
 		return err
 	}
-	baseAt, err := parseMoment(opts.baseAt)
+	baseAt, err := parseMomentFlag("--base-at", opts.baseAt)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdin io.Rea
 	var base, new *analyze.Side
 	var idle []string // notes on a --device the allocator never used, shown with the diff's
 	if len(args) == 1 {
-		sides, err := measureFile(ctx, stdin, stderr, args[0], &opts.device, []analyze.Moment{baseAt, newAt}, so, &idle)
+		sides, err := measureFile(ctx, stdin, stderr, args[0], &opts.device, []analyze.Moment{baseAt, newAt}, []string{"--base-at", "--at"}, so, &idle)
 		if err != nil {
 			return err
 		}
@@ -149,12 +149,12 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdin io.Rea
 	} else {
 		// One file at a time: the first model is dropped before the
 		// second is loaded.
-		sides, err := measureFile(ctx, stdin, stderr, args[0], &opts.device, []analyze.Moment{baseAt}, so, &idle)
+		sides, err := measureFile(ctx, stdin, stderr, args[0], &opts.device, []analyze.Moment{baseAt}, []string{"--base-at"}, so, &idle)
 		if err != nil {
 			return err
 		}
 		base = sides[0]
-		if sides, err = measureFile(ctx, stdin, stderr, args[1], &opts.device, []analyze.Moment{newAt}, so, &idle); err != nil {
+		if sides, err = measureFile(ctx, stdin, stderr, args[1], &opts.device, []analyze.Moment{newAt}, []string{"--at"}, so, &idle); err != nil {
 			return err
 		}
 		new = sides[0]
@@ -169,10 +169,11 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdin io.Rea
 }
 
 // measureFile loads path ("-": standard input), replays the device f names
-// (or the first with a trace), and measures it at each moment. When f names
+// (or the first with a trace), and measures it at each moment (whose
+// errors name the flag of the same index in flags). When f names
 // a device the allocator was never used on in the file, a note saying so
 // is appended to idle. Errors name the file.
-func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path string, f *deviceFlag, at []analyze.Moment, so analyze.SideOptions, idle *[]string) ([]*analyze.Side, error) {
+func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path string, f *deviceFlag, at []analyze.Moment, flags []string, so analyze.SideOptions, idle *[]string) ([]*analyze.Side, error) {
 	var sides []*analyze.Side
 	err := withSnapshotCtx(ctx, stdin, stderr, path, func(s *snapshot.Snapshot, src source) error {
 		for _, w := range s.Warnings {
@@ -216,10 +217,10 @@ func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path st
 		if !r.Check.Equal {
 			fmt.Fprintf(stderr, "warning: %s: device %d: the replayed end state differs from the file's segments; figures may be off\n", src.name, dev)
 		}
-		for _, m := range at {
+		for k, m := range at {
 			sd, err := measureAt(s, r, m, src.name, so)
 			if err != nil {
-				return err
+				return renameFlag(err, flags[k])
 			}
 			sides = append(sides, sd)
 		}

@@ -307,3 +307,21 @@ func TestRanksDDP(t *testing.T) {
 		t.Errorf("outlier diff starts with %+v, want the new buffer at line %d", d[:1], meta.ExtraBuffer.Line)
 	}
 }
+
+// TestBaseAtErrorsNameTheFlag: a wrong --base-at is called --base-at, in
+// diff and export, both when it does not parse and when the file lacks it.
+func TestBaseAtErrorsNameTheFlag(t *testing.T) {
+	f := filepath.Join("..", "..", "testdata", "snapshots", "mlp_train.pickle")
+	out := filepath.Join(t.TempDir(), "x.pb.gz")
+	for _, args := range [][]string{
+		{"diff", f, "--base-at", "entry:999999", "--at", "peak"},
+		{"diff", f, "--base-at", "bogus", "--at", "peak"},
+		{"export", "--format", "pprof", "--base-at", "bogus", "-o", out, f},
+		{"export", "--format", "pprof", "--base-at", "entry:999999", "-o", out, f},
+	} {
+		_, _, err := runSnapview(t, args...)
+		if err == nil || !strings.Contains(err.Error(), "--base-at") {
+			t.Errorf("%v: %v, want an error naming --base-at", args, err)
+		}
+	}
+}

@@ -177,7 +177,7 @@ func (o *exportOptions) check(cmd *cobra.Command) error {
 		return err
 	}
 	if o.baseAt != "" {
-		if _, err := parseMoment(o.baseAt); err != nil {
+		if _, err := parseMomentFlag("--base-at", o.baseAt); err != nil {
 			return err
 		}
 	}
@@ -375,6 +375,9 @@ func exportPprof(ctx context.Context, opts *exportOptions, stdin io.Reader, stdo
 		err := eachSnapshot(ctx, files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
 			states, err := statesAt(s, baseAt, baseAtText, src.name, stderr)
 			if err != nil {
+				if opts.baseAt != "" {
+					return renameFlag(err, "--base-at")
+				}
 				return err
 			}
 			bp, err := export.Profile(s, states, export.ProfileOptions{Source: src.name, FileLabel: len(files) > 1, Labels: opts.fileLabels(src.name)})
