@@ -226,10 +226,14 @@ func TestReportSeveralFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(b)
-	for _, want := range []string{`id="compare"`, "Over the ranks", `id="timeline_f0_d0"`, `id="timeline_f0_d1"`, `id="timeline_f1_d0"`} {
+	for _, want := range []string{`id="compare"`, "Over the ranks", `id="timeline_f0_d0"`, `id="timeline_f0_d1"`, `id="timeline_f1_d0"`, "Cached at peak", "Coverage"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+	// The page scrolls: no column is left out to fit a terminal.
+	if strings.Contains(page, "Left out to fit") {
+		t.Error("the page's ranks table leaves columns out")
 	}
 	if n := strings.Count(page, `"yInterval":134217728`); n != 3 {
 		t.Errorf("%d timelines with the shared 128 MiB ticks, want 3", n)

@@ -230,6 +230,11 @@ func writeReport(ctx context.Context, opts *reportOptions, mon *report.MonitorIn
 	return saveReport(ctx, opts, r, stdout, stderr)
 }
 
+// pageTextWidth is the width of the text tables a report of several
+// files shows (the page scrolls sideways; a terminal's 80 or 120 columns
+// would leave columns out).
+const pageTextWidth = 240
+
 // saveReport writes r where --output says.
 func saveReport(ctx context.Context, opts *reportOptions, r *report.HTMLReport, stdout, stderr io.Writer) error {
 	var buf bytes.Buffer
@@ -333,17 +338,23 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 		}
 	}
 	var text bytes.Buffer
+	// The page scrolls: its tables keep every column a terminal would
+	// leave out.
+	tw := report.NewTextWriter(&text, pageTextWidth)
 	title := "Ranks"
 	if opts.base != "" {
 		title = "Diff"
 		d := analyze.Compare(sides[0], sides[1])
-		if err := report.WriteDiff(&text, d, report.DiffOptions{BaseAt: "peak", NewAt: "peak", Top: 20, Frames: 8}); err != nil {
+		if err := report.WriteDiff(tw, d, report.DiffOptions{BaseAt: "peak", NewAt: "peak", Top: 20, Frames: 8}); err != nil {
 			return err
 		}
 	} else if len(sides) > 0 {
-		if err := report.WriteRanks(&text, analyze.CompareRanks(sides, 10), report.RanksOptions{Top: 10, Frames: 6}); err != nil {
+		if err := report.WriteRanks(tw, analyze.CompareRanks(sides, 10), report.RanksOptions{Top: 10, Frames: 6}); err != nil {
 			return err
 		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
 	}
 	name := strings.Join(opts.files, ", ")
 	if opts.base != "" {
