@@ -94,6 +94,9 @@ naming it (exit code 2).`,
 			if len(args) < 1 || len(args) > 2 {
 				return usageErrorf("diff takes BASE NEW, or FILE with --base-at and --at; got %d arguments", len(args))
 			}
+			if len(args) == 2 && args[0] == stdinPath && args[1] == stdinPath {
+				return usageErrorf("standard input (-) holds one snapshot: give at most one of BASE and NEW as -")
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -135,6 +135,7 @@ func TestDiffUsageErrors(t *testing.T) {
 		{"no such device", []string{"diff", good, good, "--device", "3"}, "no device 3"},
 		{"ranks: no files", []string{"ranks"}, "ranks takes"},
 		{"ranks: stdin", []string{"ranks", "-"}, "standard input"},
+		{"both from stdin", []string{"diff", "-", "-"}, "standard input (-) holds one snapshot"},
 	})
 }
 

@@ -215,6 +215,15 @@ func runRanks(ctx context.Context, opts *ranksOptions, args []string, stdout, st
 	if slices.Contains(files, stdinPath) {
 		return usageErrorf("ranks reads files, not standard input (-)")
 	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		if abs, err := filepath.Abs(f); err == nil {
+			if seen[abs] {
+				fmt.Fprintf(stderr, "note: %s is given more than once: each copy is a rank of its own\n", f)
+			}
+			seen[abs] = true
+		}
+	}
 	so := analyze.SideOptions{Full: opts.full}
 	sides := make([][]*analyze.Side, len(files))
 	errs := make([]error, len(files))
