@@ -222,11 +222,14 @@ type whatifDeviceJSON struct {
 	SelfCheck     whatifSelfCheckJSON `json:"self_check"`
 	// History is the trust of the file's history figures
 	// (analyze.DecideTrust), as summary --json gives it.
-	History         historyJSON           `json:"history"`
-	EmptyCacheCalls int                   `json:"empty_cache_calls"`
-	CapReleases     int                   `json:"releases_before_new_segment"`
-	CapBelowFile    bool                  `json:"cap_below_file"`
-	Candidates      []whatifCandidateJSON `json:"candidates"`
+	History         historyJSON `json:"history"`
+	EmptyCacheCalls int         `json:"empty_cache_calls"`
+	CapReleases     int         `json:"releases_before_new_segment"`
+	CapBelowFile    bool        `json:"cap_below_file"`
+	// UncappedPeakReserved is what the file's settings reserve at most
+	// with no cap (null when not simulated).
+	UncappedPeakReserved *int64                `json:"uncapped_peak_reserved_bytes"`
+	Candidates           []whatifCandidateJSON `json:"candidates"`
 }
 
 type whatifBoundsJSON struct {
@@ -250,9 +253,16 @@ type whatifCandidateJSON struct {
 	PeakAllocated int64  `json:"peak_allocated_bytes"`
 	PeaksExact    string `json:"peaks_exactness"`
 	OOM           bool   `json:"oom"`
-	OOMEntry      *int   `json:"oom_entry"`
-	Retries       int64  `json:"alloc_retries"`
-	Segments      int64  `json:"segments_allocated"`
+	// OOMKind is "none", "oom" (a request fails), or "ends": the file
+	// served that request, so the run would have ended there.
+	OOMKind  string `json:"oom_kind"`
+	OOMEntry *int   `json:"oom_entry"`
+	Retries  int64  `json:"alloc_retries"`
+	Segments int64  `json:"segments_allocated"`
+	// UnusedAtPeak is reserved minus allocated when reserved peaked.
+	UnusedAtPeak int64 `json:"unused_at_peak_bytes"`
+	// Best marks the row the text marks '*'.
+	Best bool `json:"best"`
 }
 
 // WriteWhatifJSON writes v as indented JSON:
@@ -263,8 +273,12 @@ type whatifCandidateJSON struct {
 // analyze.DecideTrust), "empty_cache_calls", "releases_before_new_segment",
 // "cap_below_file", "candidates" ([{"conf", "source" ("file", "conf" or
 // "candidate"), "peak_reserved_bytes", "peak_allocated_bytes",
-// "peaks_exactness", "oom", "oom_entry" (null when none),
-// "alloc_retries", "segments_allocated"}], the file's own first)}]}.
+// "peaks_exactness", "oom", "oom_kind" ("none", "oom", or "ends": the file
+// served that request, so the run would have ended there), "oom_entry"
+// (null when none), "alloc_retries", "segments_allocated",
+// "unused_at_peak_bytes", "best" (the text's '*')}], the file's own
+// first), "uncapped_peak_reserved_bytes" (with no cap, the file's
+// settings; null when not simulated)}]}.
 func WriteWhatifJSON(w io.Writer, v *WhatifView) error {
 	out := whatifJSON{Devices: []whatifDeviceJSON{}}
 	for _, r := range v.Devices {
@@ -289,6 +303,10 @@ func whatifDevice(r *whatif.Result) whatifDeviceJSON {
 		MatchesTrace: r.SelfCheck.Exact, Reason: r.SelfCheck.Reason}
 	d.History = historyJSON{Exactness: r.Trust.History.String(), Why: r.Trust.Why}
 	d.EmptyCacheCalls, d.CapReleases, d.CapBelowFile = r.EmptyCaches, r.CapReleases, r.CapBelowFile
+	if u := r.Uncapped; u != nil {
+		v := u.PeakReserved
+		d.UncappedPeakReserved = &v
+	}
 	if at := r.SelfCheck.DivergedAt; at >= 0 {
 		d.SelfCheck.DivergedAt = &at
 	}
@@ -296,8 +314,14 @@ func whatifDevice(r *whatif.Result) whatifDeviceJSON {
 		row := &r.Rows[i]
 		c := whatifCandidateJSON{
 			Conf: row.Conf, Source: row.Source, PeakReserved: row.PeakReserved, PeakAllocated: row.PeakAllocated,
-			OOM: !row.Fits(), Retries: row.AllocRetries, Segments: row.DeviceAllocs,
-			PeaksExact: whatifPeakTrust(r, i).String(),
+			OOM: !row.Fits(), OOMKind: "none", Retries: row.AllocRetries, Segments: row.DeviceAllocs,
+			PeaksExact: whatifPeakTrust(r, i).String(), UnusedAtPeak: row.GapAtPeak, Best: i == r.Best,
+		}
+		switch {
+		case row.Stopped:
+			c.OOMKind = "ends"
+		case !row.Fits():
+			c.OOMKind = "oom"
 		}
 		if row.FirstOOM >= 0 {
 			e := row.FirstOOM

@@ -107,10 +107,13 @@ recommended).
 --json gives it), "empty_cache_calls", "releases_before_new_segment"
 (runs of cached-segment frees right before a new segment with no cap
 given), "cap_below_file" (--limit is below what the file reserved),
-"candidates" ([{"conf" (as given for --conf), "source" ("file", "conf" or
-"candidate"), "peak_reserved_bytes", "peak_allocated_bytes",
-"peaks_exactness", "oom", "oom_entry" (null), "alloc_retries",
-"segments_allocated"}])}]}.
+"uncapped_peak_reserved_bytes" (with no cap, the file's settings; null when
+not simulated), "candidates" ([{"conf" (as given for --conf), "source"
+("file", "conf" or "candidate"), "peak_reserved_bytes",
+"peak_allocated_bytes", "peaks_exactness", "oom", "oom_kind" ("none",
+"oom", or "ends": the file served that request, so the run would have
+ended there), "oom_entry" (null), "alloc_retries", "segments_allocated",
+"unused_at_peak_bytes", "best" (the row marked '*')}])}]}.
 
 Trust. The file's peaks carry the marks summary gives them: '+' a lower
 bound (the trace misses the start of the run), '?' unknown. On such a
