@@ -15,6 +15,9 @@ import (
 const (
 	// minSteps is the fewest repetitions that make steps.
 	minSteps = 3
+	// patternPrefixSteps is how many optimizer steps the marker of the
+	// iterations is looked for in (see leakSlices).
+	patternPrefixSteps = 16
 	// patternMaxCV is the largest coefficient of variation of the gaps
 	// (in allocations) between a marker stack's allocations.
 	patternMaxCV = 0.25
@@ -65,9 +68,24 @@ func leakSlices(s *snapshot.Snapshot, res *Result, trace []snapshot.TraceEntry, 
 		// first marks where iterations start; when that marker repeats
 		// as often as the optimizer steps (one more or less: a partial
 		// iteration at an edge), its steps are the iterations.
-		if marker, ps := patternSteps(window); ps != nil && len(ps) >= len(starts)-1 && len(ps) <= len(starts)+1 {
-			st = Steps{Source: StepsPattern, Marker: marker}
-			starts = ps
+		// The marker is looked for over the first few optimizer steps
+		// (patternSteps costs a pass with maps over what it is given),
+		// then its allocations are taken from the whole window.
+		prefix := window
+		if len(starts) > patternPrefixSteps {
+			prefix = window[:starts[patternPrefixSteps]]
+		}
+		if marker, pre := patternSteps(prefix); pre != nil {
+			var ps []int
+			for i := range window {
+				if window[i].Action == snapshot.ActionAlloc && window[i].Stack == marker {
+					ps = append(ps, i)
+				}
+			}
+			if len(ps) >= len(starts)-1 && len(ps) <= len(starts)+1 {
+				st = Steps{Source: StepsPattern, Marker: marker}
+				starts = ps
+			}
 		}
 	}
 	if starts == nil && opts.Steps == StepsAuto {
