@@ -1,0 +1,765 @@
+// Package forecast predicts a training run's peak memory at another batch
+// size or sequence length from snapshots of the same code at other sizes,
+// and the largest size that fits under a cap.
+//
+// The same code at another size makes the same requests in the same
+// order, with other sizes. Forecast aligns the files' request sequences
+// (by stack and stream, in order: [align]), fits each matched request's
+// size as a function of the parameter ([fitSizes]: constant, linear,
+// quadratic, ...), synthesizes the sequence at the target value from the
+// file nearest it (its frees, streams and order; the requests no other
+// file has keep its sizes), and runs it through the what-if engine's
+// simulation of the caching allocator ([whatif.Simulate]) under the
+// file's settings or another, and a cap.
+//
+// Every figure is an estimate: it holds when the code at the target issues
+// the requests the files do, sized as the fits say.
+package forecast
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// File is one snapshot of the series and the parameter's value in it.
+type File struct {
+	Name  string
+	Value int64
+	Snap  *snapshot.Snapshot
+}
+
+// Options says what [Run] forecasts.
+type Options struct {
+	// Param names the parameter (batch, seq) in the result.
+	Param string
+	// Device is the CUDA device whose trace is read.
+	Device int
+	// Conf, when not nil, is the allocator settings to simulate
+	// (PYTORCH_CUDA_ALLOC_CONF, ConfText as given); nil: the settings of
+	// the file nearest each target.
+	Conf     *allocator.Config
+	ConfText string
+	// Limit is the cap in bytes (0: none).
+	Limit int64
+	// Targets are the values to forecast.
+	Targets []int64
+	// Max searches the largest value that fits under Limit (which must
+	// then be > 0).
+	Max bool
+}
+
+// MaxSimulations bounds the simulations of the --max search.
+const MaxSimulations = 10
+
+// minMatched is the share of a file's requests that must align with the
+// other files' for the files to be taken as the same code.
+const minMatched = 0.5
+
+// InputError is a fault of the files given together (one file only, a
+// value given twice, files from different code): the command's usage
+// error.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+// FileInfo is one input file as the result shows it.
+type FileInfo struct {
+	Name  string
+	Value int64
+	// Requests and Bytes are the alloc entries of the device's trace and
+	// the bytes they asked for (unrounded).
+	Requests int
+	Bytes    int64
+	// Matched and MatchedBytes are those matched in every other file.
+	Matched      int
+	MatchedBytes int64
+	// PeakAllocated and PeakReserved are the file's own peaks (the
+	// replay's, as summary gives them), bytes.
+	PeakAllocated, PeakReserved int64
+	// Conf is the allocator settings the file was recorded under.
+	Conf string
+}
+
+// Unmatched is a stack whose requests in one file have no match in
+// another file.
+type Unmatched struct {
+	File     string
+	Stack    string
+	Requests int
+	Bytes    int64
+}
+
+// Scaling is a stack whose requests scale one way.
+type Scaling struct {
+	Form  Form
+	Stack string
+	// Requests and Bytes are at the template file (TemplateValue).
+	Requests int
+	Bytes    int64
+}
+
+// Target is the forecast at one value.
+type Target struct {
+	Value int64
+	// Template is the file whose sequence was resized (the nearest).
+	Template string
+	// PeakAllocated and PeakReserved are the simulated peaks, bytes (up
+	// to the failed request when one fails).
+	PeakAllocated, PeakReserved int64
+	OOM                         bool
+	// OOMEntry is the template's trace entry of the first request that
+	// fails (-1: none); OOMSize its forecast size, OOMStack its stack.
+	OOMEntry int
+	OOMSize  int64
+	OOMStack string
+	// Extrapolated is true outside the files' values; Far when more than
+	// the files' span away from them.
+	Extrapolated, Far bool
+}
+
+// Max is the --max answer.
+type Max struct {
+	// Found is false when not even the smallest value tried fits
+	// (Value is then 0), or the search stopped without a boundary.
+	Found bool
+	// Value fits; Value+1 does not (Next).
+	Value int64
+	At    *Target
+	Next  *Target
+	// Simulations is the number run by the search.
+	Simulations int
+	// Estimate is the first value tried: from the files' own peak
+	// reserved, extrapolated linearly to the cap.
+	Estimate int64
+}
+
+// LeaveOneOut is one file predicted from the others.
+type LeaveOneOut struct {
+	File                                  string
+	Value                                 int64
+	PeakAllocated, PeakReserved           int64 // predicted
+	FilePeakAllocated, FilePeakReserved   int64 // the file's own
+	AllocatedErrorPct, ReservedErrorPct   float64
+}
+
+// Result is a forecast.
+type Result struct {
+	Param  string
+	Device int
+	// Conf is the settings simulated: ConfText, or the template's.
+	Conf  string
+	Limit int64
+	Files []FileInfo
+	// MatchedRequests and MatchedBytes are the shares (0-1) of all
+	// files' requests and bytes matched in every other file.
+	MatchedRequests, MatchedBytes float64
+	// Unmatched lists the stacks with unmatched requests, most bytes
+	// first (at most 10).
+	Unmatched      []Unmatched
+	UnmatchedCount int
+	// Scaling lists, for the template of the first target (or of the
+	// --max answer), the stacks by form, most bytes first; Forms counts
+	// requests by form there.
+	Scaling       []Scaling
+	Forms         map[Form]int
+	FormBytes     map[Form]int64
+	TemplateValue int64
+	// Rounded counts the matched requests whose form holds only within
+	// the allocator's rounding.
+	Rounded     int
+	Targets     []Target
+	Max         *Max
+	LeaveOneOut []LeaveOneOut
+	// Simulations counts every simulation run.
+	Simulations int
+	// AlignWork counts the alignment's steps (diagonals visited).
+	AlignWork int64
+	// Notes are caveats to print (settings that differ between files).
+	Notes []string
+}
+
+// seq is one file's request sequence.
+type seq struct {
+	name   string
+	value  int64
+	events []whatif.Event
+	allocs []int32  // index into events of each alloc, in order
+	keys   []int32  // interned stack+stream key of each alloc
+	labels []string // short stack label of each alloc
+	cfg    allocator.Config
+	conf   string
+	peakA  int64
+	peakR  int64
+}
+
+type forecaster struct {
+	opts   Options
+	seqs   []*seq
+	aligns map[[2]int][]int32
+	work   int64
+	sims   int
+}
+
+// Run forecasts opts.Targets (and with opts.Max the largest value under
+// opts.Limit) from files. It returns an *InputError for files that cannot
+// be forecast from together (fewer than two, a value given twice, a trace
+// missing or not from the start of the run, an OOM in a file, files whose
+// requests do not align), else an error from the replay.
+func Run(files []File, opts Options) (*Result, error) {
+	if len(files) < 2 {
+		names := make([]string, len(files))
+		for i := range files {
+			names[i] = files[i].Name
+		}
+		return nil, &InputError{fmt.Sprintf("forecast needs snapshots at two values or more of the parameter; got %d (%s)", len(files), strings.Join(names, ", "))}
+	}
+	f := &forecaster{opts: opts, aligns: map[[2]int][]int32{}}
+	intern := map[string]int32{}
+	for i := range files {
+		sq, err := prepare(&files[i], opts.Device, intern)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range f.seqs {
+			if o.value == sq.value {
+				return nil, &InputError{fmt.Sprintf("%s and %s: both at %s=%d: give each value once", o.name, sq.name, opts.Param, sq.value)}
+			}
+		}
+		f.seqs = append(f.seqs, sq)
+	}
+	slices.SortStableFunc(f.seqs, func(a, b *seq) int { return cmp.Compare(a.value, b.value) })
+	res := &Result{Param: opts.Param, Device: opts.Device, Limit: opts.Limit, Forms: map[Form]int{}, FormBytes: map[Form]int64{}}
+	if err := f.checkAligned(res); err != nil {
+		return nil, err
+	}
+	confs := map[string]bool{}
+	for _, s := range f.seqs {
+		confs[s.conf] = true
+	}
+	if len(confs) > 1 && opts.Conf == nil {
+		res.Notes = append(res.Notes, "the files were recorded under different allocator settings: each target is simulated under its template's")
+	}
+	all := make([]int, len(f.seqs))
+	for i := range all {
+		all[i] = i
+	}
+	for _, v := range opts.Targets {
+		t, _ := f.target(all, v, opts.Limit)
+		res.Targets = append(res.Targets, t)
+	}
+	if opts.Max {
+		m, err := f.search(all)
+		if err != nil {
+			return nil, err
+		}
+		res.Max = m
+	}
+	if len(f.seqs) >= 3 {
+		for i := range f.seqs {
+			rest := slices.Delete(slices.Clone(all), i, i+1)
+			s := f.seqs[i]
+			t, _ := f.targetConf(rest, s.value, 0, &s.cfg)
+			res.LeaveOneOut = append(res.LeaveOneOut, LeaveOneOut{
+				File: s.name, Value: s.value,
+				PeakAllocated: t.PeakAllocated, PeakReserved: t.PeakReserved,
+				FilePeakAllocated: s.peakA, FilePeakReserved: s.peakR,
+				AllocatedErrorPct: pct(t.PeakAllocated, s.peakA), ReservedErrorPct: pct(t.PeakReserved, s.peakR),
+			})
+		}
+	}
+	// How sizes scale, at the template of the first answer.
+	tv := int64(0)
+	switch {
+	case len(res.Targets) > 0:
+		tv = res.Targets[0].Value
+	case res.Max != nil && res.Max.Found:
+		tv = res.Max.Value
+	default:
+		tv = f.seqs[len(f.seqs)-1].value
+	}
+	f.describe(res, all, tv)
+	if opts.Conf != nil {
+		res.Conf = opts.ConfText
+	} else {
+		res.Conf = f.seqs[f.nearest(all, tv)].conf
+	}
+	res.Simulations = f.sims
+	res.AlignWork = f.work
+	return res, nil
+}
+
+func pct(pred, actual int64) float64 {
+	if actual == 0 {
+		return 0
+	}
+	return 100 * float64(pred-actual) / float64(actual)
+}
+
+// prepare reads a file's request sequence.
+func prepare(in *File, device int, intern map[string]int32) (*seq, error) {
+	s := in.Snap
+	if device < 0 || device >= len(s.Traces) || len(s.Traces[device]) == 0 {
+		return nil, &InputError{fmt.Sprintf("%s: device %d has no trace entries: record with torch.cuda.memory._record_memory_history() from the first allocation", in.Name, device)}
+	}
+	r, err := analyze.ReplayStats(s, device)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Name, err)
+	}
+	ev, err := whatif.Events(s, r)
+	if err != nil {
+		return nil, &InputError{fmt.Sprintf("%s: %v", in.Name, err)}
+	}
+	sq := &seq{name: in.Name, value: in.Value, events: ev, cfg: r.Config(),
+		peakA: r.Stats.AllocatedBytes[analyze.PoolAll].Peak, peakR: r.Stats.ReservedBytes[analyze.PoolAll].Peak}
+	sq.conf = sq.cfg.String()
+	if s.Settings != nil {
+		sq.conf = s.Settings.Conf
+	}
+	trace := s.Traces[device]
+	keys := analyze.NewStackKeys(s, false)
+	folded := analyze.NewStackKeys(s, true)
+	streams := map[uint64]int{}
+	labelOf := map[snapshot.StackID]string{}
+	for i := range ev {
+		e := &ev[i]
+		switch e.Kind {
+		case whatif.EventOOM:
+			return nil, &InputError{fmt.Sprintf("%s: the run failed a request at entry %d (an oom entry): forecast needs runs that finished", in.Name, e.Entry)}
+		case whatif.EventAlloc:
+		default:
+			continue
+		}
+		st, ok := streams[e.Stream]
+		if !ok {
+			st = len(streams)
+			streams[e.Stream] = st
+		}
+		te := &trace[e.Entry]
+		k := keys.Key(te.Stack) + "\x00" + strconv.Itoa(st)
+		id, ok := intern[k]
+		if !ok {
+			id = int32(len(intern))
+			intern[k] = id
+		}
+		lb, ok := labelOf[te.Stack]
+		if !ok {
+			lb = label(folded.Key(te.Stack))
+			labelOf[te.Stack] = lb
+		}
+		sq.allocs = append(sq.allocs, int32(i))
+		sq.keys = append(sq.keys, id)
+		sq.labels = append(sq.labels, lb)
+	}
+	if len(sq.allocs) == 0 {
+		return nil, &InputError{fmt.Sprintf("%s: device %d: the trace has no alloc entries", in.Name, device)}
+	}
+	return sq, nil
+}
+
+// label shortens a stack key to its innermost frame, the file's base name:
+// "modeling_gpt2.py:231 forward".
+func label(key string) string {
+	if key == "" {
+		return "(no frames)"
+	}
+	first, _, _ := strings.Cut(key, "\n")
+	if i := strings.LastIndexByte(first, ':'); i > 0 {
+		return filepath.Base(first[:i]) + first[i:]
+	}
+	return first
+}
+
+func (f *forecaster) size(s *seq, k int) int64 { return s.events[s.allocs[k]].Size }
+
+// alignment returns, for each alloc of file i, its match in file j (-1).
+func (f *forecaster) alignment(i, j int) []int32 {
+	if m, ok := f.aligns[[2]int{i, j}]; ok {
+		return m
+	}
+	a, b := f.seqs[i], f.seqs[j]
+	m := align(len(a.keys), len(b.keys), func(x, y int) bool { return f.same(a, x, b, y) }, &f.work)
+	f.aligns[[2]int{i, j}] = m
+	back := make([]int32, len(f.seqs[j].keys))
+	for k := range back {
+		back[k] = -1
+	}
+	for k, x := range m {
+		if x >= 0 {
+			back[x] = int32(k)
+		}
+	}
+	f.aligns[[2]int{j, i}] = back
+	return m
+}
+
+// same reports whether alloc x of a and alloc y of b can be the same
+// request: the same stack and stream, and sizes that scale together from
+// a's value to b's: equal, in the ratio of the values (linear) or of their
+// squares (quadratic), to the byte or within the allocator's rounding of
+// b's size (allocator.Config.RoundSize under b's settings).
+func (f *forecaster) same(a *seq, x int, b *seq, y int) bool {
+	if a.keys[x] != b.keys[y] {
+		return false
+	}
+	sa, sb := float64(f.size(a, x)), f.size(b, y)
+	r := float64(b.value) / float64(a.value)
+	rb := b.cfg.RoundSize(sb)
+	for _, k := range [...]float64{1, r, r * r} {
+		p := int64(math.Round(sa * k))
+		if p == sb || (p > 0 && b.cfg.RoundSize(p) == rb) {
+			return true
+		}
+	}
+	return false
+}
+
+// matched reports, for each alloc of template t, whether it has a match
+// in every file of set.
+func (f *forecaster) matched(t int, set []int) []bool {
+	out := make([]bool, len(f.seqs[t].keys))
+	for k := range out {
+		out[k] = true
+	}
+	for _, j := range set {
+		if j == t {
+			continue
+		}
+		m := f.alignment(t, j)
+		for k, x := range m {
+			if x < 0 {
+				out[k] = false
+			}
+		}
+	}
+	return out
+}
+
+// checkAligned fills the match figures and fails when a file's requests
+// mostly do not align with another's.
+func (f *forecaster) checkAligned(res *Result) error {
+	all := make([]int, len(f.seqs))
+	for i := range all {
+		all[i] = i
+	}
+	var nreq, nmatch int
+	var nbytes, mbytes int64
+	unm := map[[2]string]*Unmatched{}
+	for i, s := range f.seqs {
+		for j := range f.seqs {
+			if j == i {
+				continue
+			}
+			m := f.alignment(i, j)
+			n := 0
+			for _, x := range m {
+				if x >= 0 {
+					n++
+				}
+			}
+			if share := float64(n) / float64(len(m)); share < minMatched {
+				return &InputError{f.alignFault(i, j, m, share)}
+			}
+		}
+		ok := f.matched(i, all)
+		fi := FileInfo{Name: s.name, Value: s.value, Requests: len(s.allocs), PeakAllocated: s.peakA, PeakReserved: s.peakR, Conf: s.conf}
+		for k := range ok {
+			sz := f.size(s, k)
+			fi.Bytes += sz
+			if ok[k] {
+				fi.Matched++
+				fi.MatchedBytes += sz
+				continue
+			}
+			key := [2]string{s.name, s.labels[k]}
+			u := unm[key]
+			if u == nil {
+				u = &Unmatched{File: s.name, Stack: s.labels[k]}
+				unm[key] = u
+			}
+			u.Requests++
+			u.Bytes += sz
+			res.UnmatchedCount++
+		}
+		nreq += fi.Requests
+		nmatch += fi.Matched
+		nbytes += fi.Bytes
+		mbytes += fi.MatchedBytes
+		res.Files = append(res.Files, fi)
+	}
+	res.MatchedRequests = float64(nmatch) / float64(max(1, nreq))
+	res.MatchedBytes = float64(mbytes) / float64(max(1, nbytes))
+	for _, u := range unm {
+		res.Unmatched = append(res.Unmatched, *u)
+	}
+	slices.SortFunc(res.Unmatched, func(a, b Unmatched) int {
+		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), cmp.Compare(a.File, b.File), cmp.Compare(a.Stack, b.Stack))
+	})
+	if len(res.Unmatched) > 10 {
+		res.Unmatched = res.Unmatched[:10]
+	}
+	return nil
+}
+
+// alignFault says what did not align between files i and j.
+func (f *forecaster) alignFault(i, j int, m []int32, share float64) string {
+	a, b := f.seqs[i], f.seqs[j]
+	first := -1
+	for k, x := range m {
+		if x < 0 {
+			first = k
+			break
+		}
+	}
+	msg := fmt.Sprintf("%s and %s do not align: %.1f%% of the %d requests of %s match %s's %d in order (at least %.0f%% needed)",
+		a.name, b.name, 100*share, len(m), a.name, b.name, len(b.keys), 100*minMatched)
+	if first >= 0 {
+		msg += fmt.Sprintf("; the first unmatched is %s's request %d from %s", a.name, first, a.labels[first])
+	}
+	return msg + ": are they from the same code at other sizes?"
+}
+
+// nearest returns the file of set whose value is nearest v (the larger on
+// a tie).
+func (f *forecaster) nearest(set []int, v int64) int {
+	best := set[0]
+	for _, i := range set[1:] {
+		d, bd := absDiff(f.seqs[i].value, v), absDiff(f.seqs[best].value, v)
+		if d < bd || (d == bd && f.seqs[i].value > f.seqs[best].value) {
+			best = i
+		}
+	}
+	return best
+}
+
+func absDiff(a, b int64) int64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// model is the fits of one template's requests over a set of files.
+type model struct {
+	t    int
+	fits []Fit // per alloc of the template; Irregular for unmatched too
+	ok   []bool
+}
+
+func (f *forecaster) model(set []int, t int) *model {
+	tm := f.seqs[t]
+	ok := f.matched(t, set)
+	md := &model{t: t, fits: make([]Fit, len(tm.allocs)), ok: ok}
+	vs := make([]float64, len(set))
+	sizes := make([]int64, len(set))
+	for k := range tm.allocs {
+		if !ok[k] {
+			md.fits[k] = Fit{Form: Irregular}
+			continue
+		}
+		for n, j := range set {
+			vs[n] = float64(f.seqs[j].value)
+			x := k
+			if j != t {
+				x = int(f.alignment(t, j)[k])
+			}
+			sizes[n] = f.size(f.seqs[j], x)
+		}
+		cfg := tm.cfg
+		md.fits[k] = fitSizes(vs, sizes, cfg.RoundSize)
+	}
+	return md
+}
+
+// synthesize returns the template's events with each fitted request
+// resized to its size at v.
+func (f *forecaster) synthesize(md *model, v int64) []whatif.Event {
+	tm := f.seqs[md.t]
+	ev := slices.Clone(tm.events)
+	for k, i := range tm.allocs {
+		if fit := &md.fits[k]; fit.Form != Irregular {
+			ev[i].Size = fit.At(float64(v))
+		}
+	}
+	return ev
+}
+
+// target forecasts v from set under the options' settings.
+func (f *forecaster) target(set []int, v, limit int64) (Target, *model) {
+	return f.targetConf(set, v, limit, f.opts.Conf)
+}
+
+func (f *forecaster) targetConf(set []int, v, limit int64, conf *allocator.Config) (Target, *model) {
+	t := f.nearest(set, v)
+	md := f.model(set, t)
+	return f.simulate(md, set, v, limit, conf), md
+}
+
+func (f *forecaster) simulate(md *model, set []int, v, limit int64, conf *allocator.Config) Target {
+	tm := f.seqs[md.t]
+	cfg := tm.cfg
+	if conf != nil {
+		cfg = *conf
+	}
+	ev := f.synthesize(md, v)
+	out, err := whatif.Simulate(ev, cfg, limit)
+	f.sims++
+	lo, hi := f.seqs[set[0]].value, f.seqs[set[len(set)-1]].value
+	tg := Target{Value: v, Template: tm.name, PeakAllocated: out.PeakAllocated, PeakReserved: out.PeakReserved, OOMEntry: -1}
+	if err != nil {
+		// Events built here are well formed; an error is a bug.
+		panic(err)
+	}
+	if out.OOMs > 0 {
+		tg.OOM = true
+		tg.OOMEntry = out.FirstOOM
+		for k, i := range tm.allocs {
+			if int(tm.events[i].Entry) == out.FirstOOM {
+				tg.OOMSize = ev[i].Size
+				tg.OOMStack = tm.labels[k]
+				break
+			}
+		}
+	}
+	span := hi - lo
+	tg.Extrapolated = v < lo || v > hi
+	tg.Far = v < lo-span || v > hi+span
+	return tg
+}
+
+// describe fills the scaling summary for the template nearest v.
+func (f *forecaster) describe(res *Result, set []int, v int64) {
+	t := f.nearest(set, v)
+	md := f.model(set, t)
+	tm := f.seqs[t]
+	res.TemplateValue = tm.value
+	by := map[string]*Scaling{}
+	for k := range tm.allocs {
+		if !md.ok[k] {
+			continue
+		}
+		fit := &md.fits[k]
+		sz := f.size(tm, k)
+		res.Forms[fit.Form]++
+		res.FormBytes[fit.Form] += sz
+		if fit.Rounded {
+			res.Rounded++
+		}
+		key := fit.Form.String() + "\x00" + tm.labels[k]
+		sc := by[key]
+		if sc == nil {
+			sc = &Scaling{Form: fit.Form, Stack: tm.labels[k]}
+			by[key] = sc
+		}
+		sc.Requests++
+		sc.Bytes += sz
+	}
+	for _, sc := range by {
+		res.Scaling = append(res.Scaling, *sc)
+	}
+	slices.SortFunc(res.Scaling, func(a, b Scaling) int {
+		return cmp.Or(cmp.Compare(a.Form, b.Form), cmp.Compare(b.Bytes, a.Bytes), cmp.Compare(a.Stack, b.Stack))
+	})
+}
+
+// search finds the largest value that fits under the limit: it starts
+// from the files' own peak reserved extrapolated linearly to the limit,
+// steps by doubling strides until it brackets the boundary, then bisects;
+// at most MaxSimulations simulations.
+func (f *forecaster) search(all []int) (*Max, error) {
+	limit := f.opts.Limit
+	if limit <= 0 {
+		return nil, &InputError{"--max needs --limit: the cap to fit under"}
+	}
+	m := &Max{}
+	est := f.estimate(limit)
+	m.Estimate = est
+	tried := map[int64]Target{}
+	fits := func(v int64) (Target, bool) {
+		if t, ok := tried[v]; ok {
+			return t, !t.OOM
+		}
+		t, _ := f.target(all, v, limit)
+		m.Simulations++
+		tried[v] = t
+		return t, !t.OOM
+	}
+	lo, hi := int64(0), int64(-1) // lo fits (0: none known), hi fails (-1: none known)
+	v := est
+	if _, ok := fits(v); ok {
+		lo = v
+		for step := int64(1); m.Simulations < MaxSimulations; step *= 2 {
+			w := lo + step
+			if _, ok := fits(w); ok {
+				lo = w
+			} else {
+				hi = w
+				break
+			}
+		}
+	} else {
+		hi = v
+		for step := int64(1); m.Simulations < MaxSimulations; step *= 2 {
+			w := max(1, hi-step)
+			if _, ok := fits(w); ok {
+				lo = w
+				break
+			}
+			hi = w
+			if w == 1 {
+				break
+			}
+		}
+	}
+	for hi > lo+1 && lo > 0 && m.Simulations < MaxSimulations {
+		mid := lo + (hi-lo)/2
+		if _, ok := fits(mid); ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if lo > 0 {
+		t := tried[lo]
+		m.Value, m.At = lo, &t
+	}
+	if hi > 0 {
+		t := tried[hi]
+		m.Next = &t
+	}
+	m.Found = lo > 0 && hi == lo+1
+	return m, nil
+}
+
+// estimate extrapolates the files' peak reserved (a line through the two
+// largest values) to the limit: the first value the search tries.
+func (f *forecaster) estimate(limit int64) int64 {
+	n := len(f.seqs)
+	a, b := f.seqs[n-2], f.seqs[n-1]
+	slope := float64(b.peakR-a.peakR) / float64(b.value-a.value)
+	if slope <= 0 {
+		return b.value
+	}
+	v := float64(b.value) + float64(limit-b.peakR)/slope
+	if math.IsNaN(v) || v < 1 {
+		return 1
+	}
+	if v > 1<<40 {
+		return 1 << 40
+	}
+	return int64(v)
+}
+
+// ErrNoTargets is returned by the command when neither targets nor --max
+// are given.
+var ErrNoTargets = errors.New("give --to VALUE[,VALUE...] or --max --limit BYTES")
