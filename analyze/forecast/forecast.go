@@ -146,11 +146,11 @@ type Max struct {
 
 // LeaveOneOut is one file predicted from the others.
 type LeaveOneOut struct {
-	File                                  string
-	Value                                 int64
-	PeakAllocated, PeakReserved           int64 // predicted
-	FilePeakAllocated, FilePeakReserved   int64 // the file's own
-	AllocatedErrorPct, ReservedErrorPct   float64
+	File                                string
+	Value                               int64
+	PeakAllocated, PeakReserved         int64 // predicted
+	FilePeakAllocated, FilePeakReserved int64 // the file's own
+	AllocatedErrorPct, ReservedErrorPct float64
 }
 
 // Result is a forecast.

@@ -107,3 +107,15 @@ func filesOf(t testing.TB, pts []point) []File {
 	}
 	return out
 }
+
+// workloadsIn lists the workload folders of a scaling root.
+func workloadsIn(root string) []string {
+	ents, _ := os.ReadDir(root)
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
