@@ -18,7 +18,6 @@ package forecast
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -759,7 +758,3 @@ func (f *forecaster) estimate(limit int64) int64 {
 	}
 	return int64(v)
 }
-
-// ErrNoTargets is returned by the command when neither targets nor --max
-// are given.
-var ErrNoTargets = errors.New("give --to VALUE[,VALUE...] or --max --limit BYTES")
