@@ -1,12 +1,12 @@
 package forecast
 
-// align matches two sequences of requests, of na and nb elements, by a
-// longest common subsequence under eq (the same stack and stream, sizes
-// that scale together: see [forecaster.same]): the same code at another size
-// issues the same requests in the same order, so the requests both files
-// make are the common subsequence, and those one file makes alone (a cuDNN
+// align matches two sequences of requests, ta and tb, by a longest common
+// subsequence under differ.eq (the same stack and stream, sizes that scale
+// together: see [forecaster.tokens]): the same code at another size issues
+// the same requests in the same order, so the requests both files make are
+// the common subsequence, and those one file makes alone (a cuDNN
 // workspace that comes and goes with the size) the rest. It returns, for
-// each element of a, the index of its match in b, or -1.
+// each element of ta, the index of its match in tb, or -1.
 //
 // The algorithm is Myers' O((N+M)D) difference algorithm in linear space
 // (E. Myers, "An O(ND) Difference Algorithm and Its Variations",
@@ -14,22 +14,63 @@ package forecast
 // common prefix and suffix are matched first, then the middle snake splits
 // the rest in two, recursively. work counts the diagonal steps taken, for
 // the tests' bound on the cost (one per diagonal visited).
-func align(na, nb int, eq func(i, j int) bool, work *int64) []int32 {
-	m := make([]int32, na)
+func align(ta []token3, tb []token, work *int64) []int32 {
+	m := make([]int32, len(ta))
 	for i := range m {
 		m[i] = -1
 	}
-	d := differ{eq: eq, match: m, work: work}
-	d.compare(0, na, 0, nb)
+	d := differ{ta: ta, tb: tb, match: m, work: work}
+	d.compare(0, len(ta), 0, len(tb))
 	return m
 }
 
+// token is a request of the second sequence: its key (stack and stream)
+// and its size rounded as the allocator rounds it.
+type token struct {
+	key  int32
+	size int64
+}
+
+// token3 is a request of the first sequence: its key and the rounded
+// sizes it would have in the second sequence's run if it were constant,
+// linear or quadratic in the parameter (-1: none).
+type token3 struct {
+	key  int32
+	size [3]int64
+}
+
+// eq: element x of the first sequence can be element y of the second.
+func (d *differ) eq(x, y int) bool {
+	a, b := &d.ta[x], &d.tb[y]
+	return a.key == b.key && (a.size[0] == b.size || a.size[1] == b.size || a.size[2] == b.size)
+}
+
 type differ struct {
-	eq     func(i, j int) bool
+	ta     []token3
+	tb     []token
 	match  []int32
-	v1, v2 []int
+	v1, v2 vArray
+	gen    uint32
 	work   *int64
 }
+
+// vArray is one of Myers' V arrays (the furthest x reached on each
+// diagonal), reset to -1 in constant time by bumping a generation: an
+// entry written in an older one reads -1.
+type vArray struct {
+	val []int
+	gen []uint32
+	cur uint32
+}
+
+func (v *vArray) get(i int) int {
+	if v.gen[i] != v.cur {
+		return -1
+	}
+	return v.val[i]
+}
+
+func (v *vArray) set(i, x int) { v.val[i], v.gen[i] = x, v.cur }
 
 func (d *differ) compare(aLo, aHi, bLo, bHi int) {
 	for aLo < aHi && bLo < bHi && d.eq(aLo, bLo) {
@@ -61,15 +102,15 @@ func (d *differ) bisect(aLo, aHi, bLo, bHi int) (int, int, bool) {
 	maxD := (n1 + n2 + 1) / 2
 	off := maxD
 	vlen := 2 * maxD
-	if cap(d.v1) < vlen+2 {
-		d.v1 = make([]int, vlen+2)
-		d.v2 = make([]int, vlen+2)
+	if len(d.v1.val) < vlen+2 {
+		d.v1 = vArray{val: make([]int, vlen+2), gen: make([]uint32, vlen+2)}
+		d.v2 = vArray{val: make([]int, vlen+2), gen: make([]uint32, vlen+2)}
 	}
-	v1, v2 := d.v1[:vlen+2], d.v2[:vlen+2]
-	for i := range v1 {
-		v1[i], v2[i] = -1, -1
-	}
-	v1[off+1], v2[off+1] = 0, 0
+	d.gen++ // every entry reads -1 again
+	v1, v2 := &d.v1, &d.v2
+	v1.cur, v2.cur = d.gen, d.gen
+	v1.set(off+1, 0)
+	v2.set(off+1, 0)
 	delta := n1 - n2
 	front := delta%2 != 0
 	k1start, k1end, k2start, k2end := 0, 0, 0, 0
@@ -77,10 +118,10 @@ func (d *differ) bisect(aLo, aHi, bLo, bHi int) (int, int, bool) {
 		for k1 := -dd + k1start; k1 <= dd-k1end; k1 += 2 {
 			k1o := off + k1
 			var x1 int
-			if k1 == -dd || (k1 != dd && v1[k1o-1] < v1[k1o+1]) {
-				x1 = v1[k1o+1]
+			if k1 == -dd || (k1 != dd && v1.get(k1o-1) < v1.get(k1o+1)) {
+				x1 = v1.get(k1o + 1)
 			} else {
-				x1 = v1[k1o-1] + 1
+				x1 = v1.get(k1o-1) + 1
 			}
 			y1 := x1 - k1
 			for x1 < n1 && y1 < n2 && d.eq(aLo+x1, bLo+y1) {
@@ -88,7 +129,7 @@ func (d *differ) bisect(aLo, aHi, bLo, bHi int) (int, int, bool) {
 				y1++
 			}
 			*d.work++
-			v1[k1o] = x1
+			v1.set(k1o, x1)
 			switch {
 			case x1 > n1:
 				k1end += 2
@@ -96,8 +137,8 @@ func (d *differ) bisect(aLo, aHi, bLo, bHi int) (int, int, bool) {
 				k1start += 2
 			case front:
 				k2o := off + delta - k1
-				if k2o >= 0 && k2o < vlen && v2[k2o] != -1 {
-					if x2 := n1 - v2[k2o]; x1 >= x2 {
+				if k2o >= 0 && k2o < vlen && v2.get(k2o) != -1 {
+					if x2 := n1 - v2.get(k2o); x1 >= x2 {
 						return x1, y1, true
 					}
 				}
@@ -106,10 +147,10 @@ func (d *differ) bisect(aLo, aHi, bLo, bHi int) (int, int, bool) {
 		for k2 := -dd + k2start; k2 <= dd-k2end; k2 += 2 {
 			k2o := off + k2
 			var x2 int
-			if k2 == -dd || (k2 != dd && v2[k2o-1] < v2[k2o+1]) {
-				x2 = v2[k2o+1]
+			if k2 == -dd || (k2 != dd && v2.get(k2o-1) < v2.get(k2o+1)) {
+				x2 = v2.get(k2o + 1)
 			} else {
-				x2 = v2[k2o-1] + 1
+				x2 = v2.get(k2o-1) + 1
 			}
 			y2 := x2 - k2
 			for x2 < n1 && y2 < n2 && d.eq(aLo+n1-x2-1, bLo+n2-y2-1) {
@@ -117,7 +158,7 @@ func (d *differ) bisect(aLo, aHi, bLo, bHi int) (int, int, bool) {
 				y2++
 			}
 			*d.work++
-			v2[k2o] = x2
+			v2.set(k2o, x2)
 			switch {
 			case x2 > n1:
 				k2end += 2
@@ -125,8 +166,8 @@ func (d *differ) bisect(aLo, aHi, bLo, bHi int) (int, int, bool) {
 				k2start += 2
 			case !front:
 				k1o := off + delta - k2
-				if k1o >= 0 && k1o < vlen && v1[k1o] != -1 {
-					x1 := v1[k1o]
+				if k1o >= 0 && k1o < vlen && v1.get(k1o) != -1 {
+					x1 := v1.get(k1o)
 					y1 := off + x1 - k1o
 					if x1 >= n1-x2 {
 						return x1, y1, true

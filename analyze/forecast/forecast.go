@@ -206,6 +206,7 @@ type forecaster struct {
 	opts   Options
 	seqs   []*seq
 	aligns map[[2]int][]int32
+	models map[string]*model // by set and template
 	work   int64
 	sims   int
 }
@@ -223,7 +224,7 @@ func Run(files []File, opts Options) (*Result, error) {
 		}
 		return nil, &InputError{fmt.Sprintf("forecast needs snapshots at two values or more of the parameter; got %d (%s)", len(files), strings.Join(names, ", "))}
 	}
-	f := &forecaster{opts: opts, aligns: map[[2]int][]int32{}}
+	f := &forecaster{opts: opts, aligns: map[[2]int][]int32{}, models: map[string]*model{}}
 	intern := map[string]int32{}
 	for i := range files {
 		sq, err := prepare(&files[i], opts.Device, intern)
@@ -327,9 +328,14 @@ func prepare(in *File, device int, intern map[string]int32) (*seq, error) {
 	}
 	trace := s.Traces[device]
 	keys := analyze.NewStackKeys(s, false)
-	folded := analyze.NewStackKeys(s, true)
+	type stackStream struct {
+		stack  snapshot.StackID
+		stream int
+	}
+	ids := map[stackStream]int32{}
 	streams := map[uint64]int{}
-	labelOf := map[snapshot.StackID]string{}
+	labels := map[snapshot.StackID]string{}
+	kinds := map[snapshot.FrameID]bool{} // frame -> a user frame
 	for i := range ev {
 		e := &ev[i]
 		switch e.Kind {
@@ -344,17 +350,21 @@ func prepare(in *File, device int, intern map[string]int32) (*seq, error) {
 			st = len(streams)
 			streams[e.Stream] = st
 		}
-		te := &trace[e.Entry]
-		k := keys.Key(te.Stack) + "\x00" + strconv.Itoa(st)
-		id, ok := intern[k]
+		stack := trace[e.Entry].Stack
+		ss := stackStream{stack, st}
+		id, ok := ids[ss]
 		if !ok {
-			id = int32(len(intern))
-			intern[k] = id
+			k := keys.Key(stack) + "\x00" + strconv.Itoa(st)
+			if id, ok = intern[k]; !ok {
+				id = int32(len(intern))
+				intern[k] = id
+			}
+			ids[ss] = id
 		}
-		lb, ok := labelOf[te.Stack]
+		lb, ok := labels[stack]
 		if !ok {
-			lb = label(folded.Key(te.Stack))
-			labelOf[te.Stack] = lb
+			lb = stackLabel(s, stack, keys.Key(stack), kinds)
+			labels[stack] = lb
 		}
 		sq.allocs = append(sq.allocs, int32(i))
 		sq.keys = append(sq.keys, id)
@@ -366,17 +376,36 @@ func prepare(in *File, device int, intern map[string]int32) (*seq, error) {
 	return sq, nil
 }
 
-// label shortens a stack key to its innermost frame, the file's base name:
-// "modeling_gpt2.py:231 forward".
-func label(key string) string {
+// stackLabel names a stack by its innermost user frame (a Python frame
+// outside torch and the standard library, analyze.ClassifyFrame), else the
+// first frame of its key, the file's base name: "modeling_gpt2.py:231
+// forward". user caches the frames' kinds.
+func stackLabel(s *snapshot.Snapshot, id snapshot.StackID, key string, user map[snapshot.FrameID]bool) string {
+	for _, f := range s.Stack(id) {
+		u, ok := user[f]
+		if !ok {
+			u = analyze.ClassifyFrame(s.Frames[f]) == analyze.FrameUser
+			user[f] = u
+		}
+		if u {
+			return shortFrame(analyze.FrameText(s.Frames[f]))
+		}
+	}
 	if key == "" {
 		return "(no frames)"
 	}
 	first, _, _ := strings.Cut(key, "\n")
-	if i := strings.LastIndexByte(first, ':'); i > 0 {
-		return filepath.Base(first[:i]) + first[i:]
+	return shortFrame(first)
+}
+
+// shortFrame shortens "filename:line name" to the file's base name.
+func shortFrame(text string) string {
+	if i := strings.IndexByte(text, ' '); i > 0 {
+		if j := strings.LastIndexByte(text[:i], ':'); j > 0 {
+			return filepath.Base(text[:j]) + text[j:]
+		}
 	}
-	return first
+	return text
 }
 
 func (f *forecaster) size(s *seq, k int) int64 { return s.events[s.allocs[k]].Size }
@@ -387,7 +416,8 @@ func (f *forecaster) alignment(i, j int) []int32 {
 		return m
 	}
 	a, b := f.seqs[i], f.seqs[j]
-	m := align(len(a.keys), len(b.keys), func(x, y int) bool { return f.same(a, x, b, y) }, &f.work)
+	ta, tb := f.tokens(a, b)
+	m := align(ta, tb, &f.work)
 	f.aligns[[2]int{i, j}] = m
 	back := make([]int32, len(f.seqs[j].keys))
 	for k := range back {
@@ -402,25 +432,30 @@ func (f *forecaster) alignment(i, j int) []int32 {
 	return m
 }
 
-// same reports whether alloc x of a and alloc y of b can be the same
-// request: the same stack and stream, and sizes that scale together from
-// a's value to b's: equal, in the ratio of the values (linear) or of their
-// squares (quadratic), to the byte or within the allocator's rounding of
-// b's size (allocator.Config.RoundSize under b's settings).
-func (f *forecaster) same(a *seq, x int, b *seq, y int) bool {
-	if a.keys[x] != b.keys[y] {
-		return false
+// tokens returns the requests of a and b as the alignment compares them:
+// alloc x of a can be alloc y of b when they have the same stack and
+// stream, and sizes that scale together from a's value to b's: equal, in
+// the ratio of the values (linear) or of their squares (quadratic), within
+// the allocator's rounding of b's size (allocator.Config.RoundSize under
+// b's settings; equal bytes round the same).
+func (f *forecaster) tokens(a, b *seq) ([]token3, []token) {
+	tb := make([]token, len(b.allocs))
+	for y := range tb {
+		tb[y] = token{key: b.keys[y], size: b.cfg.RoundSize(f.size(b, y))}
 	}
-	sa, sb := float64(f.size(a, x)), f.size(b, y)
 	r := float64(b.value) / float64(a.value)
-	rb := b.cfg.RoundSize(sb)
-	for _, k := range [...]float64{1, r, r * r} {
-		p := int64(math.Round(sa * k))
-		if p == sb || (p > 0 && b.cfg.RoundSize(p) == rb) {
-			return true
+	ta := make([]token3, len(a.allocs))
+	for x := range ta {
+		ta[x].key = a.keys[x]
+		sa := float64(f.size(a, x))
+		for i, k := range [...]float64{1, r, r * r} {
+			ta[x].size[i] = -1
+			if p := int64(math.Round(sa * k)); p > 0 && p < 1<<50 {
+				ta[x].size[i] = b.cfg.RoundSize(p)
+			}
 		}
 	}
-	return false
+	return ta, tb
 }
 
 // matched reports, for each alloc of template t, whether it has a match
@@ -556,6 +591,10 @@ type model struct {
 }
 
 func (f *forecaster) model(set []int, t int) *model {
+	id := fmt.Sprint(set, t)
+	if md, ok := f.models[id]; ok {
+		return md
+	}
 	tm := f.seqs[t]
 	ok := f.matched(t, set)
 	md := &model{t: t, fits: make([]Fit, len(tm.allocs)), ok: ok}
@@ -577,6 +616,7 @@ func (f *forecaster) model(set []int, t int) *model {
 		cfg := tm.cfg
 		md.fits[k] = fitSizes(vs, sizes, cfg.RoundSize)
 	}
+	f.models[id] = md
 	return md
 }
 
