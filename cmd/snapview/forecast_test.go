@@ -46,7 +46,7 @@ func TestForecastJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var v struct {
-		Param   string `json:"param"`
+		Param   string                  `json:"param"`
 		Files   []struct{ File string } `json:"files"`
 		Matched *struct{ Requests, Bytes float64 }
 		Targets []struct {
