@@ -40,8 +40,13 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 		if n := countUnmatched(r); n < r.UnmatchedCount {
 			more = fmt.Sprintf("; and %s more", plural(r.UnmatchedCount-n, "request"))
 		}
-		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Not matched (%s; a target keeps those of its nearest file at that file's size): %s%s.",
+		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Not matched in every file (%s): %s%s. At a target, those of the nearest file "+
+			"that match in another file are sized by a fit over the files that make them, the others keep the nearest file's size.",
 			plural(r.UnmatchedCount, "request"), strings.Join(parts, "; "), more), width))
+		if r.Partial > 0 {
+			fmt.Fprint(w, wrapAt("", fmt.Sprintf("In the file at %s=%d, %s (%s) are fitted over some of the files only.",
+				r.Param, r.TemplateValue, plural(r.Partial, "request"), FormatBytes(r.PartialBytes)), width))
+		}
 	}
 	fmt.Fprint(w, wrapAt("", forecastScaling(r), width))
 	if r.Rounded > 0 {
@@ -295,6 +300,10 @@ type forecastScalingJSON struct {
 	Forms   map[string]forecastFormJSON `json:"forms"`
 	Stacks  []forecastScalingStackJSON  `json:"stacks"`
 	Rounded int                         `json:"rounded_requests"`
+	// Partial: requests of the file at at_value matched in some files
+	// only, fitted over those.
+	Partial      int   `json:"partly_matched_requests"`
+	PartialBytes int64 `json:"partly_matched_bytes"`
 }
 
 type forecastFormJSON struct {
@@ -360,7 +369,8 @@ func WriteForecastJSON(w io.Writer, r *forecast.Result) error {
 		Files: []forecastFileJSON{}, Unmatched: []forecastUnmatchedJSON{}, Targets: []forecastTargetJSON{},
 		LeaveOneOut: []forecastLOOJSON{}, Simulations: r.Simulations, Notes: []string{},
 		Matched: forecastMatchedJSON{Requests: r.MatchedRequests, Bytes: r.MatchedBytes},
-		Scaling: forecastScalingJSON{AtValue: r.TemplateValue, Forms: map[string]forecastFormJSON{}, Stacks: []forecastScalingStackJSON{}, Rounded: r.Rounded},
+		Scaling: forecastScalingJSON{AtValue: r.TemplateValue, Forms: map[string]forecastFormJSON{}, Stacks: []forecastScalingStackJSON{}, Rounded: r.Rounded,
+			Partial: r.Partial, PartialBytes: r.PartialBytes},
 	}
 	out.Notes = append(out.Notes, r.Notes...)
 	if r.Limit > 0 {

@@ -176,10 +176,14 @@ type Result struct {
 	TemplateValue int64
 	// Rounded counts the matched requests whose form holds only within
 	// the allocator's rounding.
-	Rounded     int
-	Targets     []Target
-	Max         *Max
-	LeaveOneOut []LeaveOneOut
+	Rounded int
+	// Partial and PartialBytes count the template's requests matched in
+	// some files but not all: their sizes are fitted over those files.
+	Partial      int
+	PartialBytes int64
+	Targets      []Target
+	Max          *Max
+	LeaveOneOut  []LeaveOneOut
 	// Simulations counts every simulation run.
 	Simulations int
 	// AlignWork counts the alignment's steps (diagonals visited).
@@ -588,6 +592,9 @@ type model struct {
 	t    int
 	fits []Fit // per alloc of the template; Irregular for unmatched too
 	ok   []bool
+	// partial marks the requests matched in some files of the set but
+	// not all: their fits are over those files.
+	partial []bool
 }
 
 func (f *forecaster) model(set []int, t int) *model {
@@ -598,23 +605,29 @@ func (f *forecaster) model(set []int, t int) *model {
 	tm := f.seqs[t]
 	ok := f.matched(t, set)
 	md := &model{t: t, fits: make([]Fit, len(tm.allocs)), ok: ok}
-	vs := make([]float64, len(set))
-	sizes := make([]int64, len(set))
+	md.partial = make([]bool, len(tm.allocs))
+	vs := make([]float64, 0, len(set))
+	sizes := make([]int64, 0, len(set))
 	for k := range tm.allocs {
-		if !ok[k] {
+		// The files that make this request: all of set when ok[k], else
+		// those it aligns with; from two, its size is fitted over them.
+		vs, sizes = vs[:0], sizes[:0]
+		for _, j := range set {
+			x := k
+			if j != t {
+				if x = int(f.alignment(t, j)[k]); x < 0 {
+					continue
+				}
+			}
+			vs = append(vs, float64(f.seqs[j].value))
+			sizes = append(sizes, f.size(f.seqs[j], x))
+		}
+		if len(vs) < 2 {
 			md.fits[k] = Fit{Form: Irregular}
 			continue
 		}
-		for n, j := range set {
-			vs[n] = float64(f.seqs[j].value)
-			x := k
-			if j != t {
-				x = int(f.alignment(t, j)[k])
-			}
-			sizes[n] = f.size(f.seqs[j], x)
-		}
-		cfg := tm.cfg
-		md.fits[k] = fitSizes(vs, sizes, cfg.RoundSize)
+		md.partial[k] = !ok[k]
+		md.fits[k] = fitSizes(vs, sizes, tm.cfg.RoundSize)
 	}
 	f.models[id] = md
 	return md
@@ -684,6 +697,10 @@ func (f *forecaster) describe(res *Result, set []int, v int64) {
 	res.TemplateValue = tm.value
 	by := map[string]*Scaling{}
 	for k := range tm.allocs {
+		if md.partial[k] {
+			res.Partial++
+			res.PartialBytes += f.size(tm, k)
+		}
 		if !md.ok[k] {
 			continue
 		}
