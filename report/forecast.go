@@ -32,10 +32,7 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 	fmt.Fprint(w, wrapAt("", fmt.Sprintf("Matched: %s of the requests and %s of the bytes align in every file "+
 		"(same stack and stream, in order, sizes that scale together).", sharePct(r.MatchedRequests), sharePct(r.MatchedBytes)), width))
 	if r.UnmatchedCount > 0 {
-		var parts []string
-		for _, u := range r.Unmatched {
-			parts = append(parts, fmt.Sprintf("%s in %s: %s, %s", u.Stack, u.File, plural(u.Requests, "request"), FormatBytes(u.Bytes)))
-		}
+		parts := forecastUnmatchedText(r)
 		more := ""
 		if n := countUnmatched(r); n < r.UnmatchedCount {
 			more = fmt.Sprintf("; and %s more", plural(r.UnmatchedCount-n, "request"))
@@ -105,6 +102,25 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 	fmt.Fprintln(w)
 	fmt.Fprint(w, wrapAt("", forecastVerdict(r), width))
 	return nil
+}
+
+// forecastUnmatchedText lists the unmatched requests by stack, most bytes
+// first: "(no frames) at batch=4: 165 requests, 2.0 GiB, batch=2: ...".
+func forecastUnmatchedText(r *forecast.Result) []string {
+	var order []string
+	by := map[string][]string{}
+	for _, u := range r.Unmatched {
+		if _, ok := by[u.Stack]; !ok {
+			order = append(order, u.Stack)
+		}
+		by[u.Stack] = append(by[u.Stack], fmt.Sprintf("%s=%d: %s, %s", r.Param, templateValue(r, u.File),
+			plural(u.Requests, "request"), FormatBytes(u.Bytes)))
+	}
+	var out []string
+	for _, st := range order {
+		out = append(out, st+" ("+strings.Join(by[st], " / ")+")")
+	}
+	return out
 }
 
 func countUnmatched(r *forecast.Result) int {
@@ -186,8 +202,8 @@ func templateValue(r *forecast.Result, name string) int64 {
 }
 
 func forecastOOMLine(r *forecast.Result, t *forecast.Target) string {
-	return fmt.Sprintf("At %s=%d the first request that fails is entry %d of %s (%s, %s): peaks are up to it.",
-		r.Param, t.Value, t.OOMEntry, t.Template, t.OOMStack, FormatBytes(t.OOMSize))
+	return fmt.Sprintf("At %s=%d the first request that fails is entry %d of %s, a %s request from %s: peaks are up to it.",
+		r.Param, t.Value, t.OOMEntry, t.Template, FormatBytes(t.OOMSize), t.OOMStack)
 }
 
 func forecastMaxLine(r *forecast.Result, m *forecast.Max) string {
@@ -209,7 +225,7 @@ func forecastMaxLine(r *forecast.Result, m *forecast.Max) string {
 	if n := m.Next; n != nil && m.Found {
 		fmt.Fprintf(&b, " At %d the run fails", n.Value)
 		if n.OOMEntry >= 0 {
-			fmt.Fprintf(&b, " at entry %d of %s (%s, %s)", n.OOMEntry, n.Template, n.OOMStack, FormatBytes(n.OOMSize))
+			fmt.Fprintf(&b, " at entry %d of %s, a %s request from %s", n.OOMEntry, n.Template, FormatBytes(n.OOMSize), n.OOMStack)
 		}
 		fmt.Fprintf(&b, ", having reserved %s.", FormatBytes(n.PeakReserved))
 	}
