@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/snapshot"
 )
 
 var workloads = []string{"gpt2_bs", "gpt2_seq", "resnet50_bs"}
@@ -133,5 +134,59 @@ func TestCapProbe(t *testing.T) {
 				t.Errorf("%d simulations", m.Simulations)
 			}
 		}
+	}
+}
+
+// TestCapOOMRequest: batch 19 under the cap probes' cap, forecast from
+// batch 16 and the capped run at batch 18, fails at the request the
+// recorded run at batch 19 failed (batch_19_cap10883M: its oom entry, the
+// same entry of the same code's trace, the same rounded size), with the
+// peaks the recorded run reached before it failed (meta.json).
+func TestCapOOMRequest(t *testing.T) {
+	root := filepath.Join(scalingRoots[0], "gpt2_bs")
+	oomDir := filepath.Join(root, "batch_19_cap10883M")
+	if !fileExists(snapPath(oomDir)) {
+		t.Skip("no batch_19_cap10883M")
+	}
+	s19 := load(t, oomDir)
+	var oomEntry int
+	var oomSize int64
+	for i, e := range s19.Traces[0] {
+		if e.Action == snapshot.ActionOOM {
+			oomEntry, oomSize = i, e.Size
+			break
+		}
+	}
+	files := []File{
+		{Name: "batch_16", Value: 16, Snap: load(t, filepath.Join(root, "batch_16"))},
+		{Name: "batch_18_cap", Value: 18, Snap: load(t, filepath.Join(root, "batch_18_cap10883M"))},
+	}
+	res, err := Run(files, Options{Param: "batch", Targets: []int64{17, 19}, Limit: 10883 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Targets[0].OOM {
+		t.Errorf("batch 17 fails under the cap: %+v (the probes: it fits)", res.Targets[0])
+	}
+	tg := res.Targets[1]
+	var cfg allocator.Config
+	t.Logf("batch 19: %+v; recorded oom entry %d, %d bytes", tg, oomEntry, oomSize)
+	if !tg.OOM || tg.OOMEntry != oomEntry || cfg.RoundSize(tg.OOMSize) != oomSize {
+		t.Errorf("batch 19: OOM %t at entry %d of %d bytes (rounded %d); the recorded run failed at entry %d, %d bytes",
+			tg.OOM, tg.OOMEntry, tg.OOMSize, cfg.RoundSize(tg.OOMSize), oomEntry, oomSize)
+	}
+	raw, err := os.ReadFile(filepath.Join(oomDir, "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		PeakAllocated int64 `json:"peak_allocated"`
+		PeakReserved  int64 `json:"peak_reserved"`
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if tg.PeakAllocated != meta.PeakAllocated || tg.PeakReserved != meta.PeakReserved {
+		t.Errorf("batch 19: peaks %d allocated, %d reserved; the recorded run %d, %d", tg.PeakAllocated, tg.PeakReserved, meta.PeakAllocated, meta.PeakReserved)
 	}
 }
