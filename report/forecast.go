@@ -35,7 +35,7 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 		parts := forecastUnmatchedText(r)
 		more := ""
 		if n := countUnmatched(r); n < r.UnmatchedCount {
-			more = fmt.Sprintf("; and %s more", plural(r.UnmatchedCount-n, "request"))
+			more = "; and " + FormatInt(int64(r.UnmatchedCount-n)) + " more"
 		}
 		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Not matched in every file (%s): %s%s. At a target, those of the nearest file "+
 			"that match in another file are sized by a fit over the files that make them, the others keep the nearest file's size.",
