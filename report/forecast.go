@@ -229,8 +229,12 @@ func forecastMaxLine(r *forecast.Result, m *forecast.Max) string {
 		}
 		fmt.Fprintf(&b, ", having reserved %s.", FormatBytes(n.PeakReserved))
 	}
-	fmt.Fprintf(&b, " Search: %s, starting from %d (the files' peak reserved extrapolated to the cap).",
+	fmt.Fprintf(&b, " Search: %s, starting from %d (the files' peak reserved extrapolated to the cap)",
 		plural(m.Simulations, "simulation"), m.Estimate)
+	if m.Refine > 0 {
+		fmt.Fprintf(&b, ", moved to %d by %s with no cap", m.Start, plural(m.Refine, "simulation"))
+	}
+	b.WriteString(".")
 	if m.At != nil && m.At.Far {
 		fmt.Fprintf(&b, " %d is far beyond the files (%s).", m.Value, forecastSpan(r))
 	}
@@ -355,6 +359,7 @@ type forecastMaxJSON struct {
 	Next          *forecastTargetJSON `json:"next"`
 	Simulations   int                 `json:"simulations"`
 	Start         int64               `json:"search_start"`
+	Refined       int64               `json:"search_refined_start"`
 }
 
 type forecastLOOJSON struct {
@@ -410,7 +415,7 @@ func WriteForecastJSON(w io.Writer, r *forecast.Result) error {
 		out.Targets = append(out.Targets, forecastTarget(&r.Targets[i]))
 	}
 	if m := r.Max; m != nil {
-		mj := &forecastMaxJSON{Found: m.Found, Value: m.Value, Simulations: m.Simulations, Start: m.Estimate}
+		mj := &forecastMaxJSON{Found: m.Found, Value: m.Value, Simulations: m.Simulations, Start: m.Estimate, Refined: m.Start}
 		if m.At != nil {
 			mj.PeakReserved, mj.PeakAllocated = m.At.PeakReserved, m.At.PeakAllocated
 		}

@@ -138,9 +138,13 @@ type Max struct {
 	Next  *Target
 	// Simulations is the number run by the search.
 	Simulations int
-	// Estimate is the first value tried: from the files' own peak
-	// reserved, extrapolated linearly to the cap.
+	// Estimate is the files' own peak reserved extrapolated linearly to
+	// the cap; Start the value the capped search started from, after
+	// Refine uncapped simulations moved it (secant steps on the forecast
+	// peak reserved).
 	Estimate int64
+	Start    int64
+	Refine   int
 }
 
 // LeaveOneOut is one file predicted from the others.
@@ -728,10 +732,14 @@ func (f *forecaster) describe(res *Result, set []int, v int64) {
 	})
 }
 
-// search finds the largest value that fits under the limit: it starts
-// from the files' own peak reserved extrapolated linearly to the limit,
-// steps by doubling strides until it brackets the boundary, then bisects;
-// at most MaxSimulations simulations.
+// search finds the largest value that fits under the limit, in at most
+// MaxSimulations simulations. It starts from the files' own peak reserved
+// extrapolated linearly to the limit, and refines that start at most
+// twice by a secant step on the forecast's peak reserved with no cap; a
+// value whose uncapped peak reserved is within the limit fits under it (a
+// capped run does what the uncapped one does until a segment would pass
+// the cap). Then, under the cap, it brackets the boundary (from the start,
+// strides of 1, 2, 4, ... up or down) and bisects it.
 func (f *forecaster) search(all []int) (*Max, error) {
 	limit := f.opts.Limit
 	if limit <= 0 {
@@ -740,34 +748,62 @@ func (f *forecaster) search(all []int) (*Max, error) {
 	m := &Max{}
 	est := f.estimate(limit)
 	m.Estimate = est
+	lo, hi := int64(0), int64(-1) // lo fits (0: none known), hi fails (-1: none known)
 	tried := map[int64]Target{}
-	fits := func(v int64) (Target, bool) {
+	n := len(f.seqs)
+	pv, pp := f.seqs[n-1].value, f.seqs[n-1].peakR
+	for range 2 {
+		if est <= pv {
+			break
+		}
+		t, _ := f.target(all, est, 0)
+		m.Simulations++
+		m.Refine++
+		if t.PeakReserved <= limit && est > lo {
+			lo = est
+		}
+		if t.PeakReserved <= pp {
+			break
+		}
+		next := est + int64(math.Floor(float64(limit-t.PeakReserved)*float64(est-pv)/float64(t.PeakReserved-pp)))
+		next = min(max(next, 1), 1<<40)
+		pv, pp, est = est, t.PeakReserved, next
+		if absDiff(next, pv) <= 1 {
+			break
+		}
+	}
+	m.Start = est
+	fits := func(v int64) bool {
 		if t, ok := tried[v]; ok {
-			return t, !t.OOM
+			return !t.OOM
 		}
 		t, _ := f.target(all, v, limit)
 		m.Simulations++
 		tried[v] = t
-		return t, !t.OOM
+		return !t.OOM
 	}
-	lo, hi := int64(0), int64(-1) // lo fits (0: none known), hi fails (-1: none known)
-	v := est
-	if _, ok := fits(v); ok {
-		lo = v
-		for step := int64(1); m.Simulations < MaxSimulations; step *= 2 {
+	switch {
+	case est <= lo:
+		// The start fits: look above the known fit.
+	case fits(est):
+		lo = est
+	default:
+		hi = est
+	}
+	if hi < 0 {
+		for step := int64(1); m.Simulations < MaxSimulations-1; step *= 2 {
 			w := lo + step
-			if _, ok := fits(w); ok {
+			if fits(w) {
 				lo = w
 			} else {
 				hi = w
 				break
 			}
 		}
-	} else {
-		hi = v
-		for step := int64(1); m.Simulations < MaxSimulations; step *= 2 {
+	} else if lo == 0 {
+		for step := int64(1); m.Simulations < MaxSimulations-1; step *= 2 {
 			w := max(1, hi-step)
-			if _, ok := fits(w); ok {
+			if fits(w) {
 				lo = w
 				break
 			}
@@ -777,16 +813,21 @@ func (f *forecaster) search(all []int) (*Max, error) {
 			}
 		}
 	}
-	for hi > lo+1 && lo > 0 && m.Simulations < MaxSimulations {
+	for hi > lo+1 && lo > 0 && m.Simulations < MaxSimulations-1 {
 		mid := lo + (hi-lo)/2
-		if _, ok := fits(mid); ok {
+		if fits(mid) {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
 	if lo > 0 {
-		t := tried[lo]
+		t, ok := tried[lo]
+		if !ok { // known to fit from its uncapped run: simulate it capped for its peaks
+			t, _ = f.target(all, lo, limit)
+			m.Simulations++
+			tried[lo] = t
+		}
 		m.Value, m.At = lo, &t
 	}
 	if hi > 0 {

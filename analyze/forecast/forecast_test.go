@@ -190,3 +190,42 @@ func TestCapOOMRequest(t *testing.T) {
 		t.Errorf("batch 19: peaks %d allocated, %d reserved; the recorded run %d, %d", tg.PeakAllocated, tg.PeakReserved, meta.PeakAllocated, meta.PeakReserved)
 	}
 }
+
+// TestMaxSearchBounded: from the two smallest GPT-2 points, the search
+// under caps from 2 GiB to 1 TiB runs at most MaxSimulations simulations
+// and answers a value that fits whose next does not.
+func TestMaxSearchBounded(t *testing.T) {
+	pts := seriesOf(t, scalingRoots[0], "gpt2_bs")
+	if len(pts) < 2 {
+		t.Skip("no series")
+	}
+	files := filesOf(t, pts[:2])
+	for _, limit := range []int64{100 << 20, 2 << 30, 10883 << 20, 50 << 30, 1 << 40} {
+		res, err := Run(files, Options{Param: "batch", Limit: limit, Max: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := res.Max
+		t.Logf("limit %d: %+v (value %d, %d simulations, start %d, refined %d)", limit, m.Found, m.Value, m.Simulations, m.Estimate, m.Start)
+		if m.Simulations > MaxSimulations || res.Simulations != m.Simulations {
+			t.Errorf("limit %d: %d simulations (result counts %d), at most %d", limit, m.Simulations, res.Simulations, MaxSimulations)
+		}
+		if limit == 100<<20 {
+			if m.Value != 0 || m.Next == nil || m.Next.Value != 1 {
+				t.Errorf("limit 100 MiB: %+v, want nothing fits", m)
+			}
+			continue
+		}
+		if !m.Found {
+			t.Errorf("limit %d: not found: %+v", limit, m)
+			continue
+		}
+		check, err := Run(files, Options{Param: "batch", Limit: limit, Targets: []int64{m.Value, m.Value + 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if check.Targets[0].OOM || !check.Targets[1].OOM {
+			t.Errorf("limit %d: %d fits %t, %d fits %t", limit, m.Value, !check.Targets[0].OOM, m.Value+1, !check.Targets[1].OOM)
+		}
+	}
+}
