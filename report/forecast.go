@@ -166,7 +166,8 @@ func forecastScaling(r *forecast.Result) string {
 	}
 	b.WriteString(".")
 	if r.Forms[forecast.Irregular] > 0 {
-		b.WriteString(" Irregular requests (no form fits every file) keep the nearest file's size.")
+		b.WriteString(" Irregular requests (no form fits every file: a workspace that stops growing, a kernel chosen by size) " +
+			"are piecewise linear between the files and follow the two nearest files beyond them.")
 	}
 	return b.String()
 }

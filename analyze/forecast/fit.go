@@ -1,6 +1,9 @@
 package forecast
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Form is how a request's size depends on the parameter v.
 type Form uint8
@@ -17,8 +20,11 @@ const (
 	Affine
 	// QuadraticAffine: size = a·v² + b·v + c (three files or more).
 	QuadraticAffine
-	// Irregular: no form holds for every file; the size of the file
-	// nearest the target is kept.
+	// Irregular: no form with fewer parameters than there are files holds
+	// for every file (with three files or more): the size is piecewise
+	// linear between the files, and beyond them follows the line through
+	// the two nearest (a workspace that grows with the size up to a cap,
+	// a kernel chosen by size).
 	Irregular
 )
 
@@ -49,11 +55,18 @@ type Fit struct {
 	// rounding (every file's request rounds to the same block size as
 	// the fit's), not to the byte.
 	Rounded bool
+	// Xs and Ys are the files' values (increasing) and sizes of an
+	// Irregular fit.
+	Xs []float64
+	Ys []int64
 }
 
 // At returns the fitted size at v in bytes, at least 1.
 func (f *Fit) At(v float64) int64 {
 	s := math.Round(f.A*v*v + f.B*v + f.C)
+	if f.Form == Irregular {
+		s = math.Round(f.piecewise(v))
+	}
 	if s < 1 || math.IsNaN(s) {
 		return 1
 	}
@@ -68,8 +81,9 @@ func (f *Fit) At(v float64) int64 {
 // rounding of a request, allocator.Config.RoundSize). A form is tried only
 // with more files than it has parameters, so that the files can refute it
 // (with two files: constant, linear or quadratic, else affine, which two
-// points always give; with three: also affine, else a·v² + b·v + c). With
-// four files or more a size no form gives is Irregular.
+// points always give; with three: also affine; with four: also a·v² + b·v
+// + c). With three files or more, a size no such form gives is Irregular.
+// vs must be increasing.
 func fitSizes(vs []float64, sizes []int64, round func(int64) int64) Fit {
 	n := len(vs)
 	var fallback *Fit
@@ -98,10 +112,29 @@ func fitSizes(vs []float64, sizes []int64, round func(int64) int64) Fit {
 			}
 		}
 	}
-	if fallback != nil {
+	if n == 2 && fallback != nil {
 		return *fallback
 	}
-	return Fit{Form: Irregular}
+	return Fit{Form: Irregular, Xs: slices.Clone(vs), Ys: slices.Clone(sizes)}
+}
+
+// piecewise interpolates the points of an Irregular fit linearly, and
+// extrapolates the segment nearest v.
+func (f *Fit) piecewise(v float64) float64 {
+	n := len(f.Xs)
+	if n == 0 {
+		return 0
+	}
+	if n == 1 {
+		return float64(f.Ys[0])
+	}
+	i := 0
+	for i < n-2 && v > f.Xs[i+1] {
+		i++
+	}
+	x0, x1 := f.Xs[i], f.Xs[i+1]
+	y0, y1 := float64(f.Ys[i]), float64(f.Ys[i+1])
+	return y0 + (y1-y0)*(v-x0)/(x1-x0)
 }
 
 func nparams(f Form) int {

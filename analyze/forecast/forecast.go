@@ -426,6 +426,7 @@ func (f *forecaster) alignment(i, j int) []int32 {
 	a, b := f.seqs[i], f.seqs[j]
 	ta, tb := f.tokens(a, b)
 	m := align(ta, tb, &f.work)
+	fillGaps(m, ta, tb, &f.work)
 	f.aligns[[2]int{i, j}] = m
 	back := make([]int32, len(f.seqs[j].keys))
 	for k := range back {
@@ -438,6 +439,40 @@ func (f *forecaster) alignment(i, j int) []int32 {
 	}
 	f.aligns[[2]int{j, i}] = back
 	return m
+}
+
+// fillGaps matches, between two consecutive matches of m, the requests of
+// the same stack and stream whose sizes do not scale together (by a
+// longest common subsequence of their keys alone): a request whose size
+// is affine in the parameter (a*v + c) or irregular is still the same
+// request when it sits between the same neighbours.
+func fillGaps(m []int32, ta []token3, tb []token, work *int64) {
+	i0, j0 := 0, 0 // the gap starts
+	for i := 0; i <= len(m); i++ {
+		if i < len(m) && m[i] < 0 {
+			continue
+		}
+		j1 := len(tb)
+		if i < len(m) {
+			j1 = int(m[i])
+		}
+		if i > i0 && j1 > j0 {
+			ga := make([]token3, i-i0)
+			for k := range ga {
+				ga[k] = token3{key: ta[i0+k].key}
+			}
+			gb := make([]token, j1-j0)
+			for k := range gb {
+				gb[k] = token{key: tb[j0+k].key}
+			}
+			for k, x := range align(ga, gb, work) {
+				if x >= 0 {
+					m[i0+k] = int32(j0) + x
+				}
+			}
+		}
+		i0, j0 = i+1, j1+1
+	}
 }
 
 // tokens returns the requests of a and b as the alignment compares them:
@@ -594,8 +629,11 @@ func absDiff(a, b int64) int64 {
 // model is the fits of one template's requests over a set of files.
 type model struct {
 	t    int
-	fits []Fit // per alloc of the template; Irregular for unmatched too
-	ok   []bool
+	fits []Fit // per alloc of the template
+	// fitted is false for a request no other file makes: it keeps the
+	// template's size.
+	fitted []bool
+	ok     []bool
 	// partial marks the requests matched in some files of the set but
 	// not all: their fits are over those files.
 	partial []bool
@@ -610,6 +648,7 @@ func (f *forecaster) model(set []int, t int) *model {
 	ok := f.matched(t, set)
 	md := &model{t: t, fits: make([]Fit, len(tm.allocs)), ok: ok}
 	md.partial = make([]bool, len(tm.allocs))
+	md.fitted = make([]bool, len(tm.allocs))
 	vs := make([]float64, 0, len(set))
 	sizes := make([]int64, 0, len(set))
 	for k := range tm.allocs {
@@ -627,9 +666,9 @@ func (f *forecaster) model(set []int, t int) *model {
 			sizes = append(sizes, f.size(f.seqs[j], x))
 		}
 		if len(vs) < 2 {
-			md.fits[k] = Fit{Form: Irregular}
 			continue
 		}
+		md.fitted[k] = true
 		md.partial[k] = !ok[k]
 		md.fits[k] = fitSizes(vs, sizes, tm.cfg.RoundSize)
 	}
@@ -643,8 +682,8 @@ func (f *forecaster) synthesize(md *model, v int64) []whatif.Event {
 	tm := f.seqs[md.t]
 	ev := slices.Clone(tm.events)
 	for k, i := range tm.allocs {
-		if fit := &md.fits[k]; fit.Form != Irregular {
-			ev[i].Size = fit.At(float64(v))
+		if md.fitted[k] {
+			ev[i].Size = md.fits[k].At(float64(v))
 		}
 	}
 	return ev

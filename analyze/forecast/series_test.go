@@ -24,11 +24,12 @@ type point struct {
 }
 
 // scalingRoots are the folders that hold series laid out as
-// ../shared/snapshots/scaling (README there): <workload>/<param>_<value>/.
-var scalingRoots = []string{
+// ../shared/snapshots/scaling (README there): <workload>/<param>_<value>/;
+// SNAPVIEW_SCALING adds another (a folder of new recordings).
+var scalingRoots = append([]string{
 	filepath.Join("..", "..", "..", "shared", "snapshots", "scaling"),
 	filepath.Join("..", "..", "testdata", "snapshots", "scaling"),
-}
+}, filepath.SplitList(os.Getenv("SNAPVIEW_SCALING"))...)
 
 // seriesOf returns the uncapped points of a workload, by value; nil when
 // the folder is absent.
