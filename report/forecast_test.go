@@ -14,7 +14,7 @@ import (
 func forecastResult() *forecast.Result {
 	at18 := forecast.Target{Value: 18, Template: "b4.pickle", PeakAllocated: 10492041728, PeakReserved: 10911481856, OOMEntry: -1, Extrapolated: true, Far: true}
 	at19 := forecast.Target{Value: 19, Template: "b4.pickle", PeakAllocated: 10322398208, PeakReserved: 10460594176, OOM: true,
-		OOMEntry: 3010, OOMSize: 1955600384, OOMStack: "(no frames)", Extrapolated: true, Far: true}
+		OOMEntry: 3010, OOMSize: 1955600384, OOMStack: "<no stack recorded>", Extrapolated: true, Far: true}
 	return &forecast.Result{
 		Param: "batch", Conf: "", Limit: 11411652608,
 		Files: []forecast.FileInfo{
@@ -24,14 +24,14 @@ func forecastResult() *forecast.Result {
 		},
 		MatchedRequests: 0.951, MatchedBytes: 0.933,
 		Unmatched: []forecast.Unmatched{
-			{File: "b4.pickle", Stack: "(no frames)", Requests: 165, Bytes: 2 << 30},
-			{File: "b2.pickle", Stack: "(no frames)", Requests: 147, Bytes: 1027084080},
+			{File: "b4.pickle", Stack: "<no stack recorded>", Requests: 165, Bytes: 2 << 30},
+			{File: "b2.pickle", Stack: "<no stack recorded>", Requests: 147, Bytes: 1027084080},
 			{File: "b1.pickle", Stack: "masking_utils.py:752 find_packed_sequence_indices", Requests: 3, Bytes: 3837},
 		},
 		UnmatchedCount: 320,
 		Scaling: []forecast.Scaling{
 			{Form: forecast.Constant, Stack: "modeling_utils.py:3645 cuda", Requests: 300, Bytes: 327650304},
-			{Form: forecast.Linear, Stack: "(no frames)", Requests: 600, Bytes: 9 << 30},
+			{Form: forecast.Linear, Stack: "<no stack recorded>", Requests: 600, Bytes: 9 << 30},
 			{Form: forecast.Linear, Stack: "activations.py:66 forward", Requests: 36, Bytes: 3 << 30},
 			{Form: forecast.Quadratic, Stack: "modeling_gpt2.py:58 eager_attention_forward", Requests: 36, Bytes: 486 << 20},
 			{Form: forecast.Affine, Stack: "loss_utils.py:63 ForCausalLMLoss", Requests: 3, Bytes: 36 << 10},

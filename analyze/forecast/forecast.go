@@ -400,7 +400,7 @@ func stackLabel(s *snapshot.Snapshot, id snapshot.StackID, key string, user map[
 		}
 	}
 	if key == "" {
-		return "(no frames)"
+		return "<no stack recorded>"
 	}
 	first, _, _ := strings.Cut(key, "\n")
 	return shortFrame(first)
