@@ -105,7 +105,7 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 }
 
 // forecastUnmatchedText lists the unmatched requests by stack, most bytes
-// first: "<no stack recorded> (batch=4: 165 requests, 2.0 GiB, batch=2: ...".
+// first: "<no stack recorded> (batch=4: 165 requests, 2.0 GiB / batch=2: ...)".
 func forecastUnmatchedText(r *forecast.Result) []string {
 	var order []string
 	by := map[string][]string{}

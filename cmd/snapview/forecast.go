@@ -42,18 +42,22 @@ moved to the GPU) and the value of the parameter in that run.
 How. The same code at another size makes the same requests in the same order,
 with other sizes. The files' request sequences are aligned: requests match by
 stack and stream, in order (a longest common subsequence), where their sizes
-scale together. Each request matched in every file gets a size as a function
-of the value, the simplest that gives every file's size to the byte (or
-within the allocator's rounding): constant, linear (a*v), quadratic (a*v^2:
-attention scores in the sequence length), affine (a*v + c), with three files
-or more a*v^2 + b*v + c. A form is only taken with more files than it has
-parameters; with two files a size that is none of the first three is affine.
-At a target value the file nearest it is resized: its requests, frees,
-streams and order, each matched request at its fitted size, the others (a
-cuDNN workspace that comes and goes with the size) at that file's size. The
-sequence is then run through snapview whatif's simulation of the caching
-allocator (DeviceCachingAllocator, torch 2.11) under the nearest file's
-settings or --conf, and under --limit.
+scale together (equal, or in the ratio of the values or of their squares);
+between two matches, requests of the same stack match whatever their sizes.
+Each request gets a size as a function of the value, fitted over the files
+that make it: the simplest that gives every file's size to the byte (or
+within the allocator's rounding) among constant, linear (a*v), quadratic
+(a*v^2: attention scores in the sequence length), affine (a*v + c) and, from
+four files, a*v^2 + b*v + c. A form is only taken with more files than it
+has parameters: from two files a size none of the first three gives is
+affine; from three or more it is irregular: piecewise linear between the
+files, beyond them the line through the two nearest (a workspace that stops
+growing). At a target value the file nearest it is resized: its requests,
+frees, streams and order, each request at its fitted size, those no other
+file makes (a cuDNN workspace that comes and goes with the size) at that
+file's size. The sequence is then run through snapview whatif's simulation
+of the caching allocator (DeviceCachingAllocator, torch 2.11) under the
+nearest file's settings or --conf, and under --limit.
 
 Honesty. Every figure is an estimate: it holds if the code at the target makes
 the requests the files do. The text gives the share of requests and bytes
