@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -88,5 +90,28 @@ func TestForecastJSON(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestForecastBadFile: a file that does not exist or does not decode is
+// exit 1 with its name, and a snapshot without a trace is a usage error
+// naming it.
+func TestForecastBadFile(t *testing.T) {
+	b1 := sharedSnapshot(t, "scaling/gpt2_bs/batch_1/snapshot.pickle.xz")
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.pickle")
+	if err := os.WriteFile(bad, []byte("\x80\x04not a pickle"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(dir, "nope.pickle"), bad} {
+		_, _, err := runSnapview(t, "forecast", "--to", "4", b1+"=1", p+"=2")
+		if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), filepath.Base(p)) {
+			t.Errorf("%s: error %v (exit %d), want exit 1 naming the file", p, err, exitCode(err))
+		}
+	}
+	noTrace := sharedSnapshot(t, "public/p02-empty-4dev.pickle")
+	_, _, err := runSnapview(t, "forecast", "--to", "4", b1+"=1", noTrace+"=2")
+	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "p02-empty-4dev.pickle") {
+		t.Errorf("no trace: error %v (exit %d), want exit 2 naming the file", err, exitCode(err))
 	}
 }
