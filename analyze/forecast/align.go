@@ -58,19 +58,19 @@ type differ struct {
 // diagonal), reset to -1 in constant time by bumping a generation: an
 // entry written in an older one reads -1.
 type vArray struct {
-	val []int
-	gen []uint32
-	cur uint32
+	w   []uint64 // generation<<32 | x
+	cur uint64   // the generation, shifted
 }
 
 func (v *vArray) get(i int) int {
-	if v.gen[i] != v.cur {
+	x := v.w[i]
+	if x&^0xffffffff != v.cur {
 		return -1
 	}
-	return v.val[i]
+	return int(int32(uint32(x)))
 }
 
-func (v *vArray) set(i, x int) { v.val[i], v.gen[i] = x, v.cur }
+func (v *vArray) set(i, x int) { v.w[i] = v.cur | uint64(uint32(int32(x))) }
 
 func (d *differ) compare(aLo, aHi, bLo, bHi int) {
 	for aLo < aHi && bLo < bHi && d.eq(aLo, bLo) {
@@ -102,13 +102,13 @@ func (d *differ) bisect(aLo, aHi, bLo, bHi int) (int, int, bool) {
 	maxD := (n1 + n2 + 1) / 2
 	off := maxD
 	vlen := 2 * maxD
-	if len(d.v1.val) < vlen+2 {
-		d.v1 = vArray{val: make([]int, vlen+2), gen: make([]uint32, vlen+2)}
-		d.v2 = vArray{val: make([]int, vlen+2), gen: make([]uint32, vlen+2)}
+	if len(d.v1.w) < vlen+2 {
+		d.v1 = vArray{w: make([]uint64, vlen+2)}
+		d.v2 = vArray{w: make([]uint64, vlen+2)}
 	}
 	d.gen++ // every entry reads -1 again
 	v1, v2 := &d.v1, &d.v2
-	v1.cur, v2.cur = d.gen, d.gen
+	v1.cur, v2.cur = uint64(d.gen)<<32, uint64(d.gen)<<32
 	v1.set(off+1, 0)
 	v2.set(off+1, 0)
 	delta := n1 - n2

@@ -90,3 +90,26 @@ func benchForecast(b *testing.B, x, y string, vx, vy, to int64) {
 
 func BenchmarkCostForecast8And16To96(b *testing.B)   { benchForecast(b, "8", "16", 8, 16, 96) }
 func BenchmarkCostForecast64And96To128(b *testing.B) { benchForecast(b, "64", "96", 64, 96, 128) }
+
+// BenchmarkAlign aligns resnet50_bs batch 64 with batch 96 (3,634 and
+// 3,712 requests).
+func BenchmarkAlign(b *testing.B) {
+	root := filepath.Join(scalingRoots[0], "resnet50_bs")
+	files := []File{{Name: "64", Value: 64, Snap: load(b, filepath.Join(root, "batch_64"))}, {Name: "96", Value: 96, Snap: load(b, filepath.Join(root, "batch_96"))}}
+	f := &forecaster{aligns: map[[2]int][]int32{}, models: map[string]*model{}}
+	intern := map[string]int32{}
+	for i := range files {
+		sq, err := prepare(&files[i], 0, intern)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.seqs = append(f.seqs, sq)
+	}
+	b.ResetTimer()
+	c0 := cpuTime()
+	for range b.N {
+		clear(f.aligns)
+		f.alignment(0, 1)
+	}
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+}
