@@ -4,13 +4,15 @@
 //
 // The same code at another size makes the same requests in the same
 // order, with other sizes. Forecast aligns the files' request sequences
-// (by stack and stream, in order: [align]), fits each matched request's
-// size as a function of the parameter ([fitSizes]: constant, linear,
-// quadratic, ...), synthesizes the sequence at the target value from the
-// file nearest it (its frees, streams and order; the requests no other
-// file has keep its sizes), and runs it through the what-if engine's
-// simulation of the caching allocator ([whatif.Simulate]) under the
-// file's settings or another, and a cap.
+// two by two (by stack and stream, in order, sizes that scale together:
+// [align]; then, between matches, by stack alone: [fillGaps]), fits each
+// request's size as a function of the parameter over the files that make
+// it ([fitSizes]: constant, linear, quadratic, affine, ..., else piecewise
+// linear), synthesizes the sequence at the target value from the file
+// nearest it (its frees, streams and order; the requests no other file
+// makes keep its sizes), and runs it through the what-if engine's
+// simulation of the caching allocator ([whatif.Simulate], the one whatif
+// runs over a file) under the file's settings or another, and a cap.
 //
 // Every figure is an estimate: it holds when the code at the target issues
 // the requests the files do, sized as the fits say.
