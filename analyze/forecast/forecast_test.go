@@ -196,57 +196,101 @@ func testCapProbe(t *testing.T, w string, raw []byte, pts []point) {
 	}
 }
 
-// TestCapOOMRequest: batch 19 under the cap probes' cap, forecast from
-// batch 16 and the capped run at batch 18, fails at the request the
-// recorded run at batch 19 failed (batch_19_cap10883M: its oom entry, the
-// same entry of the same code's trace, the same rounded size), with the
-// peaks the recorded run reached before it failed (meta.json).
+// TestCapOOMRequest: a series' capped recordings (cap probes: one that
+// fit, one that failed, <param>_<value>_cap<N>M) check a forecast under
+// the cap. From the largest uncapped point below the capped run that fit
+// and that run, the value of the one that failed is forecast to fail at
+// the request it failed (same rounded size; gpt2_bs: also the same trace
+// entry), with the peaks it reached before failing (meta.json); the value
+// that fit fits.
 func TestCapOOMRequest(t *testing.T) {
-	root := filepath.Join(scalingRoots[0], "gpt2_bs")
-	oomDir := filepath.Join(root, "batch_19_cap10883M")
-	if !fileExists(snapPath(oomDir)) {
-		t.Skip("no batch_19_cap10883M")
+	n := 0
+	for _, root := range scalingRoots {
+		for _, w := range workloadsIn(root) {
+			caps, _ := filepath.Glob(filepath.Join(root, w, "*_cap*M"))
+			var fit, oom string
+			var fitV, oomV int64
+			for _, d := range caps {
+				var m struct {
+					Value int64 `json:"value"`
+					OOM   bool  `json:"oom"`
+				}
+				raw, err := os.ReadFile(filepath.Join(d, "meta.json"))
+				if err != nil || json.Unmarshal(raw, &m) != nil {
+					continue
+				}
+				if m.OOM {
+					oom, oomV = d, m.Value
+				} else {
+					fit, fitV = d, m.Value
+				}
+			}
+			if fit == "" || oom == "" {
+				continue
+			}
+			n++
+			var below *point
+			for _, p := range seriesOf(t, root, w) {
+				if p.value < fitV {
+					below = &p
+				}
+			}
+			if below == nil {
+				t.Fatalf("%s: no uncapped point below %d", w, fitV)
+			}
+			testCapOOM(t, w, *below, fit, fitV, oom, oomV)
+		}
 	}
-	s19 := load(t, oomDir)
+	if n == 0 {
+		t.Skip("no capped recordings")
+	}
+}
+
+func testCapOOM(t *testing.T, w string, below point, fit string, fitV int64, oomDir string, oomV int64) {
+	s := load(t, oomDir)
 	var oomEntry int
 	var oomSize int64
-	for i, e := range s19.Traces[0] {
+	for i, e := range s.Traces[0] {
 		if e.Action == snapshot.ActionOOM {
 			oomEntry, oomSize = i, e.Size
 			break
 		}
 	}
-	files := []File{
-		{Name: "batch_16", Value: 16, Snap: load(t, filepath.Join(root, "batch_16"))},
-		{Name: "batch_18_cap", Value: 18, Snap: load(t, filepath.Join(root, "batch_18_cap10883M"))},
-	}
-	res, err := Run(files, Options{Param: "batch", Targets: []int64{17, 19}, Limit: 10883 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Targets[0].OOM {
-		t.Errorf("batch 17 fails under the cap: %+v (the probes: it fits)", res.Targets[0])
-	}
-	tg := res.Targets[1]
-	var cfg allocator.Config
-	t.Logf("batch 19: %+v; recorded oom entry %d, %d bytes", tg, oomEntry, oomSize)
-	if !tg.OOM || tg.OOMEntry != oomEntry || cfg.RoundSize(tg.OOMSize) != oomSize {
-		t.Errorf("batch 19: OOM %t at entry %d of %d bytes (rounded %d); the recorded run failed at entry %d, %d bytes",
-			tg.OOM, tg.OOMEntry, tg.OOMSize, cfg.RoundSize(tg.OOMSize), oomEntry, oomSize)
+	var meta struct {
+		PeakAllocated int64 `json:"peak_allocated"`
+		PeakReserved  int64 `json:"peak_reserved"`
+		Cap           int64 `json:"cap_bytes"`
 	}
 	raw, err := os.ReadFile(filepath.Join(oomDir, "meta.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var meta struct {
-		PeakAllocated int64 `json:"peak_allocated"`
-		PeakReserved  int64 `json:"peak_reserved"`
-	}
 	if err := json.Unmarshal(raw, &meta); err != nil {
 		t.Fatal(err)
 	}
+	files := []File{
+		{Name: filepath.Base(below.dir), Value: below.value, Snap: load(t, below.dir)},
+		{Name: filepath.Base(fit), Value: fitV, Snap: load(t, fit)},
+	}
+	res, err := Run(files, Options{Param: "batch", Targets: []int64{fitV, oomV}, Limit: meta.Cap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Targets[0].OOM {
+		t.Errorf("%s %d fails under the cap: %+v (it ran)", w, fitV, res.Targets[0])
+	}
+	tg := res.Targets[1]
+	var cfg allocator.Config
+	t.Logf("%s %d: %+v; recorded: oom entry %d, %d bytes, peaks %d, %d", w, oomV, tg, oomEntry, oomSize, meta.PeakAllocated, meta.PeakReserved)
+	if !tg.OOM || cfg.RoundSize(tg.OOMSize) != oomSize {
+		t.Errorf("%s %d: OOM %t, a request of %d bytes (rounded %d); the recorded run failed a %d-byte request",
+			w, oomV, tg.OOM, tg.OOMSize, cfg.RoundSize(tg.OOMSize), oomSize)
+	}
+	if w == "gpt2_bs" && tg.OOMEntry != oomEntry {
+		t.Errorf("%s %d: fails at entry %d, the recorded run at %d", w, oomV, tg.OOMEntry, oomEntry)
+	}
 	if tg.PeakAllocated != meta.PeakAllocated || tg.PeakReserved != meta.PeakReserved {
-		t.Errorf("batch 19: peaks %d allocated, %d reserved; the recorded run %d, %d", tg.PeakAllocated, tg.PeakReserved, meta.PeakAllocated, meta.PeakReserved)
+		t.Errorf("%s %d: peaks %d allocated, %d reserved; the recorded run %d, %d", w, oomV, tg.PeakAllocated, tg.PeakReserved, meta.PeakAllocated, meta.PeakReserved)
 	}
 }
 
