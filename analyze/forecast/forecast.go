@@ -222,31 +222,61 @@ type forecaster struct {
 }
 
 // Run forecasts opts.Targets (and with opts.Max the largest value under
-// opts.Limit) from files. It returns an *InputError for files that cannot
-// be forecast from together (fewer than two, a value given twice, a trace
-// missing or not from the start of the run, an OOM in a file, files whose
-// requests do not align), else an error from the replay.
+// opts.Limit) from files: [NewSeries], [Series.Add] for each file, then
+// [Series.Forecast]. It returns their errors.
 func Run(files []File, opts Options) (*Result, error) {
-	if len(files) < 2 {
-		names := make([]string, len(files))
-		for i := range files {
-			names[i] = files[i].Name
-		}
-		return nil, &InputError{fmt.Sprintf("forecast needs snapshots at two values or more of the parameter; got %d (%s)", len(files), strings.Join(names, ", "))}
-	}
-	f := &forecaster{opts: opts, aligns: map[[2]int][]int32{}, models: map[string]*model{}}
-	intern := map[string]int32{}
+	sr := NewSeries(opts)
 	for i := range files {
-		sq, err := prepare(&files[i], opts.Device, intern)
-		if err != nil {
+		if err := sr.Add(&files[i]); err != nil {
 			return nil, err
 		}
-		for _, o := range f.seqs {
-			if o.value == sq.value {
-				return nil, &InputError{fmt.Sprintf("%s and %s: both at %s=%d: give each value once", o.name, sq.name, opts.Param, sq.value)}
-			}
+	}
+	return sr.Forecast()
+}
+
+// Series is a forecast being set up: the request sequences of the files
+// read so far. A caller can drop each snapshot once [Series.Add] has read
+// it, so that only one is held at a time.
+type Series struct {
+	f      *forecaster
+	intern map[string]int32
+	names  []string
+}
+
+// NewSeries starts a forecast under opts.
+func NewSeries(opts Options) *Series {
+	return &Series{f: &forecaster{opts: opts, aligns: map[[2]int][]int32{}, models: map[string]*model{}}, intern: map[string]int32{}}
+}
+
+// Add reads the request sequence of opts.Device in file. It returns an
+// *InputError when the device has no trace, the trace misses the start
+// of the run or holds an oom entry, or another file has the same value,
+// and the replay's error for a trace it cannot replay.
+func (sr *Series) Add(file *File) error {
+	f := sr.f
+	sq, err := prepare(file, f.opts.Device, sr.intern)
+	if err != nil {
+		return err
+	}
+	for _, o := range f.seqs {
+		if o.value == sq.value {
+			return &InputError{fmt.Sprintf("%s and %s: both at %s=%d: give each value once", o.name, sq.name, f.opts.Param, sq.value)}
 		}
-		f.seqs = append(f.seqs, sq)
+	}
+	f.seqs = append(f.seqs, sq)
+	sr.names = append(sr.names, file.Name)
+	return nil
+}
+
+// Forecast forecasts opts.Targets (and with opts.Max the largest value
+// under opts.Limit) from the files added. It returns an *InputError for
+// files that cannot be forecast from together: fewer than two, or files
+// whose requests do not align (less than half of a file's requests match
+// another's); and for Max without a Limit.
+func (sr *Series) Forecast() (*Result, error) {
+	f, opts := sr.f, sr.f.opts
+	if len(f.seqs) < 2 {
+		return nil, &InputError{fmt.Sprintf("forecast needs snapshots at two values or more of the parameter; got %d (%s)", len(f.seqs), strings.Join(sr.names, ", "))}
 	}
 	slices.SortStableFunc(f.seqs, func(a, b *seq) int { return cmp.Compare(a.value, b.value) })
 	res := &Result{Param: opts.Param, Device: opts.Device, Limit: opts.Limit, Forms: map[Form]int{}, FormBytes: map[Form]int64{}}

@@ -196,21 +196,33 @@ func runForecast(ctx context.Context, opts *forecastOptions, args []string, conf
 	if stdins > 1 {
 		return usageErrorf("standard input (-) holds one snapshot: give it once")
 	}
-	var files []forecast.File
+	// Each snapshot is read into the series, then dropped: one is held at
+	// a time.
+	// Add's errors name the files themselves: they are kept out of
+	// withSnapshotCtx, which would name the file again.
+	series := forecast.NewSeries(fo)
 	for _, p := range parsed {
+		var addErr error
 		err := withSnapshotCtx(ctx, stdin, errOut, p.path, func(s *snapshot.Snapshot, src source) error {
 			printWarnings(errOut, s.Warnings)
 			if err := opts.device.check(s); err != nil {
 				return err
 			}
-			files = append(files, forecast.File{Name: src.name, Value: p.value, Snap: s})
+			addErr = series.Add(&forecast.File{Name: src.name, Value: p.value, Snap: s})
 			return nil
 		})
+		if err == nil {
+			err = addErr
+		}
 		if err != nil {
+			var ie *forecast.InputError
+			if errors.As(err, &ie) {
+				return &usageError{err}
+			}
 			return err
 		}
 	}
-	res, err := forecast.Run(files, fo)
+	res, err := series.Forecast()
 	if err != nil {
 		var ie *forecast.InputError
 		if errors.As(err, &ie) {
