@@ -279,6 +279,11 @@ func (sr *Series) Forecast() (*Result, error) {
 		return nil, &InputError{fmt.Sprintf("forecast needs snapshots at two values or more of the parameter; got %d (%s)", len(f.seqs), strings.Join(sr.names, ", "))}
 	}
 	slices.SortStableFunc(f.seqs, func(a, b *seq) int { return cmp.Compare(a.value, b.value) })
+	// The caches are by file index: files added since a previous call
+	// moved them.
+	clear(f.aligns)
+	clear(f.models)
+	f.sims, f.work = 0, 0
 	res := &Result{Param: opts.Param, Device: opts.Device, Limit: opts.Limit, Forms: map[Form]int{}, FormBytes: map[Form]int64{}}
 	if err := f.checkAligned(res); err != nil {
 		return nil, err
