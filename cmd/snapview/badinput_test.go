@@ -55,6 +55,8 @@ func TestBadInputEveryCommand(t *testing.T) {
 					args = append(args, "-o", filepath.Join(t.TempDir(), "r.html"))
 				case "diff":
 					args = append(args, path) // BASE and NEW
+				case "forecast":
+					args = []string{name, "--to", "4", path + "=1", path + "=2"}
 				}
 				if name == "export" {
 					args = append(args, "--format", "folded", "-o", filepath.Join(t.TempDir(), "x.folded"))
