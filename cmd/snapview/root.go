@@ -71,6 +71,7 @@ cap with --max-decompressed for a genuine file that passes it.`,
 		newExportCmd(),
 		newTraceCmd(),
 		newStatsCmd(),
+		newCheckCmd(),
 		newSMICmd(),
 	)
 	addProfileFlags(root)
