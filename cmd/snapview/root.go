@@ -72,6 +72,7 @@ cap with --max-decompressed for a genuine file that passes it.`,
 		newTraceCmd(),
 		newStatsCmd(),
 		newCheckCmd(),
+		newWatchCmd(),
 		newSMICmd(),
 	)
 	addProfileFlags(root)
