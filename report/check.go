@@ -184,14 +184,19 @@ func causeText(r check.Result) string {
 	case check.CauseAllocatorLikely:
 		return "allocated_bytes.all.peak is the same on both runs: the difference is likely the allocator's, not the requests'"
 	case check.CauseRequests:
+		if r.AllocatedDelta == 0 {
+			return "the requests differ (another sequence of allocations), though allocated_bytes.all.peak is the same"
+		}
 		return fmt.Sprintf("the requests changed: allocated_bytes.all.peak moved by %s", signedBytes(r.AllocatedDelta))
+	case check.CauseRounding:
+		return "same requests on both runs: the blocks were rounded differently (a setting such as roundup_power2_divisions)"
 	}
 	return ""
 }
 
 // causeJSON names a Cause in JSON.
 func causeJSON(c check.Cause) string {
-	return [...]string{"", "allocator", "allocator_likely", "requests"}[c]
+	return [...]string{"", "allocator", "allocator_likely", "requests", "rounding"}[c]
 }
 
 // checkKindJSON names a rule's kind in JSON.
@@ -211,7 +216,7 @@ func WriteCheckJSON(w io.Writer, v *CheckView) error {
 	for _, r := range v.Results {
 		j := checkResultJSON{Device: r.Device, Check: checkKindJSON(r.Rule.Kind), Name: r.Rule.Name, Key: r.Rule.Key,
 			Verdict: r.Verdict.String(), Exactness: r.Exactness.String(), Allocator: r.Allocator, Why: r.Why, Cause: causeJSON(r.Cause)}
-		if r.Cause == check.CauseRequests {
+		if r.Cause == check.CauseRequests && r.AllocatedDelta != 0 {
 			d := r.AllocatedDelta
 			j.AllocatedDelta = &d
 		}

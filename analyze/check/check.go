@@ -344,14 +344,18 @@ const (
 	// CauseRequests: the requests changed; AllocatedDelta says how much
 	// allocated_bytes.all.peak moved.
 	CauseRequests
+	// CauseRounding: the same requests, yet allocated (or active) bytes
+	// differ: the blocks were rounded differently (roundup_power2_divisions).
+	CauseRounding
 )
 
 // cause decides a Result's Cause and AllocatedDelta: with the same
 // requests (every alloc the same size, in order), a difference in an
-// allocator figure is the allocator's; otherwise allocated_bytes.all.peak
-// says how much the requests themselves moved.
+// allocator figure is the allocator's, and one in allocated or active
+// bytes the block rounding's (a setting such as roundup_power2_divisions);
+// otherwise allocated_bytes.all.peak says how much the requests moved.
 func cause(res *Result, f Figures, base *Baseline) {
-	if !DependsOnAllocator(res.Rule.Key) || base == nil {
+	if base == nil {
 		return
 	}
 	a, ok1 := f["allocated_bytes.all.peak"]
@@ -360,11 +364,19 @@ func cause(res *Result, f Figures, base *Baseline) {
 	if exact {
 		res.AllocatedDelta = a.Value - b.Value
 	}
+	if !DependsOnAllocator(res.Rule.Key) {
+		if base.Known && base.SameRequests && res.Value != res.Base && res.Exactness == analyze.Exact && res.BaseExactness == analyze.Exact {
+			res.Cause = CauseRounding
+		}
+		return
+	}
 	switch {
 	case base.Known && base.SameRequests:
 		res.Cause = CauseAllocator
+	case base.Known:
+		res.Cause = CauseRequests
 	case !exact:
-	case a.Value == b.Value && !base.Known:
+	case a.Value == b.Value:
 		res.Cause = CauseAllocatorLikely
 	default:
 		res.Cause = CauseRequests

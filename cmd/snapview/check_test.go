@@ -153,3 +153,46 @@ func TestCheckUsage(t *testing.T) {
 	})
 	testMissingFile(t, "check", "--no-oom")
 }
+
+// TestCheckSettingsPairs: each uncapped what-if recording against its
+// workload's default run made the same requests, so check calls every
+// reserved difference the allocator's, and an allocated difference the
+// rounding's (roundup_power2_divisions alone changes block sizes).
+func TestCheckSettingsPairs(t *testing.T) {
+	n := 0
+	for _, w := range []string{"varlen_train", "frag_cap"} {
+		def := sharedSnapshot(t, "whatif/"+w+"/default/snapshot.pickle.xz")
+		for _, s := range []string{"expandable", "max_split_128", "roundup_4", "gc_06"} {
+			file := sharedSnapshot(t, "whatif/"+w+"/"+s+"/snapshot.pickle.xz")
+			out, _, _ := runSnapview(t, "check", "--json", "--baseline", def, "--max-growth", "allocated_peak=0", "--max-growth", "reserved_peak=0", file)
+			var j struct {
+				Checks []struct {
+					Name, Verdict, Cause string
+					Value, Baseline      int64
+				}
+			}
+			if err := json.Unmarshal([]byte(out), &j); err != nil {
+				t.Fatalf("%s/%s: %v\n%s", w, s, err, out)
+			}
+			for _, c := range j.Checks {
+				want := "allocator"
+				if c.Name == "allocated_peak" {
+					want = ""
+					if c.Value != c.Baseline {
+						want = "rounding"
+					}
+				}
+				if c.Cause != want {
+					t.Errorf("%s/%s %s: cause %q, want %q (value %d, baseline %d)", w, s, c.Name, c.Cause, want, c.Value, c.Baseline)
+				}
+				if (c.Verdict == "pass") != (c.Value <= c.Baseline) {
+					t.Errorf("%s/%s %s: verdict %s for %d against %d", w, s, c.Name, c.Verdict, c.Value, c.Baseline)
+				}
+				n++
+			}
+		}
+	}
+	if n != 16 {
+		t.Errorf("%d checks judged, want 16", n)
+	}
+}
