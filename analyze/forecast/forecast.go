@@ -372,15 +372,15 @@ func prepare(in *File, device int, intern map[string]int32) (*seq, error) {
 		sq.conf = s.Settings.Conf
 	}
 	trace := s.Traces[device]
-	keys := analyze.NewStackKeys(s, false)
+	frames := newFrameCache(s)
 	type stackStream struct {
 		stack  snapshot.StackID
 		stream int
 	}
 	ids := map[stackStream]int32{}
 	streams := map[uint64]int{}
-	labels := map[snapshot.StackID]string{}
-	kinds := map[snapshot.FrameID]bool{} // frame -> a user frame
+	type stackInfo struct{ key, label string }
+	stacks := map[snapshot.StackID]stackInfo{}
 	for i := range ev {
 		e := &ev[i]
 		switch e.Kind {
@@ -396,21 +396,22 @@ func prepare(in *File, device int, intern map[string]int32) (*seq, error) {
 			streams[e.Stream] = st
 		}
 		stack := trace[e.Entry].Stack
+		si, ok := stacks[stack]
+		if !ok {
+			si.key, si.label = frames.stack(stack)
+			stacks[stack] = si
+		}
 		ss := stackStream{stack, st}
 		id, ok := ids[ss]
 		if !ok {
-			k := keys.Key(stack) + "\x00" + strconv.Itoa(st)
+			k := si.key + "\x00" + strconv.Itoa(st)
 			if id, ok = intern[k]; !ok {
 				id = int32(len(intern))
 				intern[k] = id
 			}
 			ids[ss] = id
 		}
-		lb, ok := labels[stack]
-		if !ok {
-			lb = stackLabel(s, stack, keys.Key(stack), kinds)
-			labels[stack] = lb
-		}
+		lb := si.label
 		sq.allocs = append(sq.allocs, int32(i))
 		sq.keys = append(sq.keys, id)
 		sq.labels = append(sq.labels, lb)
@@ -421,26 +422,62 @@ func prepare(in *File, device int, intern map[string]int32) (*seq, error) {
 	return sq, nil
 }
 
-// stackLabel names a stack by its innermost user frame (a Python frame
-// outside torch and the standard library, analyze.ClassifyFrame), else the
-// first frame of its key, the file's base name: "modeling_gpt2.py:231
-// forward". user caches the frames' kinds.
-func stackLabel(s *snapshot.Snapshot, id snapshot.StackID, key string, user map[snapshot.FrameID]bool) string {
-	for _, f := range s.Stack(id) {
-		u, ok := user[f]
-		if !ok {
-			u = analyze.ClassifyFrame(s.Frames[f]) == analyze.FrameUser
-			user[f] = u
+// frameCache classifies and formats a snapshot's frames as the stacks of
+// the trace use them (each frame once).
+type frameCache struct {
+	s    *snapshot.Snapshot
+	done []bool
+	kind []analyze.FrameKind
+	text []string
+}
+
+func newFrameCache(s *snapshot.Snapshot) *frameCache {
+	n := len(s.Frames)
+	return &frameCache{s: s, done: make([]bool, n), kind: make([]analyze.FrameKind, n), text: make([]string, n)}
+}
+
+func (c *frameCache) frame(f snapshot.FrameID) (analyze.FrameKind, string) {
+	if !c.done[f] {
+		fr := c.s.Frames[f]
+		c.kind[f], c.text[f], c.done[f] = analyze.ClassifyFrame(fr), analyze.FrameText(fr), true
+	}
+	return c.kind[f], c.text[f]
+}
+
+// stack returns the key of a stack, the rule leaks and diff group stacks
+// by across files (analyze.StackKeys unfolded: the text of every frame
+// but the unwinder's and the interpreter's, innermost first, a line each),
+// and its label: its innermost user frame (a Python frame outside torch
+// and the standard library, analyze.ClassifyFrame), else its first key
+// frame, the file's base name ("modeling_gpt2.py:231 forward"), else
+// "<no stack recorded>".
+func (c *frameCache) stack(id snapshot.StackID) (key, label string) {
+	var b strings.Builder
+	first, user := "", ""
+	for _, f := range c.s.Stack(id) {
+		k, t := c.frame(f)
+		if k == analyze.FrameNoise {
+			continue
 		}
-		if u {
-			return shortFrame(analyze.FrameText(s.Frames[f]))
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		} else {
+			first = t
+		}
+		b.WriteString(t)
+		if k == analyze.FrameUser && user == "" {
+			user = t
 		}
 	}
-	if key == "" {
-		return "<no stack recorded>"
+	switch {
+	case user != "":
+		label = shortFrame(user)
+	case first != "":
+		label = shortFrame(first)
+	default:
+		label = "<no stack recorded>"
 	}
-	first, _, _ := strings.Cut(key, "\n")
-	return shortFrame(first)
+	return b.String(), label
 }
 
 // shortFrame shortens "filename:line name" to the file's base name.
