@@ -1,6 +1,9 @@
 package analyze
 
-import "github.com/snapview/snapview/snapshot"
+import (
+	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/snapshot"
+)
 
 // CurrentStats returns the Cur Usage column of torch.cuda.memory_stats()
 // for one device, computed from the snapshot's segments alone (the blocks
@@ -40,7 +43,8 @@ func CurrentStats(s *snapshot.Snapshot, device int) *MemoryStats {
 	if s.Settings != nil {
 		st.MaxSplitSize = s.Settings.MaxSplitSize
 	}
-	oversize := func(size int64) bool { return st.MaxSplitSize > 0 && size >= st.MaxSplitSize }
+	cfg := allocator.FromSettings(s.Settings)
+	oversize := cfg.IsOversize
 	lo, hi := s.DeviceSegments(device)
 	for i := lo; i < hi; i++ {
 		seg := &s.Segments[i]
@@ -48,7 +52,7 @@ func CurrentStats(s *snapshot.Snapshot, device int) *MemoryStats {
 			continue
 		}
 		pool := PoolSmall
-		if seg.IsLarge() {
+		if allocator.IsLargeSegment(seg) {
 			pool = PoolLarge
 		}
 		add := func(stat *[NumPools]Stat, v int64) {

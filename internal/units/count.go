@@ -7,8 +7,8 @@ import (
 
 // Int formats an integer with thousands separators: 2000000 is
 // "2,000,000".
-func Int(n int64) string {
-	s := strconv.FormatInt(n, 10)
+func Int[T ~int | ~int32 | ~int64](n T) string {
+	s := strconv.FormatInt(int64(n), 10)
 	neg := n < 0
 	if neg {
 		s = s[1:]
