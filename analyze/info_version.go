@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -220,7 +221,7 @@ func inferVersion(s *snapshot.Snapshot) VersionHint {
 	case blocks > 0 && len(s.Fields) > 0 && s.FieldCount("segments[].blocks[].address") == 0:
 		before(1, "blocks without addresses: the 2.0 block layout", "#106079")
 	case inactiveStacks > 0:
-		before(1, fmt.Sprintf("%s keep a stack: the block history layout", infoPlural(inactiveStacks, "free block")), "#106079")
+		before(1, fmt.Sprintf("%s keep a stack: the block history layout", units.Plural(inactiveStacks, "free block")), "#106079")
 	}
 	var newer, unknown []string
 	if s.Settings != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
 )
 
 // RanksOptions says how [WriteRanks] shows a rank comparison.
@@ -112,10 +113,10 @@ func when(s *analyze.Side, entry, step int, us int64) string {
 	if step >= 0 {
 		parts = append(parts, "step "+strconv.Itoa(step))
 	} else {
-		parts = append(parts, "entry "+FormatInt(int64(entry)))
+		parts = append(parts, "entry "+units.Int(entry))
 	}
 	if s.HasTime {
-		parts = append(parts, fmt.Sprintf("%.3f s", float64(us-s.FirstUS)/1e6))
+		parts = append(parts, units.Seconds(us-s.FirstUS, 3))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -144,7 +145,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 			figureValue(s.PeakAllocated, true, h), when(s, s.PeakAllocatedAt, s.PeakAllocatedStep, s.PeakAllocatedUS),
 			figureValue(s.PeakReserved, true, h), when(s, s.PeakReservedAt, s.PeakReservedStep, s.PeakReservedUS),
 			figureValue(s.ReservedAtPeakAllocated-s.PeakAllocated, true, h),
-			FormatBytes(s.End.AllocatedBytes[analyze.PoolAll].Current),
+			units.Bytes(s.End.AllocatedBytes[analyze.PoolAll].Current),
 			figureValue(int64(s.OOMs), false, s.End.Known.NumOOMs),
 			figureValue(s.End.NumAllocRetries, false, s.End.Known.NumAllocRetries),
 			string(s.Coverage)})
@@ -179,7 +180,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 	}
 	rows = nil
 	for _, sp := range rk.Spreads {
-		spread := FormatBytes(sp.Spread)
+		spread := units.Bytes(sp.Spread)
 		if sp.Median > 0 {
 			spread += fmt.Sprintf(" (%.0f%%)", 100*float64(sp.Spread)/float64(sp.Median))
 		}
@@ -210,7 +211,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 		for _, out := range rk.Outliers {
 			s := rk.Sides[out.Rank]
 			fmt.Fprintf(w, "  %s (%s, device %d): %s %s, %+.1f%% against the median %s\n",
-				labels[out.Rank], s.File, s.Device, out.Figure, FormatBytes(out.Value), 100*out.Deviation, FormatBytes(out.Median))
+				labels[out.Rank], s.File, s.Device, out.Figure, units.Bytes(out.Value), 100*out.Deviation, units.Bytes(out.Median))
 		}
 	}
 
@@ -219,7 +220,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 		fmt.Fprintln(w, "Stacks whose live bytes at each rank's peak vary most across the ranks")
 		rows = nil
 		for i, v := range rk.Stacks {
-			rows = append(rows, []string{strconv.Itoa(i + 1), FormatBytes(v.Spread),
+			rows = append(rows, []string{strconv.Itoa(i + 1), units.Bytes(v.Spread),
 				byRank(v.Min, labels[v.MinRank]),
 				byRank(v.Max, labels[v.MaxRank]),
 				strings.Join(frameLines(v.Frames, o.Full, o.Frames), "\n")})
@@ -379,7 +380,7 @@ const rankCellWidth = 24
 // bytes, wrapped to rankCellWidth.
 func byRank(bytes int64, label string) string {
 	if len(label) <= 10 {
-		return FormatBytes(bytes) + " (" + label + ")"
+		return units.Bytes(bytes) + " (" + label + ")"
 	}
-	return FormatBytes(bytes) + "\n" + wrapCell("("+label+")", rankCellWidth)
+	return units.Bytes(bytes) + "\n" + wrapCell("("+label+")", rankCellWidth)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -222,7 +223,7 @@ func TestSegmentsNameSummaryFigures(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, d := range sum.Devices {
-			alloc, free := FormatBytes(d.Total.AllocatedBytes), FormatBytes(d.Total.InactiveBytes)
+			alloc, free := units.Bytes(d.Total.AllocatedBytes), units.Bytes(d.Total.InactiveBytes)
 			if !strings.Contains(text.String(), alloc+" allocated") || !strings.Contains(text.String(), free+" free") {
 				t.Errorf("%s device %d: summary lacks %s allocated, %s free", name, d.Device, alloc, free)
 			}

@@ -114,7 +114,7 @@ func TestInconsistentSegments(t *testing.T) {
 	}{
 		{"duplicate_segment.pickle", "1 segment listed twice (segments[14] repeats segments[0]", 14},
 		{"overlap_segments.pickle", "1 segment overlapping a segment at a lower address (segments[1]", 13},
-		{"memo_seg_1e4x1e3.pickle", "9999 segments listed twice", 1},
+		{"memo_seg_1e4x1e3.pickle", "9,999 segments listed twice", 1},
 		{"requested_gt_size.pickle", "1 active block with requested_size above the block's size", 14},
 		{"time_backwards.pickle", "device_traces[0]: time_us goes backwards", 14},
 	} {

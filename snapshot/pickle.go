@@ -9,6 +9,8 @@ import (
 	"math/big"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/snapview/snapview/internal/units"
 )
 
 // This file is a small pickle virtual machine for the opcode subset that
@@ -419,7 +421,7 @@ func (m *machine) readBytes(n uint64) ([]byte, error) {
 			}
 			left -= c
 		}
-		return nil, &LimitError{Limit: "string length", Detail: fmt.Sprintf("a string of %d bytes at byte %d, longer than %s", n, at, sizeText(m.lim.MaxString))}
+		return nil, &LimitError{Limit: "string length", Detail: fmt.Sprintf("a string of %d bytes at byte %d, longer than %s", n, at, units.Bytes(m.lim.MaxString))}
 	}
 	if n <= readBuf {
 		b, err := m.readN(int(n))

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -334,7 +335,7 @@ func checkRequestedViews(t *testing.T, name string, s *snapshot.Snapshot, dev in
 		}
 	}
 	total := sum.Devices[0].Total.ActiveRequestedBytes()
-	figure := report.FormatBytes(total)
+	figure := units.Bytes(total)
 	texts := map[string]string{"summary": text.String(), "segments": segText.String(), "state": stText.String()}
 	if want == analyze.Unknown {
 		for i, row := range torchReq {
@@ -345,7 +346,7 @@ func checkRequestedViews(t *testing.T, name string, s *snapshot.Snapshot, dev in
 		note := "Requested: unknown (" + why + ")."
 		other := map[string]bool{}
 		for _, v := range []int64{sum.Devices[0].Total.AllocatedBytes, sum.Devices[0].Total.ActiveBytes(), sum.Devices[0].Total.Size} {
-			other[report.FormatBytes(v)] = true
+			other[units.Bytes(v)] = true
 		}
 		for v, out := range texts {
 			if !strings.Contains(strings.Join(strings.Fields(out), " "), note) {
