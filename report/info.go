@@ -42,9 +42,6 @@ func newInfoOf(path string, sizeOnDisk int64, s *snapshot.Snapshot, replay func(
 	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.InspectReplaying(s, replay, only)}
 }
 
-// infoWidth is the column text is wrapped at.
-const infoWidth = 100
-
 // WriteInfo writes v as text: sections File, Layout, PyTorch version,
 // Devices, Recording, Allocator settings, Unknown fields, Warnings.
 func WriteInfo(w io.Writer, v *Info) error {

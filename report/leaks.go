@@ -30,12 +30,6 @@ type LeakOptions struct {
 // StackLines is the most lines a folded stack prints in the text view.
 const StackLines = 8
 
-// sparkRamp draws a group's live bytes from none to its highest.
-const sparkRamp = "_.:-=+*#%@"
-
-// sparkWidth is the most characters of a growth sparkline.
-const sparkWidth = 20
-
 // WriteLeaks writes the leak reports of one or more devices as text: per
 // device, what was looked at and how the trace was cut into steps, then a
 // table of the groups with their live bytes, score, growth, verdict and
@@ -278,21 +272,6 @@ func sparklineAt(g []analyze.GrowthPoint, maxWidth int) string {
 		vals[c] = g[(c+1)*n/width-1].Bytes
 	}
 	return "[" + rampChars(vals, 0, hi) + "]"
-}
-
-// rampChars draws each value as a character of sparkRamp: lo (or less)
-// as its first, hi as its last, the rest rounded up so that any value
-// above lo shows.
-func rampChars(vals []int64, lo, hi int64) string {
-	b := make([]byte, len(vals))
-	for i, v := range vals {
-		level := 0
-		if v > lo && hi > lo {
-			level = int(min((v-lo)*int64(len(sparkRamp)-1)+hi-lo-1, (hi-lo)*int64(len(sparkRamp)-1)) / (hi - lo))
-		}
-		b[i] = sparkRamp[level]
-	}
-	return string(b)
 }
 
 // LeakStackLines returns the lines that show a stack in the leak views

@@ -307,5 +307,5 @@ func WriteSMIJSON(w io.Writer, v *SMIView) error {
 		}
 		out.Gaps = append(out.Gaps, gj)
 	}
-	return writeIndentedJSON(w, out)
+	return writeJSON(w, out)
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -153,7 +152,7 @@ func WriteStatsDumpJSON(w io.Writer, d *StatsDump) error {
 		dj.Warnings = findingsJSON(monitor.Check(st))
 		out.Devices = append(out.Devices, dj)
 	}
-	return writeIndentedJSON(w, out)
+	return writeJSON(w, out)
 }
 
 func findingsJSON(fs []monitor.Finding) []findingJSON {
@@ -166,14 +165,4 @@ func findingsJSON(fs []monitor.Finding) []findingJSON {
 		out = append(out, fj)
 	}
 	return out
-}
-
-// writeIndentedJSON writes v as indented JSON and a newline.
-func writeIndentedJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
 }

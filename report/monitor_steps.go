@@ -312,5 +312,5 @@ func WriteStepsJSON(w io.Writer, v *StepsView) error {
 		}
 		out.Devices = append(out.Devices, dj)
 	}
-	return writeIndentedJSON(w, out)
+	return writeJSON(w, out)
 }

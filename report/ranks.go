@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -366,9 +365,7 @@ func WriteRanksJSON(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 		dj := diffToJSON(rk.Diff, DiffOptions{BaseAt: "peak", NewAt: "peak"})
 		j.Diff = &dj
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(j)
+	return writeJSON(w, j)
 }
 
 // rankCellWidth is the most columns a rank's name takes in a table cell

@@ -1,13 +1,11 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/snapview/snapview/analyze"
@@ -181,35 +179,6 @@ func summaryLine(u *analyze.SegmentUsage) string {
 // minMapWidth is the narrowest map the segments table draws to keep
 // within the width; below it, columns are left out.
 const minMapWidth = 10
-
-// dropColumn returns row without its column c when drop is set.
-func dropColumn[T any](row []T, c int, drop bool) []T {
-	if !drop {
-		return row
-	}
-	return append(row[:c:c], row[c+1:]...)
-}
-
-// tableWidth is the width newTable draws rows of these cells in: each
-// column as wide as its widest line, plus a border and two spaces.
-func tableWidth(rows [][]string) int {
-	var widths []int
-	for _, row := range rows {
-		for c, cell := range row {
-			for _, line := range strings.Split(cell, "\n") {
-				if c >= len(widths) {
-					widths = append(widths, 0)
-				}
-				widths[c] = max(widths[c], utf8.RuneCountInString(line))
-			}
-		}
-	}
-	total := 1
-	for _, w := range widths {
-		total += w + 3
-	}
-	return total
-}
 
 // WriteSegments writes r as text: for each device its totals, a table
 // of its segments and how its totals relate to `snapview summary`'s, then
@@ -395,7 +364,5 @@ func WriteSegmentsJSON(w io.Writer, r *Segments) error {
 		}
 		out.Devices = append(out.Devices, dj)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }

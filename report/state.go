@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -686,9 +685,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 			out.OOM.Whatif = &d
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }
 
 // allocIndex returns the alloc entry of Allocation k, -1 when it is

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -519,7 +518,5 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 		}
 		out.Devices = append(out.Devices, dj)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }

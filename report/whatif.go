@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -285,9 +284,7 @@ func WriteWhatifJSON(w io.Writer, v *WhatifView) error {
 	for _, r := range v.Devices {
 		out.Devices = append(out.Devices, whatifDevice(r))
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }
 
 // whatifDevice is one device of the JSON.
