@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/snapview/snapview/internal/corpus"
 )
 
 // gzipOf compresses b.
@@ -104,10 +106,7 @@ func TestRefsSaturate(t *testing.T) {
 // overlapping, wrapping and requested>size segments and backwards times
 // are each one warning, and reserved bytes are counted once.
 func TestInconsistentSegments(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "snapshots", "hostile")
-	if !dirExists(dir) {
-		t.Skip("../shared/snapshots/hostile absent")
-	}
+	dir := corpus.Path(t, "hostile")
 	for _, tt := range []struct {
 		file, warn string
 		segments   int
