@@ -13,8 +13,8 @@ import (
 // (the rule in [DecideTrust]).
 //
 // The rules mirror what c10/cuda/CUDACachingAllocator.cpp counts, as
-// torch.cuda.memory_stats() reports it (see ../shared/docs/snapshot-format.md
-// §3.4); the pool of a segment is its segment_type:
+// torch.cuda.memory_stats() reports it (see docs/format.md, "memory_stats()
+// from the segments alone"); the pool of a segment is its segment_type:
 //
 //   - reserved_bytes: Σ segment total_size;
 //   - segment: the number of segments that are not expandable (PyTorch

@@ -29,8 +29,8 @@ func (v Version) less(w Version) bool {
 
 // VersionHint is a range of PyTorch releases consistent with what the
 // file holds. It is a hint, not a certainty: the release a feature first
-// shipped in is dated from its pull request (../shared/docs/snapshot-format.md
-// §2.1), and a converted or hand-made file can carry any keys.
+// shipped in is dated from its pull request (docs/format.md, "Format
+// versions"), and a converted or hand-made file can carry any keys.
 type VersionHint struct {
 	// Min is the oldest release consistent with the file (inclusive),
 	// zero when no clue bounds it from below. Max is the first release the

@@ -14,8 +14,8 @@ import (
 )
 
 // This file is a small pickle virtual machine for the opcode subset that
-// memory snapshots use (protocols 2 to 5, see ../shared/docs/snapshot-format.md
-// §1.1): dicts, lists, tuples, str, int of any width, float, bool and None,
+// memory snapshots use (protocols 2 to 5, see docs/format.md, "Pickle
+// encoding"): dicts, lists, tuples, str, int of any width, float, bool and None,
 // with the memo. It never resolves globals: GLOBAL, STACK_GLOBAL, REDUCE,
 // BUILD, NEWOBJ and friends are errors, so a hostile file cannot run code.
 //
