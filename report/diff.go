@@ -52,30 +52,6 @@ func DescribeSide(s *analyze.Side, at string) string {
 	return b.String()
 }
 
-// trustMark is the mark a figure carries in text views: "" when exact,
-// "+" for a lower bound (at least this much), "?" when unknown.
-func trustMark(e analyze.Exactness) string {
-	switch e {
-	case analyze.LowerBound:
-		return "+"
-	case analyze.Unknown:
-		return "?"
-	}
-	return ""
-}
-
-// figureValue formats a figure with its trust mark.
-func figureValue(v int64, bytes bool, e analyze.Exactness) string {
-	if e == analyze.Unknown {
-		return "?"
-	}
-	s := units.Int(v)
-	if bytes {
-		s = units.Bytes(v)
-	}
-	return s + trustMark(e)
-}
-
 // signed formats a delta with its sign ("+1.0 MiB", "-3", "0").
 func signed(v int64, bytes bool) string {
 	s := units.Int(v)

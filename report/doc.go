@@ -23,5 +23,7 @@
 // github.com/snapview/snapview/internal/units, so a figure reads the same
 // in every view. A figure the file cannot vouch for carries its trust
 // mark ("+" for a lower bound, "?" when unknown) in text and its
-// exactness in JSON, from the one verdict of the analysis.
+// exactness in JSON, from the one verdict of the analysis; trust.go
+// holds those marks and words (TrustText), requested.go the verdict on
+// requested bytes.
 package report

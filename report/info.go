@@ -206,22 +206,6 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo, segmentsFromTrace boo
 	}
 }
 
-// TrustText says in words how far the history figures (peaks, totals,
-// the state at a trace entry) can be trusted, with the reason: the one
-// wording every view uses for analyze.DecideTrust's verdict.
-func TrustText(k analyze.Known) string {
-	switch k.History {
-	case analyze.Exact:
-		return "peaks and totals are exact (the replay ends in the file's segments)"
-	case analyze.LowerBound:
-		return "peaks and totals are lower bounds: " + k.Why
-	}
-	if k.Why == "" {
-		return "peaks and totals are unknown"
-	}
-	return "peaks and totals are unknown: " + k.Why
-}
-
 // coverageText explains a device's trace coverage.
 func coverageText(d *analyze.DeviceInfo) string {
 	var why []string

@@ -277,14 +277,6 @@ type rankJSON struct {
 	Coverage              string `json:"coverage"`
 }
 
-// knownOr returns &v, or nil (JSON null) when v is unknown.
-func knownOr[T any](v T, e analyze.Exactness) *T {
-	if e == analyze.Unknown {
-		return nil
-	}
-	return &v
-}
-
 type rankSpreadJSON struct {
 	Figure     string `json:"figure"`
 	Min        int64  `json:"min"`

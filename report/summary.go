@@ -397,17 +397,6 @@ type deviceSummaryJSON struct {
 	Requested historyJSON `json:"requested"`
 }
 
-type historyJSON struct {
-	Exactness string `json:"exactness"`
-	Why       string `json:"why,omitempty"`
-}
-
-// figureJSON is one memory_stats() figure: value is null when unknown.
-type figureJSON struct {
-	Value     *int64 `json:"value"`
-	Exactness string `json:"exactness"`
-}
-
 type poolJSON struct {
 	Pool             string   `json:"pool"`
 	PoolID           [2]int64 `json:"pool_id"`
