@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
 )
 
 // RanksOptions says how [WriteRanks] shows a rank comparison.
@@ -114,13 +114,13 @@ func when(s *analyze.Side, origin int64, entry, step int, us int64) string {
 	if step >= 0 {
 		parts = append(parts, "step "+strconv.Itoa(step))
 	} else {
-		parts = append(parts, "entry "+FormatInt(int64(entry)))
+		parts = append(parts, "entry "+units.Int(entry))
 	}
 	if s.HasTime {
 		if origin == 0 {
 			origin = s.FirstUS
 		}
-		parts = append(parts, fmt.Sprintf("%.3f s", float64(us-origin)/1e6))
+		parts = append(parts, units.Seconds(us-origin, 3))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -153,7 +153,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 			figureValue(s.PeakAllocated, true, h), when(s, origin, s.PeakAllocatedAt, s.PeakAllocatedStep, s.PeakAllocatedUS),
 			figureValue(s.PeakReserved, true, h), when(s, origin, s.PeakReservedAt, s.PeakReservedStep, s.PeakReservedUS),
 			figureValue(s.ReservedAtPeakAllocated-s.PeakAllocated, true, h),
-			FormatBytes(s.End.AllocatedBytes[analyze.PoolAll].Current),
+			units.Bytes(s.End.AllocatedBytes[analyze.PoolAll].Current),
 			figureValue(int64(s.OOMs), false, s.End.Known.NumOOMs),
 			figureValue(s.End.NumAllocRetries, false, s.End.Known.NumAllocRetries),
 			string(s.Coverage)})
@@ -188,7 +188,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 	}
 	rows = nil
 	for _, sp := range rk.Spreads {
-		spread := FormatBytes(sp.Spread)
+		spread := units.Bytes(sp.Spread)
 		if sp.Median > 0 {
 			spread += fmt.Sprintf(" (%.0f%%)", 100*float64(sp.Spread)/float64(sp.Median))
 		}
@@ -215,7 +215,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 		for _, out := range rk.Outliers {
 			s := rk.Sides[out.Rank]
 			fmt.Fprintf(w, "  %s (%s, device %d): %s %s, %+.1f%% against the median %s\n",
-				labels[out.Rank], s.File, s.Device, out.Figure, FormatBytes(out.Value), 100*out.Deviation, FormatBytes(out.Median))
+				labels[out.Rank], s.File, s.Device, out.Figure, units.Bytes(out.Value), 100*out.Deviation, units.Bytes(out.Median))
 		}
 	}
 
@@ -224,7 +224,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 		fmt.Fprintln(w, "Stacks whose live bytes at each rank's peak vary most across the ranks")
 		rows = nil
 		for i, v := range rk.Stacks {
-			rows = append(rows, []string{strconv.Itoa(i + 1), FormatBytes(v.Spread),
+			rows = append(rows, []string{strconv.Itoa(i + 1), units.Bytes(v.Spread),
 				byRank(v.Min, labels[v.MinRank]),
 				byRank(v.Max, labels[v.MaxRank]),
 				strings.Join(frameLines(v.Frames, o.Full, o.Frames), "\n")})
@@ -284,14 +284,6 @@ type rankJSON struct {
 	ReservedMinusAlloc    *int64 `json:"reserved_minus_allocated_bytes"`
 	NumAllocRetries       *int64 `json:"num_alloc_retries"`
 	Coverage              string `json:"coverage"`
-}
-
-// knownOr returns &v, or nil (JSON null) when v is unknown.
-func knownOr[T any](v T, e analyze.Exactness) *T {
-	if e == analyze.Unknown {
-		return nil
-	}
-	return &v
 }
 
 type rankSpreadJSON struct {
@@ -378,9 +370,7 @@ func WriteRanksJSON(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 		dj := diffToJSON(rk.Diff, DiffOptions{BaseAt: "peak", NewAt: "peak"})
 		j.Diff = &dj
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(j)
+	return writeJSON(w, j)
 }
 
 // rankCellWidth is the most columns a rank's name takes in a table cell
@@ -392,9 +382,9 @@ const rankCellWidth = 24
 // bytes, wrapped to rankCellWidth.
 func byRank(bytes int64, label string) string {
 	if len(label) <= 10 {
-		return FormatBytes(bytes) + " (" + label + ")"
+		return units.Bytes(bytes) + " (" + label + ")"
 	}
-	return FormatBytes(bytes) + "\n" + wrapCell("("+label+")", rankCellWidth)
+	return units.Bytes(bytes) + "\n" + wrapCell("("+label+")", rankCellWidth)
 }
 
 // peakClockText says whether the ranks' allocated peaks fall together, on
@@ -414,7 +404,7 @@ func peakClockText(rk *analyze.Ranks) string {
 			where = append(where, fmt.Sprintf("in steps %d to %d", lo, hi))
 		}
 		if rk.OneClock {
-			where = append(where, formatSpan(rk.PeakSpreadUS)+" apart on the time_us clock"+since)
+			where = append(where, units.Span(rk.PeakSpreadUS)+" apart on the time_us clock"+since)
 		}
 		if len(where) == 0 {
 			where = append(where, "at different points of their traces")
@@ -423,7 +413,7 @@ func peakClockText(rk *analyze.Ranks) string {
 	}
 	if rk.OneClock {
 		return fmt.Sprintf("The ranks' allocated peaks fall together: within %s of each other on the time_us clock%s; the ranks started recording up to %s apart.",
-			formatSpan(rk.PeakSpreadUS), since, formatSpan(latestStart(rk)-rk.ClockOrigin))
+			units.Span(rk.PeakSpreadUS), since, units.Span(latestStart(rk)-rk.ClockOrigin))
 	}
 	return "Each rank is compared at its own peak; here the peaks fall in the same step (or at the same point of the trace)."
 }
