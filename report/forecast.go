@@ -10,6 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/snapview/snapview/analyze/forecast"
+	"github.com/snapview/snapview/internal/units"
 )
 
 // forecastStacksPerForm is how many stacks the text names for each form.
@@ -23,10 +24,10 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 	p := r.Param
 	fmt.Fprint(w, wrapAt("", fmt.Sprintf("Forecast by %s from %s (device %d). Every figure below is an estimate: "+
 		"the request sequence at the target, resized from the files, run through the allocator simulation of snapview whatif.",
-		p, plural(len(r.Files), "snapshot"), r.Device), width))
+		p, units.Plural(len(r.Files), "snapshot"), r.Device), width))
 	for _, f := range r.Files {
 		fmt.Fprint(w, wrapAt("    ", fmt.Sprintf("%s=%d  %s: %s, peak allocated %s, peak reserved %s",
-			p, f.Value, f.Name, plural(f.Requests, "request"), FormatBytes(f.PeakAllocated), FormatBytes(f.PeakReserved)), width))
+			p, f.Value, f.Name, units.Plural(f.Requests, "request"), units.Bytes(f.PeakAllocated), units.Bytes(f.PeakReserved)), width))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprint(w, wrapAt("", fmt.Sprintf("Matched: %s of the requests and %s of the bytes align in every file "+
@@ -35,20 +36,20 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 		parts := forecastUnmatchedText(r)
 		more := ""
 		if n := countUnmatched(r); n < r.UnmatchedCount {
-			more = "; and " + FormatInt(int64(r.UnmatchedCount-n)) + " more"
+			more = "; and " + units.Int(r.UnmatchedCount-n) + " more"
 		}
 		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Not matched in every file (%s): %s%s. At a target, those of the nearest file "+
 			"that match in another file are sized by a fit over the files that make them, the others keep the nearest file's size.",
-			plural(r.UnmatchedCount, "request"), strings.Join(parts, "; "), more), width))
+			units.Plural(r.UnmatchedCount, "request"), strings.Join(parts, "; "), more), width))
 		if r.Partial > 0 {
 			fmt.Fprint(w, wrapAt("", fmt.Sprintf("In the file at %s=%d, %s (%s) are fitted over some of the files only.",
-				r.Param, r.TemplateValue, plural(r.Partial, "request"), FormatBytes(r.PartialBytes)), width))
+				r.Param, r.TemplateValue, units.Plural(r.Partial, "request"), units.Bytes(r.PartialBytes)), width))
 		}
 	}
 	fmt.Fprint(w, wrapAt("", forecastScaling(r), width))
 	if r.Rounded > 0 {
 		fmt.Fprint(w, wrapAt("", fmt.Sprintf("%s fit their form only within the allocator's rounding, not to the byte.",
-			plural(r.Rounded, "request")), width))
+			units.Plural(r.Rounded, "request")), width))
 	}
 	conf := r.Conf
 	if conf == "" {
@@ -56,7 +57,7 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 	}
 	limit := "no cap"
 	if r.Limit > 0 {
-		limit = fmt.Sprintf("cap %s (%s B)", FormatBytes(r.Limit), FormatInt(r.Limit))
+		limit = fmt.Sprintf("cap %s (%s B)", units.Bytes(r.Limit), units.Int(r.Limit))
 	}
 	fmt.Fprint(w, wrapAt("", fmt.Sprintf("Simulated under PYTORCH_CUDA_ALLOC_CONF=%s, %s.", conf, limit), width))
 	for _, n := range r.Notes {
@@ -90,8 +91,8 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 		var rows [][]string
 		for _, l := range r.LeaveOneOut {
 			rows = append(rows, []string{strconv.FormatInt(l.Value, 10),
-				FormatBytes(l.PeakReserved), FormatBytes(l.FilePeakReserved), signedPct(l.ReservedErrorPct),
-				FormatBytes(l.PeakAllocated), FormatBytes(l.FilePeakAllocated), signedPct(l.AllocatedErrorPct)})
+				units.Bytes(l.PeakReserved), units.Bytes(l.FilePeakReserved), signedPct(l.ReservedErrorPct),
+				units.Bytes(l.PeakAllocated), units.Bytes(l.FilePeakAllocated), signedPct(l.AllocatedErrorPct)})
 		}
 		ft := fitColumns(width, []string{p, "Reserved\nforecast", "Reserved\nfile", "Error", "Allocated\nforecast", "Allocated\nfile", "Error"},
 			[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, rows, nil)
@@ -114,7 +115,7 @@ func forecastUnmatchedText(r *forecast.Result) []string {
 			order = append(order, u.Stack)
 		}
 		by[u.Stack] = append(by[u.Stack], fmt.Sprintf("%s=%d: %s, %s", r.Param, templateValue(r, u.File),
-			plural(u.Requests, "request"), FormatBytes(u.Bytes)))
+			units.Plural(u.Requests, "request"), units.Bytes(u.Bytes)))
 	}
 	var out []string
 	for _, st := range order {
@@ -150,14 +151,14 @@ func forecastScaling(r *forecast.Result) string {
 			b.WriteString(";")
 		}
 		first = false
-		fmt.Fprintf(&b, " %s %s (%s)", f, plural(n, "request"), FormatBytes(r.FormBytes[f]))
+		fmt.Fprintf(&b, " %s %s (%s)", f, units.Plural(n, "request"), units.Bytes(r.FormBytes[f]))
 		if f == forecast.Constant {
 			continue
 		}
 		var top []string
 		for _, s := range r.Scaling {
 			if s.Form == f && len(top) < forecastStacksPerForm {
-				top = append(top, fmt.Sprintf("%s %s", s.Stack, FormatBytes(s.Bytes)))
+				top = append(top, fmt.Sprintf("%s %s", s.Stack, units.Bytes(s.Bytes)))
 			}
 		}
 		if len(top) > 0 {
@@ -184,7 +185,7 @@ func forecastRow(r *forecast.Result, t *forecast.Target) []string {
 	case t.Extrapolated:
 		notes = append(notes, "extrapolated")
 	}
-	return []string{strconv.FormatInt(t.Value, 10), FormatBytes(t.PeakReserved), FormatBytes(t.PeakAllocated), oom,
+	return []string{strconv.FormatInt(t.Value, 10), units.Bytes(t.PeakReserved), units.Bytes(t.PeakAllocated), oom,
 		fmt.Sprintf("%s=%d", r.Param, templateValue(r, t.Template)), strings.Join(notes, "; ")}
 }
 
@@ -204,7 +205,7 @@ func templateValue(r *forecast.Result, name string) int64 {
 
 func forecastOOMLine(r *forecast.Result, t *forecast.Target) string {
 	return fmt.Sprintf("At %s=%d the first request that fails is entry %d of %s, a %s request from %s: peaks are up to it.",
-		r.Param, t.Value, t.OOMEntry, t.Template, FormatBytes(t.OOMSize), t.OOMStack)
+		r.Param, t.Value, t.OOMEntry, t.Template, units.Bytes(t.OOMSize), t.OOMStack)
 }
 
 func forecastMaxLine(r *forecast.Result, m *forecast.Max) string {
@@ -213,27 +214,27 @@ func forecastMaxLine(r *forecast.Result, m *forecast.Max) string {
 	switch {
 	case m.Found:
 		fmt.Fprintf(&b, "Largest %s that fits under %s: %d (estimate): peak reserved %s, peak allocated %s.",
-			p, FormatBytes(r.Limit), m.Value, FormatBytes(m.At.PeakReserved), FormatBytes(m.At.PeakAllocated))
+			p, units.Bytes(r.Limit), m.Value, units.Bytes(m.At.PeakReserved), units.Bytes(m.At.PeakAllocated))
 	case m.Value == 0 && m.Next != nil:
-		fmt.Fprintf(&b, "Nothing fits under %s: at %s=%d the run fails.", FormatBytes(r.Limit), p, m.Next.Value)
+		fmt.Fprintf(&b, "Nothing fits under %s: at %s=%d the run fails.", units.Bytes(r.Limit), p, m.Next.Value)
 	case m.Next == nil:
 		fmt.Fprintf(&b, "Every %s tried fits under %s, up to %d; the search stopped after %s.",
-			p, FormatBytes(r.Limit), m.Value, plural(m.Simulations, "simulation"))
+			p, units.Bytes(r.Limit), m.Value, units.Plural(m.Simulations, "simulation"))
 	default:
 		fmt.Fprintf(&b, "The search stopped after %s: %d fits under %s, %d does not; in between, not tried.",
-			plural(m.Simulations, "simulation"), m.Value, FormatBytes(r.Limit), m.Next.Value)
+			units.Plural(m.Simulations, "simulation"), m.Value, units.Bytes(r.Limit), m.Next.Value)
 	}
 	if n := m.Next; n != nil && m.Found {
 		fmt.Fprintf(&b, " At %d the run fails", n.Value)
 		if n.OOMEntry >= 0 {
-			fmt.Fprintf(&b, " at entry %d of %s, a %s request from %s", n.OOMEntry, n.Template, FormatBytes(n.OOMSize), n.OOMStack)
+			fmt.Fprintf(&b, " at entry %d of %s, a %s request from %s", n.OOMEntry, n.Template, units.Bytes(n.OOMSize), n.OOMStack)
 		}
-		fmt.Fprintf(&b, ", having reserved %s.", FormatBytes(n.PeakReserved))
+		fmt.Fprintf(&b, ", having reserved %s.", units.Bytes(n.PeakReserved))
 	}
 	fmt.Fprintf(&b, " Search: %s, starting from %d (the files' peak reserved extrapolated to the cap)",
-		plural(m.Simulations, "simulation"), m.Estimate)
+		units.Plural(m.Simulations, "simulation"), m.Estimate)
 	if m.Refine > 0 {
-		fmt.Fprintf(&b, ", moved to %d by %s with no cap", m.Start, plural(m.Refine, "simulation"))
+		fmt.Fprintf(&b, ", moved to %d by %s with no cap", m.Start, units.Plural(m.Refine, "simulation"))
 	}
 	b.WriteString(".")
 	if m.At != nil && m.At.Far {

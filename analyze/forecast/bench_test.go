@@ -59,7 +59,7 @@ func loadRaw(b *testing.B, p string) *snapshot.Snapshot {
 }
 
 func resnet(b *testing.B, batch string) string {
-	return rawPickle(b, filepath.Join(scalingRoots[0], "resnet50_bs", "batch_"+batch))
+	return rawPickle(b, filepath.Join(sharedScaling(b), "resnet50_bs", "batch_"+batch))
 }
 
 func BenchmarkCostWhatifOneCandidate(b *testing.B) {
@@ -94,7 +94,7 @@ func BenchmarkCostForecast64And96To128(b *testing.B) { benchForecast(b, "64", "9
 // BenchmarkAlign aligns resnet50_bs batch 64 with batch 96 (3,634 and
 // 3,712 requests).
 func BenchmarkAlign(b *testing.B) {
-	root := filepath.Join(scalingRoots[0], "resnet50_bs")
+	root := filepath.Join(sharedScaling(b), "resnet50_bs")
 	files := []File{{Name: "64", Value: 64, Snap: load(b, filepath.Join(root, "batch_64"))}, {Name: "96", Value: 96, Snap: load(b, filepath.Join(root, "batch_96"))}}
 	f := &forecaster{aligns: map[[2]int][]int32{}, models: map[string]*model{}}
 	intern := map[string]int32{}

@@ -68,7 +68,7 @@ func accuracy(t *testing.T, pts []point, pairsOnly bool) (worstA, worstR, downA,
 // they are forecast at 132 MiB at batch 8, where they are 37.5 MiB).
 func TestSeriesAccuracy(t *testing.T) {
 	n := 0
-	for _, root := range scalingRoots {
+	for _, root := range scalingRoots(t) {
 		for _, w := range workloadsIn(root) {
 			pts := seriesOf(t, root, w)
 			if len(pts) < 3 {
@@ -90,7 +90,7 @@ func TestSeriesAccuracy(t *testing.T) {
 		}
 	}
 	if n == 0 {
-		t.Skip("no series")
+		noSeries(t, "no series")
 	}
 }
 
@@ -99,7 +99,7 @@ func TestSeriesAccuracy(t *testing.T) {
 // reserved.
 func TestLeaveOneOut(t *testing.T) {
 	n := 0
-	for _, root := range scalingRoots {
+	for _, root := range scalingRoots(t) {
 		for _, w := range workloadsIn(root) {
 			pts := seriesOf(t, root, w)
 			if len(pts) < 3 {
@@ -126,7 +126,7 @@ func TestLeaveOneOut(t *testing.T) {
 		}
 	}
 	if n == 0 {
-		t.Skip("no series")
+		noSeries(t, "no series")
 	}
 }
 
@@ -137,7 +137,7 @@ func TestLeaveOneOut(t *testing.T) {
 // MaxSimulations simulations.
 func TestCapProbe(t *testing.T) {
 	n := 0
-	for _, root := range scalingRoots {
+	for _, root := range scalingRoots(t) {
 		for _, w := range workloadsIn(root) {
 			raw, err := os.ReadFile(filepath.Join(root, w, "cap_probe.json"))
 			if err != nil {
@@ -148,7 +148,7 @@ func TestCapProbe(t *testing.T) {
 		}
 	}
 	if n == 0 {
-		t.Skip("no cap probes")
+		noSeries(t, "no cap probes")
 	}
 }
 
@@ -205,7 +205,7 @@ func testCapProbe(t *testing.T, w string, raw []byte, pts []point) {
 // that fit fits.
 func TestCapOOMRequest(t *testing.T) {
 	n := 0
-	for _, root := range scalingRoots {
+	for _, root := range scalingRoots(t) {
 		for _, w := range workloadsIn(root) {
 			caps, _ := filepath.Glob(filepath.Join(root, w, "*_cap*M"))
 			var fit, oom string
@@ -242,7 +242,7 @@ func TestCapOOMRequest(t *testing.T) {
 		}
 	}
 	if n == 0 {
-		t.Skip("no capped recordings")
+		noSeries(t, "no capped recordings")
 	}
 }
 
@@ -298,9 +298,9 @@ func testCapOOM(t *testing.T, w string, below point, fit string, fitV int64, oom
 // under caps from 2 GiB to 1 TiB runs at most MaxSimulations simulations
 // and answers a value that fits whose next does not.
 func TestMaxSearchBounded(t *testing.T) {
-	pts := seriesOf(t, scalingRoots[0], "gpt2_bs")
+	pts := seriesOf(t, sharedScaling(t), "gpt2_bs")
 	if len(pts) < 2 {
-		t.Skip("no series")
+		noSeries(t, "no series")
 	}
 	files := filesOf(t, pts[:2])
 	for _, limit := range []int64{100 << 20, 2 << 30, 10883 << 20, 50 << 30, 1 << 40} {

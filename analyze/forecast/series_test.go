@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -23,13 +24,23 @@ type point struct {
 	peakReserved  int64
 }
 
-// scalingRoots are the folders that hold series laid out as
-// ../shared/snapshots/scaling (README there): <workload>/<param>_<value>/;
-// SNAPVIEW_SCALING adds another (a folder of new recordings).
-var scalingRoots = append([]string{
-	filepath.Join("..", "..", "..", "shared", "snapshots", "scaling"),
-	filepath.Join("..", "..", "testdata", "snapshots", "scaling"),
-}, filepath.SplitList(os.Getenv("SNAPVIEW_SCALING"))...)
+// scalingRoots returns the folders that hold series laid out as the
+// corpus's scaling/ (README there): <workload>/<param>_<value>/: the
+// corpus's when it is present (internal/corpus: required under
+// SNAPVIEW_CORPUS), the repository's testdata/snapshots/scaling, and any
+// SNAPVIEW_SCALING names (a folder of new recordings).
+func scalingRoots(t testing.TB) []string {
+	var out []string
+	if dir := corpus.Find(t); dir != "" {
+		out = append(out, filepath.Join(dir, "scaling"))
+	}
+	out = append(out, filepath.Join("..", "..", "testdata", "snapshots", "scaling"))
+	return append(out, filepath.SplitList(os.Getenv("SNAPVIEW_SCALING"))...)
+}
+
+// sharedScaling returns the corpus's scaling/ folder, or ends t as
+// corpus.Dir does.
+func sharedScaling(t testing.TB) string { return filepath.Join(corpus.Dir(t), "scaling") }
 
 // seriesOf returns the uncapped points of a workload, by value; nil when
 // the folder is absent.
@@ -119,4 +130,14 @@ func workloadsIn(root string) []string {
 		}
 	}
 	return out
+}
+
+// noSeries ends a test that found none of what it loops over: a failure
+// when the corpus is required (SNAPVIEW_CORPUS), else a skip.
+func noSeries(t testing.TB, what string) {
+	t.Helper()
+	if corpus.Required() {
+		t.Fatalf("%s under %v", what, scalingRoots(t))
+	}
+	t.Skip(what)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/forecast"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -159,7 +160,7 @@ func runForecast(ctx context.Context, opts *forecastOptions, args []string, conf
 		fo.Conf, fo.ConfText = &cfg, opts.conf
 	}
 	if opts.limit != "" {
-		l, err := parseBytes(opts.limit)
+		l, err := units.ParseBytes(opts.limit)
 		if err != nil {
 			return usageErrorf("--limit %q: %v", opts.limit, err)
 		}
