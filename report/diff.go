@@ -9,8 +9,9 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/compare"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -30,7 +31,7 @@ type DiffOptions struct {
 
 // DescribeSide says where a side was taken, in one line: "FILE, device 0
 // at peak: after entry 89 of 470, step 3, 4.402 s after the first entry".
-func DescribeSide(s *analyze.Side, at string) string {
+func DescribeSide(s *compare.Side, at string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, device %d at %s", s.File, s.Device, at)
 	switch {
@@ -53,19 +54,19 @@ func DescribeSide(s *analyze.Side, at string) string {
 
 // trustMark is the mark a figure carries in text views: "" when exact,
 // "+" for a lower bound (at least this much), "?" when unknown.
-func trustMark(e analyze.Exactness) string {
+func trustMark(e stats.Exactness) string {
 	switch e {
-	case analyze.LowerBound:
+	case stats.LowerBound:
 		return "+"
-	case analyze.Unknown:
+	case stats.Unknown:
 		return "?"
 	}
 	return ""
 }
 
 // figureValue formats a figure with its trust mark.
-func figureValue(v int64, bytes bool, e analyze.Exactness) string {
-	if e == analyze.Unknown {
+func figureValue(v int64, bytes bool, e stats.Exactness) string {
+	if e == stats.Unknown {
 		return "?"
 	}
 	s := FormatInt(v)
@@ -92,7 +93,7 @@ func signed(v int64, bytes bool) string {
 // with their deltas and trust marks, the recording differences, notes,
 // and the stacks by |delta| with a total row that adds up to the
 // allocated delta.
-func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
+func WriteDiff(w io.Writer, d *compare.Diff, o DiffOptions) error {
 	fmt.Fprintf(w, "base: %s\n", DescribeSide(d.Base, o.BaseAt))
 	fmt.Fprintf(w, "new:  %s\n", DescribeSide(d.New, o.NewAt))
 
@@ -121,7 +122,7 @@ func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
 	var rows [][]string
 	for _, f := range d.Figures {
 		delta := signed(f.Delta, f.Bytes)
-		if f.Exactness != analyze.Exact {
+		if f.Exactness != stats.Exact {
 			delta = "?"
 		}
 		rows = append(rows, []string{f.Name, figureValue(f.Base, f.Bytes, f.BaseExactness), figureValue(f.New, f.Bytes, f.NewExactness), delta})
@@ -145,7 +146,7 @@ func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
 		return err
 	}
 	for _, f := range d.Figures {
-		if f.Exactness != analyze.Exact {
+		if f.Exactness != stats.Exact {
 			fmt.Fprintln(w, "'+': at least this much; '?': unknown. A delta with either side not exact is '?'.")
 			break
 		}
@@ -177,13 +178,13 @@ func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
 
 // diffRequestedKnown reports whether both sides' requested sizes are
 // known: otherwise no row is marked '*' (requested bytes differ).
-func diffRequestedKnown(d *analyze.Diff) bool {
-	return d.Base.Stats.Known.Requested != analyze.Unknown && d.New.Stats.Known.Requested != analyze.Unknown
+func diffRequestedKnown(d *compare.Diff) bool {
+	return d.Base.Stats.Known.Requested != stats.Unknown && d.New.Stats.Known.Requested != stats.Unknown
 }
 
 // writeStackDiffs writes the stack table of a diff, the first o.Top rows
 // and one row for the rest, then the totals.
-func writeStackDiffs(w io.Writer, stacks []analyze.StackDiff, o DiffOptions, reqKnown bool) error {
+func writeStackDiffs(w io.Writer, stacks []compare.StackDiff, o DiffOptions, reqKnown bool) error {
 	shown := stacks
 	if o.Top > 0 && len(shown) > o.Top {
 		shown = shown[:o.Top]

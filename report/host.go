@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/info"
 )
 
-// hostLines describes pinned host memory (analyze.HostMemory) in the words
+// hostLines describes pinned host memory (info.HostMemory) in the words
 // info and summary share, one paragraph per line; nil when the file has
 // none.
-func hostLines(h *analyze.HostMemory) []string {
+func hostLines(h *info.HostMemory) []string {
 	if !h.Present {
 		return nil
 	}
@@ -48,7 +48,7 @@ type hostJSON struct {
 }
 
 // newHostJSON returns nil when the file has no pinned host memory.
-func newHostJSON(h *analyze.HostMemory) *hostJSON {
+func newHostJSON(h *info.HostMemory) *hostJSON {
 	if !h.Present {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 	"html/template"
 	"io"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/timeline"
 	"github.com/snapview/snapview/third_party/echarts"
 )
 
@@ -48,21 +48,21 @@ type HTMLDevice struct {
 	// ("f1_d0").
 	File, Key string
 	// YMax and XMax, when not 0, fix the top of the timeline's y axis
-	// (bytes) and the end of its x axis (as analyze.Timeline.X): a report
+	// (bytes) and the end of its x axis (as timeline.Timeline.X): a report
 	// of several files draws every timeline on the same scale.
 	YMax, XMax int64
 	// Notes are short remarks shown under the device heading (trace
 	// coverage, replay disagreements).
 	Notes []string
 	// RequestedUnknown is set when the device's requested sizes are
-	// unknown (analyze.Known.Requested): the tooltips show "?" for a
+	// unknown (stats.Known.Requested): the tooltips show "?" for a
 	// block's requested bytes.
 	RequestedUnknown bool
 
 	// Timeline is the downsampled timeline; nil when the device has
 	// fewer than 2 trace entries. TimelineNote then says why there is no
 	// chart ("" when there is one).
-	Timeline     *analyze.Timeline
+	Timeline     *timeline.Timeline
 	TimelineNote string
 	// Groups label Timeline.Groups, in the same order.
 	Groups []HTMLGroup
@@ -123,7 +123,7 @@ type HTMLGroup struct {
 }
 
 // HTMLMarker is one point of the timeline: an entry index, its x value
-// (as in analyze.Timeline.X) and a byte figure.
+// (as in timeline.Timeline.X) and a byte figure.
 type HTMLMarker struct {
 	Index int
 	X     int64
@@ -190,7 +190,7 @@ type HTMLLeak struct {
 	// Suspicious is true when the verdict says the group grew and was not
 	// given back.
 	Suspicious bool
-	// Score is the leak score in bytes (analyze.LeakGroup.Score).
+	// Score is the leak score in bytes (leaks.LeakGroup.Score).
 	Score float64
 	// Growth is the group's live bytes at the end of each step (or
 	// slice), for the sparkline; with GrowthStep0, Growth[0] is step 0,

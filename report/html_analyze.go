@@ -5,7 +5,10 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/leaks"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/timeline"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -22,20 +25,20 @@ type deviceAnalysis struct {
 	timeUS []int64
 	// timeline is the downsampled timeline (nil for a trace of fewer than
 	// two entries).
-	timeline *analyze.Timeline
+	timeline *timeline.Timeline
 	// whatif is the simulation of the candidate settings when the trace
 	// has OOMs (nil when it has none or the simulation failed).
 	whatif *whatif.Result
 	// peak is the allocator state at the peak.
-	peak *analyze.State
-	// leaks is analyze.Leaks' report with the options `snapview leaks`
+	peak *replay.State
+	// leaks is leaks.Leaks' report with the options `snapview leaks`
 	// uses by default.
-	leaks *analyze.LeakReport
+	leaks *leaks.LeakReport
 	// lives are every segment's life, for a trace the page embeds whole
 	// (HTMLOptions.MaxLiveEntries); states the exact states of a longer
 	// one at the entries inspectIndices gives and at the peak.
 	lives  [][6]int64
-	states []*analyze.State
+	states []*replay.State
 	// err is the first error of the analyses that can fail (the peak
 	// state, the leaks, the segment lives); errLeaks says it came from the
 	// leaks.
@@ -49,7 +52,7 @@ type deviceAnalysis struct {
 // on the calling one. states are the inspection states replayed with a
 // trace too long for the page to embed whole (startReplays), the peak's
 // among them.
-func (b *htmlBuilder) analyzeDevice(dev int, res *analyze.Result, states []*analyze.State, trace []snapshot.TraceEntry, timeUS []int64) *deviceAnalysis {
+func (b *htmlBuilder) analyzeDevice(dev int, res *replay.Result, states []*replay.State, trace []snapshot.TraceEntry, timeUS []int64) *deviceAnalysis {
 	a := &deviceAnalysis{timeUS: timeUS, states: states}
 	n := len(trace)
 	live := n <= b.opt.MaxLiveEntries
@@ -69,14 +72,14 @@ func (b *htmlBuilder) analyzeDevice(dev int, res *analyze.Result, states []*anal
 	if live && n >= 2 {
 		a.lives, errLives = htmlSegmentLives(res, trace)
 	}
-	opts := analyze.DefaultLeakOptions(res)
+	opts := leaks.DefaultLeakOptions(res)
 	opts.Top = b.opt.Top
 	var errLeaks error
-	a.leaks, errLeaks = analyze.Leaks(b.s, res, opts)
+	a.leaks, errLeaks = leaks.Leaks(b.s, res, opts)
 	wg.Wait()
 	if a.peak == nil {
 		// The peak is among the states replayed with the replay.
-		if k := slices.IndexFunc(a.states, func(st *analyze.State) bool { return st.Index == res.PeakIndex }); k >= 0 {
+		if k := slices.IndexFunc(a.states, func(st *replay.State) bool { return st.Index == res.PeakIndex }); k >= 0 {
 			a.peak = a.states[k]
 		} else {
 			a.peak, errPeak = res.StateAt(res.PeakIndex)
@@ -94,11 +97,11 @@ func (b *htmlBuilder) analyzeDevice(dev int, res *analyze.Result, states []*anal
 	return a
 }
 
-// stackTimeline is analyze.StackTimeline of a device's replay, with the
+// stackTimeline is timeline.StackTimeline of a device's replay, with the
 // report's options.
-func (b *htmlBuilder) stackTimeline(res *analyze.Result, trace []snapshot.TraceEntry, timeUS []int64) *analyze.Timeline {
+func (b *htmlBuilder) stackTimeline(res *replay.Result, trace []snapshot.TraceEntry, timeUS []int64) *timeline.Timeline {
 	n := len(trace)
-	ranges := make([]analyze.LiveRange, len(res.Allocs))
+	ranges := make([]timeline.LiveRange, len(res.Allocs))
 	for i, a := range res.Allocs {
 		end := n
 		switch {
@@ -107,12 +110,12 @@ func (b *htmlBuilder) stackTimeline(res *analyze.Result, trace []snapshot.TraceE
 		case a.FreeCompleted >= 0:
 			end = a.FreeCompleted
 		}
-		ranges[i] = analyze.LiveRange{Start: a.AllocIndex, End: end, Bytes: a.Size, Stack: a.Stack}
+		ranges[i] = timeline.LiveRange{Start: a.AllocIndex, End: end, Bytes: a.Size, Stack: a.Stack}
 	}
-	return analyze.StackTimeline(analyze.StackTimelineInput{
+	return timeline.StackTimeline(timeline.StackTimelineInput{
 		TimeUS: timeUS, Allocated: res.Allocated, Active: res.Active, Reserved: res.Reserved,
 		Ranges: ranges, Peak: res.PeakIndex, Keep: res.OOMs,
-	}, analyze.StackTimelineOptions{Groups: b.opt.Top, Buckets: b.opt.Buckets, MaxPoints: b.opt.MaxPoints})
+	}, timeline.StackTimelineOptions{Groups: b.opt.Top, Buckets: b.opt.Buckets, MaxPoints: b.opt.MaxPoints})
 }
 
 // inspectIndices are the entries whose exact state the page embeds for a
@@ -135,18 +138,18 @@ func inspectIndices(trace []snapshot.TraceEntry, maxStates int) []int {
 	return slices.Compact(idx)
 }
 
-// replays are the replays of a report's devices (analyze.Replay), run
+// replays are the replays of a report's devices (replay.Replay), run
 // side by side on up to GOMAXPROCS goroutines: get waits for one, so the
 // parts of the report that need a device's replay start as soon as it is
 // done and the rest runs meanwhile.
 type replays struct {
 	devices []int
 	k       map[int]int // device -> index in devices
-	out     []analyze.DeviceReplay
+	out     []info.DeviceReplay
 	// states are the inspection states of a device whose trace is too
 	// long for the page to embed whole (inspectIndices and the peak),
-	// replayed beside its replay (analyze.ReplayWith).
-	states [][]*analyze.State
+	// replayed beside its replay (replay.ReplayWith).
+	states [][]*replay.State
 	done   []chan struct{}
 }
 
@@ -155,7 +158,7 @@ type replays struct {
 // them spread over it, its OOMs and its peak.
 func startReplays(s *snapshot.Snapshot, devices []int, maxLive, maxStates int) *replays {
 	r := &replays{devices: devices, k: make(map[int]int, len(devices)),
-		out: make([]analyze.DeviceReplay, len(devices)), states: make([][]*analyze.State, len(devices)),
+		out: make([]info.DeviceReplay, len(devices)), states: make([][]*replay.State, len(devices)),
 		done: make([]chan struct{}, len(devices))}
 	for k, dev := range devices {
 		r.k[dev] = k
@@ -169,14 +172,14 @@ func startReplays(s *snapshot.Snapshot, devices []int, maxLive, maxStates int) *
 	for range min(runtime.GOMAXPROCS(0), len(devices)) {
 		go func() {
 			for k := range work {
-				var res *analyze.Result
+				var res *replay.Result
 				var err error
 				if trace := deviceTrace(s, devices[k]); len(trace) > maxLive && len(trace) >= 2 {
-					res, r.states[k], err = analyze.ReplayWith(s, devices[k], analyze.ReplayOptions{States: inspectIndices(trace, maxStates), PeakState: true})
+					res, r.states[k], err = replay.ReplayWith(s, devices[k], replay.ReplayOptions{States: inspectIndices(trace, maxStates), PeakState: true})
 				} else {
-					res, err = analyze.Replay(s, devices[k])
+					res, err = replay.Replay(s, devices[k])
 				}
-				r.out[k] = analyze.DeviceReplay{Result: res, Err: err}
+				r.out[k] = info.DeviceReplay{Result: res, Err: err}
 				close(r.done[k])
 			}
 		}()
@@ -186,10 +189,10 @@ func startReplays(s *snapshot.Snapshot, devices []int, maxLive, maxStates int) *
 
 // get returns the replay of device, waiting for it; ok is false for a
 // device the report does not replay.
-func (r *replays) get(device int) (analyze.DeviceReplay, bool) {
+func (r *replays) get(device int) (info.DeviceReplay, bool) {
 	k, ok := r.k[device]
 	if !ok {
-		return analyze.DeviceReplay{}, false
+		return info.DeviceReplay{}, false
 	}
 	<-r.done[k]
 	return r.out[k], true
@@ -197,7 +200,7 @@ func (r *replays) get(device int) (analyze.DeviceReplay, bool) {
 
 // statesOf returns the inspection states replayed with device's replay,
 // after get.
-func (r *replays) statesOf(device int) []*analyze.State {
+func (r *replays) statesOf(device int) []*replay.State {
 	if k, ok := r.k[device]; ok {
 		return r.states[k]
 	}
@@ -205,8 +208,8 @@ func (r *replays) statesOf(device int) []*analyze.State {
 }
 
 // all waits for every replay and returns them by device.
-func (r *replays) all() map[int]analyze.DeviceReplay {
-	m := make(map[int]analyze.DeviceReplay, len(r.devices))
+func (r *replays) all() map[int]info.DeviceReplay {
+	m := make(map[int]info.DeviceReplay, len(r.devices))
 	for _, dev := range r.devices {
 		m[dev], _ = r.get(dev)
 	}
@@ -215,7 +218,7 @@ func (r *replays) all() map[int]analyze.DeviceReplay {
 
 // analyzeReplay is analyzeDevice for a device that has a replayed trace
 // (the timeline and the rest of the page need one); nil otherwise.
-func (b *htmlBuilder) analyzeReplay(dev int, replay analyze.DeviceReplay, states []*analyze.State) *deviceAnalysis {
+func (b *htmlBuilder) analyzeReplay(dev int, replay info.DeviceReplay, states []*replay.State) *deviceAnalysis {
 	trace := deviceTrace(b.s, dev)
 	res := replay.Result
 	if replay.Err != nil || len(trace) == 0 || len(res.Allocated) != len(trace) {

@@ -9,7 +9,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/leaks"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -55,11 +59,11 @@ type HTMLOptions struct {
 	MaxDevices int
 	// Stats returns the memory_stats() figures of a device for the
 	// memory_summary() table, and notes about them (shown under the
-	// device heading), from r and err: what analyze.Replay returned for
+	// device heading), from r and err: what replay.Replay returned for
 	// the device (BuildHTML replays each device once and shares it). Nil
 	// uses the replay's figures, or the segments' current figures when
 	// the replay failed.
-	Stats func(s *snapshot.Snapshot, device int, r *analyze.Result, err error) (*analyze.MemoryStats, []string)
+	Stats func(s *snapshot.Snapshot, device int, r *replay.Result, err error) (*stats.MemoryStats, []string)
 	// Monitor, when set, adds to each device the monitoring logs set
 	// against its timeline (html_monitor.go).
 	Monitor *MonitorInput
@@ -208,11 +212,11 @@ func (b *htmlBuilder) stack(id snapshot.StackID) int {
 	return len(b.r.Stacks) - 1
 }
 
-func (b *htmlBuilder) device(dev int, replay analyze.DeviceReplay, a *deviceAnalysis) (*HTMLDevice, error) {
+func (b *htmlBuilder) device(dev int, dr info.DeviceReplay, a *deviceAnalysis) (*HTMLDevice, error) {
 	s := b.s
 	d := &HTMLDevice{Device: dev, Notes: []string{}, OOMs: []HTMLMarker{}, Annotations: []HTMLRange{}, Segments: []HTMLSegment{}, Leaks: []HTMLLeak{}}
 	trace := deviceTrace(s, dev)
-	switch i := slices.IndexFunc(b.info.Devices, func(di analyze.DeviceInfo) bool { return di.Device == dev }); {
+	switch i := slices.IndexFunc(b.info.Devices, func(di info.DeviceInfo) bool { return di.Device == dev }); {
 	case len(trace) == 0 && !s.HasDeviceTraces:
 		d.Notes = append(d.Notes, "The file has no trace (no memory history was recorded): only the state at dump time is shown.")
 	case len(trace) == 0:
@@ -220,29 +224,29 @@ func (b *htmlBuilder) device(dev int, replay analyze.DeviceReplay, a *deviceAnal
 	case i >= 0:
 		d.Notes = append(d.Notes, fmt.Sprintf("Trace of %s entries, %s.", FormatInt(int64(len(trace))), coverageText(&b.info.Devices[i])))
 	}
-	res, err := replay.Result, replay.Err
+	res, err := dr.Result, dr.Err
 	if err != nil {
 		// Nothing for this device in the file (an empty snapshot).
 		d.Notes = append(d.Notes, err.Error())
-		res = &analyze.Result{Device: dev, PeakIndex: -1, Stats: *analyze.CurrentStats(s, dev)}
+		res = &replay.Result{Device: dev, PeakIndex: -1, Stats: *stats.CurrentStats(s, dev)}
 	}
-	if k := res.Stats.Known; len(res.Allocated) > 0 && k.History != analyze.Exact {
+	if k := res.Stats.Known; len(res.Allocated) > 0 && k.History != stats.Exact {
 		// The one trust rule's verdict, worded as every view words it.
 		d.Notes = append(d.Notes, "History: "+TrustText(k)+"; the timeline is the replay's.")
 	}
 
-	stats := &res.Stats
+	ms := &res.Stats
 	if b.opt.Stats != nil {
 		var notes []string
-		stats, notes = b.opt.Stats(s, dev, replay.Result, replay.Err)
+		ms, notes = b.opt.Stats(s, dev, dr.Result, dr.Err)
 		d.Notes = append(d.Notes, notes...)
 	}
 	var buf bytes.Buffer
-	if err := WriteTorchSummary(&buf, stats); err != nil {
+	if err := WriteTorchSummary(&buf, ms); err != nil {
 		return nil, fmt.Errorf("device %d: %w", dev, err)
 	}
 	d.Summary = buf.String()
-	if n := requestedNote(stats.Known); n != "" {
+	if n := requestedNote(ms.Known); n != "" {
 		// The one verdict on the requested sizes, worded as every view
 		// words it; the tooltips show "?" for them.
 		d.Notes = append(d.Notes, n)
@@ -295,12 +299,12 @@ func htmlTraceTimes(trace []snapshot.TraceEntry) []int64 {
 
 // steps keeps the training steps the leak report found (annotations or a
 // repeating allocation; not equal slices) as ranges of the timeline.
-func (b *htmlBuilder) steps(d *HTMLDevice, rep *analyze.LeakReport, timeUS []int64) {
-	if rep == nil || (rep.Steps.Source != analyze.StepsAnnotation && rep.Steps.Source != analyze.StepsPattern) {
+func (b *htmlBuilder) steps(d *HTMLDevice, rep *leaks.LeakReport, timeUS []int64) {
+	if rep == nil || (rep.Steps.Source != steps.StepsAnnotation && rep.Steps.Source != steps.StepsPattern) {
 		return
 	}
 	d.StepsName = "from a repeating allocation"
-	if rep.Steps.Source == analyze.StepsAnnotation {
+	if rep.Steps.Source == steps.StepsAnnotation {
 		d.StepsName = "from the " + rep.Steps.Name + " annotations"
 	}
 	for _, sl := range rep.Slices {
@@ -349,23 +353,23 @@ func htmlChooseAxis(d *HTMLDevice, timeUS []int64) {
 	}
 }
 
-// leaks fills the leak table from analyze.Leaks with the options
+// leaks fills the leak table from leaks.Leaks with the options
 // `snapview leaks` uses by default: the live allocations at the end of
 // the trace (or at its last OOM), grouped by stack and ranked by how
 // steadily they grew over the training steps.
-func (b *htmlBuilder) leaks(d *HTMLDevice, rep *analyze.LeakReport) *analyze.LeakReport {
+func (b *htmlBuilder) leaks(d *HTMLDevice, rep *leaks.LeakReport) *leaks.LeakReport {
 	at := "at the end of the trace"
 	if rep.At == rep.LastOOM && rep.At >= 0 {
 		at = "at the last OOM"
 	}
-	steps := fmt.Sprintf("%d %s", rep.Steps.Count, rep.Steps.Source)
+	text := fmt.Sprintf("%d %s", rep.Steps.Count, rep.Steps.Source)
 	switch rep.Steps.Source {
-	case analyze.StepsAnnotation:
-		steps = fmt.Sprintf("%d steps from the %s annotations", rep.Steps.Count, rep.Steps.Name)
-	case analyze.StepsPattern:
-		steps = fmt.Sprintf("%d steps from an allocation that repeats once per step", rep.Steps.Count)
-	case analyze.StepsSlices:
-		steps = fmt.Sprintf("%d equal slices (no steps found)", rep.Steps.Count)
+	case steps.StepsAnnotation:
+		text = fmt.Sprintf("%d steps from the %s annotations", rep.Steps.Count, rep.Steps.Name)
+	case steps.StepsPattern:
+		text = fmt.Sprintf("%d steps from an allocation that repeats once per step", rep.Steps.Count)
+	case steps.StepsSlices:
+		text = fmt.Sprintf("%d equal slices (no steps found)", rep.Steps.Count)
 	}
 	suspicious := 0
 	for i := range rep.Groups {
@@ -380,7 +384,7 @@ func (b *htmlBuilder) leaks(d *HTMLDevice, rep *analyze.LeakReport) *analyze.Lea
 		})
 	}
 	d.LeaksNote = fmt.Sprintf("%s in %d allocations live %s, grouped by allocation stack and ranked by how steadily each group grew over %s: %d of the %d groups shown look like leaks (snapview leaks has the details).",
-		FormatBytes(rep.LiveBytes), rep.LiveCount, at, steps, suspicious, len(rep.Groups))
+		FormatBytes(rep.LiveBytes), rep.LiveCount, at, text, suspicious, len(rep.Groups))
 	if rep.TotalGroups > len(rep.Groups) {
 		d.LeaksNote += fmt.Sprintf(" %d more groups not shown.", rep.TotalGroups-len(rep.Groups))
 	}
@@ -388,7 +392,7 @@ func (b *htmlBuilder) leaks(d *HTMLDevice, rep *analyze.LeakReport) *analyze.Lea
 }
 
 // htmlGrowth returns a group's live bytes at the end of each slice.
-func htmlGrowth(g []analyze.GrowthPoint) []int64 {
+func htmlGrowth(g []leaks.GrowthPoint) []int64 {
 	out := make([]int64, len(g))
 	for i, p := range g {
 		out[i] = p.Bytes
@@ -396,7 +400,7 @@ func htmlGrowth(g []analyze.GrowthPoint) []int64 {
 	return out
 }
 
-func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snapshot.TraceEntry, timeUS []int64, a *deviceAnalysis) {
+func (b *htmlBuilder) timeline(d *HTMLDevice, res *replay.Result, trace []snapshot.TraceEntry, timeUS []int64, a *deviceAnalysis) {
 	tl := a.timeline
 	d.Timeline = tl
 	xOf := func(i int) int64 {
@@ -600,7 +604,7 @@ func htmlStateName(st snapshot.BlockState) string {
 	return HTMLBlockFree
 }
 
-func (b *htmlBuilder) stateSegments(d *HTMLDevice, st *analyze.State) {
+func (b *htmlBuilder) stateSegments(d *HTMLDevice, st *replay.State) {
 	for _, sg := range st.Segments {
 		hs := HTMLSegment{Addr: sg.Addr.String(), Size: sg.Size, Stream: sg.Stream, Pool: sg.Pool.String(), Large: sg.Large, Expandable: sg.Expandable}
 		for _, bl := range sg.Blocks {

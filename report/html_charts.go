@@ -8,8 +8,7 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
-
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/timeline"
 )
 
 // The chart options are built with go-echarts and taken from its
@@ -193,7 +192,7 @@ func htmlTimelineMarkers(d *HTMLDevice) *htmlMarkers {
 // (ticks at 128 MiB, 256 MiB, ... rather than 190.7 MiB, 381.5 MiB), and
 // the axis maximum, the first tick at or above the highest bytes; zeros
 // when the timeline has no bytes.
-func htmlYTicks(tl *analyze.Timeline) (interval, top int64) {
+func htmlYTicks(tl *timeline.Timeline) (interval, top int64) {
 	var hi int64
 	for _, col := range [][]int64{tl.Reserved, tl.Active, tl.Allocated} {
 		for _, v := range col {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -50,7 +50,7 @@ type HTMLInspectState struct {
 }
 
 // inspect fills d.Inspect for a device with a trace.
-func (b *htmlBuilder) inspect(d *HTMLDevice, res *analyze.Result, trace []snapshot.TraceEntry, a *deviceAnalysis) {
+func (b *htmlBuilder) inspect(d *HTMLDevice, res *replay.Result, trace []snapshot.TraceEntry, a *deviceAnalysis) {
 	n := len(trace)
 	in := &HTMLInspect{Allocs: [][7]int64{}, Segments: [][6]int64{}, States: []HTMLInspectState{}}
 	d.Inspect = in
@@ -78,7 +78,7 @@ func (b *htmlBuilder) inspect(d *HTMLDevice, res *analyze.Result, trace []snapsh
 // segments before the first entry (from the replay's seeded state), then
 // one per segment_alloc or segment_map entry, each closed by the
 // segment_free or segment_unmap entry that releases its address.
-func htmlSegmentLives(res *analyze.Result, trace []snapshot.TraceEntry) ([][6]int64, error) {
+func htmlSegmentLives(res *replay.Result, trace []snapshot.TraceEntry) ([][6]int64, error) {
 	st, err := res.StateAt(-1)
 	if err != nil {
 		return nil, err
@@ -130,9 +130,9 @@ func htmlSegmentLives(res *analyze.Result, trace []snapshot.TraceEntry) ([][6]in
 	return out, nil
 }
 
-// stateSegmentList converts the segments of an analyze.State, largest
+// stateSegmentList converts the segments of an replay.State, largest
 // first, at most limit of them.
-func (b *htmlBuilder) stateSegmentList(st *analyze.State, limit int) []HTMLSegment {
+func (b *htmlBuilder) stateSegmentList(st *replay.State, limit int) []HTMLSegment {
 	out := make([]HTMLSegment, 0, len(st.Segments))
 	for _, sg := range st.Segments {
 		hs := HTMLSegment{Addr: sg.Addr.String(), Size: sg.Size, Stream: sg.Stream, Pool: sg.Pool.String(), Large: sg.Large, Expandable: sg.Expandable}

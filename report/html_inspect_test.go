@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -57,7 +57,7 @@ func TestHTMLInspectLive(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, d := range r.Devices {
-					res, err := analyze.Replay(s, d.Device)
+					res, err := replay.Replay(s, d.Device)
 					if err != nil || d.Inspect == nil {
 						continue
 					}

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
 // TestHTMLLiveStateJS runs the page's own liveState (report.js, in Node)
 // on the lives a report embeds and checks, at several entries of real
 // files, that the segments and blocks it shows are those `snapview state`
-// shows (analyze.Result.StateAt): expandable segments, whose mapped
+// shows (replay.Result.StateAt): expandable segments, whose mapped
 // ranges the allocator joins, included. It skips without node.
 func TestHTMLLiveStateJS(t *testing.T) {
 	node, err := exec.LookPath("node")
@@ -55,7 +55,7 @@ console.log(JSON.stringify(out));
 			if d.Inspect == nil || !d.Inspect.Live {
 				continue
 			}
-			res, err := analyze.Replay(s, d.Device)
+			res, err := replay.Replay(s, d.Device)
 			if err != nil {
 				t.Fatal(err)
 			}

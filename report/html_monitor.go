@@ -10,8 +10,10 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/analyze/timeline"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -70,7 +72,7 @@ const monitorBuckets = 2000
 // without one). The x origin is the first trace entry's time_us
 // (microseconds since the Unix epoch), as the timeline's; without trace
 // times, the first sample of the logs.
-func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.Result, tl *analyze.Timeline) (*HTMLMonitor, error) {
+func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.Result, tl *timeline.Timeline) (*HTMLMonitor, error) {
 	m := &HTMLMonitor{}
 	trace := deviceTrace(s, dev)
 	// Reserved and allocated bytes after each entry, against time.
@@ -145,7 +147,7 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 		for i, smp := range gpu.Series {
 			times[i], used[i] = smp.TimeUS, smp.Used
 		}
-		for _, i := range analyze.DownsampleMinMax(times, monitorBuckets, nil, used) {
+		for _, i := range timeline.DownsampleMinMax(times, monitorBuckets, nil, used) {
 			smp := gpu.Series[i]
 			m.Used = append(m.Used, [2]float64{x(smp.TimeUS), float64(smp.Used)})
 			if haveOrigin && smp.TimeUS >= origin && smp.TimeUS <= lastUS {
@@ -169,7 +171,7 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 			for i, p := range g.Points {
 				times[i], gaps[i] = p.TimeUS, p.Gap
 			}
-			for _, i := range analyze.DownsampleMinMax(times, monitorBuckets, nil, gaps) {
+			for _, i := range timeline.DownsampleMinMax(times, monitorBuckets, nil, gaps) {
 				m.Gap = append(m.Gap, [2]float64{x(g.Points[i].TimeUS), float64(g.Points[i].Gap)})
 			}
 			for _, j := range g.Jumps {
@@ -181,8 +183,8 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 	if steps != nil {
 		for i, r := range steps.Records {
 			if r.HasTime {
-				m.StepAllocated = append(m.StepAllocated, [2]float64{x(r.TimeUS), float64(r.Stats.AllocatedBytes[analyze.PoolAll].Current)})
-				m.StepReserved = append(m.StepReserved, [2]float64{x(r.TimeUS), float64(r.Stats.ReservedBytes[analyze.PoolAll].Current)})
+				m.StepAllocated = append(m.StepAllocated, [2]float64{x(r.TimeUS), float64(r.Stats.AllocatedBytes[stats.PoolAll].Current)})
+				m.StepReserved = append(m.StepReserved, [2]float64{x(r.TimeUS), float64(r.Stats.ReservedBytes[stats.PoolAll].Current)})
 				m.StepNames = append(m.StepNames, stepLabel(steps, i))
 			}
 		}
@@ -206,8 +208,8 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 				tm = fmt.Sprintf("%.3f", float64(r.TimeUS-origin)/1e6)
 			}
 			m.Steps = append(m.Steps, []string{step, tm,
-				FormatBytes(st.AllocatedBytes[analyze.PoolAll].Current), FormatBytes(st.AllocatedBytes[analyze.PoolAll].Peak),
-				FormatBytes(st.ReservedBytes[analyze.PoolAll].Current), FormatBytes(st.ReservedBytes[analyze.PoolAll].Peak),
+				FormatBytes(st.AllocatedBytes[stats.PoolAll].Current), FormatBytes(st.AllocatedBytes[stats.PoolAll].Peak),
+				FormatBytes(st.ReservedBytes[stats.PoolAll].Current), FormatBytes(st.ReservedBytes[stats.PoolAll].Peak),
 				FormatInt(st.NumAllocRetries), FormatInt(st.NumOOMs)})
 		}
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/timeline"
 	"github.com/snapview/snapview/snapshot"
 	"github.com/snapview/snapview/third_party/echarts"
 )
@@ -25,19 +25,19 @@ const hostile = `</script><script>alert("x")</script> <!-- 'q' &amp; {a|b} <modu
 // syntheticHTMLReport is a small report with two devices, every kind of
 // marker and hostile strings everywhere the snapshot reaches.
 func syntheticHTMLReport() *HTMLReport {
-	tl := analyze.StackTimeline(analyze.StackTimelineInput{
+	tl := timeline.StackTimeline(timeline.StackTimelineInput{
 		TimeUS:    []int64{1_000_000, 1_000_010, 1_500_000, 2_000_000, 2_250_000},
 		Allocated: []int64{1024, 3072, 3584, 512, 512},
 		Active:    []int64{1024, 3072, 3584, 1024, 512},
 		Reserved:  []int64{2 << 20, 2 << 20, 2 << 20, 2 << 20, 2 << 20},
-		Ranges: []analyze.LiveRange{
+		Ranges: []timeline.LiveRange{
 			{Start: 0, End: 3, Bytes: 1024, Stack: 1},
 			{Start: 1, End: 3, Bytes: 2048, Stack: 2},
 			{Start: 2, End: 5, Bytes: 512, Stack: 3},
 		},
 		Peak: 2,
 		Keep: []int{4},
-	}, analyze.StackTimelineOptions{Groups: 2, Buckets: 100})
+	}, timeline.StackTimelineOptions{Groups: 2, Buckets: 100})
 	return &HTMLReport{
 		Title:    "runs/" + hostile + ".pickle",
 		Info:     "File\n  path: " + hostile + "\n",
@@ -287,7 +287,7 @@ func TestHTMLYTicks(t *testing.T) {
 		{406 * mib, 64 * mib, 448 * mib},
 		{1024 * mib, 128 * mib, 1024 * mib},
 	} {
-		tl := &analyze.Timeline{Reserved: []int64{0, tt.hi}, Active: []int64{0, tt.hi / 2}, Allocated: []int64{0, 0}}
+		tl := &timeline.Timeline{Reserved: []int64{0, tt.hi}, Active: []int64{0, tt.hi / 2}, Allocated: []int64{0, 0}}
 		interval, top := htmlYTicks(tl)
 		if interval != tt.interval || top != tt.top {
 			t.Errorf("htmlYTicks(%d) = %d, %d; want %d, %d", tt.hi, interval, top, tt.interval, tt.top)

@@ -8,7 +8,9 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/leaks"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -23,7 +25,7 @@ type LeakOptions struct {
 	Full bool
 	// Steps is how the user asked to find steps (--steps); the line that
 	// says how the trace was cut depends on it.
-	Steps analyze.StepSource
+	Steps steps.StepSource
 }
 
 // StackLines is the most lines a folded stack prints in the text view.
@@ -39,7 +41,7 @@ const sparkWidth = 20
 // device, what was looked at and how the trace was cut into steps, then a
 // table of the groups with their live bytes, score, growth, verdict and
 // folded stack.
-func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport, opt LeakOptions) error {
+func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport, opt LeakOptions) error {
 	ew := &errWriter{w: w}
 	t := newFrameTable(s)
 	if len(reps) == 0 {
@@ -56,7 +58,7 @@ func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport, o
 	return ew.err
 }
 
-func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt LeakOptions) error {
+func writeLeakDevice(ew *errWriter, ft *frameTable, rep *leaks.LeakReport, opt LeakOptions) error {
 	for _, par := range strings.Split(fmt.Sprintf("Device %d: %s.", rep.Device, leakMoment(rep, opt.At)), "\n") {
 		ew.printf("%s", wrapAt("", par, textWidth(ew.w)))
 	}
@@ -77,9 +79,9 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 	for _, par := range strings.Split(head+".", "\n") {
 		ew.printf("%s", wrapAt("", par, textWidth(ew.w)))
 	}
-	if k := rep.History; rep.Entries > 0 && k.History != analyze.Exact {
+	if k := rep.History; rep.Entries > 0 && k.History != stats.Exact {
 		tail := "; growth and allocation times come from the replay and may be off."
-		if k.History == analyze.LowerBound {
+		if k.History == stats.LowerBound {
 			tail = "; allocations older than the trace carry no growth evidence."
 		}
 		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+tail, textWidth(ew.w)))
@@ -104,7 +106,7 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 	}
 	ew.printf("\n")
 	unit := "step"
-	if rep.Steps.Source != analyze.StepsAnnotation && rep.Steps.Source != analyze.StepsPattern {
+	if rep.Steps.Source != steps.StepsAnnotation && rep.Steps.Source != steps.StepsPattern {
 		unit = "slice"
 	}
 	// The columns before the last, then the last wrapped to what is left
@@ -163,7 +165,7 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 }
 
 // leakMoment describes the moment a report looks at.
-func leakMoment(rep *analyze.LeakReport, at string) string {
+func leakMoment(rep *leaks.LeakReport, at string) string {
 	if rep.Entries == 0 {
 		return "the allocations live in the file (it has no trace for this device)"
 	}
@@ -194,7 +196,7 @@ func leakMoment(rep *analyze.LeakReport, at string) string {
 }
 
 // leakStepsLine says how the trace was cut.
-func leakStepsLine(t *frameTable, rep *analyze.LeakReport, asked analyze.StepSource) string {
+func leakStepsLine(t *frameTable, rep *leaks.LeakReport, asked steps.StepSource) string {
 	st := rep.Steps
 	prologue := ""
 	if st.Prologue {
@@ -204,14 +206,14 @@ func leakStepsLine(t *frameTable, rep *analyze.LeakReport, asked analyze.StepSou
 		}
 	}
 	switch st.Source {
-	case analyze.StepsAnnotation:
+	case steps.StepsAnnotation:
 		return fmt.Sprintf("Growth per training step: %s found from the record_function range %q%s.",
 			plural(st.Count, "step"), st.Name, prologue)
-	case analyze.StepsPattern:
+	case steps.StepsPattern:
 		return fmt.Sprintf("Growth per training step: %s found from the allocation made once per step at %s%s.",
 			plural(st.Count, "step"), t.where(st.Marker), prologue)
-	case analyze.StepsSlices:
-		if asked == analyze.StepsSlices {
+	case steps.StepsSlices:
+		if asked == steps.StepsSlices {
 			return fmt.Sprintf("Growth per slice: the trace is cut into %s of equal entries, as --steps slices asks.",
 				plural(st.Count, "slice"))
 		}
@@ -223,7 +225,7 @@ func leakStepsLine(t *frameTable, rep *analyze.LeakReport, asked analyze.StepSou
 
 // leakAllocLine says how many allocations a group has and when they were
 // made.
-func leakAllocLine(rep *analyze.LeakReport, g *analyze.LeakGroup) string {
+func leakAllocLine(rep *leaks.LeakReport, g *leaks.LeakGroup) string {
 	var b strings.Builder
 	b.WriteString(plural(g.Count, "allocation"))
 	switch {
@@ -267,10 +269,10 @@ func formatSeconds(us int64) string {
 
 // sparkline draws live bytes per slice, at most sparkWidth characters:
 // each character is the value at the end of its last slice.
-func sparkline(g []analyze.GrowthPoint) string { return sparklineAt(g, sparkWidth) }
+func sparkline(g []leaks.GrowthPoint) string { return sparklineAt(g, sparkWidth) }
 
 // sparklineAt is sparkline in at most maxWidth characters.
-func sparklineAt(g []analyze.GrowthPoint, maxWidth int) string {
+func sparklineAt(g []leaks.GrowthPoint, maxWidth int) string {
 	n := len(g)
 	width := min(n, maxWidth)
 	var hi int64
@@ -313,7 +315,7 @@ func leakStackOptions(full bool) stackLineOptions {
 // LeakHints returns advice for the person reading the reports: how to
 // record what is missing, and what the numbers cannot say. The CLI prints
 // them to stderr.
-func LeakHints(reps []*analyze.LeakReport) []string {
+func LeakHints(reps []*leaks.LeakReport) []string {
 	var hints []string
 	noStacks, noTrace, seeded := false, false, false
 	for _, rep := range reps {

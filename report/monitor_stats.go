@@ -7,8 +7,8 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/stats"
 )
 
 // StatsDump is what `snapview summary` shows of a memory_stats() dump (a
@@ -18,7 +18,7 @@ type StatsDump struct {
 	// figures are ("" for the whole file, "step 29, line 30" for a log).
 	File, From string
 	// Stats has one entry per device, every figure exact.
-	Stats []*analyze.MemoryStats
+	Stats []*stats.MemoryStats
 }
 
 // WriteStatsDumpText writes the readable view of a memory_stats() dump:
@@ -34,7 +34,7 @@ func WriteStatsDumpText(w io.Writer, d *StatsDump) error {
 	ew.printf("%s", wrapTo(w, "", fmt.Sprintf("%s: torch.cuda.memory_stats()%s, %s; every figure is torch's own, exact.", d.File, from, plural(len(d.Stats), "device"))))
 	for _, st := range d.Stats {
 		ew.printf("\nDevice %d\n", st.Device)
-		all := func(s *[analyze.NumPools]analyze.Stat) analyze.Stat { return s[analyze.PoolAll] }
+		all := func(s *[stats.NumPools]stats.Stat) stats.Stat { return s[stats.PoolAll] }
 		ew.printf("%s", wrapTo(w, "  ", fmt.Sprintf("%s reserved in %s; %s allocated to %s; %s cached but unused.",
 			FormatBytes(all(&st.ReservedBytes).Current), plural(int(all(&st.Segment).Current), "segment"),
 			FormatBytes(all(&st.AllocatedBytes).Current), plural(int(all(&st.Allocation).Current), "tensor"),
@@ -63,10 +63,10 @@ func WriteStatsDumpText(w io.Writer, d *StatsDump) error {
 }
 
 // writeStatsPoolTable writes the current and peak figures per pool.
-func writeStatsPoolTable(w io.Writer, st *analyze.MemoryStats) error {
+func writeStatsPoolTable(w io.Writer, st *stats.MemoryStats) error {
 	var rows [][]string
 	for p, name := range []string{"all", "large", "small"} {
-		pool := analyze.Pool(p)
+		pool := stats.Pool(p)
 		rows = append(rows, []string{name,
 			FormatBytes(st.ReservedBytes[pool].Current), FormatBytes(st.ReservedBytes[pool].Peak),
 			FormatBytes(st.AllocatedBytes[pool].Current), FormatBytes(st.AllocatedBytes[pool].Peak),

@@ -10,8 +10,8 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/stats"
 )
 
 // StepsView is what `snapview stats` prints of a memory_stats() log.
@@ -207,7 +207,7 @@ func writeStepsTable(w io.Writer, d *monitor.StepsDevice, rows []int) error {
 		if i == d.FirstOOM {
 			notes = append(notes, "first OOM")
 		}
-		a, res := st.AllocatedBytes[analyze.PoolAll], st.ReservedBytes[analyze.PoolAll]
+		a, res := st.AllocatedBytes[stats.PoolAll], st.ReservedBytes[stats.PoolAll]
 		table = append(table, []string{step, tm, FormatBytes(a.Current), FormatBytes(a.Peak), FormatBytes(res.Current), FormatBytes(res.Peak),
 			FormatInt(st.NumAllocRetries), FormatInt(st.NumOOMs), strings.Join(notes, ", ")})
 	}
@@ -296,9 +296,9 @@ func WriteStepsJSON(w io.Writer, v *StepsView) error {
 		for _, r := range d.Records {
 			st := r.Stats
 			sj := stepJSON{Line: r.Line,
-				Allocated: st.AllocatedBytes[analyze.PoolAll].Current, AllocatedPeak: st.AllocatedBytes[analyze.PoolAll].Peak,
-				Reserved: st.ReservedBytes[analyze.PoolAll].Current, ReservedPeak: st.ReservedBytes[analyze.PoolAll].Peak,
-				InactiveSplit: st.InactiveSplitBytes[analyze.PoolAll].Current, NumAllocRetry: st.NumAllocRetries, NumOOMs: st.NumOOMs}
+				Allocated: st.AllocatedBytes[stats.PoolAll].Current, AllocatedPeak: st.AllocatedBytes[stats.PoolAll].Peak,
+				Reserved: st.ReservedBytes[stats.PoolAll].Current, ReservedPeak: st.ReservedBytes[stats.PoolAll].Peak,
+				InactiveSplit: st.InactiveSplitBytes[stats.PoolAll].Current, NumAllocRetry: st.NumAllocRetries, NumOOMs: st.NumOOMs}
 			if r.HasStep {
 				s := r.Step
 				sj.Step = &s

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/stats"
 )
 
 // TestMonitorTextGolden writes the text views of the real monitor_train
@@ -19,7 +19,7 @@ func TestMonitorTextGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stats, err := analyze.ParseStatsJSON(b, 0)
+	stats, err := stats.ParseStatsJSON(b, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

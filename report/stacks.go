@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/frames"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -52,7 +52,7 @@ type frameTable struct {
 type frameInfo struct {
 	frame snapshot.Frame
 	text  string
-	kind  analyze.FrameKind
+	kind  frames.FrameKind
 	short string
 	alloc bool
 	glue  bool
@@ -86,8 +86,8 @@ func (t *frameTable) get(id snapshot.FrameID) *frameInfo {
 	}
 	raw := t.s.Frames[id]
 	f := snapshot.Frame{Filename: Escape(raw.Filename), Line: raw.Line, Name: Escape(raw.Name)}
-	fi := &frameInfo{frame: f, text: analyze.FrameText(f), kind: analyze.ClassifyFrame(raw)}
-	if fi.kind == analyze.FrameCpp || fi.kind == analyze.FrameNoise {
+	fi := &frameInfo{frame: f, text: frames.FrameText(f), kind: frames.ClassifyFrame(raw)}
+	if fi.kind == frames.FrameCpp || fi.kind == frames.FrameNoise {
 		fi.short = shortCppName(f.Name)
 		fi.alloc = isAllocatorFrame(raw)
 		fi.glue = dispatchGlue.MatchString(fi.short)
@@ -125,15 +125,15 @@ func stackLines(s *snapshot.Snapshot, id snapshot.StackID, o stackLineOptions) [
 // lines is stackLines with the frames' facts from t.
 func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
 	s := t.s
-	frames := s.Stack(id)
-	if len(frames) == 0 {
+	stack := s.Stack(id)
+	if len(stack) == 0 {
 		return []string{noStackText}
 	}
 	var out []string
 	if o.Full {
-		for _, f := range frames {
+		for _, f := range stack {
 			if o.Raw {
-				out = append(out, analyze.FrameText(s.Frames[f]))
+				out = append(out, frames.FrameText(s.Frames[f]))
 			} else {
 				out = append(out, t.get(f).text)
 			}
@@ -141,14 +141,14 @@ func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
 		return out
 	}
 	hasUser := false
-	for _, f := range frames {
-		if t.get(f).kind == analyze.FrameUser {
+	for _, f := range stack {
+		if t.get(f).kind == frames.FrameUser {
 			hasUser = true
 			break
 		}
 	}
 	var run []snapshot.Frame
-	runKind := analyze.FrameUser
+	runKind := frames.FrameUser
 	var glue []string // the dispatcher's frames in a row
 	flush := func() {
 		if len(run) > 0 {
@@ -160,12 +160,12 @@ func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
 			glue = glue[:0]
 		}
 	}
-	for _, fid := range frames {
+	for _, fid := range stack {
 		fi := t.get(fid)
 		f := fi.frame
 		switch k := fi.kind; {
-		case k == analyze.FrameNoise || hasUser && k == analyze.FrameCpp:
-		case k == analyze.FrameCpp:
+		case k == frames.FrameNoise || hasUser && k == frames.FrameCpp:
+		case k == frames.FrameCpp:
 			if fi.alloc {
 				continue
 			}
@@ -181,7 +181,7 @@ func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
 			if len(out) == 0 || out[len(out)-1] != name {
 				out = append(out, name)
 			}
-		case k == analyze.FrameUser || !hasUser:
+		case k == frames.FrameUser || !hasUser:
 			flush()
 			out = append(out, fi.userLine())
 		default:
@@ -222,36 +222,36 @@ func stackWhere(s *snapshot.Snapshot, id snapshot.StackID) string {
 
 // where is stackWhere with the frames' facts from t.
 func (t *frameTable) where(id snapshot.StackID) string {
-	frames := t.s.Stack(id)
-	if len(frames) == 0 {
+	stack := t.s.Stack(id)
+	if len(stack) == 0 {
 		return noStackText
 	}
 	via := ""
-	for _, fid := range frames {
+	for _, fid := range stack {
 		fi := t.get(fid)
 		f := fi.frame
 		switch fi.kind {
-		case analyze.FrameUser:
+		case frames.FrameUser:
 			out := baseName(f.Filename) + ":" + strconv.FormatInt(f.Line, 10) + " " + f.Name
 			if via != "" {
 				out += " (via " + via + ")"
 			}
 			return clipLine(out)
-		case analyze.FrameTorch, analyze.FrameStdlib:
+		case frames.FrameTorch, frames.FrameStdlib:
 			if via == "" {
 				via = f.Name
 			}
 		}
 	}
 	name, first, node := "", "", ""
-	for _, fid := range frames {
+	for _, fid := range stack {
 		fi := t.get(fid)
 		f := fi.frame
 		k := fi.kind
-		if k == analyze.FrameNoise {
+		if k == frames.FrameNoise {
 			continue
 		}
-		if k != analyze.FrameCpp {
+		if k != frames.FrameCpp {
 			if name == "" {
 				name = baseName(f.Filename) + ":" + strconv.FormatInt(f.Line, 10) + " " + f.Name
 			}
@@ -270,7 +270,7 @@ func (t *frameTable) where(id snapshot.StackID) string {
 	}
 	switch {
 	case name == "" && first == "":
-		return clipLine(t.get(frames[0]).text)
+		return clipLine(t.get(stack[0]).text)
 	case name == "":
 		name = first
 	}
@@ -362,7 +362,7 @@ func shortCppName(name string) string {
 // foldedRun is the line of a run of folded frames: the kind, the
 // innermost frame as "file.py:line name" (it tells apart two stacks that
 // differ only there), and the names of the next ones.
-func foldedRun(k analyze.FrameKind, run []snapshot.Frame) string {
+func foldedRun(k frames.FrameKind, run []snapshot.Frame) string {
 	const maxNames = 3
 	names := []string{baseName(run[0].Filename) + ":" + strconv.FormatInt(run[0].Line, 10) + " " + run[0].Name}
 	for i, f := range run[1:] {

@@ -10,14 +10,15 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
 
 // stateBlockMap draws a state's segment as BlockMap does, in width
 // characters.
-func stateBlockMap(seg *analyze.StateSegment, width int) string {
+func stateBlockMap(seg *replay.StateSegment, width int) string {
 	fs := snapshot.Segment{TotalSize: seg.Size, Blocks: make([]snapshot.Block, len(seg.Blocks))}
 	for k, b := range seg.Blocks {
 		fs.Blocks[k] = snapshot.Block{Address: b.Addr, Size: b.Size, State: b.State}
@@ -68,7 +69,7 @@ type StateOptions struct {
 }
 
 // StateView is what `snapview state` prints: the allocator state of one
-// device after one trace entry, from [analyze.Result.StateAt].
+// device after one trace entry, from [replay.Result.StateAt].
 type StateView struct {
 	// At is the moment as the user named it ("peak", "oom", "end",
 	// "entry:12", "time:1.5s").
@@ -82,10 +83,10 @@ type StateView struct {
 	// SinceStartUS is the entry's time_us minus the first entry's, -1 when
 	// the trace has no timestamps.
 	SinceStartUS int64
-	// Seeded is analyze.Result.Seeded: the trace misses the start of the
+	// Seeded is replay.Result.Seeded: the trace misses the start of the
 	// run, so peaks and totals are lower bounds.
 	Seeded bool
-	State  *analyze.State
+	State  *replay.State
 	// Segments are the state's segments with their usage and block map.
 	Segments []StateSegmentRow
 	// Largest are the largest live (active_allocated) allocations, by size.
@@ -99,13 +100,13 @@ type StateView struct {
 	// simulated over the whole trace), shown with an OOM; nil when not run.
 	Whatif *whatif.Result
 
-	allocs []analyze.Allocation // analyze.Result.Allocs
+	allocs []replay.Allocation // replay.Result.Allocs
 	snap   *snapshot.Snapshot
 }
 
 // StateSegmentRow is one segment of a StateView.
 type StateSegmentRow struct {
-	analyze.StateSegment
+	replay.StateSegment
 	// Allocated, Pending and Free sum the active_allocated,
 	// active_pending_free and inactive blocks; LargestFree is the largest
 	// inactive block.
@@ -147,7 +148,7 @@ type StackGroup struct {
 
 // NewStateView gathers what `snapview state` prints about st, a state of
 // r's device, chosen as at.
-func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at string, opt StateOptions) *StateView {
+func NewStateView(s *snapshot.Snapshot, r *replay.Result, st *replay.State, at string, opt StateOptions) *StateView {
 	if opt.Top <= 0 {
 		opt.Top = 10
 	}
@@ -276,7 +277,7 @@ func WriteState(w io.Writer, v *StateView) error {
 	st := v.State
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", v.momentLine())
-	if k := v.State.Stats.Known; v.Entries > 0 && k.History != analyze.Exact && !(k.History == analyze.LowerBound && v.Seeded) {
+	if k := v.State.Stats.Known; v.Entries > 0 && k.History != stats.Exact && !(k.History == stats.LowerBound && v.Seeded) {
 		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+"; the state at a trace entry is replayed from the trace.", 100))
 	} else if v.Seeded {
 		ew.printf("The trace starts after the run did: the state before its first entry was rebuilt from the\nsegments in the file, so \"peak\" is the peak within the trace.\n")
@@ -288,19 +289,19 @@ func WriteState(w io.Writer, v *StateView) error {
 	ew.printf("\nTotals\n")
 	t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight)
 	t.Header("Metric", "All", "Large pool", "Small pool")
-	bytesRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
-		return []string{label, FormatBytes(f[analyze.PoolAll].Current), FormatBytes(f[analyze.PoolLarge].Current), FormatBytes(f[analyze.PoolSmall].Current)}
+	bytesRow := func(label string, f *[stats.NumPools]stats.Stat) []string {
+		return []string{label, FormatBytes(f[stats.PoolAll].Current), FormatBytes(f[stats.PoolLarge].Current), FormatBytes(f[stats.PoolSmall].Current)}
 	}
 	k := st.Stats.Known
-	requestedRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
-		return []string{label, requestedBytes(f[analyze.PoolAll].Current, k), requestedBytes(f[analyze.PoolLarge].Current, k),
-			requestedBytes(f[analyze.PoolSmall].Current, k)}
+	requestedRow := func(label string, f *[stats.NumPools]stats.Stat) []string {
+		return []string{label, requestedBytes(f[stats.PoolAll].Current, k), requestedBytes(f[stats.PoolLarge].Current, k),
+			requestedBytes(f[stats.PoolSmall].Current, k)}
 	}
-	countRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
-		return []string{label, FormatInt(f[analyze.PoolAll].Current), FormatInt(f[analyze.PoolLarge].Current), FormatInt(f[analyze.PoolSmall].Current)}
+	countRow := func(label string, f *[stats.NumPools]stats.Stat) []string {
+		return []string{label, FormatInt(f[stats.PoolAll].Current), FormatInt(f[stats.PoolLarge].Current), FormatInt(f[stats.PoolSmall].Current)}
 	}
-	var free [analyze.NumPools]analyze.Stat
-	for p := range analyze.NumPools {
+	var free [stats.NumPools]stats.Stat
+	for p := range stats.NumPools {
 		free[p].Current = st.Stats.ReservedBytes[p].Current - st.Stats.ActiveBytes[p].Current
 	}
 	rows := [][]string{
@@ -455,7 +456,7 @@ func (v *StateView) stackShown(i int) bool {
 }
 
 // writeOOM explains an OOM: the failed request against what was free.
-func writeOOM(ew *errWriter, v *StateView, o *analyze.OOMInfo) {
+func writeOOM(ew *errWriter, v *StateView, o *replay.OOMInfo) {
 	st := v.State
 	pool := "small"
 	if o.Large {
@@ -466,7 +467,7 @@ func writeOOM(ew *errWriter, v *StateView, o *analyze.OOMInfo) {
 	ew.printf("  largest cached free block it could use: %s\n", FormatBytes(o.LargestFree))
 	ew.printf("  free in cached blocks of that pool:     %s\n", FormatBytes(o.FreeInPool))
 	ew.printf("  reserved %s, allocated %s\n",
-		FormatBytes(st.Stats.ReservedBytes[analyze.PoolAll].Current), FormatBytes(st.Stats.AllocatedBytes[analyze.PoolAll].Current))
+		FormatBytes(st.Stats.ReservedBytes[stats.PoolAll].Current), FormatBytes(st.Stats.AllocatedBytes[stats.PoolAll].Current))
 	switch {
 	case o.DeviceFree >= o.Size:
 		ew.printf("  The device had %s free, more than the request: the process hit its own limit\n"+

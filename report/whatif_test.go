@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -90,14 +90,14 @@ func TestWhatifGolden(t *testing.T) {
 }
 
 // TestWhatifOOMVerdictTrust: the HTML marker's verdict carries the
-// file's trust (analyze.DecideTrust) as the text view does: on a trace
+// file's trust (replay.DecideTrust) as the text view does: on a trace
 // that misses the start it holds only over what the trace covers.
 func TestWhatifOOMVerdictTrust(t *testing.T) {
-	r := &whatif.Result{SelfCheck: whatif.SelfCheck{Exact: true, DivergedAt: -1}, Rows: []whatif.Row{{}}, Trust: analyze.Known{History: analyze.Exact}}
+	r := &whatif.Result{SelfCheck: whatif.SelfCheck{Exact: true, DivergedAt: -1}, Rows: []whatif.Row{{}}, Trust: stats.Known{History: stats.Exact}}
 	if v := whatifOOMVerdict(r); strings.Contains(v, "trace covers") {
 		t.Errorf("exact history: %q", v)
 	}
-	r.Trust = analyze.Known{History: analyze.LowerBound, Why: "the trace misses the start of the run"}
+	r.Trust = stats.Known{History: stats.LowerBound, Why: "the trace misses the start of the run"}
 	if v := whatifOOMVerdict(r); !strings.Contains(v, "over the part of the run the trace covers: the file's peaks and totals are lower bounds: the trace misses the start") {
 		t.Errorf("lower bound: %q", v)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -84,7 +84,7 @@ func runInfo(ctx context.Context, opts *infoOptions, stdin io.Reader, out, errOu
 		}
 		v := report.NewInfo(src.name, src.size, s)
 		if opts.device.set {
-			v.Devices = slices.DeleteFunc(v.Devices, func(d analyze.DeviceInfo) bool { return d.Device != opts.device.n })
+			v.Devices = slices.DeleteFunc(v.Devices, func(d info.DeviceInfo) bool { return d.Device != opts.device.n })
 		}
 		if opts.json {
 			return report.WriteInfoJSON(out, v)

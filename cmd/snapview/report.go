@@ -10,8 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/compare"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -264,9 +266,9 @@ func saveReport(ctx context.Context, opts *reportOptions, r *report.HTMLReport, 
 func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
 	var (
 		reports []*report.HTMLReport
-		sides   []*analyze.Side
+		sides   []*compare.Side
 	)
-	peak := analyze.Moment{Kind: analyze.MomentPeak}
+	peak := steps.Moment{Kind: steps.MomentPeak}
 	for i, path := range opts.files {
 		err := withSnapshotCtx(ctx, stdin, stderr, path, func(s *snapshot.Snapshot, src source) error {
 			if err := ctx.Err(); err != nil {
@@ -301,19 +303,19 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				}
 				devices = []int{dev}
 			}
-			so := analyze.SideOptions{Recording: analyze.NewFileRecording(s)}
+			so := compare.SideOptions{Recording: compare.NewFileRecording(s)}
 			used := usedDevices(s)
 			for _, dev := range devices {
 				if !slices.Contains(used, dev) {
 					continue
 				}
 				if !hasTrace(s, dev) {
-					sd := analyze.MeasureFileState(s, dev, so)
+					sd := compare.MeasureFileState(s, dev, so)
 					sd.File = src.name
 					sides = append(sides, sd)
 					continue
 				}
-				res, err := analyze.ReplayPeaks(s, dev)
+				res, err := replay.ReplayPeaks(s, dev)
 				if err != nil {
 					return err
 				}
@@ -321,7 +323,7 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				if err != nil {
 					return err
 				}
-				sd, err := analyze.MeasureSide(s, res, at, so)
+				sd, err := compare.MeasureSide(s, res, at, so)
 				if err != nil {
 					return err
 				}
@@ -344,12 +346,12 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 	title := "Ranks"
 	if opts.base != "" {
 		title = "Diff"
-		d := analyze.Compare(sides[0], sides[1])
+		d := compare.Compare(sides[0], sides[1])
 		if err := report.WriteDiff(tw, d, report.DiffOptions{BaseAt: "peak", NewAt: "peak", Top: 20, Frames: 8}); err != nil {
 			return err
 		}
 	} else if len(sides) > 0 {
-		if err := report.WriteRanks(tw, analyze.CompareRanks(sides, 10), report.RanksOptions{Top: 10, Frames: 6}); err != nil {
+		if err := report.WriteRanks(tw, compare.CompareRanks(sides, 10), report.RanksOptions{Top: 10, Frames: 6}); err != nil {
 			return err
 		}
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -145,7 +145,7 @@ func runSMI(ctx context.Context, opts *smiOptions, stdin io.Reader, out, errOut 
 			if dev < len(s.Traces) {
 				trace = s.Traces[dev]
 			}
-			r, err := analyze.Replay(s, dev)
+			r, err := replay.Replay(s, dev)
 			if err != nil {
 				return inFile(opts.snapshot, err)
 			}

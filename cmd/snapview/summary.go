@@ -11,8 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -161,19 +162,19 @@ func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, e
 	}
 	// The devices' replays are independent: side by side, on up to
 	// GOMAXPROCS goroutines; warnings in device order.
-	stats := make([]*analyze.MemoryStats, len(devices))
-	covs := make([]*analyze.Coverage, len(devices))
+	all := make([]*stats.MemoryStats, len(devices))
+	covs := make([]*replay.Coverage, len(devices))
 	notes := make([][]string, len(devices))
 	var g errgroup.Group
 	g.SetLimit(max(1, runtime.GOMAXPROCS(0)))
 	for k, d := range devices {
 		g.Go(func() error {
-			stats[k], covs[k], notes[k] = statsAndCoverage(s, d)
+			all[k], covs[k], notes[k] = statsAndCoverage(s, d)
 			return nil
 		})
 	}
-	_ = g.Wait()                            // the goroutines return no error
-	coverage := map[int]*analyze.Coverage{} // from the replays' first pass
+	_ = g.Wait()                           // the goroutines return no error
+	coverage := map[int]*replay.Coverage{} // from the replays' first pass
 	for k, d := range devices {
 		printWarnings(errOut, notes[k])
 		if covs[k] != nil {
@@ -182,34 +183,34 @@ func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, e
 	}
 	switch opts.format {
 	case "torch":
-		return writeTorchTables(out, stats)
+		return writeTorchTables(out, all)
 	case "json":
-		return report.WriteSummaryJSON(out, report.NewSummaryOf(src.name, s, stats, coverage))
+		return report.WriteSummaryJSON(out, report.NewSummaryOf(src.name, s, all, coverage))
 	}
-	return report.WriteSummaryText(out, report.NewSummaryOf(src.name, s, stats, coverage))
+	return report.WriteSummaryText(out, report.NewSummaryOf(src.name, s, all, coverage))
 }
 
 // statsFor returns the memory_stats() figures of one device of s, and
 // notes for stderr:
 //
-//   - the Cur Usage figures come from the segments (analyze.CurrentStats);
+//   - the Cur Usage figures come from the segments (stats.CurrentStats);
 //   - the Peak, Tot Alloc and Tot Freed figures, CUDA OOMs, cudaMalloc
 //     retries and the num_device_* counters come from the allocator replay
-//     (analyze.ReplayStats), marked as the one trust rule decides
-//     (analyze.DecideTrust, in Result.Stats.Known).
-func statsFor(s *snapshot.Snapshot, device int) (*analyze.MemoryStats, []string) {
+//     (replay.ReplayStats), marked as the one trust rule decides
+//     (replay.DecideTrust, in Result.Stats.Known).
+func statsFor(s *snapshot.Snapshot, device int) (*stats.MemoryStats, []string) {
 	st, _, notes := statsAndCoverage(s, device)
 	return st, notes
 }
 
 // statsAndCoverage is statsFor that also returns the coverage of the
 // device's trace its replay found (nil without a replay).
-func statsAndCoverage(s *snapshot.Snapshot, device int) (*analyze.MemoryStats, *analyze.Coverage, []string) {
+func statsAndCoverage(s *snapshot.Snapshot, device int) (*stats.MemoryStats, *replay.Coverage, []string) {
 	if !hasTrace(s, device) {
 		st, notes := statsFromReplay(s, device, nil, nil)
 		return st, nil, notes
 	}
-	r, err := analyze.ReplayStats(s, device)
+	r, err := replay.ReplayStats(s, device)
 	st, notes := statsFromReplay(s, device, r, err)
 	if err != nil {
 		return st, nil, notes
@@ -218,22 +219,22 @@ func statsAndCoverage(s *snapshot.Snapshot, device int) (*analyze.MemoryStats, *
 }
 
 // statsFromReplay is [statsFor] given the device's replay: r and err are
-// what analyze.Replay or analyze.ReplayStats returned for it (only its
+// what replay.Replay or replay.ReplayStats returned for it (only its
 // Stats are read). Without a trace they are not looked at. The HTML
 // report, which replays each device once for everything it draws, calls
 // it with its own replay.
-func statsFromReplay(s *snapshot.Snapshot, device int, r *analyze.Result, err error) (*analyze.MemoryStats, []string) {
-	st := analyze.CurrentStats(s, device)
+func statsFromReplay(s *snapshot.Snapshot, device int, r *replay.Result, err error) (*stats.MemoryStats, []string) {
+	st := stats.CurrentStats(s, device)
 	if !hasTrace(s, device) {
-		st.Known = analyze.DecideTrust(s, device, nil, nil)
+		st.Known = replay.DecideTrust(s, device, nil, nil)
 		return st, nil
 	}
 	if err != nil {
-		st.Known = analyze.DecideTrust(s, device, nil, err)
+		st.Known = replay.DecideTrust(s, device, nil, err)
 		return st, []string{fmt.Sprintf("device %d: %v; the Peak and Tot columns are unknown", device, err)}
 	}
 	mergeHistory(st, &r.Stats)
-	if st.Known.History == analyze.Unknown {
+	if st.Known.History == stats.Unknown {
 		return st, []string{fmt.Sprintf("device %d: %s; the Peak and Tot columns are unknown", device, st.Known.Why)}
 	}
 	return st, nil
@@ -241,9 +242,9 @@ func statsFromReplay(s *snapshot.Snapshot, device int, r *analyze.Result, err er
 
 // mergeHistory copies every figure but the Cur Usage ones, with their
 // exactness, from src into dst.
-func mergeHistory(dst, src *analyze.MemoryStats) {
+func mergeHistory(dst, src *stats.MemoryStats) {
 	pooled := []struct {
-		d, s *[analyze.NumPools]analyze.Stat
+		d, s *[stats.NumPools]stats.Stat
 	}{
 		{&dst.Allocation, &src.Allocation},
 		{&dst.Segment, &src.Segment},
@@ -255,13 +256,13 @@ func mergeHistory(dst, src *analyze.MemoryStats) {
 		{&dst.InactiveSplitBytes, &src.InactiveSplitBytes},
 		{&dst.RequestedBytes, &src.RequestedBytes},
 	}
-	keep := func(d *analyze.Stat, s analyze.Stat) {
+	keep := func(d *stats.Stat, s stats.Stat) {
 		cur := d.Current
 		*d = s
 		d.Current = cur
 	}
 	for _, f := range pooled {
-		for p := range analyze.NumPools {
+		for p := range stats.NumPools {
 			keep(&f.d[p], f.s[p])
 		}
 	}
@@ -318,7 +319,7 @@ func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out,
 	// taken on.
 	if filter {
 		var err error
-		if dump.Stats, err = pickDevices(opts.device, dump.File, dump.Stats, func(st *analyze.MemoryStats) int { return st.Device }); err != nil {
+		if dump.Stats, err = pickDevices(opts.device, dump.File, dump.Stats, func(st *stats.MemoryStats) int { return st.Device }); err != nil {
 			return err
 		}
 	}
@@ -336,7 +337,7 @@ func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out,
 
 // writeTorchTables writes the memory_summary() table of each device, a
 // blank line between two.
-func writeTorchTables(out io.Writer, stats []*analyze.MemoryStats) error {
+func writeTorchTables(out io.Writer, stats []*stats.MemoryStats) error {
 	for i, st := range stats {
 		if i > 0 {
 			if _, err := io.WriteString(out, "\n"); err != nil {

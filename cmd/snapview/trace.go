@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -162,7 +162,7 @@ func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, 
 		for _, d := range devs {
 			f := report.TraceFilter{From: 0, To: -1}
 			if opts.from != "" || opts.to != "" {
-				r, err := analyze.Replay(s, d)
+				r, err := replay.Replay(s, d)
 				if err != nil {
 					return err
 				}
