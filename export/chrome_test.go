@@ -33,7 +33,7 @@ func TestChromeTraceStructure(t *testing.T) {
 			if len(s.Traces[d]) == 0 {
 				continue
 			}
-			r, err := replay.Replay(s, d)
+			r, err := replay.Run(s, d, replay.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -48,7 +48,7 @@ func TestParquetReadBack(t *testing.T) {
 		snaps = append(snaps, s)
 		var results []*replay.Result
 		for _, d := range s.Devices() {
-			r, err := replay.Replay(s, d)
+			r, err := replay.Run(s, d, replay.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,7 +22,7 @@ func peakStates(t *testing.T, s *snapshot.Snapshot) []DeviceState {
 	t.Helper()
 	var out []DeviceState
 	for _, d := range s.Devices() {
-		r, err := replay.Replay(s, d)
+		r, err := replay.Run(s, d, replay.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func pprofTotal(t *testing.T, goTool string, args ...string) int64 {
 func TestDiffProfile(t *testing.T) {
 	dir := filepath.Join(filepath.Dir(sharedDirs(t)[0]), "annotations")
 	s := loadShared(t, dir)
-	r, err := replay.Replay(s, 0)
+	r, err := replay.Run(s, 0, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func TestExportRequestedUnknown(t *testing.T) {
 
 		var results []*replay.Result
 		for _, d := range s.Devices() {
-			r, err := replay.Replay(s, d)
+			r, err := replay.Run(s, d, replay.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

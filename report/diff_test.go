@@ -23,7 +23,7 @@ func sidesOf(t *testing.T, name string, at ...steps.Moment) []*compare.Side {
 	if name == "ddp_rank1.pickle" {
 		dev = 1
 	}
-	r, err := replay.ReplayPeaks(s, dev)
+	r, err := replay.Run(s, dev, replay.Options{Mode: replay.Peaks})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ func BenchmarkBuildHTML(b *testing.B) {
 	s := benchfile.Load(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := BuildHTML(s, HTMLOptions{Title: "bench"})
+		r, err := buildHTML(s, HTMLOptions{Title: "bench"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/replay"
@@ -57,13 +58,6 @@ type HTMLOptions struct {
 	// Default 64 (a file of 10^5 one-entry devices would otherwise make a
 	// page of 10^5 charts).
 	MaxDevices int
-	// Stats returns the memory_stats() figures of a device for the
-	// memory_summary() table, and notes about them (shown under the
-	// device heading), from r and err: what replay.Replay returned for
-	// the device (BuildHTML replays each device once and shares it). Nil
-	// uses the replay's figures, or the segments' current figures when
-	// the replay failed.
-	Stats func(s *snapshot.Snapshot, device int, r *replay.Result, err error) (*stats.MemoryStats, []string)
 	// Monitor, when set, adds to each device the monitoring logs set
 	// against its timeline (html_monitor.go).
 	Monitor *MonitorInput
@@ -130,9 +124,24 @@ func busiestDevices(s *snapshot.Snapshot, devices []int, max int) []int {
 	return out
 }
 
-// BuildHTML analyses s (one allocator replay per device) and returns what
-// [WriteHTML] draws. It does no I/O.
-func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
+// Analysis returns the options of the analysis.File whose devices
+// [BuildHTML] draws with o: full replays, capturing the exact states a
+// trace longer than MaxLiveEntries shows (analysis.PageStates).
+func (o HTMLOptions) Analysis() analysis.Options {
+	o.defaults()
+	return analysis.Options{Mode: replay.Full, States: analysis.PageStates(o.MaxLiveEntries, o.MaxStates)}
+}
+
+// page returns the options of the device analyses the page draws.
+func (o *HTMLOptions) page() analysis.PageOptions {
+	return analysis.PageOptions{Top: o.Top, Buckets: o.Buckets, MaxPoints: o.MaxPoints, MaxLiveEntries: o.MaxLiveEntries}
+}
+
+// BuildHTML returns what [WriteHTML] draws of the file f (made with
+// opt.Analysis()): each device's figures, replay and analyses come from
+// f, which replays each device once. It does no I/O.
+func BuildHTML(f *analysis.File, opt HTMLOptions) (*HTMLReport, error) {
+	s := f.Snap
 	opt.defaults()
 	devices := opt.Devices
 	if devices == nil {
@@ -144,22 +153,20 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 	// and seeding), the timeline, the summary table and the leaks. The
 	// info view reads the file while the replays run, and waits for them
 	// only where it needs them.
-	reps := startReplays(s, devices, opt.MaxLiveEntries, opt.MaxStates)
+	f.Start(devices)
 	var only []int // nil: every device
 	if len(devices) < all {
 		only = devices
 	}
 	infoc := make(chan *Info, 1)
-	go func() { infoc <- newInfoOf(opt.Title, opt.SizeOnDisk, s, reps.get, only) }()
+	go func() { infoc <- NewInfo(opt.Title, opt.SizeOnDisk, s.Format, f.Info(only)) }()
 	r := &HTMLReport{Title: opt.Title, Stacks: [][]string{}, Devices: []HTMLDevice{}}
-	b := &htmlBuilder{s: s, opt: opt, r: r, stackIndex: map[snapshot.StackID]int{}, frames: newFrameTable(s)}
-	analyses := make([]*deviceAnalysis, len(devices))
+	b := &htmlBuilder{f: f, s: s, opt: opt, r: r, stackIndex: map[snapshot.StackID]int{}, frames: newFrameTable(s)}
+	pages := make([]*analysis.Page, len(devices))
 	for k, dev := range devices {
-		rep, _ := reps.get(dev)
-		analyses[k] = b.analyzeReplay(dev, rep, reps.statesOf(dev))
+		pages[k] = f.Page(dev, opt.page())
 	}
 	info := <-infoc
-	replays := reps.all()
 	b.info = info
 	var buf bytes.Buffer
 	if err := WriteInfo(&buf, info); err != nil {
@@ -172,12 +179,13 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 			plural(all, "device"), len(devices)))
 	}
 	for k, dev := range devices {
-		d, err := b.device(dev, replays[dev], analyses[k])
+		d, err := b.device(dev, pages[k])
 		if err != nil {
 			return nil, err
 		}
 		if opt.Monitor != nil {
-			if d.Monitor, err = buildMonitor(opt.Monitor, s, dev, replays[dev].Result, d.Timeline); err != nil {
+			res, _ := f.Replay(dev)
+			if d.Monitor, err = buildMonitor(opt.Monitor, s, dev, res, d.Timeline); err != nil {
 				return nil, err
 			}
 		}
@@ -187,6 +195,7 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 }
 
 type htmlBuilder struct {
+	f          *analysis.File
 	s          *snapshot.Snapshot
 	opt        HTMLOptions
 	r          *HTMLReport
@@ -212,7 +221,7 @@ func (b *htmlBuilder) stack(id snapshot.StackID) int {
 	return len(b.r.Stacks) - 1
 }
 
-func (b *htmlBuilder) device(dev int, dr info.DeviceReplay, a *deviceAnalysis) (*HTMLDevice, error) {
+func (b *htmlBuilder) device(dev int, a *analysis.Page) (*HTMLDevice, error) {
 	s := b.s
 	d := &HTMLDevice{Device: dev, Notes: []string{}, OOMs: []HTMLMarker{}, Annotations: []HTMLRange{}, Segments: []HTMLSegment{}, Leaks: []HTMLLeak{}}
 	trace := deviceTrace(s, dev)
@@ -224,7 +233,7 @@ func (b *htmlBuilder) device(dev int, dr info.DeviceReplay, a *deviceAnalysis) (
 	case i >= 0:
 		d.Notes = append(d.Notes, fmt.Sprintf("Trace of %s entries, %s.", FormatInt(int64(len(trace))), coverageText(&b.info.Devices[i])))
 	}
-	res, err := dr.Result, dr.Err
+	res, err := b.f.Replay(dev)
 	if err != nil {
 		// Nothing for this device in the file (an empty snapshot).
 		d.Notes = append(d.Notes, err.Error())
@@ -235,12 +244,10 @@ func (b *htmlBuilder) device(dev int, dr info.DeviceReplay, a *deviceAnalysis) (
 		d.Notes = append(d.Notes, "History: "+TrustText(k)+"; the timeline is the replay's.")
 	}
 
-	ms := &res.Stats
-	if b.opt.Stats != nil {
-		var notes []string
-		ms, notes = b.opt.Stats(s, dev, dr.Result, dr.Err)
-		d.Notes = append(d.Notes, notes...)
-	}
+	// The memory_summary() table `snapview summary --format torch`
+	// prints, from the same replay.
+	ms, notes := b.f.Stats(dev)
+	d.Notes = append(d.Notes, notes...)
 	var buf bytes.Buffer
 	if err := WriteTorchSummary(&buf, ms); err != nil {
 		return nil, fmt.Errorf("device %d: %w", dev, err)
@@ -259,42 +266,27 @@ func (b *htmlBuilder) device(dev int, dr info.DeviceReplay, a *deviceAnalysis) (
 		d.LeaksNote = "Finding leaks needs a trace (torch.cuda.memory._record_memory_history)."
 		return d, nil
 	}
-	timeUS := a.timeUS
-	if a.err != nil {
-		if a.errLeaks {
-			return nil, fmt.Errorf("device %d: %w", dev, a.err)
+	timeUS := a.TimeUS
+	if a.Err != nil {
+		if a.ErrLeaks {
+			return nil, fmt.Errorf("device %d: %w", dev, a.Err)
 		}
-		return nil, a.err
+		return nil, a.Err
 	}
-	if a.timeline != nil {
+	if a.Timeline != nil {
 		b.timeline(d, res, trace, timeUS, a)
 	} else {
 		d.TimelineNote = fmt.Sprintf("The trace has %s: there is nothing to draw over time; the allocator state after it is below.", plural(len(trace), "entry"))
 	}
 	d.SegmentsAt = fmt.Sprintf("at the peak (after entry %s, %s allocated)", FormatInt(int64(res.PeakIndex)), FormatBytes(res.Allocated[res.PeakIndex]))
-	b.stateSegments(d, a.peak)
-	rep := b.leaks(d, a.leaks)
+	b.stateSegments(d, a.Peak)
+	rep := b.leaks(d, a.Leaks)
 	if d.Timeline != nil {
 		b.steps(d, rep, timeUS)
 		htmlChooseAxis(d, timeUS)
 		b.inspect(d, res, trace, a)
 	}
 	return d, nil
-}
-
-// htmlTraceTimes returns each entry's time_us, or nil when some entry has
-// none or the times go backwards.
-func htmlTraceTimes(trace []snapshot.TraceEntry) []int64 {
-	for i := range trace {
-		if trace[i].Flags&snapshot.FlagTime == 0 || (i > 0 && trace[i].TimeUS < trace[i-1].TimeUS) {
-			return nil
-		}
-	}
-	timeUS := make([]int64, len(trace))
-	for i := range trace {
-		timeUS[i] = trace[i].TimeUS
-	}
-	return timeUS
 }
 
 // steps keeps the training steps the leak report found (annotations or a
@@ -400,8 +392,8 @@ func htmlGrowth(g []leaks.GrowthPoint) []int64 {
 	return out
 }
 
-func (b *htmlBuilder) timeline(d *HTMLDevice, res *replay.Result, trace []snapshot.TraceEntry, timeUS []int64, a *deviceAnalysis) {
-	tl := a.timeline
+func (b *htmlBuilder) timeline(d *HTMLDevice, res *replay.Result, trace []snapshot.TraceEntry, timeUS []int64, a *analysis.Page) {
+	tl := a.Timeline
 	d.Timeline = tl
 	xOf := func(i int) int64 {
 		if timeUS == nil {
@@ -440,8 +432,8 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *replay.Result, trace []snapsh
 		d.Peak = &HTMLMarker{Index: p, X: xOf(p), Bytes: res.Allocated[p], Label: label}
 	}
 	verdict := ""
-	if a.whatif != nil {
-		verdict = whatifOOMVerdict(a.whatif)
+	if a.WhatIf != nil {
+		verdict = whatifOOMVerdict(a.WhatIf)
 		d.Notes = append(d.Notes, verdict)
 	}
 	for _, i := range res.OOMs {

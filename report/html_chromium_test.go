@@ -161,7 +161,7 @@ func TestHTMLInChromium(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := BuildHTML(s, HTMLOptions{Title: tt.name})
+			r, err := buildHTML(s, HTMLOptions{Title: tt.name})
 			if err != nil {
 				t.Fatal(err)
 			}

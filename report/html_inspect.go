@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -50,7 +51,7 @@ type HTMLInspectState struct {
 }
 
 // inspect fills d.Inspect for a device with a trace.
-func (b *htmlBuilder) inspect(d *HTMLDevice, res *replay.Result, trace []snapshot.TraceEntry, a *deviceAnalysis) {
+func (b *htmlBuilder) inspect(d *HTMLDevice, res *replay.Result, trace []snapshot.TraceEntry, a *analysis.Page) {
 	n := len(trace)
 	in := &HTMLInspect{Allocs: [][7]int64{}, Segments: [][6]int64{}, States: []HTMLInspectState{}}
 	d.Inspect = in
@@ -60,74 +61,18 @@ func (b *htmlBuilder) inspect(d *HTMLDevice, res *replay.Result, trace []snapsho
 			in.Allocs = append(in.Allocs, [7]int64{int64(a.Addr), a.Size, a.Requested,
 				int64(a.AllocIndex), int64(a.FreeRequested), int64(a.FreeCompleted), int64(b.stackShort(a.Stack))})
 		}
-		in.Segments = a.lives
+		in.Segments = a.Lives
 		in.Note = "Click the timeline to see the allocator state after that entry: the stacks holding the most bytes and every segment with its blocks."
 		return
 	}
 	// Too long to embed: exact states at MaxStates entries spread over
-	// the trace, plus the peak and the OOMs (inspectIndices).
-	for _, st := range a.states {
+	// the trace, plus the peak and the OOMs (analysis.PageStates).
+	for _, st := range a.States {
 		hs := HTMLInspectState{Index: st.Index, Segments: b.stateSegmentList(st, b.opt.MaxSegments)}
 		in.States = append(in.States, hs)
 	}
 	in.Note = fmt.Sprintf("The trace has %s entries, more than the %s whose history the page embeds: clicking the timeline shows the exact state at the nearest of %d precomputed entries (the peak and every OOM among them). `snapview state --at entry:N` shows any entry.",
-		FormatInt(int64(n)), FormatInt(int64(b.opt.MaxLiveEntries)), len(a.states))
-}
-
-// htmlSegmentLives returns every segment's life on one device: the
-// segments before the first entry (from the replay's seeded state), then
-// one per segment_alloc or segment_map entry, each closed by the
-// segment_free or segment_unmap entry that releases its address.
-func htmlSegmentLives(res *replay.Result, trace []snapshot.TraceEntry) ([][6]int64, error) {
-	st, err := res.StateAt(-1)
-	if err != nil {
-		return nil, err
-	}
-	out := [][6]int64{}
-	var open []int // indexes in out still live
-	add := func(addr, size int64, start int, stream uint64, expandable bool) {
-		x := int64(0)
-		if expandable {
-			x = 1
-		}
-		out = append(out, [6]int64{addr, size, int64(start), -1, int64(stream), x})
-		open = append(open, len(out)-1)
-	}
-	for _, sg := range st.Segments {
-		add(int64(sg.Addr), sg.Size, -1, sg.Stream, sg.Expandable)
-	}
-	for i := range trace {
-		e := &trace[i]
-		switch e.Action {
-		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
-			add(int64(e.Addr), e.Size, i, e.Stream, e.Action == snapshot.ActionSegmentMap)
-		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
-			// Close every live range the released one overlaps; what an
-			// unmap leaves of a range lives on as new ranges.
-			lo, hi := int64(e.Addr), int64(e.Addr)+max(e.Size, 1)
-			kept := open[:0:0]
-			var rest [][4]int64
-			for _, k := range open {
-				a, b := out[k][0], out[k][0]+out[k][1]
-				if b <= lo || a >= hi {
-					kept = append(kept, k)
-					continue
-				}
-				out[k][3] = int64(i)
-				if a < lo {
-					rest = append(rest, [4]int64{a, lo - a, out[k][4], out[k][5]})
-				}
-				if b > hi {
-					rest = append(rest, [4]int64{hi, b - hi, out[k][4], out[k][5]})
-				}
-			}
-			open = kept
-			for _, r := range rest {
-				add(r[0], r[1], i, uint64(r[2]), r[3] == 1)
-			}
-		}
-	}
-	return out, nil
+		FormatInt(int64(n)), FormatInt(int64(b.opt.MaxLiveEntries)), len(a.States))
 }
 
 // stateSegmentList converts the segments of an replay.State, largest

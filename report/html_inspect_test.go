@@ -52,12 +52,12 @@ func TestHTMLInspectLive(t *testing.T) {
 				t.Skipf("%v", err)
 			}
 			for _, maxLive := range []int{0, 10} {
-				r, err := BuildHTML(s, HTMLOptions{MaxLiveEntries: maxLive, MaxStates: 5})
+				r, err := buildHTML(s, HTMLOptions{MaxLiveEntries: maxLive, MaxStates: 5})
 				if err != nil {
 					t.Fatal(err)
 				}
 				for _, d := range r.Devices {
-					res, err := replay.Replay(s, d.Device)
+					res, err := replay.Run(s, d.Device, replay.Options{})
 					if err != nil || d.Inspect == nil {
 						continue
 					}
@@ -110,7 +110,7 @@ func TestHTMLInspectLive(t *testing.T) {
 func TestHTMLTimelineChoices(t *testing.T) {
 	t.Run("leak_train opens by entry", func(t *testing.T) {
 		s := sharedSnapshot(t, "torch2.11/leak_train/snapshot.pickle")
-		r, err := BuildHTML(s, HTMLOptions{})
+		r, err := buildHTML(s, HTMLOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestHTMLTimelineChoices(t *testing.T) {
 	})
 	t.Run("state_only has no chart", func(t *testing.T) {
 		s := sharedSnapshot(t, "torch2.11/state_only/snapshot.pickle")
-		r, err := BuildHTML(s, HTMLOptions{})
+		r, err := buildHTML(s, HTMLOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestHTMLTimelineChoices(t *testing.T) {
 	})
 	t.Run("p34 caps record_function ranges", func(t *testing.T) {
 		s := sharedSnapshot(t, "public/p34-compile-annotations-1800.pickle")
-		r, err := BuildHTML(s, HTMLOptions{})
+		r, err := buildHTML(s, HTMLOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

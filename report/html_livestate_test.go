@@ -47,7 +47,7 @@ console.log(JSON.stringify(out));
 			t.Logf("%s: %v", path, err)
 			continue
 		}
-		r, err := BuildHTML(s, HTMLOptions{})
+		r, err := buildHTML(s, HTMLOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,7 @@ console.log(JSON.stringify(out));
 			if d.Inspect == nil || !d.Inspect.Live {
 				continue
 			}
-			res, err := replay.Replay(s, d.Device)
+			res, err := replay.Run(s, d.Device, replay.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

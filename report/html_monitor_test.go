@@ -51,7 +51,7 @@ func monitorTrainReport(t *testing.T) *HTMLReport {
 	smi, log := monitorTrainLogs(t)
 	in := &MonitorInput{SMI: monitor.SummarizeSMI(smi), SMIName: "smi.csv", Loc: time.UTC, Stats: monitor.AnalyzeSteps(log), StatsName: "stats.jsonl",
 		GPU: func(d int) (int, bool, error) { return d, true, nil }}
-	r, err := BuildHTML(s, HTMLOptions{Title: "monitor_train", Devices: []int{0}, Monitor: in})
+	r, err := buildHTML(s, HTMLOptions{Title: "monitor_train", Devices: []int{0}, Monitor: in})
 	if err != nil {
 		t.Fatal(err)
 	}

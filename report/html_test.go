@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/timeline"
 	"github.com/snapview/snapview/snapshot"
 	"github.com/snapview/snapview/third_party/echarts"
@@ -361,7 +362,7 @@ func TestBuildHTMLShared(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := sharedSnapshot(t, tt.name)
-			r, err := BuildHTML(s, HTMLOptions{Title: tt.name})
+			r, err := buildHTML(s, HTMLOptions{Title: tt.name})
 			if err != nil {
 				t.Fatalf("BuildHTML: %v", err)
 			}
@@ -422,7 +423,7 @@ func TestBuildHTMLShared(t *testing.T) {
 					}
 				}
 			}
-			r2, err := BuildHTML(s, HTMLOptions{Title: tt.name})
+			r2, err := buildHTML(s, HTMLOptions{Title: tt.name})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -431,4 +432,9 @@ func TestBuildHTMLShared(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildHTML is BuildHTML of s, analysed as the report command does.
+func buildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
+	return BuildHTML(analysis.New(s, opt.Analysis()), opt)
 }

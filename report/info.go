@@ -23,23 +23,11 @@ type Info struct {
 	*info.Info
 }
 
-// NewInfo gathers the info view of the snapshot s read from path, whose
-// size on disk is sizeOnDisk bytes.
-func NewInfo(path string, sizeOnDisk int64, s *snapshot.Snapshot) *Info {
-	return newInfo(path, sizeOnDisk, s, nil)
-}
-
-// newInfo is [NewInfo] reusing the replays of the devices replayed has
-// (see info.InspectWith).
-func newInfo(path string, sizeOnDisk int64, s *snapshot.Snapshot, replayed map[int]info.DeviceReplay) *Info {
-	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: info.InspectWith(s, replayed)}
-}
-
-// newInfoOf is newInfo that describes only the devices of only and takes
-// the replays from replay, which may wait for them (see
-// info.InspectReplaying).
-func newInfoOf(path string, sizeOnDisk int64, s *snapshot.Snapshot, replay func(int) (info.DeviceReplay, bool), only []int) *Info {
-	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: info.InspectReplaying(s, replay, only)}
+// NewInfo is the info view of in (analysis.File.Info), the description
+// of a snapshot of the given format read from path, whose size on disk is
+// sizeOnDisk bytes.
+func NewInfo(path string, sizeOnDisk int64, format snapshot.Format, in *info.Info) *Info {
+	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: format, Info: in}
 }
 
 // infoWidth is the column text is wrapped at.

@@ -23,7 +23,7 @@ func leakReports(t *testing.T, file string, edit func(r *replay.Result, o *leaks
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := replay.Replay(s, 0)
+	r, err := replay.Run(s, 0, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -216,7 +217,7 @@ func TestSegmentsNameSummaryFigures(t *testing.T) {
 		for _, d := range s.Devices() {
 			all = append(all, stats.CurrentStats(s, d))
 		}
-		sum := NewSummary(name, s, all)
+		sum := NewSummary(name, analysis.New(s, analysis.Options{}), all)
 		var text bytes.Buffer
 		if err := WriteSummaryText(&text, sum); err != nil {
 			t.Fatal(err)

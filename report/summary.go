@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
@@ -65,17 +66,12 @@ type DeviceSummary struct {
 	hostHistory bool // the file has pinned host memory trace entries
 }
 
-// NewSummary gathers the summary of s for the devices of stats (one
-// MemoryStats per device, in the order to print).
-func NewSummary(file string, s *snapshot.Snapshot, stats []*stats.MemoryStats) *Summary {
-	return NewSummaryOf(file, s, stats, nil)
-}
-
-// NewSummaryOf is NewSummary for a caller that replayed the devices: the
-// coverage of each device's trace is coverage[device] (the replay's
-// replay.Result.Coverage), which spares a pass over the trace; a device
-// coverage lacks is scanned.
-func NewSummaryOf(file string, s *snapshot.Snapshot, stats []*stats.MemoryStats, coverage map[int]*replay.Coverage) *Summary {
+// NewSummary gathers the summary of the file f for the devices of stats
+// (one MemoryStats per device, in the order to print, from f.Stats or
+// stats.CurrentStats). The coverage of each device's trace comes from f's
+// replay of it when f has made one, else from a pass over the trace.
+func NewSummary(file string, f *analysis.File, stats []*stats.MemoryStats) *Summary {
+	s := f.Snap
 	sum := &Summary{
 		File:       file,
 		Format:     s.Format,
@@ -98,7 +94,7 @@ func NewSummaryOf(file string, s *snapshot.Snapshot, stats []*stats.MemoryStats,
 	for _, st := range stats {
 		seeded[st.Device] = st.Known.Seeded
 	}
-	infos := info.InspectCoverage(s, func(d int) (bool, *replay.Coverage) { return seeded[d], coverage[d] })
+	infos := f.DeviceInfos(seeded)
 	have := map[int]bool{}
 	for _, d := range s.Devices() {
 		have[d] = true
@@ -128,11 +124,7 @@ func NewSummaryOf(file string, s *snapshot.Snapshot, stats []*stats.MemoryStats,
 		if info, ok := infoOf[st.Device]; ok {
 			d.Info = info
 		}
-		if c := coverage[st.Device]; c != nil {
-			d.Coverage = *c
-		} else {
-			d.Coverage = replay.TraceCoverage(s, st.Device)
-		}
+		d.Coverage = f.TraceCoverage(st.Device)
 		sum.Devices = append(sum.Devices, d)
 	}
 	return sum

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
@@ -42,7 +43,7 @@ func TestWriteSummaryGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sum := NewSummary("synthetic.pickle", s, tt.stats)
+			sum := NewSummary("synthetic.pickle", analysis.New(s, analysis.Options{}), tt.stats)
 			var text, js bytes.Buffer
 			if err := WriteSummaryText(&text, sum); err != nil {
 				t.Fatal(err)
@@ -84,7 +85,7 @@ func TestWriteSummaryGolden(t *testing.T) {
 
 func TestWriteSummaryEmpty(t *testing.T) {
 	s := &snapshot.Snapshot{HasDeviceTraces: true, Traces: [][]snapshot.TraceEntry{{}}}
-	sum := NewSummary("empty.pickle", s, []*stats.MemoryStats{stats.CurrentStats(s, 0)})
+	sum := NewSummary("empty.pickle", analysis.New(s, analysis.Options{}), []*stats.MemoryStats{stats.CurrentStats(s, 0)})
 	var text, js bytes.Buffer
 	if err := WriteSummaryText(&text, sum); err != nil {
 		t.Fatal(err)
@@ -113,18 +114,18 @@ func TestSummaryCoverageAsInfo(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		in := info.Inspect(s)
+		in := info.Inspect(s, nil, nil)
 		var all []*stats.MemoryStats
 		for _, d := range s.Devices() {
 			st := stats.CurrentStats(s, d)
 			if d < len(s.Traces) && len(s.Traces[d]) > 0 {
-				if r, err := replay.ReplayStats(s, d); err == nil && r.Check.Equal {
+				if r, err := replay.Run(s, d, replay.Options{Mode: replay.StatsOnly}); err == nil && r.Check.Equal {
 					st.Known.History = r.Stats.Known.History
 				}
 			}
 			all = append(all, st)
 		}
-		sum := NewSummary(f, s, all)
+		sum := NewSummary(f, analysis.New(s, analysis.Options{}), all)
 		for _, d := range sum.Devices {
 			for _, want := range in.Devices {
 				if want.Device != d.Device {
@@ -153,14 +154,14 @@ func TestSummaryStateOnlyAndEmpty(t *testing.T) {
 		}
 		st := stats.CurrentStats(s, 0)
 		if len(s.Traces) > 0 && len(s.Traces[0]) > 0 {
-			r, err := replay.ReplayStats(s, 0)
+			r, err := replay.Run(s, 0, replay.Options{Mode: replay.StatsOnly})
 			if err != nil {
 				t.Fatal(err)
 			}
 			st.Known.History = r.Stats.Known.History
 		}
 		var b bytes.Buffer
-		if err := WriteSummaryText(&b, NewSummary(name, s, []*stats.MemoryStats{st})); err != nil {
+		if err := WriteSummaryText(&b, NewSummary(name, analysis.New(s, analysis.Options{}), []*stats.MemoryStats{st})); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()

@@ -15,7 +15,7 @@ import (
 // verdict: the settings that would have fit.
 func TestWhatifOOMMarker(t *testing.T) {
 	s := sharedSnapshot(t, "whatif/varlen_train/default_cap4656M/snapshot.pickle.xz")
-	r, err := BuildHTML(s, HTMLOptions{})
+	r, err := buildHTML(s, HTMLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
@@ -64,7 +66,7 @@ func TestTextViewsWidth(t *testing.T) {
 		var all []*stats.MemoryStats
 		var states []*StateView
 		for _, d := range s.Devices() {
-			r, err := replay.Replay(s, d)
+			r, err := replay.Run(s, d, replay.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,9 +108,11 @@ func TestTextViewsWidth(t *testing.T) {
 			}
 			check("leaks", func(w io.Writer) error { return WriteLeaks(w, s, reps, LeakOptions{At: "auto"}) })
 			check("leaks --full", func(w io.Writer) error { return WriteLeaks(w, s, reps, LeakOptions{At: "auto", Full: true}) })
-			check("info", func(w io.Writer) error { return WriteInfo(w, NewInfo(f, 0, s)) })
+			check("info", func(w io.Writer) error { return WriteInfo(w, NewInfo(f, 0, s.Format, info.Inspect(s, nil, nil))) })
 			check("segments", func(w io.Writer) error { return WriteSegments(w, NewSegments(s, s.Devices())) })
-			check("summary", func(w io.Writer) error { return WriteSummaryText(w, NewSummary(f, s, all)) })
+			check("summary", func(w io.Writer) error {
+				return WriteSummaryText(w, NewSummary(f, analysis.New(s, analysis.Options{}), all))
+			})
 			for _, v := range states {
 				check("state", func(w io.Writer) error { return WriteState(w, v) })
 			}
@@ -163,7 +167,7 @@ func TestLeaksPatternStepName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := replay.Replay(s, 0)
+	r, err := replay.Run(s, 0, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

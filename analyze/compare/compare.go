@@ -164,10 +164,10 @@ func (fr *FileRecording) coverage(s *snapshot.Snapshot, d int, seeded bool) info
 }
 
 // MeasureSide reduces device r.Device of s at trace entry at (-1: before
-// the first entry) to a Side. r comes from [ReplayPeaks] (the live
+// the first entry) to a Side. r comes from Peaks [replay.Run] (the live
 // allocations are then the state's active_allocated blocks, at the cost
 // of one more pass over the trace up to at, [Result.StateAt]) or from
-// [Replay] (they come from r.Allocs; a moment other than the last entry
+// Full [replay.Run] (they come from r.Allocs; a moment other than the last entry
 // costs that pass too, for its figures).
 func MeasureSide(s *snapshot.Snapshot, r *replay.Result, at int, opts SideOptions) (*Side, error) {
 	trace := replay.DeviceTrace(s, r.Device)

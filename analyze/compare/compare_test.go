@@ -27,7 +27,7 @@ func sideAt(t *testing.T, path string, dev int, m steps.Moment, opts SideOptions
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := replay.ReplayPeaks(s, dev)
+	r, err := replay.Run(s, dev, replay.Options{Mode: replay.Peaks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,11 +207,11 @@ func TestMeasureSideReplays(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		full, err := replay.Replay(s, 0)
+		full, err := replay.Run(s, 0, replay.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		light, err := replay.ReplayPeaks(s, 0)
+		light, err := replay.Run(s, 0, replay.Options{Mode: replay.Peaks})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +243,7 @@ func TestMomentStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := replay.Replay(s, 0)
+	r, err := replay.Run(s, 0, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestSideCoverageAgreesWithInfo(t *testing.T) {
 			continue
 		}
 		for _, dev := range s.Devices() {
-			r, err := replay.ReplayPeaks(s, dev)
+			r, err := replay.Run(s, dev, replay.Options{Mode: replay.Peaks})
 			if err != nil || len(replay.DeviceTrace(s, dev)) == 0 {
 				continue
 			}

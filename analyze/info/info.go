@@ -132,46 +132,23 @@ const (
 	CoverageWindow TraceCoverageKind = "window"
 )
 
-// Inspect gathers everything `snapview info` shows about s. It replays the
-// allocator for every device with trace entries (for the end-state check
-// and the seeding), so it costs about one [ReplayStats] per device.
-func Inspect(s *snapshot.Snapshot) *Info {
-	return InspectWith(s, nil)
-}
+// Replayed gives the replay of a device for [Inspect]: what
+// [replay.Run] returned for it, waiting for it when it is still running.
+type Replayed func(device int) (*replay.Result, error)
 
-// DeviceReplay is what [Replay] or [ReplayStats] returned for one device.
-type DeviceReplay struct {
-	Result *replay.Result
-	Err    error
-}
-
-// InspectWith is [Inspect] for a caller that has replayed some devices
-// already: replayed holds those replays by device ordinal, and InspectWith
-// uses them in place of its own (it reads only Result.Seeded and
-// Result.Check); the devices it lacks are replayed as Inspect does. The
-// Info is the same as Inspect's.
-func InspectWith(s *snapshot.Snapshot, replayed map[int]DeviceReplay) *Info {
-	return InspectDevices(s, replayed, nil)
-}
-
-// InspectDevices is InspectWith that describes only the given devices in
-// Devices (all of them when only is nil): a report that draws a few of
-// 10^5 devices describes those few.
-func InspectDevices(s *snapshot.Snapshot, replayed map[int]DeviceReplay, only []int) *Info {
-	return InspectReplaying(s, func(device int) (DeviceReplay, bool) {
-		r, ok := replayed[device]
-		return r, ok
-	}, only)
-}
-
-// InspectReplaying is [InspectDevices] for a caller whose replays may
-// still be running: replayed returns a device's replay, waiting for it to
-// finish, or ok false when the caller has none (the device is replayed
-// with [ReplayStats], as Inspect does). Everything that does not need a
-// device's replay is done before replayed is called for it, so the two can
-// run side by side. replayed is called from the goroutine that calls
-// InspectReplaying, once per inspected device with a trace.
-func InspectReplaying(s *snapshot.Snapshot, replayed func(device int) (DeviceReplay, bool), only []int) *Info {
+// Inspect gathers everything `snapview info` shows about s, describing in
+// Devices only the devices of only (all of them when only is nil: a report
+// that draws a few of 10^5 devices describes those few).
+//
+// The end-state check and the seeding of each device with trace entries
+// come from its replay: replayed(device) (any [replay.Mode]; Inspect reads
+// Result.Seeded, Check, Coverage and Stats.Known), or, with a nil replayed,
+// a StatsOnly [replay.Run] made here. Everything that does not need a
+// device's replay is done before replayed is called for it, so a caller's
+// replays can run while Inspect reads the file. replayed is called from
+// the goroutine that calls Inspect, once per inspected device with a
+// trace.
+func Inspect(s *snapshot.Snapshot, replayed Replayed, only []int) *Info {
 	in := &Info{
 		Legacy:            s.Legacy,
 		TopLevelKeys:      append([]string{}, s.TopLevelKeys...),
@@ -254,8 +231,8 @@ func classifyCoverageScanned(s *snapshot.Snapshot, sc recordingScan, devices []D
 // Seeded and, when not nil, the device's Coverage (from the caller's
 // replay), and nothing is replayed. Without it, the end-state check,
 // Seeded and the Coverage come from the replay of the device's trace: the
-// one replayed gives, if it has one, else a [ReplayStats] made here.
-func deviceInfo(s *snapshot.Snapshot, device int, known func(int) (bool, *replay.Coverage), replayed func(int) (DeviceReplay, bool)) DeviceInfo {
+// one replayed gives, else a StatsOnly [replay.Run] made here.
+func deviceInfo(s *snapshot.Snapshot, device int, known func(int) (bool, *replay.Coverage), replayed Replayed) DeviceInfo {
 	di := DeviceInfo{Device: device, Check: replay.EndCheck{Differences: []string{}}}
 	lo, hi := s.DeviceSegments(device)
 	for i := lo; i < hi; i++ {
@@ -319,14 +296,12 @@ func deviceInfo(s *snapshot.Snapshot, device int, known func(int) (bool, *replay
 }
 
 // replayOnce returns the replay of device that replayed gives, or a
-// [ReplayStats] of it when it has none (or replayed is nil).
-func replayOnce(s *snapshot.Snapshot, device int, replayed func(int) (DeviceReplay, bool)) (*replay.Result, error) {
+// StatsOnly [replay.Run] of it when replayed is nil.
+func replayOnce(s *snapshot.Snapshot, device int, replayed Replayed) (*replay.Result, error) {
 	if replayed != nil {
-		if r, ok := replayed(device); ok {
-			return r.Result, r.Err
-		}
+		return replayed(device)
 	}
-	return replay.ReplayStats(s, device)
+	return replay.Run(s, device, replay.Options{Mode: replay.StatsOnly})
 }
 
 // RoundEntries reports whether n looks like a max_entries a person would

@@ -109,7 +109,7 @@ func TestInferContext(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := Inspect(tt.s)
+			in := Inspect(tt.s, nil, nil)
 			if got := in.Recording.Context; got != tt.want {
 				t.Errorf("Context = %q (%s), want %q (%s)", got, in.Recording.ContextWhy, tt.want, tt.reason)
 			}
@@ -123,7 +123,7 @@ func TestInspectEmptyAndLegacy(t *testing.T) {
 		Settings: &snapshot.AllocatorSettings{MaxSplitSize: -1}, Stacks: [][]snapshot.FrameID{nil},
 		TopLevelKeys: []string{"segments", "device_traces", "allocator_settings", "external_annotations"},
 	}
-	in := Inspect(empty)
+	in := Inspect(empty, nil, nil)
 	if len(in.Devices) != 0 || !slices.Equal(in.IdleDevices, []int{0, 1, 2, 3}) {
 		t.Errorf("empty 4-device file: Devices %v, IdleDevices %v; want none and [0 1 2 3]", in.Devices, in.IdleDevices)
 	}
@@ -139,14 +139,14 @@ func TestInspectEmptyAndLegacy(t *testing.T) {
 		Segments: []snapshot.Segment{{Device: 1, Address: SegBase, TotalSize: 2 * MiB, Blocks: []snapshot.Block{Blk(SegBase, 2*MiB, 0, Inact)}}},
 		Stacks:   [][]snapshot.FrameID{nil},
 	}
-	in = Inspect(legacy)
+	in = Inspect(legacy, nil, nil)
 	if in.Recording.Enabled != EnabledUnknown || in.Version.String() != "unknown" || len(in.Devices) != 1 || in.Devices[0].Device != 1 {
 		t.Errorf("legacy list: Enabled %q, version %q, devices %v; want unknown, unknown, [device 1]", in.Recording.Enabled, in.Version.String(), in.Devices)
 	}
 	if len(in.Warnings) == 0 || !strings.HasPrefix(in.Warnings[0], "No history: a bare segment list") {
 		t.Errorf("legacy list: warnings %q, want the bare-segment-list warning first", in.Warnings)
 	}
-	for _, in := range []*Info{Inspect(empty), Inspect(legacy)} {
+	for _, in := range []*Info{Inspect(empty, nil, nil), Inspect(legacy, nil, nil)} {
 		b, err := json.Marshal(in)
 		if err != nil {
 			t.Fatal(err)
@@ -275,7 +275,7 @@ func TestInspectGroundTruth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := Inspect(s)
+		in := Inspect(s, nil, nil)
 		r := &in.Recording
 		var wrong []string
 		check := func(field string, ok bool, got, want any) {
@@ -334,7 +334,7 @@ func TestInspectPublicVersions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := Inspect(s).Version
+		h := Inspect(s, nil, nil).Version
 		name := filepath.Base(f)
 		oldest, newest := Version{2, 0}, Version{2, 10}
 		if h.Conflict() || newest.less(h.Min) || !h.Max.IsZero() && !oldest.less(h.Max) {
@@ -353,11 +353,11 @@ func TestRecordedMaxEntries(t *testing.T) {
 	// An orphan free: the trace misses the start; 3 entries is no round
 	// number, so the guess is "started late".
 	s := Snap(nil, Ev(FreeRq, a, 512), Ev(FreeOK, a, 512), Ev(Alloc, a+512, 512))
-	if in := Inspect(s); in.Devices[0].Coverage != CoverageLate || !in.Recording.MaxEntriesAtLeast {
+	if in := Inspect(s, nil, nil); in.Devices[0].Coverage != CoverageLate || !in.Recording.MaxEntriesAtLeast {
 		t.Fatalf("without the settings: coverage %q, max_entries at least %t; want started_late, true", in.Devices[0].Coverage, in.Recording.MaxEntriesAtLeast)
 	}
 	s.Settings.Raw = []snapshot.KeyValue{{Key: "trace_alloc_max_entries", Value: "3"}, {Key: "trace_alloc_overflowed", Value: "True"}}
-	in := Inspect(s)
+	in := Inspect(s, nil, nil)
 	if in.Devices[0].Coverage != CoverageWrapped || in.Recording.MaxEntries != 3 || in.Recording.MaxEntriesAtLeast {
 		t.Errorf("with the settings: coverage %q, max_entries %d (at least %t); want wrapped, exactly 3",
 			in.Devices[0].Coverage, in.Recording.MaxEntries, in.Recording.MaxEntriesAtLeast)
@@ -367,9 +367,10 @@ func TestRecordedMaxEntries(t *testing.T) {
 	}
 }
 
-// TestInspectWithEqualsInspect checks that InspectWith, given the full
-// replays of some devices (or of all, or of none), gives Inspect's Info.
-func TestInspectWithEqualsInspect(t *testing.T) {
+// TestInspectFullReplaysEqualsInspect checks that Inspect, given the
+// full replays of some devices (the others replayed StatsOnly), gives
+// the Info of Inspect without replays of its own.
+func TestInspectFullReplaysEqualsInspect(t *testing.T) {
 	inputs := []*snapshot.Snapshot{SyntheticChurn(5000)}
 	for _, ss := range SharedSnapshots(t) {
 		s, err := snapshot.Load(ss.Path)
@@ -379,16 +380,19 @@ func TestInspectWithEqualsInspect(t *testing.T) {
 		inputs = append(inputs, s)
 	}
 	for i, s := range inputs {
-		want := Inspect(s)
+		want := Inspect(s, nil, nil)
 		devs := s.Devices()
 		for k := 0; k <= len(devs); k++ {
-			replayed := map[int]DeviceReplay{}
-			for _, d := range devs[:k] {
-				r, err := replay.Replay(s, d)
-				replayed[d] = DeviceReplay{Result: r, Err: err}
+			full := devs[:k]
+			replayed := func(d int) (*replay.Result, error) {
+				mode := replay.StatsOnly
+				if slices.Contains(full, d) {
+					mode = replay.Full
+				}
+				return replay.Run(s, d, replay.Options{Mode: mode})
 			}
-			if got := InspectWith(s, replayed); !reflect.DeepEqual(got, want) {
-				t.Errorf("input %d, %d devices replayed: InspectWith differs from Inspect:\n got %+v\nwant %+v", i, k, got, want)
+			if got := Inspect(s, replayed, nil); !reflect.DeepEqual(got, want) {
+				t.Errorf("input %d, %d devices replayed: Inspect with full replays differs:\n got %+v\nwant %+v", i, k, got, want)
 			}
 		}
 	}

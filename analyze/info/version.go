@@ -105,16 +105,31 @@ func isNewerKey(name string) bool {
 }
 
 // InferVersion returns the range of PyTorch releases consistent with what
-// s holds ([Info].Version): it collects the version clues of s.
+// s holds ([Info].Version): it collects the version clues of s (the
+// top-level keys, the trace entries' fields, the segments' and the keys
+// newer or unknown to snapview) and bounds the range by them.
 func InferVersion(s *snapshot.Snapshot) VersionHint {
 	var h VersionHint
-	atLeast := func(minor int, clue, source string) {
-		h.Clues = append(h.Clues, VersionClue{Clue: clue, AtLeast: Version{2, minor}, Source: source})
-	}
-	before := func(minor int, clue, source string) {
-		h.Clues = append(h.Clues, VersionClue{Clue: clue, Before: Version{2, minor}, Source: source})
-	}
+	h.keyClues(s)
+	mapped := h.traceClues(s)
+	h.segmentClues(s, mapped)
+	h.unknownClues(s)
+	h.bound()
+	return h
+}
 
+// atLeast adds a clue that the file comes from 2.minor or later.
+func (h *VersionHint) atLeast(minor int, clue, source string) {
+	h.Clues = append(h.Clues, VersionClue{Clue: clue, AtLeast: Version{2, minor}, Source: source})
+}
+
+// before adds a clue that the file comes from a release before 2.minor.
+func (h *VersionHint) before(minor int, clue, source string) {
+	h.Clues = append(h.Clues, VersionClue{Clue: clue, Before: Version{2, minor}, Source: source})
+}
+
+// keyClues adds the clues of the snapshot's top-level keys.
+func (h *VersionHint) keyClues(s *snapshot.Snapshot) {
 	if s.Legacy {
 		h.Clues = append(h.Clues, VersionClue{
 			Clue:   "a bare list of segments: torch.cuda.memory_snapshot() of any release, or _snapshot() of 1.13",
@@ -122,22 +137,25 @@ func InferVersion(s *snapshot.Snapshot) VersionHint {
 		})
 	} else {
 		if s.HasDeviceTraces {
-			atLeast(0, "device_traces key", "#86241")
+			h.atLeast(0, "device_traces key", "#86241")
 		}
 		if s.Settings != nil {
-			atLeast(3, "allocator_settings key", "#119404")
+			h.atLeast(3, "allocator_settings key", "#119404")
 		} else {
-			before(3, "no allocator_settings key", "#119404")
+			h.before(3, "no allocator_settings key", "#119404")
 		}
 		if s.HasAnnotations {
-			atLeast(5, "external_annotations key", "#129072, #130964")
+			h.atLeast(5, "external_annotations key", "#129072, #130964")
 		} else if s.Settings != nil {
-			before(5, "no external_annotations key", "#129072, #130964")
+			h.before(5, "no external_annotations key", "#129072, #130964")
 		}
 	}
+}
 
+// traceClues adds the clues of the trace entries' fields; mapped says
+// whether some entry maps or unmaps pages of an expandable segment.
+func (h *VersionHint) traceClues(s *snapshot.Snapshot) (mapped bool) {
 	var entries, timed, compiled, metadata int
-	var mapped bool
 	for _, tr := range s.Traces {
 		for i := range tr {
 			e := &tr[i]
@@ -158,23 +176,23 @@ func InferVersion(s *snapshot.Snapshot) VersionHint {
 	}
 	switch {
 	case timed > 0:
-		atLeast(2, "time_us on trace entries", "#112266")
+		h.atLeast(2, "time_us on trace entries", "#112266")
 	case entries > 0:
-		before(2, "trace entries without time_us", "#112266")
+		h.before(2, "trace entries without time_us", "#112266")
 	}
 	switch {
 	case compiled > 0:
-		atLeast(8, "compile_context on trace entries", "#152707")
+		h.atLeast(8, "compile_context on trace entries", "#152707")
 	case entries > 0:
-		before(8, "trace entries without compile_context", "#152707")
+		h.before(8, "trace entries without compile_context", "#152707")
 	}
 	switch {
 	case s.FieldCount("device_traces[][].user_metadata") > 0:
-		atLeast(10, "user_metadata on trace entries", "#165490")
+		h.atLeast(10, "user_metadata on trace entries", "#165490")
 	case metadata > 0:
-		atLeast(10, "non-empty user_metadata on trace entries", "#165490")
+		h.atLeast(10, "non-empty user_metadata on trace entries", "#165490")
 	case entries > 0 && compiled > 0:
-		before(10, "trace entries without user_metadata", "#165490")
+		h.before(10, "trace entries without user_metadata", "#165490")
 	}
 	if s.Settings != nil && slices.ContainsFunc(s.Settings.Raw, func(kv snapshot.KeyValue) bool {
 		return kv.Key == "graph_capture_record_stream_reuse"
@@ -182,9 +200,14 @@ func InferVersion(s *snapshot.Snapshot) VersionHint {
 		// snapshot-format.md §2.1 dates the key to 2.11, but public
 		// snapshots from releases up to 2.10 carry it; PR #158352
 		// (merged 2025-08) points at 2.9.
-		atLeast(9, "graph_capture_record_stream_reuse in allocator_settings", "#158352")
+		h.atLeast(9, "graph_capture_record_stream_reuse in allocator_settings", "#158352")
 	}
+	return mapped
+}
 
+// segmentClues adds the clues of the segments and blocks (mapped: the
+// trace maps pages of an expandable segment).
+func (h *VersionHint) segmentClues(s *snapshot.Snapshot, mapped bool) {
 	var segStacks, inactiveStacks int
 	var pooled, expandable bool
 	for i := range s.Segments {
@@ -201,16 +224,16 @@ func InferVersion(s *snapshot.Snapshot) VersionHint {
 		}
 	}
 	if segStacks > 0 {
-		atLeast(1, "stacks on segments", "#106079")
+		h.atLeast(1, "stacks on segments", "#106079")
 	}
 	if pooled {
-		atLeast(1, "private pool ids on segments", "#106079")
+		h.atLeast(1, "private pool ids on segments", "#106079")
 	}
 	if expandable || mapped {
-		atLeast(1, "expandable segments", "#96995")
+		h.atLeast(1, "expandable segments", "#96995")
 	}
 	if cppFrames(s) > 0 {
-		atLeast(1, "C++ frames inside frame lists", "#95357")
+		h.atLeast(1, "C++ frames inside frame lists", "#95357")
 	}
 	blocks := 0
 	for i := range s.Segments {
@@ -218,12 +241,17 @@ func InferVersion(s *snapshot.Snapshot) VersionHint {
 	}
 	switch {
 	case s.FieldCount("segments[].blocks[].history") > 0:
-		before(1, "blocks carry history lists: the 2.0 block layout", "#106079")
+		h.before(1, "blocks carry history lists: the 2.0 block layout", "#106079")
 	case blocks > 0 && len(s.Fields) > 0 && s.FieldCount("segments[].blocks[].address") == 0:
-		before(1, "blocks without addresses: the 2.0 block layout", "#106079")
+		h.before(1, "blocks without addresses: the 2.0 block layout", "#106079")
 	case inactiveStacks > 0:
-		before(1, fmt.Sprintf("%s keep a stack: the block history layout", wording.Plural(inactiveStacks, "free block")), "#106079")
+		h.before(1, fmt.Sprintf("%s keep a stack: the block history layout", wording.Plural(inactiveStacks, "free block")), "#106079")
 	}
+}
+
+// unknownClues adds the clues of keys newer than 2.11 and of keys this
+// snapview does not know.
+func (h *VersionHint) unknownClues(s *snapshot.Snapshot) {
 	var newer, unknown []string
 	if s.Settings != nil {
 		for _, kv := range s.Settings.Raw {
@@ -235,7 +263,7 @@ func InferVersion(s *snapshot.Snapshot) VersionHint {
 	for _, u := range s.Unknown {
 		switch {
 		case strings.HasSuffix(u.Name, ".cpp_frames"):
-			before(1, "cpp_frames strings on trace entries", "#86145, #95357")
+			h.before(1, "cpp_frames strings on trace entries", "#86145, #95357")
 		case isNewerKey(u.Name):
 			newer = append(newer, u.Name)
 		default:
@@ -246,12 +274,15 @@ func InferVersion(s *snapshot.Snapshot) VersionHint {
 		newer = append(newer, "host_segments/host_traces")
 	}
 	if len(newer) > 0 {
-		atLeast(12, "fields added after 2.11: "+strings.Join(newer, ", "), "#177717, #179276, #182407, #190575, #193432")
+		h.atLeast(12, "fields added after 2.11: "+strings.Join(newer, ", "), "#177717, #179276, #182407, #190575, #193432")
 	}
 	if len(unknown) > 0 {
 		h.Clues = append(h.Clues, VersionClue{Clue: "fields this snapview does not know: " + strings.Join(unknown, ", ")})
 	}
+}
 
+// bound sorts the clues and sets Min and Max from them.
+func (h *VersionHint) bound() {
 	// Lower bounds first, newest last; then upper bounds, oldest first;
 	// then clues without a bound.
 	rank := func(c VersionClue) (int, Version) {
@@ -287,5 +318,4 @@ func InferVersion(s *snapshot.Snapshot) VersionHint {
 	if h.Clues == nil {
 		h.Clues = []VersionClue{}
 	}
-	return h
 }

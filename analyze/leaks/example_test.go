@@ -17,7 +17,7 @@ func ExampleLeaks() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := replay.Replay(s, 0)
+	res, err := replay.Run(s, 0, replay.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -868,13 +868,20 @@ func (b *leakBuilder) finish(g *leakAcc) {
 	if g.BeforeTrace > 0 {
 		g.first = 0
 	}
+	inTrace := b.window(g)
+	b.judge(g, inTrace)
+}
 
+// window sets g's window, the steps it grew in and its steadiness over
+// them (see [Leaks]), and returns the live bytes g allocated inside the
+// trace.
+func (b *leakBuilder) window(g *leakAcc) (inTrace int64) {
+	nsl := len(b.rep.Slices)
 	// The window: from the first allocation, or from the last burst of
 	// frees that cleared the group: one after which at most
 	// clearedFraction of the live bytes allocated in the trace remain
 	// from before it. (A group that frees two of every three allocations
 	// at once keeps the third from all along: that burst starts nothing.)
-	var inTrace int64
 	for k := range nsl {
 		inTrace += g.survBytes[k]
 	}
@@ -917,7 +924,17 @@ func (b *leakBuilder) finish(g *leakAcc) {
 		g.Steadiness = 1 - d
 	}
 	v.Period = period(grewAt, w, nsl)
+	return inTrace
+}
 
+// judge gives g its verdict and score from where its kept bytes came
+// from (inTrace: those allocated inside the trace) and its window.
+func (b *leakBuilder) judge(g *leakAcc, inTrace int64) {
+	rep := b.rep
+	nsl := len(rep.Slices)
+	w := g.Window
+	m := nsl - w
+	v := &g.Verdict
 	// Where the kept bytes came from.
 	startEnd := max(2, (nsl+9)/10) // the first tenth of the trace, at least two slices
 	var atStart, atEnd int64

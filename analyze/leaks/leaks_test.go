@@ -197,7 +197,7 @@ func groupOf(rep *LeakReport, id snapshot.StackID) *LeakGroup {
 
 func leaksFor(t *testing.T, s *snapshot.Snapshot, device int, edit func(*LeakOptions)) *LeakReport {
 	t.Helper()
-	r, err := replay.Replay(s, device)
+	r, err := replay.Run(s, device, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +380,7 @@ func TestLeaksNoStacksNoTrace(t *testing.T) {
 
 func TestLeaksMomentOutOfRange(t *testing.T) {
 	s, _ := trainingRun(3, 1, false)
-	r, err := replay.Replay(s, 0)
+	r, err := replay.Run(s, 0, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +530,7 @@ func TestLeaksBundled(t *testing.T) {
 			s := bundledLeak(t, tt.file)
 			rep := leaksFor(t, s, 0, func(o *LeakOptions) {
 				if tt.at != nil {
-					r, _ := replay.Replay(s, 0)
+					r, _ := replay.Run(s, 0, replay.Options{})
 					o.At = tt.at(r)
 				}
 			})
@@ -620,7 +620,7 @@ func TestLeaksCorpus(t *testing.T) {
 				t.Skipf("not loadable here: %v", err)
 			}
 			for _, dev := range s.Devices() {
-				r, err := replay.Replay(s, dev)
+				r, err := replay.Run(s, dev, replay.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -43,7 +43,7 @@ func TestLeaksRecorded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := replay.Replay(s, 0)
+			res, err := replay.Run(s, 0, replay.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

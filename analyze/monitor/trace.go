@@ -7,7 +7,7 @@ import (
 
 // TraceSeries returns a snapshot's allocated and reserved bytes after each
 // trace entry of one device against the entry's time_us (microseconds
-// since the Unix epoch), for [FindGap] and [Agree]. r is replay.Replay's
+// since the Unix epoch), for [FindGap] and [Agree]. r is replay.Run's
 // result for that device. Entries without a time_us, and those whose time
 // goes back, are left out; the series are empty when the trace has no
 // times (PyTorch before 2.2) or r does not match it.

@@ -34,22 +34,22 @@ func benchSnapshot(b *testing.B) *snapshot.Snapshot {
 // BenchmarkReplay replays device 0 of the benchmark snapshot, with the
 // per-entry series and allocations (what leaks and report use).
 func BenchmarkReplay(b *testing.B) {
-	benchReplay(b, Replay)
+	benchReplay(b, Options{})
 }
 
 // BenchmarkReplayStats replays device 0 for the end figures only (what
 // summary uses).
 func BenchmarkReplayStats(b *testing.B) {
-	benchReplay(b, ReplayStats)
+	benchReplay(b, Options{Mode: StatsOnly})
 }
 
-func benchReplay(b *testing.B, replay func(*snapshot.Snapshot, int) (*Result, error)) {
+func benchReplay(b *testing.B, opt Options) {
 	s := benchSnapshot(b)
 	n := len(DeviceTrace(s, 0))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		r, err := replay(s, 0)
+		r, err := Run(s, 0, opt)
 		if err != nil {
 			b.Fatal(err)
 		}

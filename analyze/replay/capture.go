@@ -3,7 +3,7 @@ package replay
 import "github.com/snapview/snapview/analyze/stats"
 
 // passCapture is what a recording replay takes as it passes the entries
-// (ReplayOptions): the states at the entries asked for, and a copy of the
+// (Options): the states at the entries asked for, and a copy of the
 // replayed state from at most every entries before the highest allocated
 // bytes so far, so that the state at the peak costs a replay of at most
 // every entries once the pass is done (PeakState).
@@ -33,7 +33,7 @@ const checkpointStretches = 64
 // newPassCapture returns what a replay of a trace of n entries keeps
 // for opt: the states at opt.States, and copies every opt.every entries
 // (0: about n/checkpointStretches, at least 1024) for opt.PeakState.
-func newPassCapture(n int, opt *ReplayOptions) *passCapture {
+func newPassCapture(n int, opt *Options) *passCapture {
 	every := opt.every
 	if every <= 0 {
 		every = max(n/checkpointStretches, 1024)

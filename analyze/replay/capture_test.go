@@ -11,7 +11,7 @@ import (
 	"github.com/snapview/snapview/snapshot"
 )
 
-// TestReplayWithStates checks on real files that the states ReplayWith
+// TestReplayWithStates checks on real files that the states Run
 // returns (taken as its replay passes them, and the peak's from a copy of
 // the state before it) are those StateAt returns, with copies every few
 // entries so that the copies move, and with the default stretch.
@@ -31,7 +31,7 @@ func TestReplayWithStates(t *testing.T) {
 			continue
 		}
 		for _, dev := range s.Devices() {
-			want, err := Replay(s, dev)
+			want, err := Run(s, dev, Options{})
 			if err != nil || len(want.Allocated) < 2 {
 				continue
 			}
@@ -40,10 +40,11 @@ func TestReplayWithStates(t *testing.T) {
 			idx = append(idx, want.OOMs...)
 			slices.Sort(idx)
 			for _, every := range []int{0, 7, 100} {
-				r, states, err := replayMode(s, dev, true, false, &ReplayOptions{States: idx, PeakState: true, every: every})
+				r, err := Run(s, dev, Options{States: idx, PeakState: true, every: every})
 				if err != nil {
 					t.Fatalf("%s device %d: %v", path, dev, err)
 				}
+				states := r.States
 				if diff := cmp.Diff(want.Allocated, r.Allocated); diff != "" || r.PeakIndex != want.PeakIndex {
 					t.Fatalf("%s device %d: the replay's series differ from Replay's", path, dev)
 				}
@@ -91,8 +92,8 @@ func TestReplayWithErrors(t *testing.T) {
 	}
 	n := len(s.Traces[0])
 	for _, idx := range [][]int{{-2}, {n}, {3, 2}} {
-		if _, _, err := ReplayWith(s, 0, ReplayOptions{States: idx}); err == nil {
-			t.Errorf("ReplayWith(States %v): no error", idx)
+		if _, err := Run(s, 0, Options{States: idx}); err == nil {
+			t.Errorf("Run(States %v): no error", idx)
 		}
 	}
 }
@@ -104,10 +105,11 @@ func TestReplayWithNoTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, states, err := ReplayWith(s, 0, ReplayOptions{States: []int{-1}, PeakState: true})
+	r, err := Run(s, 0, Options{States: []int{-1}, PeakState: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	states := r.States
 	want, err := r.StateAt(-1)
 	if err != nil {
 		t.Fatal(err)

@@ -109,7 +109,7 @@ func TestReplayCoverage(t *testing.T) {
 			continue
 		}
 		for _, dev := range s.Devices() {
-			r, err := ReplayStats(s, dev)
+			r, err := Run(s, dev, Options{Mode: StatsOnly})
 			if err != nil {
 				continue
 			}

@@ -11,7 +11,50 @@ import (
 	"github.com/snapview/snapview/snapshot"
 )
 
-// Replay replays PyTorch's caching allocator (c10/cuda/CUDACachingAllocator.cpp,
+// Mode says how much of the replay a Result keeps. Every mode costs the
+// same two passes over the trace; they differ in the memory that grows
+// with it (32 bytes per entry for the series, 80 per allocation).
+type Mode uint8
+
+const (
+	// Full keeps the per-entry series (Allocated, Active, Reserved,
+	// Requested), Allocs, OOMs and the peaks.
+	Full Mode = iota
+	// StatsOnly keeps the figures at the end: Result.Stats, Check and
+	// Seeded are Full's, but the series, Allocs and OOMs are nil and
+	// PeakIndex and PeakReservedIndex are -1 (`summary`, `info`).
+	StatsOnly
+	// Peaks is StatsOnly that also finds PeakIndex, PeakReservedIndex and
+	// OOMs, for the peaks and the state at a moment ([Result.StateAt])
+	// without the series or Allocs (`diff` and `ranks`, which compare the
+	// peaks of files of millions of entries).
+	Peaks
+)
+
+// Options says what [Run] keeps. The zero Options is a Full replay
+// without states.
+type Options struct {
+	// Mode says how much of the replay the Result keeps.
+	Mode Mode
+	// States are trace entries (ascending, each in [-1, entries)) whose
+	// allocator state Run returns in Result.States, as [Result.StateAt]
+	// would: the replay takes them as it passes them, in one pass (Full
+	// only).
+	States []int
+	// PeakState adds the state at the PeakIndex the replay finds (Full
+	// only). The replay keeps a copy of its state from at most
+	// entries/64 entries before the highest allocated bytes so far (when
+	// the state is small enough for the copies to cost less than the
+	// replay), so the peak's state costs a replay of those entries, not
+	// of the trace.
+	PeakState bool
+
+	// every is the stretch between the copies PeakState keeps, in
+	// entries (0: about entries/64, at least 1024); tests set it.
+	every int
+}
+
+// Run replays PyTorch's caching allocator (c10/cuda/CUDACachingAllocator.cpp,
 // DeviceCachingAllocator) over the trace of one device, s.Traces[device],
 // and returns the allocator state and the memory_stats() figures after
 // every trace entry.
@@ -56,82 +99,28 @@ import (
 //
 // A device that has segments but no trace entries (no history recorded, or
 // a legacy segment list) yields a Result with empty series whose Stats hold
-// the current figures of the file's segments. Replay returns an error only
-// when device is negative or the snapshot holds nothing for it.
-func Replay(s *snapshot.Snapshot, device int) (*Result, error) {
-	return replay(s, device, true)
-}
-
-// ReplayOptions asks [ReplayWith] for allocator states beside the Result.
-type ReplayOptions struct {
-	// States are trace entries (ascending, each in [-1, entries)) whose
-	// allocator state ReplayWith returns, as [Result.StateAt] would: the
-	// replay takes them as it passes them, in one pass.
-	States []int
-	// PeakState adds the state at the PeakIndex the replay finds. The
-	// replay keeps a copy of its state from at most entries/64 entries
-	// before the highest allocated bytes so far (when the state is small
-	// enough for the copies to cost less than the replay), so the peak's
-	// state costs a replay of those entries, not of the trace.
-	PeakState bool
-
-	// every is the stretch between the copies PeakState keeps, in
-	// entries (0: about entries/64, at least 1024); tests set it.
-	every int
-}
-
-// ReplayWith is [Replay] that also returns the allocator states opt asks
-// for, ascending by Index (one per entry of opt.States, then the peak's
-// unless it is among them), each as [Result.StateAt] would return it, for
-// about the cost of Replay: no second pass. It returns Replay's errors, and
-// an error for an entry out of range or out of order in opt.States.
-func ReplayWith(s *snapshot.Snapshot, device int, opt ReplayOptions) (*Result, []*State, error) {
-	return replayMode(s, device, true, false, &opt)
-}
-
-// ReplayStats is [Replay] for callers that need only the figures at the
-// end: Result.Stats, Check and Seeded are Replay's, but the per-entry
-// series (Allocated, Active, Reserved, Requested), Allocs and OOMs are nil
-// and PeakIndex is -1. It costs the same two passes over the trace and
-// none of the memory that grows with it (32 bytes per entry for the series,
-// 80 per allocation). PeakIndex and PeakReservedIndex are -1.
-func ReplayStats(s *snapshot.Snapshot, device int) (*Result, error) {
-	return replay(s, device, false)
-}
-
-// ReplayPeaks is [ReplayStats] that also finds PeakIndex,
-// PeakReservedIndex and OOMs, for callers that need the peaks and the
-// state at a moment ([Result.StateAt]) but not the per-entry series or
-// Allocs (which stay nil): `diff` and `ranks`, which compare the peaks of
-// files of millions of entries. It costs what ReplayStats costs.
-func ReplayPeaks(s *snapshot.Snapshot, device int) (*Result, error) {
-	r, _, err := replayMode(s, device, false, true, nil)
-	return r, err
-}
-
-func replay(s *snapshot.Snapshot, device int, record bool) (*Result, error) {
-	r, _, err := replayMode(s, device, record, false, nil)
-	return r, err
-}
-
-// replayMode replays device: with the per-entry series and Allocs when
-// record is set, with PeakIndex and OOMs when peaks is, and with the
-// states opt asks for (record only; nil opt: none).
-func replayMode(s *snapshot.Snapshot, device int, record, peaks bool, opt *ReplayOptions) (*Result, []*State, error) {
+// the current figures of the file's segments. Run returns an error only
+// when device is negative, the snapshot holds nothing for it, or
+// opt.States is out of order or out of range.
+//
+// opt says what the Result keeps (the zero Options: everything but
+// states; see [Mode]) and which allocator states the replay takes as it
+// passes them (Result.States).
+func Run(s *snapshot.Snapshot, device int, opt Options) (*Result, error) {
+	record, peaks := opt.Mode == Full, opt.Mode == Peaks
 	if device < 0 {
-		return nil, nil, fmt.Errorf("replaying device %d: no such device", device)
+		return nil, fmt.Errorf("replaying device %d: no such device", device)
 	}
 	trace := DeviceTrace(s, device)
 	lo, hi := s.DeviceSegments(device)
 	hasSegments := slices.ContainsFunc(s.Segments[lo:hi], func(sg snapshot.Segment) bool { return sg.Device == device })
 	if len(trace) == 0 && !hasSegments {
-		return nil, nil, fmt.Errorf("replaying device %d: the snapshot has no segments and no trace entries for it", device)
+		return nil, fmt.Errorf("replaying device %d: the snapshot has no segments and no trace entries for it", device)
 	}
-	if opt != nil {
-		if err := checkStateIndices(device, opt.States, len(trace)); err != nil {
-			return nil, nil, err
-		}
+	if err := checkStateIndices(device, opt.States, len(trace)); err != nil {
+		return nil, err
 	}
+	capture := record && (len(opt.States) > 0 || opt.PeakState)
 	r := &Result{Device: device, PeakIndex: -1, PeakReservedIndex: -1, snap: s}
 	r.Rounding = InferRounding(s, device)
 	r.cfg = newReplayConfig(s, trace, r.Rounding.Rule)
@@ -152,8 +141,8 @@ func replayMode(s *snapshot.Snapshot, device int, record, peaks bool, opt *Repla
 	x := r.newRunner(record)
 	x.peaks = peaks
 	var ck *passCapture
-	if opt != nil && record {
-		ck = newPassCapture(n, opt)
+	if capture {
+		ck = newPassCapture(n, &opt)
 		states = x.runCapturing(ck)
 	} else {
 		x.runTo(n - 1)
@@ -166,8 +155,9 @@ func replayMode(s *snapshot.Snapshot, device int, record, peaks bool, opt *Repla
 	for k, st := range states {
 		states[k] = r.finishState(st)
 	}
+	r.States = states
 	if !record {
-		return r, states, nil
+		return r, nil
 	}
 	peak := int64(math.MinInt64)
 	for i, v := range r.Allocated {
@@ -187,13 +177,13 @@ func replayMode(s *snapshot.Snapshot, device int, record, peaks bool, opt *Repla
 			Reserved: r.Reserved[r.PeakReservedIndex],
 		}
 	}
-	if opt != nil && opt.PeakState && n > 0 {
-		k, found := slices.BinarySearchFunc(states, r.PeakIndex, func(st *State, i int) int { return cmp.Compare(st.Index, i) })
+	if capture && opt.PeakState && n > 0 {
+		k, found := slices.BinarySearchFunc(r.States, r.PeakIndex, func(st *State, i int) int { return cmp.Compare(st.Index, i) })
 		if !found {
-			states = slices.Insert(states, k, r.peakState(x, ck))
+			r.States = slices.Insert(r.States, k, r.peakState(x, ck))
 		}
 	}
-	return r, states, nil
+	return r, nil
 }
 
 // checkStateIndices checks entries asked for as states of a device with
@@ -210,7 +200,7 @@ func checkStateIndices(device int, indices []int, n int) error {
 	return nil
 }
 
-// Result is the outcome of [Replay] for one device.
+// Result is the outcome of [Run] for one device.
 //
 // The series Allocated, Active, Reserved and Requested have one value per
 // trace entry: entry i's value is the figure after applying
@@ -219,6 +209,10 @@ func checkStateIndices(device int, indices []int, n int) error {
 type Result struct {
 	// Device is the CUDA device ordinal replayed.
 	Device int
+
+	// States are the allocator states Options.States and PeakState asked
+	// for, ascending by Index; nil when none was asked for.
+	States []*State
 
 	// Stats are the memory_stats() figures after the last entry (at dump
 	// time), with Stats.Known saying which are exact: Current figures are
@@ -310,7 +304,7 @@ type PeakBytes struct {
 }
 
 // Peaks returns the bytes at PeakIndex and PeakReservedIndex, for a
-// Result of [Replay] or [ReplayPeaks] with trace entries; zeros otherwise.
+// Result of a Full or Peaks [Run] with trace entries; zeros otherwise.
 func (r *Result) Peaks() PeakBytes { return r.peaks }
 
 // Allocation is one block's life as an allocation: from its alloc entry (or

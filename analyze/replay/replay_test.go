@@ -171,7 +171,7 @@ func TestReplaySynthetic(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := Replay(tc.s, 0)
+			r, err := Run(tc.s, 0, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +205,7 @@ func TestStateAt(t *testing.T) {
 	for i := range s.Traces[0] {
 		s.Traces[0][i].TimeUS = int64(10 * i)
 	}
-	r, err := Replay(s, 0)
+	r, err := Run(s, 0, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,8 +262,8 @@ func TestStateAt(t *testing.T) {
 func TestReplayErrors(t *testing.T) {
 	s := Snap(nil)
 	for _, dev := range []int{-1, 0, 3} {
-		if _, err := Replay(s, dev); err == nil {
-			t.Errorf("Replay(empty, %d): no error", dev)
+		if _, err := Run(s, dev, Options{}); err == nil {
+			t.Errorf("Run(empty, %d, Options{}): no error", dev)
 		}
 	}
 }
@@ -292,7 +292,7 @@ func TestReplayMatchesMemoryStats(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, want := range torch {
-			r, err := Replay(s, want.Device)
+			r, err := Run(s, want.Device, Options{})
 			if err != nil {
 				t.Fatalf("%s: %v", ss.Name, err)
 			}
@@ -339,7 +339,7 @@ func TestReplayProperties(t *testing.T) {
 			t.Fatalf("%s: %v", ss.Name, err)
 		}
 		for _, dev := range s.Devices() {
-			r, err := Replay(s, dev)
+			r, err := Run(s, dev, Options{})
 			if err != nil {
 				t.Fatalf("%s device %d: %v", ss.Name, dev, err)
 			}
@@ -469,7 +469,7 @@ func TestReplayInvariants(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, dev := range s.Devices() {
-			r, err := Replay(s, dev)
+			r, err := Run(s, dev, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,16 +34,6 @@ func countActive(segs []snapshot.Segment) int {
 	return n
 }
 
-func cmpInt(a, b int64) int   { return cmp.Compare(a, b) }
-func cmpUint(a, b uint64) int { return cmp.Compare(a, b) }
-
-func cmpPool(a, b snapshot.PoolID) int {
-	if c := cmpInt(a[0], b[0]); c != 0 {
-		return c
-	}
-	return cmpInt(a[1], b[1])
-}
-
 // seedState reconstructs the state before the first trace entry by undoing
 // the trace, last entry first, from the file's segments. Undoing an alloc
 // frees the block and merges it with its free neighbours (which rebuilds

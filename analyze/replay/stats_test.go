@@ -29,11 +29,11 @@ func TestReplayStatsEqualsReplay(t *testing.T) {
 	n := 0
 	for _, in := range inputs {
 		for _, d := range in.s.Devices() {
-			full, err := Replay(in.s, d)
+			full, err := Run(in.s, d, Options{})
 			if err != nil {
 				t.Fatalf("%s device %d: %v", in.name, d, err)
 			}
-			r, err := ReplayStats(in.s, d)
+			r, err := Run(in.s, d, Options{Mode: StatsOnly})
 			if err != nil {
 				t.Fatalf("%s device %d: ReplayStats: %v", in.name, d, err)
 			}
@@ -67,8 +67,8 @@ func TestNumSyncAllStreamsExactness(t *testing.T) {
 		t.Fatalf("no figure %q", key)
 		return stats.Unknown
 	}
-	r, err := Replay(Snap([]snapshot.Segment{Seg(SegBase, 2*MiB, "small", Blk(SegBase, 512, 512, AAlloc), Blk(SegBase+512, 2*MiB-512, 0, Inact))},
-		Ev(SegAl, SegBase, 2*MiB), Ev(Alloc, SegBase, 512)), 0)
+	r, err := Run(Snap([]snapshot.Segment{Seg(SegBase, 2*MiB, "small", Blk(SegBase, 512, 512, AAlloc), Blk(SegBase+512, 2*MiB-512, 0, Inact))},
+		Ev(SegAl, SegBase, 2*MiB), Ev(Alloc, SegBase, 512)), 0, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

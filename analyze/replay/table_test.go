@@ -58,7 +58,7 @@ func TestReplayTorchTable(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: no summary for device %d", d, dev)
 			}
-			r, err := replay.Replay(s, dev)
+			r, err := replay.Run(s, dev, replay.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -90,8 +90,8 @@ func (e *MomentError) Error() string { return e.Msg }
 
 // Resolve returns the trace entry of s.Traces[r.Device] after which m
 // falls: -1 is the state before the first entry. Errors are *MomentError.
-// r may come from [Replay] or, for moments other than peak, oom and step,
-// from [ReplayStats].
+// r may come from Full [replay.Run] or, for moments other than peak, oom and step,
+// from StatsOnly [replay.Run].
 //
 // step:K takes the steps [Leaks] finds over the whole trace
 // (record_function ranges that repeat once per step, else a regular
@@ -192,7 +192,7 @@ func (m Moment) ResolveFirst(s *snapshot.Snapshot, r *replay.Result) (int, error
 // [Leaks] measures growth over with its default options: a
 // record_function range that repeats once per step, else an allocation
 // made at a regular interval, else equal slices (Steps.Source says which).
-// r must come from [Replay] (the pattern needs r.Allocs).
+// r must come from Full [replay.Run] (the pattern needs r.Allocs).
 func FindSteps(s *snapshot.Snapshot, r *replay.Result, at int) ([]LeakSlice, Steps) {
 	return LeakSlices(s, r, replay.DeviceTrace(s, r.Device), at, StepsAuto, 0)
 }

@@ -163,7 +163,7 @@ func FreedShare(allocs []replay.Allocation, at int) (int, float64) {
 }
 
 // freedShareOf is freedShare over res.Allocs, or, for a replay without
-// them ([ReplayPeaks]), over the trace entries up to at (window): an
+// them (Peaks [replay.Run]), over the trace entries up to at (window): an
 // alloc entry's allocation is freed by its address's next free_requested.
 func freedShareOf(res *replay.Result, window []snapshot.TraceEntry, at int) (int, float64) {
 	if res.Allocs != nil || len(window) == 0 {
@@ -294,63 +294,8 @@ func FindAnnotation(s *snapshot.Snapshot, device int, window []snapshot.TraceEnt
 // steps look irregular, while a training step allocates much the same
 // every time.
 func FindPattern(window []snapshot.TraceEntry) (snapshot.StackID, []int) {
-	pos := map[snapshot.StackID][]int{} // alloc ordinals
-	var entry []int                     // entry of each alloc ordinal
-	freedAt := map[int]int{}            // alloc ordinal -> alloc ordinal count when freed
-	live := addrmap.New(1024)           // address -> alloc ordinal
-	for i := range window {
-		switch e := &window[i]; e.Action {
-		case snapshot.ActionAlloc:
-			if e.Stack != snapshot.NoStack {
-				pos[e.Stack] = append(pos[e.Stack], len(entry))
-			}
-			live.Set(e.Addr, int32(len(entry)))
-			entry = append(entry, i)
-		case snapshot.ActionFreeRequested, snapshot.ActionFreeCompleted:
-			if o, ok := live.Get(e.Addr); ok {
-				freedAt[int(o)] = len(entry)
-				live.Del(e.Addr)
-			}
-		}
-	}
-	type cand struct {
-		stack   snapshot.StackID
-		count   int
-		first   int
-		regular bool // gaps within patternMaxCV; the others must bracket
-	}
-	var cands []cand
-	for id, p := range pos {
-		c := len(p)
-		if c < MinSteps {
-			continue
-		}
-		span := float64(p[c-1] - p[0])
-		mean := span / float64(c-1)
-		if mean < 1 || span+mean < patternMinCover*float64(len(entry)) {
-			continue
-		}
-		var ss float64
-		for i := 1; i < c; i++ {
-			d := float64(p[i]-p[i-1]) - mean
-			ss += d * d
-		}
-		cv := math.Sqrt(ss/float64(c-1)) / mean
-		if cv > patternLooseCV {
-			continue
-		}
-		// Transient: most allocations freed before the stack's last one.
-		transient := 0
-		for i := 0; i+1 < c; i++ {
-			if f, ok := freedAt[p[i]]; ok && f <= p[c-1] {
-				transient++
-			}
-		}
-		if 2*transient < c-1 {
-			continue
-		}
-		cands = append(cands, cand{id, c, p[0], cv <= patternMaxCV})
-	}
+	pos, entry, freedAt := allocOrdinals(window)
+	cands := patternCandidates(pos, freedAt, len(entry))
 	if len(cands) == 0 {
 		return snapshot.NoStack, nil
 	}
@@ -423,4 +368,77 @@ func FindPattern(window []snapshot.TraceEntry) (snapshot.StackID, []int) {
 		starts[j] = entry[ord]
 	}
 	return cands[0].stack, starts
+}
+
+// allocOrdinals numbers the allocations of window in order: pos holds
+// each stack's alloc ordinals, entry the entry of each ordinal, and
+// freedAt, for an allocation freed in window, the number of allocations
+// made by the time it was freed.
+func allocOrdinals(window []snapshot.TraceEntry) (pos map[snapshot.StackID][]int, entry []int, freedAt map[int]int) {
+	pos = map[snapshot.StackID][]int{}
+	freedAt = map[int]int{}
+	live := addrmap.New(1024) // address -> alloc ordinal
+	for i := range window {
+		switch e := &window[i]; e.Action {
+		case snapshot.ActionAlloc:
+			if e.Stack != snapshot.NoStack {
+				pos[e.Stack] = append(pos[e.Stack], len(entry))
+			}
+			live.Set(e.Addr, int32(len(entry)))
+			entry = append(entry, i)
+		case snapshot.ActionFreeRequested, snapshot.ActionFreeCompleted:
+			if o, ok := live.Get(e.Addr); ok {
+				freedAt[int(o)] = len(entry)
+				live.Del(e.Addr)
+			}
+		}
+	}
+	return pos, entry, freedAt
+}
+
+// cand is a stack [FindPattern] may take as the steps' marker.
+type cand struct {
+	stack   snapshot.StackID
+	count   int
+	first   int
+	regular bool // gaps within patternMaxCV; the others must bracket
+}
+
+// patternCandidates returns the stacks allocated at a regular interval
+// over most of n allocations whose allocations are transient (see
+// [FindPattern]).
+func patternCandidates(pos map[snapshot.StackID][]int, freedAt map[int]int, n int) []cand {
+	var cands []cand
+	for id, p := range pos {
+		c := len(p)
+		if c < MinSteps {
+			continue
+		}
+		span := float64(p[c-1] - p[0])
+		mean := span / float64(c-1)
+		if mean < 1 || span+mean < patternMinCover*float64(n) {
+			continue
+		}
+		var ss float64
+		for i := 1; i < c; i++ {
+			d := float64(p[i]-p[i-1]) - mean
+			ss += d * d
+		}
+		cv := math.Sqrt(ss/float64(c-1)) / mean
+		if cv > patternLooseCV {
+			continue
+		}
+		// Transient: most allocations freed before the stack's last one.
+		transient := 0
+		for i := 0; i+1 < c; i++ {
+			if f, ok := freedAt[p[i]]; ok && f <= p[c-1] {
+				transient++
+			}
+		}
+		if 2*transient < c-1 {
+			continue
+		}
+		cands = append(cands, cand{id, c, p[0], cv <= patternMaxCV})
+	}
+	return cands
 }

@@ -165,8 +165,23 @@ func StackTimeline(in StackTimelineInput, opt StackTimelineOptions) *Timeline {
 	if p, ok := slices.BinarySearch(tl.Index, in.Peak); ok {
 		tl.PeakPoint = p
 	}
+	groupOf := rankStacks(tl, in, timeUS, opt)
+	groupBytes(tl, in, groupOf)
+	return tl
+}
 
-	// Rank stacks.
+// clipRange returns r within a trace of n entries, ok false when nothing
+// of it is.
+func clipRange(r LiveRange, n int) (LiveRange, bool) {
+	r.Start, r.End = max(r.Start, -1), min(r.End, n)
+	return r, r.End > r.Start && r.End > 0 && r.Bytes != 0
+}
+
+// rankStacks sets tl.Groups: the top opt.Groups stacks of in's ranges by
+// bytes live at the peak, then area, then StackID, and one group for the
+// rest; it returns each stack's group.
+func rankStacks(tl *Timeline, in StackTimelineInput, timeUS []int64, opt StackTimelineOptions) map[snapshot.StackID]int {
+	n := len(in.Allocated)
 	type stackStat struct {
 		stack snapshot.StackID
 		count int
@@ -174,13 +189,8 @@ func StackTimeline(in StackTimelineInput, opt StackTimelineOptions) *Timeline {
 		area  float64
 	}
 	byStack := map[snapshot.StackID]*stackStat{}
-	// clip returns r within the trace, ok false when nothing of it is.
-	clip := func(r LiveRange) (LiveRange, bool) {
-		r.Start, r.End = max(r.Start, -1), min(r.End, n)
-		return r, r.End > r.Start && r.End > 0 && r.Bytes != 0
-	}
 	for _, r := range in.Ranges {
-		r, ok := clip(r)
+		r, ok := clipRange(r, n)
 		if !ok {
 			continue
 		}
@@ -228,7 +238,12 @@ func StackTimeline(in StackTimelineInput, opt StackTimelineOptions) *Timeline {
 		o.PeakBytes += st.peak
 		o.Area += st.area
 	}
+	return groupOf
+}
 
+// groupBytes sets each group's live bytes at the kept points.
+func groupBytes(tl *Timeline, in StackTimelineInput, groupOf map[snapshot.StackID]int) {
+	n := len(in.Allocated)
 	// A range counts at the kept points p with Start <= Index[p] < End:
 	// add its bytes at the first kept point at or after Start and take
 	// them off at the first at or after End, then sum up the points in
@@ -238,7 +253,7 @@ func StackTimeline(in StackTimelineInput, opt StackTimelineOptions) *Timeline {
 	delta := make([]int64, len(tl.Groups)*(np+1))
 	at := newPointIndex(tl.Index)
 	for _, r := range in.Ranges {
-		r, ok := clip(r)
+		r, ok := clipRange(r, n)
 		if !ok {
 			continue
 		}
@@ -260,7 +275,6 @@ func StackTimeline(in StackTimelineInput, opt StackTimelineOptions) *Timeline {
 		}
 		tl.Groups[g].Bytes = bytes
 	}
-	return tl
 }
 
 // pointIndex finds the first kept point at or after an entry index (what

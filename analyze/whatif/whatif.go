@@ -143,8 +143,8 @@ func Candidates(own allocator.Config, limit int64) []allocator.Config {
 
 // Analyze simulates device's trace of s under the file's own settings
 // (the self-check) and under opts.Confs or the [Candidates], in parallel.
-// r is the replay of the device ([replay.Replay] or
-// [replay.ReplayStats]; nil: Analyze replays it). It returns an error when
+// r is the replay of the device (a Full [replay.Run] or
+// a StatsOnly [replay.Run]; nil: Analyze replays it). It returns an error when
 // the device has no trace, or a --conf value does not parse (a
 // *allocator.ParseError).
 func Analyze(s *snapshot.Snapshot, device int, r *replay.Result, opts Options) (*Result, error) {
@@ -161,7 +161,7 @@ func Analyze(s *snapshot.Snapshot, device int, r *replay.Result, opts Options) (
 	}
 	if r == nil {
 		var err error
-		if r, err = replay.ReplayStats(s, device); err != nil {
+		if r, err = replay.Run(s, device, replay.Options{Mode: replay.StatsOnly}); err != nil {
 			return nil, err
 		}
 	}

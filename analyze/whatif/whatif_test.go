@@ -239,7 +239,7 @@ func TestSelfCheckCanFail(t *testing.T) {
 
 func compileFor(t *testing.T, w *whatifRun, limit int64) *program {
 	t.Helper()
-	r, err := replay.ReplayStats(w.snap, 0)
+	r, err := replay.Run(w.snap, 0, replay.Options{Mode: replay.StatsOnly})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/compare"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
@@ -205,56 +206,27 @@ func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path st
 			return err
 		}
 		so.Recording = compare.NewFileRecording(s)
-		if !hasTrace(s, dev) {
-			// The state the file holds, whatever the moment: there is no
-			// other, and summary reads it so, with no replay.
-			for range at {
-				sd := compare.MeasureFileState(s, dev, so)
-				sd.File = src.name
-				sides = append(sides, sd)
+		// Without a trace, the state the file holds, whatever the moment:
+		// there is no other, and summary reads it so, with no replay.
+		an := analysis.New(s, analysis.Options{Mode: replay.Peaks})
+		if an.HasTrace(dev) {
+			r, err := an.Replay(dev)
+			if err != nil {
+				return err
 			}
-			return nil
-		}
-		r, err := replay.ReplayPeaks(s, dev)
-		if err != nil {
-			return err
-		}
-		if !r.Check.Equal {
-			fmt.Fprintf(stderr, "warning: %s: device %d: the replayed end state differs from the file's segments; figures may be off\n", src.name, dev)
+			if !r.Check.Equal {
+				fmt.Fprintf(stderr, "warning: %s: device %d: the replayed end state differs from the file's segments; figures may be off\n", src.name, dev)
+			}
 		}
 		for k, m := range at {
-			sd, err := measureAt(s, r, m, src.name, so)
+			sd, err := an.Side(dev, m, so)
 			if err != nil {
-				return renameFlag(err, flags[k])
+				return renameFlag(momentError(s, dev, m, err), flags[k])
 			}
+			sd.File = src.name
 			sides = append(sides, sd)
 		}
 		return nil
 	})
 	return sides, err
-}
-
-// measureAt measures device r.Device of s, the file name, at the moment m
-// (see resolveSideMoment): one side of diff or ranks.
-func measureAt(s *snapshot.Snapshot, r *replay.Result, m steps.Moment, name string, so compare.SideOptions) (*compare.Side, error) {
-	i, err := resolveSideMoment(s, r, m)
-	if err != nil {
-		return nil, err
-	}
-	sd, err := compare.MeasureSide(s, r, i, so)
-	if err != nil {
-		return nil, err
-	}
-	sd.File = name
-	return sd, nil
-}
-
-// resolveSideMoment is resolveMoment, except that a device without a
-// trace is taken at the state the file holds whatever the moment (there
-// is no other).
-func resolveSideMoment(s *snapshot.Snapshot, r *replay.Result, m steps.Moment) (int, error) {
-	if len(r.Allocated) == 0 && r.PeakIndex < 0 {
-		return -1, nil
-	}
-	return resolveMoment(s, r, m)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/export"
@@ -292,6 +293,7 @@ func statesAt(s *snapshot.Snapshot, at steps.Moment, label string, name string, 
 	var firstErr error
 	var notes []string // devices left out, printed when another is kept
 	idle := idleDevices(s)
+	an := analysis.New(s, analysis.Options{})
 	for _, d := range s.Devices() {
 		if slices.Contains(idle, d) {
 			// Another rank's device in a distributed process's file: it
@@ -299,7 +301,7 @@ func statesAt(s *snapshot.Snapshot, at steps.Moment, label string, name string, 
 			fmt.Fprintf(stderr, "note: %s: device %d left out: the allocator was never used on it (a lone snapshot entry)\n", name, d)
 			continue
 		}
-		r, err := replay.Replay(s, d)
+		r, err := an.Replay(d)
 		if err != nil {
 			return nil, err
 		}
@@ -462,11 +464,12 @@ func exportChrome(ctx context.Context, opts *exportOptions, stdin io.Reader, std
 	var inputs []export.ChromeInput
 	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
 		in := export.ChromeInput{Snapshot: s, Name: src.name}
+		an := analysis.New(s, analysis.Options{})
 		for d := range s.Traces {
 			if len(s.Traces[d]) == 0 {
 				continue
 			}
-			r, err := replay.Replay(s, d)
+			r, err := an.Replay(d)
 			if err != nil {
 				return err
 			}
@@ -491,8 +494,9 @@ func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, st
 	ds := export.NewDataset(opts.labelKeys())
 	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
 		var results []*replay.Result
+		an := analysis.New(s, analysis.Options{})
 		for _, d := range s.Devices() {
-			r, err := replay.Replay(s, d)
+			r, err := an.Replay(d)
 			if err != nil {
 				return err
 			}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/leaks"
-	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
@@ -214,11 +214,12 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 		return writeNothing(stdout, what)
 	}
 	var reps []*leaks.LeakReport
+	an := analysis.New(s, analysis.Options{})
 	for _, dev := range devices {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r, err := replay.Replay(s, dev)
+		r, err := an.Replay(dev)
 		if err != nil {
 			return err
 		}
@@ -241,7 +242,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 				continue
 			}
 		}
-		rep, err := leaks.Leaks(s, r, dlo)
+		rep, err := an.Leaks(dev, dlo)
 		if err != nil {
 			return err
 		}

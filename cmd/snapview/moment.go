@@ -81,25 +81,32 @@ func parseMomentFlag(flag, s string) (steps.Moment, error) {
 	return steps.Moment{}, usageErrorf("%s %q: want peak, oom, oom:K, end, entry:N, time:T or step:K", flag, s)
 }
 
-// resolveMoment is m.Resolve with its errors as the commands report them:
-// usage errors, an *absentError inside when the device lacks the moment
-// while another may have it (for oom, naming the devices that have one).
+// resolveMoment resolves m on the replay r of a device of s; its errors
+// are command errors (see momentError).
 func resolveMoment(s *snapshot.Snapshot, r *replay.Result, m steps.Moment) (int, error) {
 	i, err := m.Resolve(s, r)
-	if err == nil {
-		return i, nil
+	if err != nil {
+		return 0, momentError(s, r.Device, m, err)
 	}
+	return i, nil
+}
+
+// momentError turns an error of resolving m on device of s into the
+// command's: a moment the file lacks is an absent error (exit 1, with a
+// hint for a missing OOM), one that does not apply a usage error; other
+// errors are returned as they are.
+func momentError(s *snapshot.Snapshot, device int, m steps.Moment, err error) error {
 	var me *steps.MomentError
 	if !errors.As(err, &me) {
-		return 0, err
+		return err
 	}
 	switch {
 	case me.Absent && me.Kind == steps.MomentOOM && m.N == 0:
-		return 0, noOOM(s, r.Device)
+		return noOOM(s, device)
 	case me.Absent:
-		return 0, absentf("", "%s", me.Msg)
+		return absentf("", "%s", me.Msg)
 	}
-	return 0, usageErrorf("%s", me.Msg)
+	return usageErrorf("%s", me.Msg)
 }
 
 // resolveMomentFlag is resolveMoment for the flag named flag ("--to"):

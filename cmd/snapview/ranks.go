@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/compare"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
@@ -313,27 +314,26 @@ func measureRanks(ctx context.Context, path string, f *deviceFlag, so compare.Si
 				fmt.Fprintf(notes, "warning: %s: %d devices (%s): the replayed end state differs from the file's segments; figures may be off\n", src.name, len(differ), list)
 			}
 		}()
+		an := analysis.New(s, analysis.Options{Mode: replay.Peaks})
+		peak := steps.Moment{Kind: steps.MomentPeak}
 		for _, dev := range devs {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if !hasTrace(s, dev) {
-				sd := compare.MeasureFileState(s, dev, so)
-				sd.File = src.name
-				sides = append(sides, sd)
-				continue
+			if an.HasTrace(dev) {
+				r, err := an.Replay(dev)
+				if err != nil {
+					return err
+				}
+				if !r.Check.Equal {
+					differ = append(differ, dev)
+				}
 			}
-			r, err := replay.ReplayPeaks(s, dev)
+			sd, err := an.Side(dev, peak, so)
 			if err != nil {
-				return err
+				return momentError(s, dev, peak, err)
 			}
-			if !r.Check.Equal {
-				differ = append(differ, dev)
-			}
-			sd, err := measureAt(s, r, steps.Moment{Kind: steps.MomentPeak}, src.name, so)
-			if err != nil {
-				return err
-			}
+			sd.File = src.name
 			sides = append(sides, sd)
 		}
 		return nil

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/compare"
 	"github.com/snapview/snapview/analyze/monitor"
-	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
@@ -216,13 +216,11 @@ func writeReport(ctx context.Context, opts *reportOptions, mon *report.MonitorIn
 		}
 		mon.GPU = func(device int) (int, bool, error) { return smiGPUFor(gpus, device, opts.gpu, len(devices) > 1) }
 	}
-	// statsFromReplay makes the memory_summary() table the one `snapview
-	// summary --format torch` prints, from the replay BuildHTML made.
-	ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Stats: statsFromReplay, Monitor: mon}
+	ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Monitor: mon}
 	if src.size > 0 {
 		ho.SizeOnDisk = src.size
 	}
-	r, err := report.BuildHTML(s, ho)
+	r, err := report.BuildHTML(analysis.New(s, ho.Analysis()), ho)
 	if err != nil {
 		return fmt.Errorf("analysing the snapshot: %w", err)
 	}
@@ -286,11 +284,12 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				// lone snapshot entry: nothing to draw.
 				devices = used
 			}
-			ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Stats: statsFromReplay}
+			ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices}
 			if src.size > 0 {
 				ho.SizeOnDisk = src.size
 			}
-			r, err := report.BuildHTML(s, ho)
+			f := analysis.New(s, ho.Analysis())
+			r, err := report.BuildHTML(f, ho)
 			if err != nil {
 				return fmt.Errorf("analysing the snapshot: %w", err)
 			}
@@ -309,23 +308,10 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				if !slices.Contains(used, dev) {
 					continue
 				}
-				if !hasTrace(s, dev) {
-					sd := compare.MeasureFileState(s, dev, so)
-					sd.File = src.name
-					sides = append(sides, sd)
-					continue
-				}
-				res, err := replay.ReplayPeaks(s, dev)
+				// The replay the page was drawn from.
+				sd, err := f.Side(dev, peak, so)
 				if err != nil {
-					return err
-				}
-				at, err := resolveSideMoment(s, res, peak)
-				if err != nil {
-					return err
-				}
-				sd, err := compare.MeasureSide(s, res, at, so)
-				if err != nil {
-					return err
+					return momentError(s, dev, peak, err)
 				}
 				sd.File = src.name
 				sides = append(sides, sd)

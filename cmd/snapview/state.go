@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/report"
@@ -179,7 +179,8 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 		fmt.Fprintf(stderr, "note: device %d has no trace entries, so no peak: showing the state the file holds (--at end)\n", dev)
 		at, label = steps.Moment{Kind: steps.MomentEnd}, "end"
 	}
-	r, err := replay.Replay(s, dev)
+	an := analysis.New(s, analysis.Options{})
+	r, err := an.Replay(dev)
 	if err != nil {
 		return err
 	}
@@ -204,7 +205,7 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 	if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
 		// The what-if verdict: which candidate settings would have fit
 		// (the cap inferred from the OOM, as whatif does without --limit).
-		if w, err := whatif.Analyze(s, dev, r, whatif.Options{}); err == nil {
+		if w, err := an.WhatIf(dev, whatif.Options{}); err == nil {
 			v.Whatif = w
 		}
 	}

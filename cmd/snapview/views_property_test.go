@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/replay"
@@ -61,7 +62,7 @@ func TestViewsAgree(t *testing.T) {
 		s, _ := replay.Complete(raw)
 		name, _ := filepath.Rel(root, p)
 		checked++
-		info := info.Inspect(s)
+		info := info.Inspect(s, nil, nil)
 		devs := s.Devices()
 		if len(devs) > 4 {
 			// hostile/devices_10000_memo: every view builds its model per
@@ -70,7 +71,7 @@ func TestViewsAgree(t *testing.T) {
 		}
 		var html *report.HTMLReport
 		if !strings.Contains(name, "hostile") {
-			if html, err = report.BuildHTML(s, report.HTMLOptions{Title: name, Top: 5, Devices: devs, Stats: statsFromReplay}); err != nil {
+			if html, err = buildHTML(s, report.HTMLOptions{Title: name, Top: 5, Devices: devs}); err != nil {
 				t.Errorf("%s: report: %v", name, err)
 			}
 		}
@@ -101,12 +102,12 @@ func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, 
 	}
 	// summary (each format takes the same stats and model).
 	st, _ := statsFor(s, dev)
-	sum := report.NewSummary(name, s, []*stats.MemoryStats{st})
+	sum := report.NewSummary(name, analysis.New(s, analysis.Options{}), []*stats.MemoryStats{st})
 	total := sum.Devices[0].Total
 	// segments.
 	seg := report.NewSegments(s, []int{dev}).Devices[0].Total
 	// state --at end, from the replay.
-	r, err := replay.Replay(s, dev)
+	r, err := replay.Run(s, dev, replay.Options{})
 	if err != nil {
 		errorf("replay: %v", err)
 		return
@@ -372,7 +373,7 @@ func checkRequestedViews(t *testing.T, name string, s *snapshot.Snapshot, dev in
 			}
 		}
 		// The report: the note, and the tooltips' "?".
-		html, err := report.BuildHTML(s, report.HTMLOptions{Title: name, Top: 5, Devices: []int{dev}, Stats: statsFromReplay})
+		html, err := buildHTML(s, report.HTMLOptions{Title: name, Top: 5, Devices: []int{dev}})
 		if err != nil {
 			errorf("report: %v", err)
 			return
@@ -400,4 +401,14 @@ func checkRequestedViews(t *testing.T, name string, s *snapshot.Snapshot, dev in
 	if p := sj.Devices[0].MemoryStats["requested_bytes.all.current"].Value; k.Current != stats.Unknown && (p == nil || *p != st.RequestedBytes[stats.PoolAll].Current) {
 		errorf("requested exact, but summary --json gives requested_bytes.all.current %v", p)
 	}
+}
+
+// statsFor is the summary's memory_stats() figures of device dev of s.
+func statsFor(s *snapshot.Snapshot, dev int) (*stats.MemoryStats, []string) {
+	return analysis.New(s, analysis.Options{Mode: replay.StatsOnly}).Stats(dev)
+}
+
+// buildHTML is the report of s, analysed as the report command does.
+func buildHTML(s *snapshot.Snapshot, opt report.HTMLOptions) (*report.HTMLReport, error) {
+	return report.BuildHTML(analysis.New(s, opt.Analysis()), opt)
 }

@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
@@ -189,8 +191,9 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 		}
 		v := &report.WhatifView{}
 		prog := newSimProgress(errOut)
+		an := analysis.New(s, analysis.Options{Mode: replay.StatsOnly})
 		for _, d := range withTrace {
-			r, err := whatif.Analyze(s, d, nil, whatif.Options{
+			r, err := an.WhatIf(d, whatif.Options{
 				Limit: limit, Confs: confs,
 				Progress: func(done, total int) { prog.update(d, done, total) },
 			})
