@@ -77,16 +77,38 @@ func (f *File) Replay(device int) (*replay.Result, error) {
 	}
 	f.mu.Unlock()
 	d.once.Do(func() {
-		opt := replay.Options{Mode: f.opt.Mode}
-		if f.opt.States != nil {
-			if opt.States = f.opt.States(replay.DeviceTrace(f.Snap, device)); opt.States != nil {
-				opt.PeakState = true
-			}
-		}
-		d.res, d.err = replay.Run(f.Snap, device, opt)
+		d.res, d.err = f.run(device)
 		d.done.Store(true)
 	})
 	return d.res, d.err
+}
+
+// run replays device with the File's options.
+func (f *File) run(device int) (*replay.Result, error) {
+	opt := replay.Options{Mode: f.opt.Mode}
+	if f.opt.States != nil {
+		if opt.States = f.opt.States(replay.DeviceTrace(f.Snap, device)); opt.States != nil {
+			opt.PeakState = true
+		}
+	}
+	return replay.Run(f.Snap, device, opt)
+}
+
+// Forget drops the File's replay of device, for a caller that has done
+// with it and visits many devices: a file of 10^5 devices is then not
+// held in memory replay by replay. A later view replays the device again;
+// views waiting for the replay still get it.
+func (f *File) Forget(device int) {
+	f.mu.Lock()
+	delete(f.devs, device)
+	f.mu.Unlock()
+}
+
+// begun reports whether the File has a replay of device, done or running.
+func (f *File) begun(device int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.devs[device] != nil
 }
 
 // replayed returns the replay of device when it is done, without
@@ -135,10 +157,18 @@ func (f *File) HasTrace(device int) bool {
 
 // Info is what `snapview info` says about the file, describing in Devices
 // the devices of only (every device when only is nil). The end-state
-// check and seeding of each device come from the File's replay of it:
-// Info reads the file while the replays Start began run.
+// check and seeding of each device come from the File's replay of it when
+// one was begun (Start, ReplayAll, another view), waiting for it: Info
+// reads the file while the replays Start began run. A device without one
+// is replayed for Info alone and the replay is not kept, so that `info` on
+// a file of 10^5 devices does not hold them all.
 func (f *File) Info(only []int) *info.Info {
-	return info.Inspect(f.Snap, f.Replay, only)
+	return info.Inspect(f.Snap, func(device int) (*replay.Result, error) {
+		if f.begun(device) {
+			return f.Replay(device)
+		}
+		return f.run(device)
+	}, only)
 }
 
 // DeviceInfos are the Devices of [File.Info] with their coverage, for

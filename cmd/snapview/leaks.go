@@ -246,6 +246,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 		if err != nil {
 			return err
 		}
+		an.Forget(dev) // one device at a time, as a file of many devices needs
 		reps = append(reps, rep)
 	}
 	if len(reps) == 0 && len(devices) > 0 {
