@@ -281,5 +281,5 @@ func frameLines(frames []snapshot.Frame, full bool, limit int) []string {
 	for i := range frames {
 		one.Stacks[1][i] = snapshot.FrameID(i)
 	}
-	return stackLines(one, 1, stackLineOptions{Full: full, Limit: limit, More: "--frames 0 shows all"})
+	return StackLinesOf(one, 1, StackLineOptions{Full: full, Limit: limit, More: "--frames 0 shows all"})
 }

@@ -176,7 +176,7 @@ func writeInfoDevice(ew *errWriter, d *info.DeviceInfo, segmentsFromTrace bool) 
 	if d.OOMs > 0 {
 		ew.printf("    OOMs:      %s\n", plural(d.OOMs, "oom entry"))
 	}
-	ew.printf("%s", wrapIndented("    coverage:  ", coverageText(d)))
+	ew.printf("%s", wrapIndented("    coverage:  ", CoverageText(d)))
 	if d.Replayed || d.ReplayError != "" {
 		ew.printf("%s", wrapIndented("    history:   ", TrustText(d.Trust)))
 	}
@@ -213,8 +213,8 @@ func TrustText(k stats.Known) string {
 	return "peaks and totals are unknown: " + k.Why
 }
 
-// coverageText explains a device's trace coverage.
-func coverageText(d *info.DeviceInfo) string {
+// CoverageText explains a device's trace coverage.
+func CoverageText(d *info.DeviceInfo) string {
 	var why []string
 	if d.UntracedBlocks > 0 {
 		why = append(why, plural(d.UntracedBlocks, "live block")+" it never allocated")

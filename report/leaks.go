@@ -28,7 +28,7 @@ type LeakOptions struct {
 	Steps steps.StepSource
 }
 
-// StackLines is the most lines a folded stack prints in the text view.
+// StackLinesOf is the most lines a folded stack prints in the text view.
 const StackLines = 8
 
 // sparkRamp draws a group's live bytes from none to its highest.
@@ -43,7 +43,7 @@ const sparkWidth = 20
 // folded stack.
 func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport, opt LeakOptions) error {
 	ew := &errWriter{w: w}
-	t := newFrameTable(s)
+	t := NewFrameTable(s)
 	if len(reps) == 0 {
 		ew.printf("The snapshot holds no segments and no trace entries: nothing is live, so nothing leaks.\n")
 	}
@@ -58,7 +58,7 @@ func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport, opt
 	return ew.err
 }
 
-func writeLeakDevice(ew *errWriter, ft *frameTable, rep *leaks.LeakReport, opt LeakOptions) error {
+func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt LeakOptions) error {
 	for _, par := range strings.Split(fmt.Sprintf("Device %d: %s.", rep.Device, leakMoment(rep, opt.At)), "\n") {
 		ew.printf("%s", wrapAt("", par, textWidth(ew.w)))
 	}
@@ -141,7 +141,7 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *leaks.LeakReport, opt L
 		var lines []string
 		lines = append(lines, wrapLine(g.Verdict.String(), width, "")...)
 		lines = append(lines, wrapLine(leakAllocLine(rep, &g), width, "")...)
-		for _, l := range ft.lines(g.Stack, leakStackOptions(opt.Full)) {
+		for _, l := range ft.Lines(g.Stack, leakStackOptions(opt.Full)) {
 			lines = append(lines, wrapLine("  "+l, width, "      ")...)
 		}
 		if g.Stacks > 1 {
@@ -196,7 +196,7 @@ func leakMoment(rep *leaks.LeakReport, at string) string {
 }
 
 // leakStepsLine says how the trace was cut.
-func leakStepsLine(t *frameTable, rep *leaks.LeakReport, asked steps.StepSource) string {
+func leakStepsLine(t *FrameTable, rep *leaks.LeakReport, asked steps.StepSource) string {
 	st := rep.Steps
 	prologue := ""
 	if st.Prologue {
@@ -211,7 +211,7 @@ func leakStepsLine(t *frameTable, rep *leaks.LeakReport, asked steps.StepSource)
 			plural(st.Count, "step"), st.Name, prologue)
 	case steps.StepsPattern:
 		return fmt.Sprintf("Growth per training step: %s found from the allocation made once per step at %s%s.",
-			plural(st.Count, "step"), t.where(st.Marker), prologue)
+			plural(st.Count, "step"), t.Where(st.Marker), prologue)
 	case steps.StepsSlices:
 		if asked == steps.StepsSlices {
 			return fmt.Sprintf("Growth per slice: the trace is cut into %s of equal entries, as --steps slices asks.",
@@ -305,11 +305,11 @@ func rampChars(vals []int64, lo, hi int64) string {
 // (see stackLines): with full every frame as "filename:line name";
 // otherwise folded, at most StackLines lines.
 func LeakStackLines(s *snapshot.Snapshot, id snapshot.StackID, full bool) []string {
-	return stackLines(s, id, leakStackOptions(full))
+	return StackLinesOf(s, id, leakStackOptions(full))
 }
 
-func leakStackOptions(full bool) stackLineOptions {
-	return stackLineOptions{Full: full, Limit: StackLines, More: "--full shows every frame"}
+func leakStackOptions(full bool) StackLineOptions {
+	return StackLineOptions{Full: full, Limit: StackLines, More: "--full shows every frame"}
 }
 
 // LeakHints returns advice for the person reading the reports: how to

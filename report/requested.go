@@ -18,9 +18,9 @@ func requestedBytes(v int64, k stats.Known) string {
 	return FormatBytes(v)
 }
 
-// requestedNote is the note a text view prints under requested figures it
+// RequestedNote is the note a text view prints under requested figures it
 // marked "?", "" when it marked none.
-func requestedNote(k stats.Known) string {
+func RequestedNote(k stats.Known) string {
 	if k.Requested != stats.Unknown {
 		return ""
 	}

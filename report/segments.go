@@ -257,7 +257,7 @@ func WriteSegments(w io.Writer, r *Segments) error {
 		for _, n := range r.Notes {
 			ew.printf("%s", wrapAt("  ", n, 100))
 		}
-		if n := requestedNote(d.Known); n != "" {
+		if n := RequestedNote(d.Known); n != "" {
 			ew.printf("%s", wrapAt("  ", n, 100))
 		}
 		if len(d.Segments) == 0 || ew.err != nil {

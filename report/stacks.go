@@ -20,8 +20,8 @@ import (
 // noStackText stands for a stack without recorded frames, in every view.
 const noStackText = "<no stack recorded>"
 
-// stackLineOptions says how [stackLines] shows a stack.
-type stackLineOptions struct {
+// StackLineOptions says how [stackLines] shows a stack.
+type StackLineOptions struct {
 	// Full prints every frame as "filename:line name", nothing folded or
 	// left out.
 	Full bool
@@ -36,11 +36,11 @@ type stackLineOptions struct {
 	Raw bool
 }
 
-// frameTable holds what the stack views need of each distinct frame,
+// FrameTable holds what the stack views need of each distinct frame,
 // worked out once when first asked for: a frame shared by a thousand
 // stacks (or a 1 MiB name) is classified and shortened once, not at each
 // of its occurrences.
-type frameTable struct {
+type FrameTable struct {
 	s    *snapshot.Snapshot
 	info []*frameInfo
 }
@@ -73,11 +73,11 @@ func (fi *frameInfo) userLine() string {
 	return fi.line
 }
 
-func newFrameTable(s *snapshot.Snapshot) *frameTable {
-	return &frameTable{s: s}
+func NewFrameTable(s *snapshot.Snapshot) *FrameTable {
+	return &FrameTable{s: s}
 }
 
-func (t *frameTable) get(id snapshot.FrameID) *frameInfo {
+func (t *FrameTable) get(id snapshot.FrameID) *frameInfo {
 	if t.info == nil {
 		t.info = make([]*frameInfo, len(t.s.Frames))
 	}
@@ -110,7 +110,7 @@ const (
 	maxStackLine = 150
 )
 
-// stackLines returns the lines that show a stack, innermost frame first:
+// StackLinesOf returns the lines that show a stack, innermost frame first:
 // with o.Full every frame as "filename:line name"; otherwise the user's
 // frames, each run of frames inside torch/ or the standard library folded
 // into one line such as "(torch) functional.py:1723 relu, _call_impl",
@@ -118,12 +118,12 @@ const (
 // packages' paths shortened. A stack without frames of the user shows all
 // its frames but the unwinder's and the allocator's, C++ ones by their
 // short name. A stack without recorded frames is "<no stack recorded>".
-func stackLines(s *snapshot.Snapshot, id snapshot.StackID, o stackLineOptions) []string {
-	return newFrameTable(s).lines(id, o)
+func StackLinesOf(s *snapshot.Snapshot, id snapshot.StackID, o StackLineOptions) []string {
+	return NewFrameTable(s).Lines(id, o)
 }
 
 // lines is stackLines with the frames' facts from t.
-func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
+func (t *FrameTable) Lines(id snapshot.StackID, o StackLineOptions) []string {
 	s := t.s
 	stack := s.Stack(id)
 	if len(stack) == 0 {
@@ -196,7 +196,7 @@ func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
 	if len(out) == 0 {
 		// Nothing but the unwinder and the allocator: the allocator's
 		// innermost frame.
-		out = append(out, t.where(id))
+		out = append(out, t.Where(id))
 	}
 	if o.Limit > 0 && len(out) > o.Limit {
 		keep := max(o.Limit-1, 1)
@@ -217,11 +217,11 @@ func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
 // dispatcher's glue, with the autograd node it ran in ("(in
 // AddmmBackward0)").
 func stackWhere(s *snapshot.Snapshot, id snapshot.StackID) string {
-	return newFrameTable(s).where(id)
+	return NewFrameTable(s).Where(id)
 }
 
 // where is stackWhere with the frames' facts from t.
-func (t *frameTable) where(id snapshot.StackID) string {
+func (t *FrameTable) Where(id snapshot.StackID) string {
 	stack := t.s.Stack(id)
 	if len(stack) == 0 {
 		return noStackText

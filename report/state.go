@@ -50,11 +50,11 @@ func stateSegmentsLabel(v *StateView) string {
 // stateStackLineOptions returns the stackLines options for --frames n:
 // n frame lines and a "... N more lines" line (stackLines' Limit counts
 // that line too, so --frames 1 and 2 printed the same).
-func stateStackLineOptions(n int) stackLineOptions {
+func stateStackLineOptions(n int) StackLineOptions {
 	if n <= 0 {
-		return stackLineOptions{}
+		return StackLineOptions{}
 	}
-	return stackLineOptions{Limit: n + 1, More: "--frames 0 shows them all"}
+	return StackLineOptions{Limit: n + 1, More: "--frames 0 shows them all"}
 }
 
 // StateOptions says how much of a state `snapview state` shows.
@@ -164,7 +164,7 @@ func NewStateView(s *snapshot.Snapshot, r *replay.Result, st *replay.State, at s
 		}
 	}
 	groups := map[snapshot.StackID]int{}
-	frames := newFrameTable(s)
+	frames := NewFrameTable(s)
 	var live []LiveAllocation
 	for _, seg := range st.Segments {
 		row := StateSegmentRow{StateSegment: seg}
@@ -179,8 +179,8 @@ func NewStateView(s *snapshot.Snapshot, r *replay.Result, st *replay.State, at s
 				if !ok {
 					g = len(v.Stacks)
 					groups[b.Stack] = g
-					v.Stacks = append(v.Stacks, StackGroup{ID: b.Stack, Where: frames.where(b.Stack),
-						Lines: frames.lines(b.Stack, stateStackLineOptions(opt.Frames))})
+					v.Stacks = append(v.Stacks, StackGroup{ID: b.Stack, Where: frames.Where(b.Stack),
+						Lines: frames.Lines(b.Stack, stateStackLineOptions(opt.Frames))})
 				}
 				v.Stacks[g].Count++
 				v.Stacks[g].Bytes += b.Size
@@ -320,7 +320,7 @@ func WriteState(w io.Writer, v *StateView) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	if n := requestedNote(k); n != "" {
+	if n := RequestedNote(k); n != "" {
 		ew.printf("%s", wrapAt("", n, textWidth(w)))
 	}
 	if n := stateExpandable(v); n > 0 {
@@ -674,7 +674,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 	for _, g := range v.Stacks {
 		frames := []string{}
 		if len(v.snap.Stack(g.ID)) > 0 {
-			frames = stackLines(v.snap, g.ID, stackLineOptions{Full: true, Raw: true})
+			frames = StackLinesOf(v.snap, g.ID, StackLineOptions{Full: true, Raw: true})
 		}
 		out.Stacks = append(out.Stacks, stackJSON{Allocations: g.Count, Bytes: g.Bytes, Where: g.Where, Lines: g.Lines, Frames: frames})
 	}

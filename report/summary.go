@@ -278,7 +278,7 @@ func historyLines(d *DeviceSummary) []string {
 			cover = "missing the start of the run"
 		}
 		if d.Info != nil {
-			cover = coverageText(d.Info)
+			cover = CoverageText(d.Info)
 		}
 		lines = append(lines, fmt.Sprintf("Trace: %s%s; %s.", plural(c.Entries, "entry"), span, cover))
 	}
@@ -297,7 +297,7 @@ func historyLines(d *DeviceSummary) []string {
 		lines = append(lines, fmt.Sprintf("Out of memory: the trace holds %s.", plural(c.OOMs, "oom entry")))
 	}
 	st := d.Stats
-	if n := requestedNote(st.Known); n != "" {
+	if n := RequestedNote(st.Known); n != "" {
 		lines = append(lines, n)
 	}
 	if c.Entries > 0 {

@@ -332,10 +332,10 @@ func whatifDevice(r *whatif.Result) whatifDeviceJSON {
 	return d
 }
 
-// whatifOOMVerdict is the what-if verdict in one sentence, for the HTML
+// WhatifOOMVerdict is the what-if verdict in one sentence, for the HTML
 // report's OOM marker: the candidate settings that would have run the
 // whole trace without an OOM, with their predicted peak reserved.
-func whatifOOMVerdict(r *whatif.Result) string {
+func WhatifOOMVerdict(r *whatif.Result) string {
 	var fits []string
 	for i := 1; i < len(r.Rows); i++ {
 		if row := &r.Rows[i]; row.Fits() {

@@ -15,6 +15,7 @@ import (
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/html"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -163,7 +164,7 @@ func runReport(ctx context.Context, opts *reportOptions, stdin io.Reader, stdout
 
 // monitorInput reads the logs of --smi and --stats; nil without them.
 // They are read before the snapshot, so that a bad log fails fast.
-func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*report.MonitorInput, error) {
+func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*html.MonitorInput, error) {
 	if opts.smi == "" && opts.stats == "" {
 		return nil, checkGPUFlag(opts.gpu, false, "--smi", "", nil)
 	}
@@ -176,7 +177,7 @@ func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*repo
 	if err != nil {
 		return nil, err
 	}
-	in := &report.MonitorInput{Loc: loc}
+	in := &html.MonitorInput{Loc: loc}
 	if opts.smi != "" {
 		name, l, err := loadSMI(opts.smi, nil, loc, stderr)
 		if err != nil {
@@ -198,7 +199,7 @@ func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*repo
 }
 
 // writeReport writes the HTML report of s.
-func writeReport(ctx context.Context, opts *reportOptions, mon *report.MonitorInput, s *snapshot.Snapshot, src source, stdout, stderr io.Writer) error {
+func writeReport(ctx context.Context, opts *reportOptions, mon *html.MonitorInput, s *snapshot.Snapshot, src source, stdout, stderr io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -216,11 +217,11 @@ func writeReport(ctx context.Context, opts *reportOptions, mon *report.MonitorIn
 		}
 		mon.GPU = func(device int) (int, bool, error) { return smiGPUFor(gpus, device, opts.gpu, len(devices) > 1) }
 	}
-	ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Monitor: mon}
+	ho := html.Options{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Monitor: mon}
 	if src.size > 0 {
 		ho.SizeOnDisk = src.size
 	}
-	r, err := report.BuildHTML(analysis.New(s, ho.Analysis()), ho)
+	r, err := html.Build(analysis.New(s, ho.Analysis()), ho)
 	if err != nil {
 		return fmt.Errorf("analysing the snapshot: %w", err)
 	}
@@ -236,9 +237,9 @@ func writeReport(ctx context.Context, opts *reportOptions, mon *report.MonitorIn
 const pageTextWidth = 240
 
 // saveReport writes r where --output says.
-func saveReport(ctx context.Context, opts *reportOptions, r *report.HTMLReport, stdout, stderr io.Writer) error {
+func saveReport(ctx context.Context, opts *reportOptions, r *html.Report, stdout, stderr io.Writer) error {
 	var buf bytes.Buffer
-	if err := report.WriteHTML(&buf, r); err != nil {
+	if err := html.Write(&buf, r); err != nil {
 		return err
 	}
 	if opts.output == "-" {
@@ -263,7 +264,7 @@ func saveReport(ctx context.Context, opts *reportOptions, r *report.HTMLReport, 
 // one at a time; only each one's report and comparison figures are kept.
 func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
 	var (
-		reports []*report.HTMLReport
+		reports []*html.Report
 		sides   []*compare.Side
 	)
 	peak := steps.Moment{Kind: steps.MomentPeak}
@@ -284,12 +285,12 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				// lone snapshot entry: nothing to draw.
 				devices = used
 			}
-			ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices}
+			ho := html.Options{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices}
 			if src.size > 0 {
 				ho.SizeOnDisk = src.size
 			}
 			f := analysis.New(s, ho.Analysis())
-			r, err := report.BuildHTML(f, ho)
+			r, err := html.Build(f, ho)
 			if err != nil {
 				return fmt.Errorf("analysing the snapshot: %w", err)
 			}
@@ -348,5 +349,5 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 	if opts.base != "" {
 		name = opts.files[1] + " against " + opts.files[0]
 	}
-	return saveReport(ctx, opts, report.MergeHTML(reports, name, title, text.String()), stdout, stderr)
+	return saveReport(ctx, opts, html.Merge(reports, name, title, text.String()), stdout, stderr)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/html"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -69,17 +70,17 @@ func TestViewsAgree(t *testing.T) {
 			// device from the whole file; four devices show the property.
 			devs = devs[:4]
 		}
-		var html *report.HTMLReport
+		var page *html.Report
 		if !strings.Contains(name, "hostile") {
-			if html, err = buildHTML(s, report.HTMLOptions{Title: name, Top: 5, Devices: devs}); err != nil {
+			if page, err = buildHTML(s, html.Options{Title: name, Top: 5, Devices: devs}); err != nil {
 				t.Errorf("%s: report: %v", name, err)
 			}
 		}
 		for _, dev := range devs {
 			devices++
 			checkDeviceViews(t, name, s, dev, info)
-			if html != nil {
-				checkHTMLDevice(t, name, s, dev, html)
+			if page != nil {
+				checkHTMLDevice(t, name, s, dev, page)
 			}
 			st, _ := statsFor(s, dev)
 			byTrust[st.Known.History]++
@@ -216,7 +217,7 @@ func isHistoryKey(key string) bool {
 // checkHTMLDevice checks the report's section of dev: the memory_summary()
 // table is the summary's, and a history that is not exact is said there in
 // the words of every view.
-func checkHTMLDevice(t *testing.T, name string, s *snapshot.Snapshot, dev int, r *report.HTMLReport) {
+func checkHTMLDevice(t *testing.T, name string, s *snapshot.Snapshot, dev int, r *html.Report) {
 	t.Helper()
 	st, _ := statsFor(s, dev)
 	var torch bytes.Buffer
@@ -373,12 +374,12 @@ func checkRequestedViews(t *testing.T, name string, s *snapshot.Snapshot, dev in
 			}
 		}
 		// The report: the note, and the tooltips' "?".
-		html, err := buildHTML(s, report.HTMLOptions{Title: name, Top: 5, Devices: []int{dev}})
+		page, err := buildHTML(s, html.Options{Title: name, Top: 5, Devices: []int{dev}})
 		if err != nil {
 			errorf("report: %v", err)
 			return
 		}
-		if d := html.Devices[0]; !slices.Contains(d.Notes, note) || !d.RequestedUnknown || d.Summary != torch.String() {
+		if d := page.Devices[0]; !slices.Contains(d.Notes, note) || !d.RequestedUnknown || d.Summary != torch.String() {
 			errorf("requested unknown, but the report's notes are %q (RequestedUnknown %v)", d.Notes, d.RequestedUnknown)
 		}
 		return
@@ -409,6 +410,6 @@ func statsFor(s *snapshot.Snapshot, dev int) (*stats.MemoryStats, []string) {
 }
 
 // buildHTML is the report of s, analysed as the report command does.
-func buildHTML(s *snapshot.Snapshot, opt report.HTMLOptions) (*report.HTMLReport, error) {
-	return report.BuildHTML(analysis.New(s, opt.Analysis()), opt)
+func buildHTML(s *snapshot.Snapshot, opt html.Options) (*html.Report, error) {
+	return html.Build(analysis.New(s, opt.Analysis()), opt)
 }

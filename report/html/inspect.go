@@ -1,4 +1,4 @@
-package report
+package html
 
 import (
 	"cmp"
@@ -7,27 +7,28 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
 
 // The report's inspection panel shows the allocator state at a moment of
 // the timeline, as PyTorch's _memory_viz.py does: the stacks holding the
 // most bytes and the segments with their blocks. For traces up to
-// HTMLOptions.MaxLiveEntries entries the page computes that state after
-// any entry from every allocation's and segment's life (HTMLInspect.Allocs
+// Options.MaxLiveEntries entries the page computes that state after
+// any entry from every allocation's and segment's life (Inspect.Allocs
 // and Segments); for longer traces, the replay's exact states at a few
-// entries are embedded instead (HTMLInspect.States) and the page says so.
+// entries are embedded instead (Inspect.States) and the page says so.
 
-// HTMLInspect is what the page needs to show the allocator state after a
+// Inspect is what the page needs to show the allocator state after a
 // trace entry.
-type HTMLInspect struct {
+type Inspect struct {
 	// Live is true when Allocs and Segments describe the whole trace: the
 	// page can show the state after any entry.
 	Live bool
 	// Allocs are the allocations: address, size and requested size in
 	// bytes, alloc entry (-1: older than the trace), free_requested and
 	// free_completed entries (-1: never), stack (index into
-	// HTMLReport.Stacks, -1 for none). Empty unless Live.
+	// Report.Stacks, -1 for none). Empty unless Live.
 	Allocs [][7]int64
 	// Segments are the segments (or mapped ranges of an expandable
 	// segment): address, size in bytes, the entry that created it (-1:
@@ -36,24 +37,24 @@ type HTMLInspect struct {
 	// Adjacent live ranges of an expandable segment on one stream are one
 	// segment, as the allocator joins them. Empty unless Live.
 	Segments [][6]int64
-	// States are the exact states at some entries (HTMLOptions.MaxStates
+	// States are the exact states at some entries (Options.MaxStates
 	// entries evenly spread over the trace, the peak and the OOMs), in
 	// entry order, when not Live.
-	States []HTMLInspectState
+	States []InspectState
 	// Note says what the panel can show ("any entry", or at which).
 	Note string
 }
 
-// HTMLInspectState is the allocator state after entry Index.
-type HTMLInspectState struct {
+// InspectState is the allocator state after entry Index.
+type InspectState struct {
 	Index    int
-	Segments []HTMLSegment
+	Segments []Segment
 }
 
 // inspect fills d.Inspect for a device with a trace.
-func (b *htmlBuilder) inspect(d *HTMLDevice, res *replay.Result, trace []snapshot.TraceEntry, a *analysis.Page) {
+func (b *htmlBuilder) inspect(d *DeviceView, res *replay.Result, trace []snapshot.TraceEntry, a *analysis.Page) {
 	n := len(trace)
-	in := &HTMLInspect{Allocs: [][7]int64{}, Segments: [][6]int64{}, States: []HTMLInspectState{}}
+	in := &Inspect{Allocs: [][7]int64{}, Segments: [][6]int64{}, States: []InspectState{}}
 	d.Inspect = in
 	if n <= b.opt.MaxLiveEntries {
 		in.Live = true
@@ -68,28 +69,28 @@ func (b *htmlBuilder) inspect(d *HTMLDevice, res *replay.Result, trace []snapsho
 	// Too long to embed: exact states at MaxStates entries spread over
 	// the trace, plus the peak and the OOMs (analysis.PageStates).
 	for _, st := range a.States {
-		hs := HTMLInspectState{Index: st.Index, Segments: b.stateSegmentList(st, b.opt.MaxSegments)}
+		hs := InspectState{Index: st.Index, Segments: b.stateSegmentList(st, b.opt.MaxSegments)}
 		in.States = append(in.States, hs)
 	}
 	in.Note = fmt.Sprintf("The trace has %s entries, more than the %s whose history the page embeds: clicking the timeline shows the exact state at the nearest of %d precomputed entries (the peak and every OOM among them). `snapview state --at entry:N` shows any entry.",
-		FormatInt(int64(n)), FormatInt(int64(b.opt.MaxLiveEntries)), len(a.States))
+		report.FormatInt(int64(n)), report.FormatInt(int64(b.opt.MaxLiveEntries)), len(a.States))
 }
 
 // stateSegmentList converts the segments of an replay.State, largest
 // first, at most limit of them.
-func (b *htmlBuilder) stateSegmentList(st *replay.State, limit int) []HTMLSegment {
-	out := make([]HTMLSegment, 0, len(st.Segments))
+func (b *htmlBuilder) stateSegmentList(st *replay.State, limit int) []Segment {
+	out := make([]Segment, 0, len(st.Segments))
 	for _, sg := range st.Segments {
-		hs := HTMLSegment{Addr: sg.Addr.String(), Size: sg.Size, Stream: sg.Stream, Pool: sg.Pool.String(), Large: sg.Large, Expandable: sg.Expandable}
+		hs := Segment{Addr: sg.Addr.String(), Size: sg.Size, Stream: sg.Stream, Pool: sg.Pool.String(), Large: sg.Large, Expandable: sg.Expandable}
 		for _, bl := range sg.Blocks {
-			hs.Blocks = append(hs.Blocks, HTMLBlock{
+			hs.Blocks = append(hs.Blocks, Block{
 				Offset: int64(bl.Addr - sg.Addr), Size: bl.Size, Requested: bl.Requested,
 				State: htmlStateName(bl.State), Stack: b.blockStack(bl.State, bl.Stack),
 			})
 		}
 		out = append(out, hs)
 	}
-	slices.SortStableFunc(out, func(p, q HTMLSegment) int { return cmp.Compare(q.Size, p.Size) })
+	slices.SortStableFunc(out, func(p, q Segment) int { return cmp.Compare(q.Size, p.Size) })
 	if len(out) > limit {
 		out = out[:limit]
 	}
@@ -107,7 +108,7 @@ func (b *htmlBuilder) stackShort(id snapshot.StackID) int {
 	if i, ok := b.stackIndex[id]; ok {
 		return i
 	}
-	frames := stackLines(b.s, id, stackLineOptions{Limit: htmlShortFrames, More: "more frames not embedded"})
+	frames := report.StackLinesOf(b.s, id, report.StackLineOptions{Limit: htmlShortFrames, More: "more frames not embedded"})
 	b.r.Stacks = append(b.r.Stacks, frames)
 	b.stackIndex[id] = len(b.r.Stacks) - 1
 	return len(b.r.Stacks) - 1

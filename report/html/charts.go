@@ -1,4 +1,4 @@
-package report
+package html
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ const (
 )
 
 // Timeline dataset columns: the x the chart opens on (see
-// HTMLDevice.XByIndex), the other x (the page swaps them to switch axes),
+// Device.XByIndex), the other x (the page swaps them to switch axes),
 // reserved, active, allocated, then one per group.
 const (
 	htmlColX = iota
@@ -62,7 +62,7 @@ func htmlX(x int64, isTime bool) float64 {
 // timeline; names longer than it wrap.
 const htmlTimelineLegendWidth = 250
 
-func htmlTimelineChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
+func htmlTimelineChart(d *DeviceView) (template.HTML, json.RawMessage, error) {
 	tl := d.Timeline
 	if len(d.Groups) != len(tl.Groups) {
 		return "", nil, fmt.Errorf("%d group labels for %d groups", len(d.Groups), len(tl.Groups))
@@ -168,7 +168,7 @@ type htmlMarkers struct {
 	RangeNames []string   `json:"rangeNames"`
 }
 
-func htmlTimelineMarkers(d *HTMLDevice) *htmlMarkers {
+func htmlTimelineMarkers(d *DeviceView) *htmlMarkers {
 	m := &htmlMarkers{OOMs: [][3]int64{}, Steps: [][4]int64{}, Ranges: [][4]int64{}, RangeNames: []string{}}
 	if p := d.Peak; p != nil {
 		m.Peak = &[3]int64{int64(p.Index), p.X, p.Bytes}
@@ -219,7 +219,7 @@ func htmlTicks(hi int64) (interval, top int64) {
 // largest spans the width), its blocks coloured by state and allocation
 // stack. report.js fills the rows from the state shown (the one at the
 // peak first, then the one clicked on the timeline) and draws the blocks.
-func htmlSegmentsChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
+func htmlSegmentsChart(d *DeviceView) (template.HTML, json.RawMessage, error) {
 	id := htmlDeviceChartID("segments", d)
 	height := fmt.Sprintf("%dpx", htmlSegmentsHeight(len(d.Segments)))
 	c := charts.NewCustom()

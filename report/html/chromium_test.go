@@ -1,4 +1,4 @@
-package report
+package html
 
 import (
 	"bytes"
@@ -118,15 +118,15 @@ func TestHTMLInChromium(t *testing.T) {
 	common := []string{"<h2>What the file holds</h2>", "<h2>Device 0</h2>", "Memory timeline</h3>",
 		"memory_summary()</h3>", `-state-at">at the peak`, "Live memory and possible leaks</h3>", "PyTorch CUDA memory summary"}
 	tests := []tc{
-		{"leak_train", filepath.Join("..", "..", "shared", "snapshots", "torch2.11", "leak_train", "snapshot.pickle"), 5 << 20,
+		{"leak_train", filepath.Join("..", "..", "..", "shared", "snapshots", "torch2.11", "leak_train", "snapshot.pickle"), 5 << 20,
 			append([]string{`<table class="leaks">`, "snapgen.py:180 leak_train"}, common...)},
-		{"oom", filepath.Join("..", "..", "shared", "snapshots", "torch2.11", "oom", "snapshot.pickle"), 5 << 20,
+		{"oom", filepath.Join("..", "..", "..", "shared", "snapshots", "torch2.11", "oom", "snapshot.pickle"), 5 << 20,
 			append([]string{"1 OOM marked", "OOM at entry"}, common...)},
-		{"two_devices", filepath.Join("..", "..", "shared", "snapshots", "torch2.11", "two_devices", "snapshot.pickle"), 5 << 20,
+		{"two_devices", filepath.Join("..", "..", "..", "shared", "snapshots", "torch2.11", "two_devices", "snapshot.pickle"), 5 << 20,
 			append([]string{"<h2>Device 1</h2>"}, common...)},
-		{"state_only", filepath.Join("..", "..", "shared", "snapshots", "torch2.11", "state_only", "snapshot.pickle"), 5 << 20,
+		{"state_only", filepath.Join("..", "..", "..", "shared", "snapshots", "torch2.11", "state_only", "snapshot.pickle"), 5 << 20,
 			[]string{"<h2>Device 0</h2>", "there is nothing to draw over time", `-state-at">at the peak`}},
-		{"p34", filepath.Join("..", "..", "shared", "snapshots", "public", "p34-compile-annotations-1800.pickle"), 5 << 20,
+		{"p34", filepath.Join("..", "..", "..", "shared", "snapshots", "public", "p34-compile-annotations-1800.pickle"), 5 << 20,
 			append([]string{"100 of 901 record_function ranges drawn"}, common...)},
 	}
 	if *htmlLargeSnapshot != "" {
@@ -161,7 +161,7 @@ func TestHTMLInChromium(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := buildHTML(s, HTMLOptions{Title: tt.name})
+			r, err := buildHTML(s, Options{Title: tt.name})
 			if err != nil {
 				t.Fatal(err)
 			}

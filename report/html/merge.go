@@ -1,18 +1,18 @@
-package report
+package html
 
 import (
 	"fmt"
 	"strings"
 )
 
-// MergeHTML makes one report of several files' reports (each from
-// [BuildHTML]), with compare (the text of `snapview ranks` or `snapview
+// Merge makes one report of several files' reports (each from
+// [Build]), with compare (the text of `snapview ranks` or `snapview
 // diff`) on top under title. Each device section is labelled with its
 // file (the report's Title) and every timeline is drawn on the same
 // scale: the highest bytes and the longest trace of them all (x shared
 // only when every timeline has the same kind of x: time or entries).
-func MergeHTML(reports []*HTMLReport, title, compareTitle, compare string) *HTMLReport {
-	m := &HTMLReport{Title: title, Stacks: [][]string{}, Devices: []HTMLDevice{}, Compare: compare, CompareTitle: compareTitle}
+func Merge(reports []*Report, title, compareTitle, compare string) *Report {
+	m := &Report{Title: title, Stacks: [][]string{}, Devices: []DeviceView{}, Compare: compare, CompareTitle: compareTitle}
 	var info strings.Builder
 	for fi, r := range reports {
 		off := len(m.Stacks)
@@ -24,21 +24,21 @@ func MergeHTML(reports []*HTMLReport, title, compareTitle, compare string) *HTML
 		for _, d := range r.Devices {
 			d.File = r.Title
 			d.Key = fmt.Sprintf("f%d_d%d", fi, d.Device)
-			d.Groups = append([]HTMLGroup{}, d.Groups...)
+			d.Groups = append([]Group{}, d.Groups...)
 			for i := range d.Groups {
 				if d.Groups[i].Stack >= 0 {
 					d.Groups[i].Stack += off
 				}
 			}
-			d.Leaks = append([]HTMLLeak{}, d.Leaks...)
+			d.Leaks = append([]Leak{}, d.Leaks...)
 			for i := range d.Leaks {
 				if d.Leaks[i].Stack >= 0 {
 					d.Leaks[i].Stack += off
 				}
 			}
-			segs := make([]HTMLSegment, len(d.Segments))
+			segs := make([]Segment, len(d.Segments))
 			for i, sg := range d.Segments {
-				sg.Blocks = append([]HTMLBlock{}, sg.Blocks...)
+				sg.Blocks = append([]Block{}, sg.Blocks...)
 				for j := range sg.Blocks {
 					if sg.Blocks[j].Stack >= 0 {
 						sg.Blocks[j].Stack += off

@@ -1,4 +1,4 @@
-package report
+package html
 
 import (
 	"bytes"
@@ -10,14 +10,15 @@ import (
 	"io"
 
 	"github.com/snapview/snapview/analyze/timeline"
+	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/third_party/echarts"
 )
 
-// HTMLReport is everything `snapview report` draws, ready to render with
-// [WriteHTML]. [BuildHTML] makes it from a snapshot; tests build it by
+// Report is everything `snapview report` draws, ready to render with
+// [Write]. [Build] makes it from a snapshot; tests build it by
 // hand. Strings may hold anything (they come from the snapshot): the
 // writer escapes them.
-type HTMLReport struct {
+type Report struct {
 	// Title names the report (the snapshot file).
 	Title string
 	// Info is what the file holds: the text `snapview info` prints.
@@ -30,9 +31,9 @@ type HTMLReport struct {
 	Stacks [][]string
 	// Devices has one section per device, by ordinal (by file, then
 	// ordinal, in a report of several files).
-	Devices []HTMLDevice
+	Devices []DeviceView
 	// DevicesLeftOut counts the devices asked for that have no section
-	// (over HTMLOptions.MaxDevices); a warning says so.
+	// (over Options.MaxDevices); a warning says so.
 	DevicesLeftOut int
 	// Compare is the comparison of several files as text (the per-rank
 	// table or the diff), "" for a report of one file; CompareTitle heads
@@ -40,8 +41,8 @@ type HTMLReport struct {
 	Compare, CompareTitle string
 }
 
-// HTMLDevice is the section of one device.
-type HTMLDevice struct {
+// DeviceView is the section of one device.
+type DeviceView struct {
 	Device int
 	// File names the file the device comes from in a report of several
 	// files, "" in a report of one; Key then makes its element ids unique
@@ -65,23 +66,23 @@ type HTMLDevice struct {
 	Timeline     *timeline.Timeline
 	TimelineNote string
 	// Groups label Timeline.Groups, in the same order.
-	Groups []HTMLGroup
+	Groups []Group
 	// Peak marks the peak of allocated bytes; nil without a trace. Its
 	// Label reads after "Peak: " ("731.0 MiB allocated at 4.583 s").
-	Peak *HTMLMarker
+	Peak *Marker
 	// Zoom is the x range the timeline opens on; nil opens on the whole
 	// trace.
-	Zoom *HTMLZoom
+	Zoom *Zoom
 	// OOMs mark each oom entry.
-	OOMs []HTMLMarker
+	OOMs []Marker
 	// Annotations are the record_function ranges drawn on the timeline;
 	// AnnotationsTotal counts them all, drawn or not.
-	Annotations      []HTMLRange
+	Annotations      []Range
 	AnnotationsTotal int
 	// Steps are the training steps found in the trace (as `snapview
 	// leaks` finds them), drawn as alternating bands; StepsName says how
 	// they were found. Empty when no steps were found.
-	Steps     []HTMLRange
+	Steps     []Range
 	StepsName string
 	// XByIndex is true when the timeline opens with the entry index on
 	// its x axis (the page can switch to time when the trace has times);
@@ -90,7 +91,7 @@ type HTMLDevice struct {
 	AxisNote string
 	// Inspect is what the page needs to show the allocator state at a
 	// clicked moment; nil without a trace.
-	Inspect *HTMLInspect
+	Inspect *Inspect
 
 	// Summary is the memory_summary() text, "" when unavailable.
 	Summary string
@@ -99,91 +100,91 @@ type HTMLDevice struct {
 	SegmentsAt string
 	// Segments are the segments at that moment, largest first (at most
 	// the limit); SegmentsTotal counts them all.
-	Segments      []HTMLSegment
+	Segments      []Segment
 	SegmentsTotal int
 
 	// Leaks are the suspected leaks, largest first; LeaksNote explains
 	// what they are or why there are none.
-	Leaks     []HTMLLeak
+	Leaks     []Leak
 	LeaksNote string
 
 	// Monitor sets the monitoring logs (report --smi, --stats) against
 	// the timeline; nil without them.
-	Monitor *HTMLMonitor
+	Monitor *Monitor
 }
 
-// HTMLGroup labels one stacked area of the timeline.
-type HTMLGroup struct {
+// Group labels one stacked area of the timeline.
+type Group struct {
 	// Label is the legend entry, unique within the device.
 	Label string
-	// Stack indexes HTMLReport.Stacks; -1 for the "other" group.
+	// Stack indexes Report.Stacks; -1 for the "other" group.
 	Stack int
 	// Other is true for the group of all remaining stacks.
 	Other bool
 }
 
-// HTMLMarker is one point of the timeline: an entry index, its x value
+// Marker is one point of the timeline: an entry index, its x value
 // (as in timeline.Timeline.X) and a byte figure.
-type HTMLMarker struct {
+type Marker struct {
 	Index int
 	X     int64
 	Bytes int64
 	Label string
 }
 
-// HTMLZoom is the part of the timeline shown first: X0 to X1, in the
-// unit of HTMLMarker.X. The slider still reaches the whole trace.
-type HTMLZoom struct {
+// Zoom is the part of the timeline shown first: X0 to X1, in the
+// unit of Marker.X. The slider still reaches the whole trace.
+type Zoom struct {
 	X0, X1 int64
 	// Note says what the view leaves out and how to see it.
 	Note string
 }
 
-// HTMLRange is a named range of the timeline (a record_function range,
-// a step): X0 to X1 in the unit of HTMLMarker.X, and the entries I0 to I1
+// Range is a named range of the timeline (a record_function range,
+// a step): X0 to X1 in the unit of Marker.X, and the entries I0 to I1
 // it covers.
-type HTMLRange struct {
+type Range struct {
 	Name   string
 	X0, X1 int64
 	I0, I1 int
 }
 
-// HTMLSegment is one segment drawn as a bar of its blocks.
-type HTMLSegment struct {
+// Segment is one segment drawn as a bar of its blocks.
+type Segment struct {
 	Addr       string
 	Size       int64
 	Stream     uint64
 	Pool       string
 	Large      bool
 	Expandable bool
-	Blocks     []HTMLBlock
+	Blocks     []Block
 }
 
 // Block states as the report draws them.
 const (
-	HTMLBlockAllocated   = "allocated"
-	HTMLBlockPendingFree = "pending free"
-	HTMLBlockFree        = "free"
+	BlockAllocated   = "allocated"
+	BlockPendingFree = "pending free"
+	BlockFree        = "free"
 )
 
-// HTMLBlock is one block of an HTMLSegment.
-type HTMLBlock struct {
+// Block is one block of an Segment.
+type Block struct {
 	// Offset is the block's offset in its segment, in bytes.
 	Offset, Size, Requested int64
 	// State is one of HTMLBlockAllocated, HTMLBlockPendingFree,
 	// HTMLBlockFree.
 	State string
-	// Stack indexes HTMLReport.Stacks, -1 for none.
+	// Stack indexes Report.Stacks, -1 for none.
 	Stack int
 }
 
-// HTMLLeak is one row of the leak table.
-type HTMLLeak struct {
-	// Label names the allocation site, as HTMLGroup.Label.
+// Leak is one row of the leak table.
+type Leak struct {
+	// Label names the allocation site, as Group.Label.
 	Label string
 	Bytes int64
 	Count int
-	// Stack indexes HTMLReport.Stacks, -1 for none.
+	// Stack indexes Report.Stacks, -1 for none.
 	Stack int
 	// Detail is the verdict on the group's history (free text).
 	Detail string
@@ -202,17 +203,17 @@ type HTMLLeak struct {
 //go:embed assets/report.html.tmpl assets/report.js assets/report.css
 var htmlAssets embed.FS
 
-// WriteHTML writes r as one self-contained HTML page: the ECharts bundle,
+// Write writes r as one self-contained HTML page: the ECharts bundle,
 // the script and the styles are inlined and the page makes no request.
 // The output is a function of r alone.
-func WriteHTML(w io.Writer, r *HTMLReport) error {
+func Write(w io.Writer, r *Report) error {
 	page, err := htmlPage(r)
 	if err != nil {
 		return err
 	}
 	tmpl, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
-		"bytes": FormatBytes,
-		"num":   func(n int) string { return FormatInt(int64(n)) },
+		"bytes": report.FormatBytes,
+		"num":   func(n int) string { return report.FormatInt(int64(n)) },
 		"score": func(f float64) int64 { return int64(f) },
 		"spark": htmlSparkline,
 		"stack": func(i int) []string {
@@ -235,7 +236,7 @@ func WriteHTML(w io.Writer, r *HTMLReport) error {
 
 // htmlPageData is what the page template sees.
 type htmlPageData struct {
-	*HTMLReport
+	*Report
 	Sections []htmlSection
 	ECharts  template.JS
 	Script   template.JS
@@ -245,7 +246,7 @@ type htmlPageData struct {
 
 // htmlSection is one device with its chart containers.
 type htmlSection struct {
-	*HTMLDevice
+	*DeviceView
 	ID               string
 	TimelineElement  template.HTML
 	SegmentsElement  template.HTML
@@ -285,7 +286,7 @@ type htmlDataDevice struct {
 	// XByIndex when the chart opens on the entry index.
 	XIsTime  bool `json:"xIsTime"`
 	XByIndex bool `json:"xByIndex"`
-	// RequestedUnknown: show "?" for requested bytes (HTMLDevice).
+	// RequestedUnknown: show "?" for requested bytes (Device).
 	RequestedUnknown bool `json:"requestedUnknown,omitempty"`
 	// YInterval is the timeline's y tick interval in bytes, a power of
 	// two (0: ECharts chooses).
@@ -310,7 +311,7 @@ type htmlDataDevice struct {
 	Inspect *htmlDataInspect `json:"inspect"`
 }
 
-// htmlDataInspect is HTMLInspect for the page; States' segments are
+// htmlDataInspect is Inspect for the page; States' segments are
 // written as htmlDataSeg.
 type htmlDataInspect struct {
 	Live     bool                   `json:"live"`
@@ -327,7 +328,7 @@ type htmlDataInspectState struct {
 }
 
 // htmlDataSegs converts segments for the page.
-func htmlDataSegs(segs []HTMLSegment) []htmlDataSeg {
+func htmlDataSegs(segs []Segment) []htmlDataSeg {
 	out := make([]htmlDataSeg, 0, len(segs))
 	for _, sg := range segs {
 		ds := htmlDataSeg{Addr: sg.Addr, Size: sg.Size, Stream: sg.Stream, Pool: sg.Pool,
@@ -362,7 +363,7 @@ type htmlDataSeg struct {
 	States []string   `json:"states"`
 }
 
-func htmlPage(r *HTMLReport) (*htmlPageData, error) {
+func htmlPage(r *Report) (*htmlPageData, error) {
 	script, err := htmlAssets.ReadFile("assets/report.js")
 	if err != nil {
 		return nil, err
@@ -378,10 +379,10 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 		return nil, err
 	}
 	page := &htmlPageData{
-		HTMLReport: r,
-		ECharts:    template.JS(echarts.JSSource),
-		Script:     template.JS(script),
-		CSS:        template.CSS(css),
+		Report:  r,
+		ECharts: template.JS(echarts.JSSource),
+		Script:  template.JS(script),
+		CSS:     template.CSS(css),
 	}
 	data := htmlData{Stacks: r.Stacks, Devices: []htmlDataDevice{}}
 	if data.Stacks == nil {
@@ -389,7 +390,7 @@ func htmlPage(r *HTMLReport) (*htmlPageData, error) {
 	}
 	for i := range r.Devices {
 		d := &r.Devices[i]
-		sec := htmlSection{HTMLDevice: d, ID: fmt.Sprintf("dev%d", d.Device)}
+		sec := htmlSection{DeviceView: d, ID: fmt.Sprintf("dev%d", d.Device)}
 		if d.Key != "" {
 			sec.ID = d.Key
 		}
@@ -485,7 +486,7 @@ func htmlSparkline(growth []int64, step0 bool) template.HTML {
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg class="spark" width="%d" height="%d" viewBox="0 0 %d %d"><title>live bytes at the end of %s, up to %s</title>`,
-		w, h, w, h, what, template.HTMLEscapeString(FormatBytes(hi)))
+		w, h, w, h, what, template.HTMLEscapeString(report.FormatBytes(hi)))
 	bw := float64(w) / float64(len(growth))
 	for i, v := range growth {
 		if v <= 0 || hi <= 0 {
@@ -536,7 +537,7 @@ func htmlChartID(kind string, device int) string {
 
 // htmlDeviceChartID is htmlChartID, or kind_KEY for a device of a report
 // of several files.
-func htmlDeviceChartID(kind string, d *HTMLDevice) string {
+func htmlDeviceChartID(kind string, d *DeviceView) string {
 	if d.Key != "" {
 		return kind + "_" + d.Key
 	}

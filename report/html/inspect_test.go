@@ -1,4 +1,4 @@
-package report
+package html
 
 import (
 	"path/filepath"
@@ -12,7 +12,7 @@ import (
 
 // inspectTotals recomputes, as report.js liveState does, the allocated
 // and reserved bytes after entry i from the embedded lives.
-func inspectTotals(in *HTMLInspect, i int64) (allocated, reserved int64) {
+func inspectTotals(in *Inspect, i int64) (allocated, reserved int64) {
 	for _, s := range in.Segments {
 		if s[2] <= i && (s[3] < 0 || s[3] > i) {
 			reserved += s[1]
@@ -41,9 +41,9 @@ func inspectTotals(in *HTMLInspect, i int64) (allocated, reserved int64) {
 // entry, and that the precomputed states of a long trace are the
 // replay's.
 func TestHTMLInspectLive(t *testing.T) {
-	paths := []string{filepath.Join("..", "testdata", "snapshots", "mlp_train.pickle")}
+	paths := []string{filepath.Join("..", "..", "testdata", "snapshots", "mlp_train.pickle")}
 	for _, rel := range []string{"torch2.11/leak_train/snapshot.pickle", "torch2.11/expandable/snapshot.pickle", "torch2.11/oom/snapshot.pickle", "public/p32-3dev-expandable-oom.pickle"} {
-		paths = append(paths, filepath.Join("..", "..", "shared", "snapshots", rel))
+		paths = append(paths, filepath.Join("..", "..", "..", "shared", "snapshots", rel))
 	}
 	for _, path := range paths {
 		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
@@ -52,7 +52,7 @@ func TestHTMLInspectLive(t *testing.T) {
 				t.Skipf("%v", err)
 			}
 			for _, maxLive := range []int{0, 10} {
-				r, err := buildHTML(s, HTMLOptions{MaxLiveEntries: maxLive, MaxStates: 5})
+				r, err := buildHTML(s, Options{MaxLiveEntries: maxLive, MaxStates: 5})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -72,14 +72,14 @@ func TestHTMLInspectLive(t *testing.T) {
 						if n := len(res.Allocated); n > 1 && (in.States[0].Index != 0 || in.States[len(in.States)-1].Index != n-1) {
 							t.Errorf("device %d: precomputed states from entry %d to %d, want them spread from 0 to %d", d.Device, in.States[0].Index, in.States[len(in.States)-1].Index, n-1)
 						}
-						if !slices.ContainsFunc(in.States, func(st HTMLInspectState) bool { return st.Index == res.PeakIndex }) {
+						if !slices.ContainsFunc(in.States, func(st InspectState) bool { return st.Index == res.PeakIndex }) {
 							t.Errorf("device %d: no precomputed state at the peak %d", d.Device, res.PeakIndex)
 						}
 						for _, st := range in.States {
 							var alloc int64
 							for _, sg := range st.Segments {
 								for _, b := range sg.Blocks {
-									if b.State == HTMLBlockAllocated {
+									if b.State == BlockAllocated {
 										alloc += b.Size
 									}
 								}
@@ -110,7 +110,7 @@ func TestHTMLInspectLive(t *testing.T) {
 func TestHTMLTimelineChoices(t *testing.T) {
 	t.Run("leak_train opens by entry", func(t *testing.T) {
 		s := sharedSnapshot(t, "torch2.11/leak_train/snapshot.pickle")
-		r, err := buildHTML(s, HTMLOptions{})
+		r, err := buildHTML(s, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestHTMLTimelineChoices(t *testing.T) {
 	})
 	t.Run("state_only has no chart", func(t *testing.T) {
 		s := sharedSnapshot(t, "torch2.11/state_only/snapshot.pickle")
-		r, err := buildHTML(s, HTMLOptions{})
+		r, err := buildHTML(s, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestHTMLTimelineChoices(t *testing.T) {
 	})
 	t.Run("p34 caps record_function ranges", func(t *testing.T) {
 		s := sharedSnapshot(t, "public/p34-compile-annotations-1800.pickle")
-		r, err := buildHTML(s, HTMLOptions{})
+		r, err := buildHTML(s, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,17 +163,17 @@ func TestHTMLChooseAxis(t *testing.T) {
 	// Ten entries a microsecond apart, then a slow stretch: by time,
 	// entries 0 to 9 take a thousandth of the width.
 	slow := []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10000, 20000}
-	steps := func(r ...[2]int) []HTMLRange {
-		var out []HTMLRange
+	steps := func(r ...[2]int) []Range {
+		var out []Range
 		for _, x := range r {
-			out = append(out, HTMLRange{I0: x[0], I1: x[1], X0: slow[x[0]], X1: slow[x[1]]})
+			out = append(out, Range{I0: x[0], I1: x[1], X0: slow[x[0]], X1: slow[x[1]]})
 		}
 		return out
 	}
 	tests := []struct {
 		name    string
 		timeUS  []int64
-		steps   []HTMLRange
+		steps   []Range
 		zoom    bool
 		byIndex bool
 	}{
@@ -184,9 +184,9 @@ func TestHTMLChooseAxis(t *testing.T) {
 		{"no steps", slow, nil, false, false},
 	}
 	for _, tt := range tests {
-		d := &HTMLDevice{Steps: tt.steps}
+		d := &DeviceView{Steps: tt.steps}
 		if tt.zoom {
-			d.Zoom = &HTMLZoom{}
+			d.Zoom = &Zoom{}
 		}
 		htmlChooseAxis(d, tt.timeUS)
 		if d.XByIndex != tt.byIndex || d.AxisNote == "" {

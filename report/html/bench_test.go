@@ -1,4 +1,4 @@
-package report
+package html
 
 import (
 	"io"
@@ -15,11 +15,11 @@ func BenchmarkBuildHTML(b *testing.B) {
 	s := benchfile.Load(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := buildHTML(s, HTMLOptions{Title: "bench"})
+		r, err := buildHTML(s, Options{Title: "bench"})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := WriteHTML(io.Discard, r); err != nil {
+		if err := Write(io.Discard, r); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package report
+package html
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/timeline"
+	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -36,10 +37,10 @@ type MonitorInput struct {
 	GPU func(device int) (gpu int, ok bool, err error)
 }
 
-// HTMLMonitor is the section of a device that sets the monitoring logs
+// Monitor is the section of a device that sets the monitoring logs
 // against the snapshot. X values are in the timeline's unit (htmlX of
 // microseconds since the first trace entry).
-type HTMLMonitor struct {
+type Monitor struct {
 	// Sources names the logs ("nvidia-smi log smi.csv (GPU 0, UTC)").
 	Sources []string
 	// Notes are the verdicts: climbs, the gap and its jumps.
@@ -57,7 +58,7 @@ type HTMLMonitor struct {
 	StepAllocated, StepReserved [][2]float64
 	StepNames                   []string
 	// Jumps mark the gap's lasting jumps.
-	Jumps []HTMLMarker
+	Jumps []Marker
 	// Steps are the rows of the stats log table, formatted.
 	Steps [][]string
 }
@@ -72,9 +73,9 @@ const monitorBuckets = 2000
 // without one). The x origin is the first trace entry's time_us
 // (microseconds since the Unix epoch), as the timeline's; without trace
 // times, the first sample of the logs.
-func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.Result, tl *timeline.Timeline) (*HTMLMonitor, error) {
-	m := &HTMLMonitor{}
-	trace := deviceTrace(s, dev)
+func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.Result, tl *timeline.Timeline) (*Monitor, error) {
+	m := &Monitor{}
+	trace := replay.DeviceTrace(s, dev)
 	// Reserved and allocated bytes after each entry, against time.
 	var reserved, allocated monitor.Series
 	if tl != nil && tl.XIsTime {
@@ -88,7 +89,7 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.R
 			m.Reserved = append(m.Reserved, [2]float64{htmlX(tl.X[p], true), float64(tl.Reserved[p])})
 		}
 	} else {
-		m.Warnings = append(m.Warnings, fmt.Sprintf("The snapshot's trace of this device covers no time (%s, none or one with a time_us): the logs cannot be placed on it, and are drawn from their own first sample.", plural(len(trace), "entry")))
+		m.Warnings = append(m.Warnings, fmt.Sprintf("The snapshot's trace of this device covers no time (%s, none or one with a time_us): the logs cannot be placed on it, and are drawn from their own first sample.", report.Plural(len(trace), "entry")))
 	}
 	var steps *monitor.StepsDevice
 	if in.Stats != nil {
@@ -121,7 +122,7 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.R
 		}
 	}
 	if steps != nil {
-		m.Sources = append(m.Sources, fmt.Sprintf("memory_stats() log %s (%s)", in.StatsName, plural(len(steps.Records), "record")))
+		m.Sources = append(m.Sources, fmt.Sprintf("memory_stats() log %s (%s)", in.StatsName, report.Plural(len(steps.Records), "record")))
 	}
 	if !haveOrigin {
 		switch {
@@ -154,18 +155,18 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.R
 				m.Overlay = append(m.Overlay, [2]float64{x(smp.TimeUS), float64(smp.Used)})
 			}
 		}
-		m.Notes = append(m.Notes, SMIClimbVerdict(gpu, in.Loc))
+		m.Notes = append(m.Notes, report.SMIClimbVerdict(gpu, in.Loc))
 		if haveOrigin {
 			if len(m.Overlay) == 0 {
 				m.Warnings = append(m.Warnings, alignmentHint(gpu, reserved, in.Loc))
 			}
 			g := monitor.FindGap(gpu.Series, reserved)
-			gv := &GapView{GPU: gpu.GPU, Device: dev, Against: "replayed from the snapshot's trace", Gap: g}
+			gv := &report.GapView{GPU: gpu.GPU, Device: dev, Against: "replayed from the snapshot's trace", Gap: g}
 			if steps != nil {
-				gv.StepAt = StepAt(steps, in.Loc)
+				gv.StepAt = report.StepAt(steps, in.Loc)
 			}
 			if len(g.Points) > 0 {
-				m.Notes = append(m.Notes, GapLines(gv, in.Loc)...)
+				m.Notes = append(m.Notes, report.GapLines(gv, in.Loc)...)
 			}
 			times, gaps := make([]int64, len(g.Points)), make([]int64, len(g.Points))
 			for i, p := range g.Points {
@@ -175,29 +176,29 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.R
 				m.Gap = append(m.Gap, [2]float64{x(g.Points[i].TimeUS), float64(g.Points[i].Gap)})
 			}
 			for _, j := range g.Jumps {
-				m.Jumps = append(m.Jumps, HTMLMarker{X: int64(x(j.TimeUS)), Bytes: j.Bytes, Label: signedBytes(j.Bytes)})
+				m.Jumps = append(m.Jumps, Marker{X: int64(x(j.TimeUS)), Bytes: j.Bytes, Label: report.SignedBytes(j.Bytes)})
 			}
 		}
-		m.Explanation = GapExplanation
+		m.Explanation = report.GapExplanation
 	}
 	if steps != nil {
 		for i, r := range steps.Records {
 			if r.HasTime {
 				m.StepAllocated = append(m.StepAllocated, [2]float64{x(r.TimeUS), float64(r.Stats.AllocatedBytes[stats.PoolAll].Current)})
 				m.StepReserved = append(m.StepReserved, [2]float64{x(r.TimeUS), float64(r.Stats.ReservedBytes[stats.PoolAll].Current)})
-				m.StepNames = append(m.StepNames, stepLabel(steps, i))
+				m.StepNames = append(m.StepNames, report.StepLabel(steps, i))
 			}
 		}
 		if haveOrigin {
 			if a := monitor.Agree(steps, allocated, reserved); a.Checked > 0 {
-				m.Notes = append(m.Notes, AgreeText(steps, a, "The memory_stats() log", "the snapshot"))
+				m.Notes = append(m.Notes, report.AgreeText(steps, a, "The memory_stats() log", "the snapshot"))
 			} else {
 				m.Warnings = append(m.Warnings, "No record of the memory_stats() log falls within the snapshot's trace: they cannot be compared.")
 			}
 		}
-		m.Notes = append(m.Notes, ClimbVerdict(steps, steps.Allocated, "allocated memory (memory_stats() log)"),
-			ClimbVerdict(steps, steps.Reserved, "reserved memory (memory_stats() log)"), retryVerdict(steps))
-		for _, i := range pickRows(steps, 40) {
+		m.Notes = append(m.Notes, report.ClimbVerdict(steps, steps.Allocated, "allocated memory (memory_stats() log)"),
+			report.ClimbVerdict(steps, steps.Reserved, "reserved memory (memory_stats() log)"), report.RetryVerdict(steps))
+		for _, i := range report.PickRows(steps, 40) {
 			r := steps.Records[i]
 			st := r.Stats
 			step, tm := "-", "-"
@@ -208,9 +209,9 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.R
 				tm = fmt.Sprintf("%.3f", float64(r.TimeUS-origin)/1e6)
 			}
 			m.Steps = append(m.Steps, []string{step, tm,
-				FormatBytes(st.AllocatedBytes[stats.PoolAll].Current), FormatBytes(st.AllocatedBytes[stats.PoolAll].Peak),
-				FormatBytes(st.ReservedBytes[stats.PoolAll].Current), FormatBytes(st.ReservedBytes[stats.PoolAll].Peak),
-				FormatInt(st.NumAllocRetries), FormatInt(st.NumOOMs)})
+				report.FormatBytes(st.AllocatedBytes[stats.PoolAll].Current), report.FormatBytes(st.AllocatedBytes[stats.PoolAll].Peak),
+				report.FormatBytes(st.ReservedBytes[stats.PoolAll].Current), report.FormatBytes(st.ReservedBytes[stats.PoolAll].Peak),
+				report.FormatInt(st.NumAllocRetries), report.FormatInt(st.NumOOMs)})
 		}
 	}
 	return m, nil
@@ -236,7 +237,7 @@ func alignmentHint(g *monitor.GPUSummary, reserved monitor.Series, loc *time.Loc
 // htmlMonitorChart draws the monitoring chart of d: nvidia-smi's
 // memory.used, PyTorch's reserved bytes, the gap between them, and the
 // stats log's records, against the timeline's x axis.
-func htmlMonitorChart(d *HTMLDevice) (template.HTML, json.RawMessage, error) {
+func htmlMonitorChart(d *DeviceView) (template.HTML, json.RawMessage, error) {
 	m := d.Monitor
 	line := charts.NewLine()
 	line.SetGlobalOptions(

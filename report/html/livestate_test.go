@@ -1,4 +1,4 @@
-package report
+package html
 
 import (
 	"encoding/json"
@@ -36,9 +36,9 @@ const data = JSON.parse(require("fs").readFileSync(0, "utf8"));
 const out = data.at.map(i => liveState(data.inspect, i).map(s => ({a: s.a, size: s.size, blocks: s.blocks.map(b => [b[0], b[1]]), states: s.states})));
 console.log(JSON.stringify(out));
 `
-	paths := []string{filepath.Join("..", "testdata", "snapshots", "mlp_train.pickle")}
+	paths := []string{filepath.Join("..", "..", "testdata", "snapshots", "mlp_train.pickle")}
 	for _, rel := range []string{"torch2.11/expandable/snapshot.pickle", "public/p32-3dev-expandable-oom.pickle", "torch2.11/multistream/snapshot.pickle", "torch2.11/oom/snapshot.pickle"} {
-		paths = append(paths, filepath.Join("..", "..", "shared", "snapshots", rel))
+		paths = append(paths, filepath.Join("..", "..", "..", "shared", "snapshots", rel))
 	}
 	checked := 0
 	for _, path := range paths {
@@ -47,7 +47,7 @@ console.log(JSON.stringify(out));
 			t.Logf("%s: %v", path, err)
 			continue
 		}
-		r, err := buildHTML(s, HTMLOptions{})
+		r, err := buildHTML(s, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

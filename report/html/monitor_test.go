@@ -1,4 +1,4 @@
-package report
+package html
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/snapview/snapview/snapshot"
 )
 
-const monitorTrainBase = "../testdata/snapshots/monitor_train"
+const monitorTrainBase = "../../testdata/snapshots/monitor_train"
 
 // monitorTrainLogs reads the real monitor_train recording's nvidia-smi log
 // (UTC, as its meta.json says) and memory_stats() log.
@@ -42,7 +42,7 @@ func monitorTrainLogs(t *testing.T) (*monitor.SMILog, *monitor.StatsLog) {
 
 // monitorTrainReport builds the report of the real monitor_train recording
 // with its nvidia-smi and memory_stats() logs.
-func monitorTrainReport(t *testing.T) *HTMLReport {
+func monitorTrainReport(t *testing.T) *Report {
 	t.Helper()
 	s, err := snapshot.Load(monitorTrainBase + ".pickle")
 	if err != nil {
@@ -51,7 +51,7 @@ func monitorTrainReport(t *testing.T) *HTMLReport {
 	smi, log := monitorTrainLogs(t)
 	in := &MonitorInput{SMI: monitor.SummarizeSMI(smi), SMIName: "smi.csv", Loc: time.UTC, Stats: monitor.AnalyzeSteps(log), StatsName: "stats.jsonl",
 		GPU: func(d int) (int, bool, error) { return d, true, nil }}
-	r, err := buildHTML(s, HTMLOptions{Title: "monitor_train", Devices: []int{0}, Monitor: in})
+	r, err := buildHTML(s, Options{Title: "monitor_train", Devices: []int{0}, Monitor: in})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestMonitorInChromium(t *testing.T) {
 		t.Skip("chromium not found (apt-get install chromium, or set SNAPVIEW_CHROMIUM): skipping the browser test")
 	}
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, monitorTrainReport(t)); err != nil {
+	if err := Write(&buf, monitorTrainReport(t)); err != nil {
 		t.Fatal(err)
 	}
 	page := filepath.Join(t.TempDir(), "monitor.html")

@@ -1,4 +1,4 @@
-package report
+package html
 
 import (
 	"bytes"
@@ -15,11 +15,12 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
 
-// HTMLOptions tunes [BuildHTML]. Zero values pick the defaults.
-type HTMLOptions struct {
+// Options tunes [Build]. Zero values pick the defaults.
+type Options struct {
 	// Title names the report, usually the snapshot's file name.
 	Title string
 	// SizeOnDisk is the size of the snapshot file in bytes, for the
@@ -63,7 +64,7 @@ type HTMLOptions struct {
 	Monitor *MonitorInput
 }
 
-func (o *HTMLOptions) defaults() {
+func (o *Options) defaults() {
 	if o.Top <= 0 {
 		o.Top = 10
 	}
@@ -125,22 +126,22 @@ func busiestDevices(s *snapshot.Snapshot, devices []int, max int) []int {
 }
 
 // Analysis returns the options of the analysis.File whose devices
-// [BuildHTML] draws with o: full replays, capturing the exact states a
+// [Build] draws with o: full replays, capturing the exact states a
 // trace longer than MaxLiveEntries shows (analysis.PageStates).
-func (o HTMLOptions) Analysis() analysis.Options {
+func (o Options) Analysis() analysis.Options {
 	o.defaults()
 	return analysis.Options{Mode: replay.Full, States: analysis.PageStates(o.MaxLiveEntries, o.MaxStates)}
 }
 
 // page returns the options of the device analyses the page draws.
-func (o *HTMLOptions) page() analysis.PageOptions {
+func (o *Options) page() analysis.PageOptions {
 	return analysis.PageOptions{Top: o.Top, Buckets: o.Buckets, MaxPoints: o.MaxPoints, MaxLiveEntries: o.MaxLiveEntries}
 }
 
-// BuildHTML returns what [WriteHTML] draws of the file f (made with
+// Build returns what [Write] draws of the file f (made with
 // opt.Analysis()): each device's figures, replay and analyses come from
 // f, which replays each device once. It does no I/O.
-func BuildHTML(f *analysis.File, opt HTMLOptions) (*HTMLReport, error) {
+func Build(f *analysis.File, opt Options) (*Report, error) {
 	s := f.Snap
 	opt.defaults()
 	devices := opt.Devices
@@ -158,10 +159,10 @@ func BuildHTML(f *analysis.File, opt HTMLOptions) (*HTMLReport, error) {
 	if len(devices) < all {
 		only = devices
 	}
-	infoc := make(chan *Info, 1)
-	go func() { infoc <- NewInfo(opt.Title, opt.SizeOnDisk, s.Format, f.Info(only)) }()
-	r := &HTMLReport{Title: opt.Title, Stacks: [][]string{}, Devices: []HTMLDevice{}}
-	b := &htmlBuilder{f: f, s: s, opt: opt, r: r, stackIndex: map[snapshot.StackID]int{}, frames: newFrameTable(s)}
+	infoc := make(chan *report.Info, 1)
+	go func() { infoc <- report.NewInfo(opt.Title, opt.SizeOnDisk, s.Format, f.Info(only)) }()
+	r := &Report{Title: opt.Title, Stacks: [][]string{}, Devices: []DeviceView{}}
+	b := &htmlBuilder{f: f, s: s, opt: opt, r: r, stackIndex: map[snapshot.StackID]int{}, frames: report.NewFrameTable(s)}
 	pages := make([]*analysis.Page, len(devices))
 	for k, dev := range devices {
 		pages[k] = f.Page(dev, opt.page())
@@ -169,14 +170,14 @@ func BuildHTML(f *analysis.File, opt HTMLOptions) (*HTMLReport, error) {
 	info := <-infoc
 	b.info = info
 	var buf bytes.Buffer
-	if err := WriteInfo(&buf, info); err != nil {
+	if err := report.WriteInfo(&buf, info); err != nil {
 		return nil, err
 	}
 	r.Info = buf.String()
 	r.Warnings = append([]string{}, info.Warnings...)
 	if r.DevicesLeftOut = all - len(devices); r.DevicesLeftOut > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the file has %s; the report shows the %d with the most trace entries and blocks (snapview report --device N shows another)",
-			plural(all, "device"), len(devices)))
+			report.Plural(all, "device"), len(devices)))
 	}
 	for k, dev := range devices {
 		d, err := b.device(dev, pages[k])
@@ -197,11 +198,11 @@ func BuildHTML(f *analysis.File, opt HTMLOptions) (*HTMLReport, error) {
 type htmlBuilder struct {
 	f          *analysis.File
 	s          *snapshot.Snapshot
-	opt        HTMLOptions
-	r          *HTMLReport
-	info       *Info
+	opt        Options
+	r          *Report
+	info       *report.Info
 	stackIndex map[snapshot.StackID]int
-	frames     *frameTable
+	frames     *report.FrameTable
 }
 
 // stack returns the index of id in the report's stack table, adding it;
@@ -215,23 +216,23 @@ func (b *htmlBuilder) stack(id snapshot.StackID) int {
 	}
 	// The text views' presentation (stackLines), every line: the page
 	// folds them under their first.
-	frames := b.frames.lines(id, stackLineOptions{})
+	frames := b.frames.Lines(id, report.StackLineOptions{})
 	b.r.Stacks = append(b.r.Stacks, frames)
 	b.stackIndex[id] = len(b.r.Stacks) - 1
 	return len(b.r.Stacks) - 1
 }
 
-func (b *htmlBuilder) device(dev int, a *analysis.Page) (*HTMLDevice, error) {
+func (b *htmlBuilder) device(dev int, a *analysis.Page) (*DeviceView, error) {
 	s := b.s
-	d := &HTMLDevice{Device: dev, Notes: []string{}, OOMs: []HTMLMarker{}, Annotations: []HTMLRange{}, Segments: []HTMLSegment{}, Leaks: []HTMLLeak{}}
-	trace := deviceTrace(s, dev)
+	d := &DeviceView{Device: dev, Notes: []string{}, OOMs: []Marker{}, Annotations: []Range{}, Segments: []Segment{}, Leaks: []Leak{}}
+	trace := replay.DeviceTrace(s, dev)
 	switch i := slices.IndexFunc(b.info.Devices, func(di info.DeviceInfo) bool { return di.Device == dev }); {
 	case len(trace) == 0 && !s.HasDeviceTraces:
 		d.Notes = append(d.Notes, "The file has no trace (no memory history was recorded): only the state at dump time is shown.")
 	case len(trace) == 0:
 		d.Notes = append(d.Notes, "No trace entries for this device.")
 	case i >= 0:
-		d.Notes = append(d.Notes, fmt.Sprintf("Trace of %s entries, %s.", FormatInt(int64(len(trace))), coverageText(&b.info.Devices[i])))
+		d.Notes = append(d.Notes, fmt.Sprintf("Trace of %s entries, %s.", report.FormatInt(int64(len(trace))), report.CoverageText(&b.info.Devices[i])))
 	}
 	res, err := b.f.Replay(dev)
 	if err != nil {
@@ -241,7 +242,7 @@ func (b *htmlBuilder) device(dev int, a *analysis.Page) (*HTMLDevice, error) {
 	}
 	if k := res.Stats.Known; len(res.Allocated) > 0 && k.History != stats.Exact {
 		// The one trust rule's verdict, worded as every view words it.
-		d.Notes = append(d.Notes, "History: "+TrustText(k)+"; the timeline is the replay's.")
+		d.Notes = append(d.Notes, "History: "+report.TrustText(k)+"; the timeline is the replay's.")
 	}
 
 	// The memory_summary() table `snapview summary --format torch`
@@ -249,11 +250,11 @@ func (b *htmlBuilder) device(dev int, a *analysis.Page) (*HTMLDevice, error) {
 	ms, notes := b.f.Stats(dev)
 	d.Notes = append(d.Notes, notes...)
 	var buf bytes.Buffer
-	if err := WriteTorchSummary(&buf, ms); err != nil {
+	if err := report.WriteTorchSummary(&buf, ms); err != nil {
 		return nil, fmt.Errorf("device %d: %w", dev, err)
 	}
 	d.Summary = buf.String()
-	if n := requestedNote(ms.Known); n != "" {
+	if n := report.RequestedNote(ms.Known); n != "" {
 		// The one verdict on the requested sizes, worded as every view
 		// words it; the tooltips show "?" for them.
 		d.Notes = append(d.Notes, n)
@@ -276,9 +277,9 @@ func (b *htmlBuilder) device(dev int, a *analysis.Page) (*HTMLDevice, error) {
 	if a.Timeline != nil {
 		b.timeline(d, res, trace, timeUS, a)
 	} else {
-		d.TimelineNote = fmt.Sprintf("The trace has %s: there is nothing to draw over time; the allocator state after it is below.", plural(len(trace), "entry"))
+		d.TimelineNote = fmt.Sprintf("The trace has %s: there is nothing to draw over time; the allocator state after it is below.", report.Plural(len(trace), "entry"))
 	}
-	d.SegmentsAt = fmt.Sprintf("at the peak (after entry %s, %s allocated)", FormatInt(int64(res.PeakIndex)), FormatBytes(res.Allocated[res.PeakIndex]))
+	d.SegmentsAt = fmt.Sprintf("at the peak (after entry %s, %s allocated)", report.FormatInt(int64(res.PeakIndex)), report.FormatBytes(res.Allocated[res.PeakIndex]))
 	b.stateSegments(d, a.Peak)
 	rep := b.leaks(d, a.Leaks)
 	if d.Timeline != nil {
@@ -291,7 +292,7 @@ func (b *htmlBuilder) device(dev int, a *analysis.Page) (*HTMLDevice, error) {
 
 // steps keeps the training steps the leak report found (annotations or a
 // repeating allocation; not equal slices) as ranges of the timeline.
-func (b *htmlBuilder) steps(d *HTMLDevice, rep *leaks.LeakReport, timeUS []int64) {
+func (b *htmlBuilder) steps(d *DeviceView, rep *leaks.LeakReport, timeUS []int64) {
 	if rep == nil || (rep.Steps.Source != steps.StepsAnnotation && rep.Steps.Source != steps.StepsPattern) {
 		return
 	}
@@ -303,7 +304,7 @@ func (b *htmlBuilder) steps(d *HTMLDevice, rep *leaks.LeakReport, timeUS []int64
 		if sl.Step == 0 {
 			continue
 		}
-		r := HTMLRange{Name: fmt.Sprintf("step %d", sl.Step), I0: sl.Start, I1: sl.End, X0: int64(sl.Start), X1: int64(sl.End)}
+		r := Range{Name: fmt.Sprintf("step %d", sl.Step), I0: sl.Start, I1: sl.End, X0: int64(sl.Start), X1: int64(sl.End)}
 		if timeUS != nil {
 			r.X0, r.X1 = timeUS[sl.Start]-timeUS[0], timeUS[sl.End]-timeUS[0]
 		}
@@ -315,7 +316,7 @@ func (b *htmlBuilder) steps(d *HTMLDevice, rep *leaks.LeakReport, timeUS []int64
 // gives the steps more width (memory_viz draws by entry index; a slow
 // first step or a long start-up squeezes the others on a time axis), and
 // without steps time, unless one idle stretch covers most of it.
-func htmlChooseAxis(d *HTMLDevice, timeUS []int64) {
+func htmlChooseAxis(d *DeviceView, timeUS []int64) {
 	switch {
 	case timeUS == nil:
 		d.XByIndex = true
@@ -349,7 +350,7 @@ func htmlChooseAxis(d *HTMLDevice, timeUS []int64) {
 // `snapview leaks` uses by default: the live allocations at the end of
 // the trace (or at its last OOM), grouped by stack and ranked by how
 // steadily they grew over the training steps.
-func (b *htmlBuilder) leaks(d *HTMLDevice, rep *leaks.LeakReport) *leaks.LeakReport {
+func (b *htmlBuilder) leaks(d *DeviceView, rep *leaks.LeakReport) *leaks.LeakReport {
 	at := "at the end of the trace"
 	if rep.At == rep.LastOOM && rep.At >= 0 {
 		at = "at the last OOM"
@@ -369,14 +370,14 @@ func (b *htmlBuilder) leaks(d *HTMLDevice, rep *leaks.LeakReport) *leaks.LeakRep
 		if g.Verdict.Kind.Suspicious() {
 			suspicious++
 		}
-		d.Leaks = append(d.Leaks, HTMLLeak{
-			Label: b.frames.where(g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
+		d.Leaks = append(d.Leaks, Leak{
+			Label: b.frames.Where(g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
 			Detail: g.Verdict.String(), Suspicious: g.Verdict.Kind.Suspicious(),
 			Score: g.Score, Growth: htmlGrowth(g.Growth), GrowthStep0: rep.Steps.Prologue,
 		})
 	}
 	d.LeaksNote = fmt.Sprintf("%s in %d allocations live %s, grouped by allocation stack and ranked by how steadily each group grew over %s: %d of the %d groups shown look like leaks (snapview leaks has the details).",
-		FormatBytes(rep.LiveBytes), rep.LiveCount, at, text, suspicious, len(rep.Groups))
+		report.FormatBytes(rep.LiveBytes), rep.LiveCount, at, text, suspicious, len(rep.Groups))
 	if rep.TotalGroups > len(rep.Groups) {
 		d.LeaksNote += fmt.Sprintf(" %d more groups not shown.", rep.TotalGroups-len(rep.Groups))
 	}
@@ -392,7 +393,7 @@ func htmlGrowth(g []leaks.GrowthPoint) []int64 {
 	return out
 }
 
-func (b *htmlBuilder) timeline(d *HTMLDevice, res *replay.Result, trace []snapshot.TraceEntry, timeUS []int64, a *analysis.Page) {
+func (b *htmlBuilder) timeline(d *DeviceView, res *replay.Result, trace []snapshot.TraceEntry, timeUS []int64, a *analysis.Page) {
 	tl := a.Timeline
 	d.Timeline = tl
 	xOf := func(i int) int64 {
@@ -404,7 +405,7 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *replay.Result, trace []snapsh
 
 	seen := map[string]int{}
 	for _, g := range tl.Groups {
-		hg := HTMLGroup{Stack: -1, Other: g.Other}
+		hg := Group{Stack: -1, Other: g.Other}
 		switch {
 		case g.Other:
 			hg.Label = fmt.Sprintf("other (%d stacks)", g.Stacks)
@@ -413,7 +414,7 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *replay.Result, trace []snapsh
 			}
 		default:
 			hg.Stack = b.stack(g.Stack)
-			hg.Label = b.frames.where(g.Stack)
+			hg.Label = b.frames.Where(g.Stack)
 		}
 		seen[hg.Label]++
 		if k := seen[hg.Label]; k > 1 {
@@ -423,31 +424,31 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *replay.Result, trace []snapsh
 	}
 
 	if p := res.PeakIndex; p >= 0 {
-		label := FormatBytes(res.Allocated[p]) + " allocated"
+		label := report.FormatBytes(res.Allocated[p]) + " allocated"
 		if timeUS != nil {
 			label += fmt.Sprintf(" at %.3f s", float64(xOf(p))/1e6)
 		} else {
-			label += " after entry " + FormatInt(int64(p))
+			label += " after entry " + report.FormatInt(int64(p))
 		}
-		d.Peak = &HTMLMarker{Index: p, X: xOf(p), Bytes: res.Allocated[p], Label: label}
+		d.Peak = &Marker{Index: p, X: xOf(p), Bytes: res.Allocated[p], Label: label}
 	}
 	verdict := ""
 	if a.WhatIf != nil {
-		verdict = whatifOOMVerdict(a.WhatIf)
+		verdict = report.WhatifOOMVerdict(a.WhatIf)
 		d.Notes = append(d.Notes, verdict)
 	}
 	for _, i := range res.OOMs {
 		e := &trace[i]
-		at := "entry " + FormatInt(int64(i))
+		at := "entry " + report.FormatInt(int64(i))
 		if timeUS != nil {
 			at += fmt.Sprintf(", %.3f s", float64(xOf(i))/1e6)
 		}
 		label := fmt.Sprintf("OOM at %s: %s requested (rounded) while %s allocated, %s reserved; the device had %s free",
-			at, FormatBytes(e.Size), FormatBytes(res.Allocated[i]), FormatBytes(res.Reserved[i]), FormatBytes(e.DeviceFree()))
+			at, report.FormatBytes(e.Size), report.FormatBytes(res.Allocated[i]), report.FormatBytes(res.Reserved[i]), report.FormatBytes(e.DeviceFree()))
 		if verdict != "" {
 			label += ". " + verdict
 		}
-		d.OOMs = append(d.OOMs, HTMLMarker{Index: i, X: xOf(i), Bytes: e.Size, Label: label})
+		d.OOMs = append(d.OOMs, Marker{Index: i, X: xOf(i), Bytes: e.Size, Label: label})
 	}
 	if timeUS != nil {
 		keep := append([]int{res.PeakIndex}, res.OOMs...)
@@ -466,7 +467,7 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *replay.Result, trace []snapsh
 // the gap that holds at most a fifth of the entries and none of keep
 // (the peak, the OOMs), and keeps a margin of a twentieth of what it
 // shows, rounded outwards to a round time. Nil when there is no such gap.
-func htmlActiveZoom(timeUS []int64, keep []int) *HTMLZoom {
+func htmlActiveZoom(timeUS []int64, keep []int) *Zoom {
 	n := len(timeUS)
 	if n < 3 {
 		return nil
@@ -499,11 +500,11 @@ func htmlActiveZoom(timeUS []int64, keep []int) *HTMLZoom {
 	case 5*before <= n && !keptBefore:
 		lo, hi = gap+1, n-1
 		note = fmt.Sprintf("The chart opens on the part with the activity: before it, %s and then %s without any.",
-			plural(before, "entry"), formatSeconds(idle))
+			report.Plural(before, "entry"), report.Seconds(idle))
 	case 5*after <= n && !keptAfter:
 		lo, hi = 0, gap
 		note = fmt.Sprintf("The chart opens on the part with the activity: after it, %s without any and then %s.",
-			formatSeconds(idle), plural(after, "entry"))
+			report.Seconds(idle), report.Plural(after, "entry"))
 	default:
 		return nil
 	}
@@ -516,7 +517,7 @@ func htmlActiveZoom(timeUS []int64, keep []int) *HTMLZoom {
 	}
 	x0 := max(timeUS[lo]-t0-width/20, 0) / round * round
 	x1 := min((timeUS[hi]-t0+width/20+round-1)/round*round, span)
-	return &HTMLZoom{
+	return &Zoom{
 		X0:   x0,
 		X1:   x1,
 		Note: note + " Drag the slider's handles or wheel out to see the whole trace.",
@@ -526,10 +527,10 @@ func htmlActiveZoom(timeUS []int64, keep []int) *HTMLZoom {
 // annotations pairs the device's START and END annotations by name (nested
 // ranges of the same name pair innermost first) and keeps those that
 // overlap the trace, the longest first when there are too many.
-func (b *htmlBuilder) annotations(d *HTMLDevice, timeUS []int64) {
+func (b *htmlBuilder) annotations(d *DeviceView, timeUS []int64) {
 	t0, t1 := timeUS[0], timeUS[len(timeUS)-1]
 	open := map[string][]int64{}
-	var all []HTMLRange
+	var all []Range
 	add := func(name string, start, end int64) {
 		if end < t0 || start > t1 {
 			return
@@ -537,7 +538,7 @@ func (b *htmlBuilder) annotations(d *HTMLDevice, timeUS []int64) {
 		x0, x1 := max(start, t0), min(end, t1)
 		i0, _ := slices.BinarySearch(timeUS, x0)
 		i1, _ := slices.BinarySearch(timeUS, x1+1)
-		all = append(all, HTMLRange{Name: name, X0: x0 - t0, X1: x1 - t0, I0: i0, I1: max(i0, i1-1)})
+		all = append(all, Range{Name: name, X0: x0 - t0, X1: x1 - t0, I0: i0, I1: max(i0, i1-1)})
 	}
 	for _, a := range b.s.Annotations {
 		if a.Device != d.Device {
@@ -568,12 +569,12 @@ func (b *htmlBuilder) annotations(d *HTMLDevice, timeUS []int64) {
 	}
 	d.AnnotationsTotal = len(all)
 	if len(all) > b.opt.MaxAnnotations {
-		slices.SortStableFunc(all, func(p, q HTMLRange) int {
+		slices.SortStableFunc(all, func(p, q Range) int {
 			return cmp.Compare(q.X1-q.X0, p.X1-p.X0)
 		})
 		all = all[:b.opt.MaxAnnotations]
 	}
-	slices.SortStableFunc(all, func(p, q HTMLRange) int {
+	slices.SortStableFunc(all, func(p, q Range) int {
 		if c := cmp.Compare(p.X0, q.X0); c != 0 {
 			return c
 		}
@@ -589,18 +590,18 @@ func (b *htmlBuilder) annotations(d *HTMLDevice, timeUS []int64) {
 func htmlStateName(st snapshot.BlockState) string {
 	switch st {
 	case snapshot.StateActiveAllocated:
-		return HTMLBlockAllocated
+		return BlockAllocated
 	case snapshot.StateActivePendingFree:
-		return HTMLBlockPendingFree
+		return BlockPendingFree
 	}
-	return HTMLBlockFree
+	return BlockFree
 }
 
-func (b *htmlBuilder) stateSegments(d *HTMLDevice, st *replay.State) {
+func (b *htmlBuilder) stateSegments(d *DeviceView, st *replay.State) {
 	for _, sg := range st.Segments {
-		hs := HTMLSegment{Addr: sg.Addr.String(), Size: sg.Size, Stream: sg.Stream, Pool: sg.Pool.String(), Large: sg.Large, Expandable: sg.Expandable}
+		hs := Segment{Addr: sg.Addr.String(), Size: sg.Size, Stream: sg.Stream, Pool: sg.Pool.String(), Large: sg.Large, Expandable: sg.Expandable}
 		for _, bl := range sg.Blocks {
-			hs.Blocks = append(hs.Blocks, HTMLBlock{
+			hs.Blocks = append(hs.Blocks, Block{
 				Offset: int64(bl.Addr - sg.Addr), Size: bl.Size, Requested: bl.Requested,
 				State: htmlStateName(bl.State), Stack: b.blockStack(bl.State, bl.Stack),
 			})
@@ -610,20 +611,20 @@ func (b *htmlBuilder) stateSegments(d *HTMLDevice, st *replay.State) {
 	b.limitSegments(d)
 }
 
-func (b *htmlBuilder) fileSegments(d *HTMLDevice) {
+func (b *htmlBuilder) fileSegments(d *DeviceView) {
 	lo, hi := b.s.DeviceSegments(d.Device)
 	for i := lo; i < hi; i++ {
 		sg := &b.s.Segments[i]
 		if sg.Device != d.Device {
 			continue
 		}
-		hs := HTMLSegment{Addr: sg.Address.String(), Size: sg.TotalSize, Stream: sg.Stream, Pool: sg.Pool.String(), Large: sg.IsLarge(), Expandable: sg.Expandable}
+		hs := Segment{Addr: sg.Address.String(), Size: sg.TotalSize, Stream: sg.Stream, Pool: sg.Pool.String(), Large: sg.IsLarge(), Expandable: sg.Expandable}
 		for _, bl := range sg.Blocks {
 			req := bl.RequestedSize
 			if !bl.State.Active() {
 				req = 0
 			}
-			hs.Blocks = append(hs.Blocks, HTMLBlock{
+			hs.Blocks = append(hs.Blocks, Block{
 				Offset: int64(bl.Address - sg.Address), Size: bl.Size, Requested: req,
 				State: htmlStateName(bl.State), Stack: b.blockStack(bl.State, bl.Stack),
 			})
@@ -642,9 +643,9 @@ func (b *htmlBuilder) blockStack(st snapshot.BlockState, id snapshot.StackID) in
 
 // limitSegments sorts the segments (given in address order) largest
 // first and keeps at most MaxSegments.
-func (b *htmlBuilder) limitSegments(d *HTMLDevice) {
+func (b *htmlBuilder) limitSegments(d *DeviceView) {
 	d.SegmentsTotal = len(d.Segments)
-	slices.SortStableFunc(d.Segments, func(p, q HTMLSegment) int { return cmp.Compare(q.Size, p.Size) })
+	slices.SortStableFunc(d.Segments, func(p, q Segment) int { return cmp.Compare(q.Size, p.Size) })
 	if len(d.Segments) > b.opt.MaxSegments {
 		d.Segments = d.Segments[:b.opt.MaxSegments]
 	}

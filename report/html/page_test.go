@@ -1,4 +1,4 @@
-package report
+package html
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ const hostile = `</script><script>alert("x")</script> <!-- 'q' &amp; {a|b} <modu
 
 // syntheticHTMLReport is a small report with two devices, every kind of
 // marker and hostile strings everywhere the snapshot reaches.
-func syntheticHTMLReport() *HTMLReport {
+func syntheticHTMLReport() *Report {
 	tl := timeline.StackTimeline(timeline.StackTimelineInput{
 		TimeUS:    []int64{1_000_000, 1_000_010, 1_500_000, 2_000_000, 2_250_000},
 		Allocated: []int64{1024, 3072, 3584, 512, 512},
@@ -39,7 +39,7 @@ func syntheticHTMLReport() *HTMLReport {
 		Peak: 2,
 		Keep: []int{4},
 	}, timeline.StackTimelineOptions{Groups: 2, Buckets: 100})
-	return &HTMLReport{
+	return &Report{
 		Title:    "runs/" + hostile + ".pickle",
 		Info:     "File\n  path: " + hostile + "\n",
 		Warnings: []string{"unknown key " + hostile},
@@ -47,36 +47,36 @@ func syntheticHTMLReport() *HTMLReport {
 			{"/x/" + hostile + ".py:12 " + hostile, "/x/train.py:40 main"},
 			{"torch/nn/functional.py:835 _max_pool2d", "/x/train.py:41 <module>"},
 		},
-		Devices: []HTMLDevice{
+		Devices: []DeviceView{
 			{
 				Device:   0,
 				Notes:    []string{"The trace covers the run."},
 				Timeline: tl,
-				Groups: []HTMLGroup{
+				Groups: []Group{
 					{Label: hostile, Stack: 0},
 					{Label: "train.py:41 <module> · _max_pool2d", Stack: 1},
 					{Label: "other (1 stack)", Stack: -1, Other: true},
 				},
-				Peak: &HTMLMarker{Index: 2, X: 500_000, Bytes: 3584, Label: "3.5 KiB allocated at 0.500 s"},
-				Zoom: &HTMLZoom{X0: 250_000, X1: 1_000_000, Note: "The chart opens on the part with the activity."},
-				OOMs: []HTMLMarker{{Index: 4, X: 1_250_000, Bytes: 1 << 30, Label: "OOM at entry 4: 1.0 GiB requested"}},
-				Annotations: []HTMLRange{
+				Peak: &Marker{Index: 2, X: 500_000, Bytes: 3584, Label: "3.5 KiB allocated at 0.500 s"},
+				Zoom: &Zoom{X0: 250_000, X1: 1_000_000, Note: "The chart opens on the part with the activity."},
+				OOMs: []Marker{{Index: 4, X: 1_250_000, Bytes: 1 << 30, Label: "OOM at entry 4: 1.0 GiB requested"}},
+				Annotations: []Range{
 					{Name: "## step 0 ##", X0: 0, X1: 600_000},
 					{Name: hostile, X0: 100_000, X1: 400_000},
 				},
 				AnnotationsTotal: 3,
 				Summary:          "|  PyTorch CUDA memory summary  " + hostile + " |\n",
 				SegmentsAt:       "at the peak (after entry 2)",
-				Segments: []HTMLSegment{{
+				Segments: []Segment{{
 					Addr: "0x7f0000000000", Size: 2 << 20, Pool: "(0, 0)",
-					Blocks: []HTMLBlock{
-						{Offset: 0, Size: 1024, Requested: 1000, State: HTMLBlockAllocated, Stack: 0},
-						{Offset: 1024, Size: 2048, Requested: 2048, State: HTMLBlockPendingFree, Stack: 1},
-						{Offset: 3072, Size: 2<<20 - 3072, State: HTMLBlockFree, Stack: -1},
+					Blocks: []Block{
+						{Offset: 0, Size: 1024, Requested: 1000, State: BlockAllocated, Stack: 0},
+						{Offset: 1024, Size: 2048, Requested: 2048, State: BlockPendingFree, Stack: 1},
+						{Offset: 3072, Size: 2<<20 - 3072, State: BlockFree, Stack: -1},
 					},
 				}},
 				SegmentsTotal: 1,
-				Leaks:         []HTMLLeak{{Label: "x.py:12 " + hostile, Bytes: 1024, Count: 1, Stack: 0, Detail: "alive at the end: " + hostile}},
+				Leaks:         []Leak{{Label: "x.py:12 " + hostile, Bytes: 1024, Count: 1, Stack: 0, Detail: "alive at the end: " + hostile}},
 				LeaksNote:     "Allocations alive at the end.",
 			},
 			{
@@ -84,9 +84,9 @@ func syntheticHTMLReport() *HTMLReport {
 				Notes:      []string{"No trace."},
 				Summary:    "",
 				SegmentsAt: "at dump time",
-				Segments: []HTMLSegment{{
+				Segments: []Segment{{
 					Addr: "0x7f1000000000", Size: 20 << 20, Pool: "(1, 0)", Large: true,
-					Blocks: []HTMLBlock{{Offset: 0, Size: 20 << 20, Requested: 20 << 20, State: HTMLBlockAllocated, Stack: -1}},
+					Blocks: []Block{{Offset: 0, Size: 20 << 20, Requested: 20 << 20, State: BlockAllocated, Stack: -1}},
 				}},
 				SegmentsTotal: 3,
 			},
@@ -94,10 +94,10 @@ func syntheticHTMLReport() *HTMLReport {
 	}
 }
 
-func writeHTMLString(t *testing.T, r *HTMLReport) string {
+func writeHTMLString(t *testing.T, r *Report) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, r); err != nil {
+	if err := Write(&buf, r); err != nil {
 		t.Fatalf("WriteHTML: %v", err)
 	}
 	return buf.String()
@@ -264,7 +264,7 @@ func TestHTMLCheckInline(t *testing.T) {
 // sharedSnapshot loads a snapshot of ../shared, skipping without it.
 func sharedSnapshot(t testing.TB, rel string) *snapshot.Snapshot {
 	t.Helper()
-	path := filepath.Join("..", "..", "shared", "snapshots", rel)
+	path := filepath.Join("..", "..", "..", "shared", "snapshots", rel)
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("shared snapshots not available: %v", err)
 	}
@@ -307,11 +307,11 @@ func TestHTMLActiveZoom(t *testing.T) {
 		name   string
 		timeUS []int64
 		keep   []int
-		want   *HTMLZoom
+		want   *Zoom
 	}{
-		{"idle start", startup, []int{15}, &HTMLZoom{X0: 4_000_000 - 20_000, X1: last}},
+		{"idle start", startup, []int{15}, &Zoom{X0: 4_000_000 - 20_000, X1: last}},
 		{"the peak in the start-up", startup, []int{1}, nil},
-		{"idle end", reverseTimes(startup), []int{5}, &HTMLZoom{X0: 0, X1: 400_000 + 20_000}},
+		{"idle end", reverseTimes(startup), []int{5}, &Zoom{X0: 0, X1: 400_000 + 20_000}},
 		{"no long gap", []int64{0, 10, 20, 30, 40}, nil, nil},
 		{"too many entries before the gap", []int64{0, 1, 2, 3, 100, 101, 102, 103, 104, 105}, nil, nil},
 		{"too short", []int64{0, 100}, nil, nil},
@@ -322,7 +322,7 @@ func TestHTMLActiveZoom(t *testing.T) {
 			if !strings.Contains(got.Note, "whole trace") {
 				t.Errorf("%s: note %q", tt.name, got.Note)
 			}
-			got = &HTMLZoom{X0: got.X0, X1: got.X1}
+			got = &Zoom{X0: got.X0, X1: got.X1}
 		}
 		if !cmp.Equal(got, tt.want) {
 			t.Errorf("%s: htmlActiveZoom = %+v, want %+v", tt.name, got, tt.want)
@@ -362,7 +362,7 @@ func TestBuildHTMLShared(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := sharedSnapshot(t, tt.name)
-			r, err := buildHTML(s, HTMLOptions{Title: tt.name})
+			r, err := buildHTML(s, Options{Title: tt.name})
 			if err != nil {
 				t.Fatalf("BuildHTML: %v", err)
 			}
@@ -388,7 +388,7 @@ func TestBuildHTMLShared(t *testing.T) {
 				t.Errorf("%d OOM markers, want %d", ooms, tt.wantOOMs)
 			}
 			for _, want := range tt.wantLeaks {
-				if !slices.ContainsFunc(r.Devices[0].Leaks, func(l HTMLLeak) bool { return l.Label == want && l.Suspicious }) {
+				if !slices.ContainsFunc(r.Devices[0].Leaks, func(l Leak) bool { return l.Label == want && l.Suspicious }) {
 					t.Errorf("no suspicious leak row for %q", want)
 				}
 			}
@@ -423,7 +423,7 @@ func TestBuildHTMLShared(t *testing.T) {
 					}
 				}
 			}
-			r2, err := buildHTML(s, HTMLOptions{Title: tt.name})
+			r2, err := buildHTML(s, Options{Title: tt.name})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -434,7 +434,7 @@ func TestBuildHTMLShared(t *testing.T) {
 	}
 }
 
-// buildHTML is BuildHTML of s, analysed as the report command does.
-func buildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
-	return BuildHTML(analysis.New(s, opt.Analysis()), opt)
+// buildHTML is Build of s, analysed as the report command does.
+func buildHTML(s *snapshot.Snapshot, opt Options) (*Report, error) {
+	return Build(analysis.New(s, opt.Analysis()), opt)
 }
