@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/snapview/snapview/analyze/internal/wording"
 	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -117,7 +117,7 @@ func (m Moment) Resolve(s *snapshot.Snapshot, r *replay.Result) (int, error) {
 			return r.OOMs[len(r.OOMs)-1], nil
 		}
 		if m.N > len(r.OOMs) {
-			return fail(true, "--at oom:%d: device %d has %s", m.N, r.Device, wording.CountNoun(len(r.OOMs), "oom entry", "oom entries"))
+			return fail(true, "--at oom:%d: device %d has %s", m.N, r.Device, units.Count(len(r.OOMs), "oom entry", "oom entries"))
 		}
 		return r.OOMs[m.N-1], nil
 	case MomentEnd:

@@ -13,6 +13,7 @@ import (
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -150,7 +151,7 @@ func (o *leaksOptions) analyzeOptions() (leaks.LeakOptions, error) {
 		return lo, usageErrorf("--top must be at least 1, got %d", o.top)
 	}
 	lo.Top = o.top
-	b, err := parseBytes(o.minBytes)
+	b, err := units.ParseBytes(o.minBytes)
 	if err != nil {
 		return lo, usageErrorf("--min-bytes %q: %v", o.minBytes, err)
 	}
@@ -224,10 +225,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 			return err
 		}
 		if !r.Check.Equal {
-			fmt.Fprintf(stderr, "warning: device %d: the replayed end state differs from the file's segments; live allocations may be off:\n", dev)
-			for _, d := range r.Check.Differences {
-				fmt.Fprintf(stderr, "warning:   %s\n", report.Escape(d))
-			}
+			warnEndState(stderr, "", []int{dev}, "live allocations", r.Check.Differences)
 		}
 		dlo := lo
 		dlo.At = leaks.DefaultLeakMoment(r)

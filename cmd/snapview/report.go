@@ -14,6 +14,7 @@ import (
 	"github.com/snapview/snapview/analyze/compare"
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/html"
 	"github.com/snapview/snapview/snapshot"
@@ -255,7 +256,7 @@ func saveReport(ctx context.Context, opts *reportOptions, r *html.Report, stdout
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "wrote %s (%s)\n", opts.output, report.FormatBytes(int64(buf.Len())))
+	fmt.Fprintf(stderr, "wrote %s (%s)\n", opts.output, units.Bytes(int64(buf.Len())))
 	return nil
 }
 

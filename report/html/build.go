@@ -10,11 +10,13 @@ import (
 	"strings"
 
 	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -177,7 +179,7 @@ func Build(f *analysis.File, opt Options) (*Report, error) {
 	r.Warnings = append([]string{}, info.Warnings...)
 	if r.DevicesLeftOut = all - len(devices); r.DevicesLeftOut > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the file has %s; the report shows the %d with the most trace entries and blocks (snapview report --device N shows another)",
-			report.Plural(all, "device"), len(devices)))
+			units.Plural(all, "device"), len(devices)))
 	}
 	for k, dev := range devices {
 		d, err := b.device(dev, pages[k])
@@ -232,7 +234,7 @@ func (b *htmlBuilder) device(dev int, a *analysis.Page) (*DeviceView, error) {
 	case len(trace) == 0:
 		d.Notes = append(d.Notes, "No trace entries for this device.")
 	case i >= 0:
-		d.Notes = append(d.Notes, fmt.Sprintf("Trace of %s entries, %s.", report.FormatInt(int64(len(trace))), report.CoverageText(&b.info.Devices[i])))
+		d.Notes = append(d.Notes, fmt.Sprintf("Trace of %s entries, %s.", units.Int(len(trace)), report.CoverageText(&b.info.Devices[i])))
 	}
 	res, err := b.f.Replay(dev)
 	if err != nil {
@@ -277,9 +279,9 @@ func (b *htmlBuilder) device(dev int, a *analysis.Page) (*DeviceView, error) {
 	if a.Timeline != nil {
 		b.timeline(d, res, trace, timeUS, a)
 	} else {
-		d.TimelineNote = fmt.Sprintf("The trace has %s: there is nothing to draw over time; the allocator state after it is below.", report.Plural(len(trace), "entry"))
+		d.TimelineNote = fmt.Sprintf("The trace has %s: there is nothing to draw over time; the allocator state after it is below.", units.Plural(len(trace), "entry"))
 	}
-	d.SegmentsAt = fmt.Sprintf("at the peak (after entry %s, %s allocated)", report.FormatInt(int64(res.PeakIndex)), report.FormatBytes(res.Allocated[res.PeakIndex]))
+	d.SegmentsAt = fmt.Sprintf("at the peak (after entry %s, %s allocated)", units.Int(res.PeakIndex), units.Bytes(res.Allocated[res.PeakIndex]))
 	b.stateSegments(d, a.Peak)
 	rep := b.leaks(d, a.Leaks)
 	if d.Timeline != nil {
@@ -377,7 +379,7 @@ func (b *htmlBuilder) leaks(d *DeviceView, rep *leaks.LeakReport) *leaks.LeakRep
 		})
 	}
 	d.LeaksNote = fmt.Sprintf("%s in %d allocations live %s, grouped by allocation stack and ranked by how steadily each group grew over %s: %d of the %d groups shown look like leaks (snapview leaks has the details).",
-		report.FormatBytes(rep.LiveBytes), rep.LiveCount, at, text, suspicious, len(rep.Groups))
+		units.Bytes(rep.LiveBytes), rep.LiveCount, at, text, suspicious, len(rep.Groups))
 	if rep.TotalGroups > len(rep.Groups) {
 		d.LeaksNote += fmt.Sprintf(" %d more groups not shown.", rep.TotalGroups-len(rep.Groups))
 	}
@@ -424,11 +426,11 @@ func (b *htmlBuilder) timeline(d *DeviceView, res *replay.Result, trace []snapsh
 	}
 
 	if p := res.PeakIndex; p >= 0 {
-		label := report.FormatBytes(res.Allocated[p]) + " allocated"
+		label := units.Bytes(res.Allocated[p]) + " allocated"
 		if timeUS != nil {
 			label += fmt.Sprintf(" at %.3f s", float64(xOf(p))/1e6)
 		} else {
-			label += " after entry " + report.FormatInt(int64(p))
+			label += " after entry " + units.Int(p)
 		}
 		d.Peak = &Marker{Index: p, X: xOf(p), Bytes: res.Allocated[p], Label: label}
 	}
@@ -439,12 +441,12 @@ func (b *htmlBuilder) timeline(d *DeviceView, res *replay.Result, trace []snapsh
 	}
 	for _, i := range res.OOMs {
 		e := &trace[i]
-		at := "entry " + report.FormatInt(int64(i))
+		at := "entry " + units.Int(i)
 		if timeUS != nil {
 			at += fmt.Sprintf(", %.3f s", float64(xOf(i))/1e6)
 		}
 		label := fmt.Sprintf("OOM at %s: %s requested (rounded) while %s allocated, %s reserved; the device had %s free",
-			at, report.FormatBytes(e.Size), report.FormatBytes(res.Allocated[i]), report.FormatBytes(res.Reserved[i]), report.FormatBytes(e.DeviceFree()))
+			at, units.Bytes(e.Size), units.Bytes(res.Allocated[i]), units.Bytes(res.Reserved[i]), units.Bytes(e.DeviceFree()))
 		if verdict != "" {
 			label += ". " + verdict
 		}
@@ -500,11 +502,11 @@ func htmlActiveZoom(timeUS []int64, keep []int) *Zoom {
 	case 5*before <= n && !keptBefore:
 		lo, hi = gap+1, n-1
 		note = fmt.Sprintf("The chart opens on the part with the activity: before it, %s and then %s without any.",
-			report.Plural(before, "entry"), report.Seconds(idle))
+			units.Plural(before, "entry"), units.Seconds(idle, 3))
 	case 5*after <= n && !keptAfter:
 		lo, hi = 0, gap
 		note = fmt.Sprintf("The chart opens on the part with the activity: after it, %s without any and then %s.",
-			report.Seconds(idle), report.Plural(after, "entry"))
+			units.Seconds(idle, 3), units.Plural(after, "entry"))
 	default:
 		return nil
 	}
@@ -618,7 +620,7 @@ func (b *htmlBuilder) fileSegments(d *DeviceView) {
 		if sg.Device != d.Device {
 			continue
 		}
-		hs := Segment{Addr: sg.Address.String(), Size: sg.TotalSize, Stream: sg.Stream, Pool: sg.Pool.String(), Large: sg.IsLarge(), Expandable: sg.Expandable}
+		hs := Segment{Addr: sg.Address.String(), Size: sg.TotalSize, Stream: sg.Stream, Pool: sg.Pool.String(), Large: allocator.IsLargeSegment(sg), Expandable: sg.Expandable}
 		for _, bl := range sg.Blocks {
 			req := bl.RequestedSize
 			if !bl.State.Active() {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -73,7 +74,7 @@ func (b *htmlBuilder) inspect(d *DeviceView, res *replay.Result, trace []snapsho
 		in.States = append(in.States, hs)
 	}
 	in.Note = fmt.Sprintf("The trace has %s entries, more than the %s whose history the page embeds: clicking the timeline shows the exact state at the nearest of %d precomputed entries (the peak and every OOM among them). `snapview state --at entry:N` shows any entry.",
-		report.FormatInt(int64(n)), report.FormatInt(int64(b.opt.MaxLiveEntries)), len(a.States))
+		units.Int(n), units.Int(b.opt.MaxLiveEntries), len(a.States))
 }
 
 // stateSegmentList converts the segments of an replay.State, largest

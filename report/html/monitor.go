@@ -14,6 +14,7 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/timeline"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -89,7 +90,7 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.R
 			m.Reserved = append(m.Reserved, [2]float64{htmlX(tl.X[p], true), float64(tl.Reserved[p])})
 		}
 	} else {
-		m.Warnings = append(m.Warnings, fmt.Sprintf("The snapshot's trace of this device covers no time (%s, none or one with a time_us): the logs cannot be placed on it, and are drawn from their own first sample.", report.Plural(len(trace), "entry")))
+		m.Warnings = append(m.Warnings, fmt.Sprintf("The snapshot's trace of this device covers no time (%s, none or one with a time_us): the logs cannot be placed on it, and are drawn from their own first sample.", units.Plural(len(trace), "entry")))
 	}
 	var steps *monitor.StepsDevice
 	if in.Stats != nil {
@@ -122,7 +123,7 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.R
 		}
 	}
 	if steps != nil {
-		m.Sources = append(m.Sources, fmt.Sprintf("memory_stats() log %s (%s)", in.StatsName, report.Plural(len(steps.Records), "record")))
+		m.Sources = append(m.Sources, fmt.Sprintf("memory_stats() log %s (%s)", in.StatsName, units.Plural(len(steps.Records), "record")))
 	}
 	if !haveOrigin {
 		switch {
@@ -176,7 +177,7 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.R
 				m.Gap = append(m.Gap, [2]float64{x(g.Points[i].TimeUS), float64(g.Points[i].Gap)})
 			}
 			for _, j := range g.Jumps {
-				m.Jumps = append(m.Jumps, Marker{X: int64(x(j.TimeUS)), Bytes: j.Bytes, Label: report.SignedBytes(j.Bytes)})
+				m.Jumps = append(m.Jumps, Marker{X: int64(x(j.TimeUS)), Bytes: j.Bytes, Label: units.SignedBytes(j.Bytes)})
 			}
 		}
 		m.Explanation = report.GapExplanation
@@ -209,9 +210,9 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.R
 				tm = fmt.Sprintf("%.3f", float64(r.TimeUS-origin)/1e6)
 			}
 			m.Steps = append(m.Steps, []string{step, tm,
-				report.FormatBytes(st.AllocatedBytes[stats.PoolAll].Current), report.FormatBytes(st.AllocatedBytes[stats.PoolAll].Peak),
-				report.FormatBytes(st.ReservedBytes[stats.PoolAll].Current), report.FormatBytes(st.ReservedBytes[stats.PoolAll].Peak),
-				report.FormatInt(st.NumAllocRetries), report.FormatInt(st.NumOOMs)})
+				units.Bytes(st.AllocatedBytes[stats.PoolAll].Current), units.Bytes(st.AllocatedBytes[stats.PoolAll].Peak),
+				units.Bytes(st.ReservedBytes[stats.PoolAll].Current), units.Bytes(st.ReservedBytes[stats.PoolAll].Peak),
+				units.Int(st.NumAllocRetries), units.Int(st.NumOOMs)})
 		}
 	}
 	return m, nil

@@ -10,7 +10,7 @@ import (
 	"io"
 
 	"github.com/snapview/snapview/analyze/timeline"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/third_party/echarts"
 )
 
@@ -212,8 +212,8 @@ func Write(w io.Writer, r *Report) error {
 		return err
 	}
 	tmpl, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
-		"bytes": report.FormatBytes,
-		"num":   func(n int) string { return report.FormatInt(int64(n)) },
+		"bytes": units.Bytes,
+		"num":   func(n int) string { return units.Int(n) },
 		"score": func(f float64) int64 { return int64(f) },
 		"spark": htmlSparkline,
 		"stack": func(i int) []string {
@@ -486,7 +486,7 @@ func htmlSparkline(growth []int64, step0 bool) template.HTML {
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg class="spark" width="%d" height="%d" viewBox="0 0 %d %d"><title>live bytes at the end of %s, up to %s</title>`,
-		w, h, w, h, what, template.HTMLEscapeString(report.FormatBytes(hi)))
+		w, h, w, h, what, template.HTMLEscapeString(units.Bytes(hi)))
 	bw := float64(w) / float64(len(growth))
 	for i, v := range growth {
 		if v <= 0 || hi <= 0 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -64,29 +65,11 @@ func Snap(segs []snapshot.Segment, trace ...snapshot.TraceEntry) *snapshot.Snaps
 	}
 }
 
-// Corpus returns the shared corpus's snapshots folder (../shared/snapshots
-// beside the repository), or skips t when there is none.
+// Corpus returns the shared corpus's snapshots folder (corpus.Dir: skips
+// t when there is none, fails it when SNAPVIEW_CORPUS requires one).
 func Corpus(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Skip("shared corpus absent (no go.mod above the test): skipping")
-		}
-		dir = up
-	}
-	root := filepath.Join(dir, "..", "shared", "snapshots")
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("shared corpus absent (%v): skipping", err)
-	}
-	return root
+	return corpus.Dir(t)
 }
 
 // SharedSnapshot is one real snapshot file of the corpus with the
