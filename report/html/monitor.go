@@ -141,81 +141,93 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.R
 	x := func(us int64) float64 { return htmlX(us-origin, true) }
 
 	if gpu != nil {
-		var lastUS int64
-		if haveOrigin {
-			lastUS = reserved.TimesUS[len(reserved.TimesUS)-1]
-		}
-		times, used := make([]int64, len(gpu.Series)), make([]int64, len(gpu.Series))
-		for i, smp := range gpu.Series {
-			times[i], used[i] = smp.TimeUS, smp.Used
-		}
-		for _, i := range timeline.DownsampleMinMax(times, monitorBuckets, nil, used) {
-			smp := gpu.Series[i]
-			m.Used = append(m.Used, [2]float64{x(smp.TimeUS), float64(smp.Used)})
-			if haveOrigin && smp.TimeUS >= origin && smp.TimeUS <= lastUS {
-				m.Overlay = append(m.Overlay, [2]float64{x(smp.TimeUS), float64(smp.Used)})
-			}
-		}
-		m.Notes = append(m.Notes, report.SMIClimbVerdict(gpu, in.Loc))
-		if haveOrigin {
-			if len(m.Overlay) == 0 {
-				m.Warnings = append(m.Warnings, alignmentHint(gpu, reserved, in.Loc))
-			}
-			g := monitor.FindGap(gpu.Series, reserved)
-			gv := &report.GapView{GPU: gpu.GPU, Device: dev, Against: "replayed from the snapshot's trace", Gap: g}
-			if steps != nil {
-				gv.StepAt = report.StepAt(steps, in.Loc)
-			}
-			if len(g.Points) > 0 {
-				m.Notes = append(m.Notes, report.GapLines(gv, in.Loc)...)
-			}
-			times, gaps := make([]int64, len(g.Points)), make([]int64, len(g.Points))
-			for i, p := range g.Points {
-				times[i], gaps[i] = p.TimeUS, p.Gap
-			}
-			for _, i := range timeline.DownsampleMinMax(times, monitorBuckets, nil, gaps) {
-				m.Gap = append(m.Gap, [2]float64{x(g.Points[i].TimeUS), float64(g.Points[i].Gap)})
-			}
-			for _, j := range g.Jumps {
-				m.Jumps = append(m.Jumps, Marker{X: int64(x(j.TimeUS)), Bytes: j.Bytes, Label: units.SignedBytes(j.Bytes)})
-			}
-		}
-		m.Explanation = report.GapExplanation
+		m.addSMI(in, dev, gpu, steps, reserved, haveOrigin, origin, x)
 	}
 	if steps != nil {
-		for i, r := range steps.Records {
-			if r.HasTime {
-				m.StepAllocated = append(m.StepAllocated, [2]float64{x(r.TimeUS), float64(r.Stats.AllocatedBytes[stats.PoolAll].Current)})
-				m.StepReserved = append(m.StepReserved, [2]float64{x(r.TimeUS), float64(r.Stats.ReservedBytes[stats.PoolAll].Current)})
-				m.StepNames = append(m.StepNames, report.StepLabel(steps, i))
-			}
-		}
-		if haveOrigin {
-			if a := monitor.Agree(steps, allocated, reserved); a.Checked > 0 {
-				m.Notes = append(m.Notes, report.AgreeText(steps, a, "The memory_stats() log", "the snapshot"))
-			} else {
-				m.Warnings = append(m.Warnings, "No record of the memory_stats() log falls within the snapshot's trace: they cannot be compared.")
-			}
-		}
-		m.Notes = append(m.Notes, report.ClimbVerdict(steps, steps.Allocated, "allocated memory (memory_stats() log)"),
-			report.ClimbVerdict(steps, steps.Reserved, "reserved memory (memory_stats() log)"), report.RetryVerdict(steps))
-		for _, i := range report.PickRows(steps, 40) {
-			r := steps.Records[i]
-			st := r.Stats
-			step, tm := "-", "-"
-			if r.HasStep {
-				step = fmt.Sprint(r.Step)
-			}
-			if r.HasTime && haveOrigin {
-				tm = fmt.Sprintf("%.3f", float64(r.TimeUS-origin)/1e6)
-			}
-			m.Steps = append(m.Steps, []string{step, tm,
-				units.Bytes(st.AllocatedBytes[stats.PoolAll].Current), units.Bytes(st.AllocatedBytes[stats.PoolAll].Peak),
-				units.Bytes(st.ReservedBytes[stats.PoolAll].Current), units.Bytes(st.ReservedBytes[stats.PoolAll].Peak),
-				units.Int(st.NumAllocRetries), units.Int(st.NumOOMs)})
-		}
+		m.addSteps(steps, allocated, reserved, haveOrigin, origin, x)
 	}
 	return m, nil
+}
+
+// addSMI adds the nvidia-smi log of gpu: its used memory, the part over
+// the trace, its gap to the replayed reserved bytes and the notes on them.
+func (m *Monitor) addSMI(in *MonitorInput, dev int, gpu *monitor.GPUSummary, steps *monitor.StepsDevice, reserved monitor.Series, haveOrigin bool, origin int64, x func(int64) float64) {
+	var lastUS int64
+	if haveOrigin {
+		lastUS = reserved.TimesUS[len(reserved.TimesUS)-1]
+	}
+	times, used := make([]int64, len(gpu.Series)), make([]int64, len(gpu.Series))
+	for i, smp := range gpu.Series {
+		times[i], used[i] = smp.TimeUS, smp.Used
+	}
+	for _, i := range timeline.DownsampleMinMax(times, monitorBuckets, nil, used) {
+		smp := gpu.Series[i]
+		m.Used = append(m.Used, [2]float64{x(smp.TimeUS), float64(smp.Used)})
+		if haveOrigin && smp.TimeUS >= origin && smp.TimeUS <= lastUS {
+			m.Overlay = append(m.Overlay, [2]float64{x(smp.TimeUS), float64(smp.Used)})
+		}
+	}
+	m.Notes = append(m.Notes, report.SMIClimbVerdict(gpu, in.Loc))
+	if haveOrigin {
+		if len(m.Overlay) == 0 {
+			m.Warnings = append(m.Warnings, alignmentHint(gpu, reserved, in.Loc))
+		}
+		g := monitor.FindGap(gpu.Series, reserved)
+		gv := &report.GapView{GPU: gpu.GPU, Device: dev, Against: "replayed from the snapshot's trace", Gap: g}
+		if steps != nil {
+			gv.StepAt = report.StepAt(steps, in.Loc)
+		}
+		if len(g.Points) > 0 {
+			m.Notes = append(m.Notes, report.GapLines(gv, in.Loc)...)
+		}
+		times, gaps := make([]int64, len(g.Points)), make([]int64, len(g.Points))
+		for i, p := range g.Points {
+			times[i], gaps[i] = p.TimeUS, p.Gap
+		}
+		for _, i := range timeline.DownsampleMinMax(times, monitorBuckets, nil, gaps) {
+			m.Gap = append(m.Gap, [2]float64{x(g.Points[i].TimeUS), float64(g.Points[i].Gap)})
+		}
+		for _, j := range g.Jumps {
+			m.Jumps = append(m.Jumps, Marker{X: int64(x(j.TimeUS)), Bytes: j.Bytes, Label: units.SignedBytes(j.Bytes)})
+		}
+	}
+	m.Explanation = report.GapExplanation
+}
+
+// addSteps adds the memory_stats() log of one device: its figures per
+// step, its agreement with the replay and the verdicts on it.
+func (m *Monitor) addSteps(steps *monitor.StepsDevice, allocated, reserved monitor.Series, haveOrigin bool, origin int64, x func(int64) float64) {
+	for i, r := range steps.Records {
+		if r.HasTime {
+			m.StepAllocated = append(m.StepAllocated, [2]float64{x(r.TimeUS), float64(r.Stats.AllocatedBytes[stats.PoolAll].Current)})
+			m.StepReserved = append(m.StepReserved, [2]float64{x(r.TimeUS), float64(r.Stats.ReservedBytes[stats.PoolAll].Current)})
+			m.StepNames = append(m.StepNames, report.StepLabel(steps, i))
+		}
+	}
+	if haveOrigin {
+		if a := monitor.Agree(steps, allocated, reserved); a.Checked > 0 {
+			m.Notes = append(m.Notes, report.AgreeText(steps, a, "The memory_stats() log", "the snapshot"))
+		} else {
+			m.Warnings = append(m.Warnings, "No record of the memory_stats() log falls within the snapshot's trace: they cannot be compared.")
+		}
+	}
+	m.Notes = append(m.Notes, report.ClimbVerdict(steps, steps.Allocated, "allocated memory (memory_stats() log)"),
+		report.ClimbVerdict(steps, steps.Reserved, "reserved memory (memory_stats() log)"), report.RetryVerdict(steps))
+	for _, i := range report.PickRows(steps, 40) {
+		r := steps.Records[i]
+		st := r.Stats
+		step, tm := "-", "-"
+		if r.HasStep {
+			step = fmt.Sprint(r.Step)
+		}
+		if r.HasTime && haveOrigin {
+			tm = fmt.Sprintf("%.3f", float64(r.TimeUS-origin)/1e6)
+		}
+		m.Steps = append(m.Steps, []string{step, tm,
+			units.Bytes(st.AllocatedBytes[stats.PoolAll].Current), units.Bytes(st.AllocatedBytes[stats.PoolAll].Peak),
+			units.Bytes(st.ReservedBytes[stats.PoolAll].Current), units.Bytes(st.ReservedBytes[stats.PoolAll].Peak),
+			units.Int(st.NumAllocRetries), units.Int(st.NumOOMs)})
+	}
 }
 
 // alignmentHint says why no nvidia-smi sample falls within the trace, and
