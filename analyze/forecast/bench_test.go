@@ -10,7 +10,7 @@ import (
 
 	"github.com/ulikunitz/xz"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -54,7 +54,7 @@ func loadRaw(b *testing.B, p string) *snapshot.Snapshot {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, _ = analyze.Complete(s)
+	s, _ = replay.Complete(s)
 	return s
 }
 

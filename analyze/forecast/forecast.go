@@ -27,8 +27,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/frames"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -38,6 +40,9 @@ type File struct {
 	Name  string
 	Value int64
 	Snap  *snapshot.Snapshot
+	// Replay is the device's replay (a StatsOnly or Full replay.Run, as
+	// analysis.File.Replay gives it); nil: it is replayed here.
+	Replay *replay.Result
 }
 
 // Options says what [Run] forecasts.
@@ -357,7 +362,11 @@ func prepare(in *File, device int, intern map[string]int32) (*seq, error) {
 	if device < 0 || device >= len(s.Traces) || len(s.Traces[device]) == 0 {
 		return nil, &InputError{fmt.Sprintf("%s: device %d has no trace entries: record with torch.cuda.memory._record_memory_history() from the first allocation", in.Name, device)}
 	}
-	r, err := analyze.ReplayStats(s, device)
+	r := in.Replay
+	var err error
+	if r == nil {
+		r, err = replay.Run(s, device, replay.Options{Mode: replay.StatsOnly})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in.Name, err)
 	}
@@ -366,7 +375,7 @@ func prepare(in *File, device int, intern map[string]int32) (*seq, error) {
 		return nil, &InputError{fmt.Sprintf("%s: %v", in.Name, err)}
 	}
 	sq := &seq{name: in.Name, value: in.Value, events: ev, cfg: r.Config(),
-		peakA: r.Stats.AllocatedBytes[analyze.PoolAll].Peak, peakR: r.Stats.ReservedBytes[analyze.PoolAll].Peak}
+		peakA: r.Stats.AllocatedBytes[stats.PoolAll].Peak, peakR: r.Stats.ReservedBytes[stats.PoolAll].Peak}
 	sq.conf = sq.cfg.String()
 	if s.Settings != nil {
 		sq.conf = s.Settings.Conf
@@ -427,28 +436,28 @@ func prepare(in *File, device int, intern map[string]int32) (*seq, error) {
 type frameCache struct {
 	s    *snapshot.Snapshot
 	done []bool
-	kind []analyze.FrameKind
+	kind []frames.FrameKind
 	text []string
 }
 
 func newFrameCache(s *snapshot.Snapshot) *frameCache {
 	n := len(s.Frames)
-	return &frameCache{s: s, done: make([]bool, n), kind: make([]analyze.FrameKind, n), text: make([]string, n)}
+	return &frameCache{s: s, done: make([]bool, n), kind: make([]frames.FrameKind, n), text: make([]string, n)}
 }
 
-func (c *frameCache) frame(f snapshot.FrameID) (analyze.FrameKind, string) {
+func (c *frameCache) frame(f snapshot.FrameID) (frames.FrameKind, string) {
 	if !c.done[f] {
 		fr := c.s.Frames[f]
-		c.kind[f], c.text[f], c.done[f] = analyze.ClassifyFrame(fr), analyze.FrameText(fr), true
+		c.kind[f], c.text[f], c.done[f] = frames.ClassifyFrame(fr), frames.FrameText(fr), true
 	}
 	return c.kind[f], c.text[f]
 }
 
 // stack returns the key of a stack, the rule leaks and diff group stacks
-// by across files (analyze.StackKeys unfolded: the text of every frame
+// by across files (frames.StackKeys unfolded: the text of every frame
 // but the unwinder's and the interpreter's, innermost first, a line each),
 // and its label: its innermost user frame (a Python frame outside torch
-// and the standard library, analyze.ClassifyFrame), else its first key
+// and the standard library, frames.ClassifyFrame), else its first key
 // frame, the file's base name ("modeling_gpt2.py:231 forward"), else
 // "<no stack recorded>".
 func (c *frameCache) stack(id snapshot.StackID) (key, label string) {
@@ -456,7 +465,7 @@ func (c *frameCache) stack(id snapshot.StackID) (key, label string) {
 	first, user := "", ""
 	for _, f := range c.s.Stack(id) {
 		k, t := c.frame(f)
-		if k == analyze.FrameNoise {
+		if k == frames.FrameNoise {
 			continue
 		}
 		if b.Len() > 0 {
@@ -465,7 +474,7 @@ func (c *frameCache) stack(id snapshot.StackID) (key, label string) {
 			first = t
 		}
 		b.WriteString(t)
-		if k == analyze.FrameUser && user == "" {
+		if k == frames.FrameUser && user == "" {
 			user = t
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -107,7 +107,7 @@ func load(t testing.TB, dir string) *snapshot.Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ = analyze.Complete(s)
+	s, _ = replay.Complete(s)
 	loaded[dir] = s
 	return s
 }

@@ -3,8 +3,8 @@ package whatif
 import (
 	"fmt"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -50,13 +50,13 @@ type Event struct {
 
 // Events returns the request sequence the simulation reads from device's
 // trace of s (the one [Analyze] simulates), r being the device's replay
-// ([analyze.ReplayStats]). Runs of segment_free entries read as
+// ([replay.Run], StatsOnly). Runs of segment_free entries read as
 // empty_cache() calls are EventEmptyCache; segment entries are otherwise
 // left out (the simulation makes its own). It returns an error when the
 // device has no trace, or when the trace misses the start of the run (the
 // state before its first entry is not empty), since such a sequence lacks
 // the requests made before it.
-func Events(s *snapshot.Snapshot, r *analyze.Result) ([]Event, error) {
+func Events(s *snapshot.Snapshot, r *replay.Result) ([]Event, error) {
 	d := r.Device
 	if d < 0 || d >= len(s.Traces) || len(s.Traces[d]) == 0 {
 		return nil, fmt.Errorf("device %d: no trace entries (record with torch.cuda.memory._record_memory_history())", d)

@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -19,7 +19,7 @@ func TestSimulateEventsIsAnalyze(t *testing.T) {
 	if err != nil {
 		t.Skipf("%v", err)
 	}
-	r, err := analyze.ReplayStats(s, 0)
+	r, err := replay.Run(s, 0, replay.Options{Mode: replay.StatsOnly})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/forecast"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
@@ -209,7 +211,15 @@ func runForecast(ctx context.Context, opts *forecastOptions, args []string, conf
 			if err := opts.device.check(s); err != nil {
 				return err
 			}
-			addErr = series.Add(&forecast.File{Name: src.name, Value: p.value, Snap: s})
+			// A device without a trace is Add's error, which names the file.
+			var r *replay.Result
+			if an := analysis.New(s, analysis.Options{Mode: replay.StatsOnly}); an.HasTrace(fo.Device) {
+				var err error
+				if r, err = an.Replay(fo.Device); err != nil {
+					return err
+				}
+			}
+			addErr = series.Add(&forecast.File{Name: src.name, Value: p.value, Snap: s, Replay: r})
 			return nil
 		})
 		if err == nil {
