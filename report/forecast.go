@@ -185,9 +185,7 @@ func forecastRow(r *forecast.Result, t *forecast.Target) []string {
 	case t.Extrapolated:
 		notes = append(notes, "extrapolated")
 	}
-	if t.Value < r.Files[0].Value {
-		// Measured: GPT-2 at batch 1 makes none of the backward's
-		// reduction workspaces batch 2 and up make.
+	if t.Below {
 		notes = append(notes, "below every file: a smaller size can take code paths the files do not show")
 	}
 	return []string{strconv.FormatInt(t.Value, 10), units.Bytes(t.PeakReserved), units.Bytes(t.PeakAllocated), oom,
@@ -356,6 +354,7 @@ type forecastTargetJSON struct {
 	From          string  `json:"from_file"`
 	Extrapolated  bool    `json:"extrapolated"`
 	Far           bool    `json:"far_beyond_files"`
+	Below         bool    `json:"below_files"`
 }
 
 type forecastMaxJSON struct {
@@ -382,7 +381,7 @@ type forecastLOOJSON struct {
 
 func forecastTarget(t *forecast.Target) forecastTargetJSON {
 	j := forecastTargetJSON{Value: t.Value, PeakAllocated: t.PeakAllocated, PeakReserved: t.PeakReserved, OOM: t.OOM,
-		From: t.Template, Extrapolated: t.Extrapolated, Far: t.Far}
+		From: t.Template, Extrapolated: t.Extrapolated, Far: t.Far, Below: t.Below}
 	if t.OOM {
 		e, sz, st := t.OOMEntry, t.OOMSize, t.OOMStack
 		j.OOMEntry, j.OOMBytes, j.OOMStack = &e, &sz, &st

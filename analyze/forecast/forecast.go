@@ -130,8 +130,10 @@ type Target struct {
 	OOMSize  int64
 	OOMStack string
 	// Extrapolated is true outside the files' values; Far when more than
-	// the files' span away from them.
-	Extrapolated, Far bool
+	// the files' span away from them; Below when below every file (where
+	// the code can take paths the files do not show: GPT-2 at batch 1
+	// makes none of the backward's reduction workspaces batch 2 makes).
+	Extrapolated, Far, Below bool
 }
 
 // Max is the --max answer.
@@ -812,6 +814,7 @@ func (f *forecaster) simulate(md *model, set []int, v, limit int64, conf *alloca
 	span := hi - lo
 	tg.Extrapolated = v < lo || v > hi
 	tg.Far = v < lo-span || v > hi+span
+	tg.Below = v < lo
 	return tg
 }
 

@@ -95,7 +95,7 @@ none), "estimate" (true), "files" ([{"file", "value", "requests", "bytes",
 "rounded_requests"}), "targets" ([{"value", "peak_allocated_bytes",
 "peak_reserved_bytes", "oom", "oom_entry" (the first failing request's entry
 in from_file's trace, or null), "oom_request_bytes", "oom_stack" (null
-without an OOM), "from_file", "extrapolated", "far_beyond_files"}]), "max"
+without an OOM), "from_file", "extrapolated", "far_beyond_files", "below_files"}]), "max"
 ({"found", "value", "peak_reserved_bytes", "peak_allocated_bytes", "next" (a
 target object for value+1), "simulations", "search_start"} or null),
 "leave_one_out" ([{"file", "value", "peak_allocated_bytes",
