@@ -87,17 +87,18 @@ request that did not align.
 --json prints {"param", "device", "conf" (simulated), "limit_bytes" (null:
 none), "estimate" (true), "files" ([{"file", "value", "requests", "bytes",
 "matched_requests", "matched_bytes", "peak_allocated_bytes",
-"peak_reserved_bytes", "conf"}]), "matched" ({"requests", "bytes"}: shares
-0-1 of all files' requests and bytes matched in every other file),
-"unmatched" ([{"file", "stack", "requests", "bytes"}], most bytes first),
-"scaling" ({"at_value" (the file described), "forms" ({FORM: {"requests",
-"bytes"}}), "stacks" ([{"form", "stack", "requests", "bytes"}]),
-"rounded_requests"}), "targets" ([{"value", "peak_allocated_bytes",
-"peak_reserved_bytes", "oom", "oom_entry" (the first failing request's entry
-in from_file's trace, or null), "oom_request_bytes", "oom_stack" (null
-without an OOM), "from_file", "extrapolated", "far_beyond_files", "below_files"}]), "max"
-({"found", "value", "peak_reserved_bytes", "peak_allocated_bytes", "next" (a
-target object for value+1), "simulations", "search_start"} or null),
+"peak_reserved_bytes", "conf"}]), "matched" ({"requests", "bytes"}: shares 0-1
+of all files' requests and bytes matched in every other file), "unmatched"
+([{"file", "stack", "requests", "bytes"}], most bytes first), "scaling"
+({"at_value" (the file described), "forms" ({FORM: {"requests", "bytes"}}),
+"stacks" ([{"form", "stack", "requests", "bytes"}]), "rounded_requests",
+"partly_matched_requests", "partly_matched_bytes"}), "targets" ([{"value",
+"peak_allocated_bytes", "peak_reserved_bytes", "oom", "oom_entry" (the first
+failing request's entry in from_file's trace, or null), "oom_request_bytes",
+"oom_stack" (null without an OOM), "from_file", "extrapolated",
+"far_beyond_files", "below_files"}]), "max" ({"found", "value",
+"peak_reserved_bytes", "peak_allocated_bytes", "next" (a target object for
+value+1), "simulations", "search_start", "search_refined_start"} or null),
 "leave_one_out" ([{"file", "value", "peak_allocated_bytes",
 "peak_reserved_bytes", "file_peak_allocated_bytes",
 "file_peak_reserved_bytes", "allocated_error_percent",
