@@ -472,25 +472,26 @@ func (s *sim) allocBlock(pi int16, stream uint64, size, allocSize int64, retry b
 
 // mallocAddr is the address cudaMalloc returns for size bytes. The
 // address decides between cached blocks of equal size (BlockComparatorSize
-// ends with it). Under the file's own settings (the self-check) it is the
-// trace's next segment_alloc address when that segment has the same size:
-// the driver's actual choice. Otherwise it is the next address below the
-// previous simulated segments, as the CUDA driver hands out addresses in
-// the recordings (each new segment below the last): the driver's choice
-// for a run that did not happen cannot be known, and this one predicts
-// the what-if recordings to the byte.
+// ends with it). Every simulation, under any setting, takes it the same
+// way, so that a setting simulated with --conf and the file's own row are
+// one computation: the trace's segment_alloc entries are taken in order,
+// one per simulated cudaMalloc, and while the next one has the size asked
+// for, its address is the driver's choice. Once the sizes part, the
+// address is the next one below the previous simulated segments, as the
+// CUDA driver hands out addresses in the recordings (each new segment
+// below the last): the driver's choice for a run that did not happen
+// cannot be known, and this one predicts the what-if recordings to the
+// byte.
 func (s *sim) mallocAddr(size int64) uint64 {
-	if s.obs != nil {
-		segs := s.prog.segEntries
-		for s.nextMalloc < len(segs) && s.prog.trace[segs[s.nextMalloc]].Action != snapshot.ActionSegmentAlloc {
-			s.nextMalloc++
-		}
-		if s.nextMalloc < len(segs) {
-			e := &s.prog.trace[segs[s.nextMalloc]]
-			s.nextMalloc++
-			if e.Size == size {
-				return uint64(e.Addr)
-			}
+	segs := s.prog.segEntries
+	for s.nextMalloc < len(segs) && s.prog.trace[segs[s.nextMalloc]].Action != snapshot.ActionSegmentAlloc {
+		s.nextMalloc++
+	}
+	if s.nextMalloc < len(segs) {
+		e := &s.prog.trace[segs[s.nextMalloc]]
+		s.nextMalloc++
+		if e.Size == size {
+			return uint64(e.Addr)
 		}
 	}
 	s.nextSynthetic -= uint64((size + allocator.SmallBuffer - 1) / allocator.SmallBuffer * allocator.SmallBuffer)
