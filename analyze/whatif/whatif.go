@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/snapview/snapview/analyze"
@@ -22,9 +23,16 @@ const (
 type Options struct {
 	// Limit is the cap the process ran under, bytes
 	// (set_per_process_memory_fraction x the device's memory, or the
-	// device's memory); 0 means none was given: it is inferred from an
-	// oom entry when the trace has one, else the run is taken as uncapped.
+	// device's memory); 0 means none was given: it is taken from
+	// OOMMessage, else bounded by the trace's first oom entry, else by the
+	// frees of cached segments right before new ones (the allocator making
+	// room under a cap), else the run is taken as uncapped.
 	Limit int64
+	// OOMMessage is torch's OutOfMemoryError message for the run
+	// ([ParseOOMMessage]), nil when not given: its "N allowed" (or, with
+	// no fraction, its free memory over the reserved bytes at the oom
+	// entry) fixes the cap to format_size's precision.
+	OOMMessage *OOMMessage
 	// Confs are PYTORCH_CUDA_ALLOC_CONF values to simulate; when empty,
 	// [Candidates] are.
 	Confs []string
@@ -36,15 +44,6 @@ type Options struct {
 	Progress func(done, total int)
 }
 
-// Bounds are the bounds of a cap inferred from an OOM, bytes.
-type Bounds struct {
-	// Min is the highest reserved seen: the cap is at least that.
-	Min int64
-	// Max is the reserved bytes when the request failed plus the segment
-	// it needed, minus one: the cap is below that sum.
-	Max int64
-}
-
 // Row is one simulated setting.
 type Row struct {
 	// Conf is the PYTORCH_CUDA_ALLOC_CONF value: as recorded for the file's
@@ -53,6 +52,9 @@ type Row struct {
 	Source string
 	Config allocator.Config
 	Outcome
+	// Cap is how the setting fares over the cap interval (nil when the
+	// cap is one value or none); Outcome is the run at its lower bound.
+	Cap *CapFit
 }
 
 // Fits reports whether no request failed under the row's setting.
@@ -61,12 +63,21 @@ func (r *Row) Fits() bool { return r.OOMs == 0 }
 // Result is the what-if analysis of one device.
 type Result struct {
 	Device int
-	// Limit is the cap simulated, bytes (0: none). LimitGiven is true when
-	// it came from Options.Limit; Inferred holds the bounds an OOM gives
-	// (nil without an oom entry, or when a cap was given).
-	Limit      int64
-	LimitGiven bool
-	Inferred   *Bounds
+	// Limit is the cap the rows were simulated under, bytes (0: none): the
+	// lower bound of Inferred when the file only bounds the cap.
+	// LimitGiven is true when it came from Options.Limit. LimitSource says
+	// where it came from (LimitNone, LimitFlag, LimitOOMMessage,
+	// LimitInferredOOM, LimitInferredReleases). Inferred holds the bounds
+	// when the cap is an interval (nil when it is one value or none): each
+	// row's Cap then says how it fares over it.
+	Limit       int64
+	LimitGiven  bool
+	LimitSource string
+	Inferred    *Bounds
+	// Message is Options.OOMMessage; MessageNote says why its cap was not
+	// used ("" when it was, or none was given).
+	Message     *OOMMessage
+	MessageNote string
 	// SelfCheck compares the file's own row with the file. When it is not
 	// exact, every prediction is approximate.
 	SelfCheck SelfCheck
@@ -109,12 +120,14 @@ type Result struct {
 }
 
 // Candidates returns the settings snapview tries besides the file's own
-// settings own: each changes one setting of own (expandable_segments:True;
+// settings own: torch's defaults ("") and own with each of its settings
+// removed (so that no change is recommended where a simpler setting does
+// as well), then own with one setting changed: expandable_segments:True;
 // max_split_size_mb 64, 128, 256 and 512; roundup_power2_divisions 4, 8
 // and the interval form of torch's documentation; and, under a cap
 // (limit > 0), garbage_collection_threshold 0.6 and 0.8, which torch
-// applies only under a per-process memory fraction). A candidate equal to
-// own is left out.
+// applies only under a per-process memory fraction. A candidate equal to
+// own or to an earlier one is left out.
 func Candidates(own allocator.Config, limit int64) []allocator.Config {
 	var out []allocator.Config
 	add := func(f func(*allocator.Config)) {
@@ -124,6 +137,13 @@ func Candidates(own allocator.Config, limit int64) []allocator.Config {
 			out = append(out, c)
 		}
 	}
+	def := allocator.Default()
+	add(func(c *allocator.Config) { *c = def })
+	add(func(c *allocator.Config) { c.ExpandableSegments = false })
+	add(func(c *allocator.Config) { c.MaxSplitSize = def.MaxSplitSize })
+	add(func(c *allocator.Config) { c.MaxNonSplitRounding = def.MaxNonSplitRounding })
+	add(func(c *allocator.Config) { c.GarbageCollectionThreshold = 0 })
+	add(func(c *allocator.Config) { c.Divisions = def.Divisions })
 	add(func(c *allocator.Config) { c.ExpandableSegments = true })
 	for _, mb := range []int64{64, 128, 256, 512} {
 		add(func(c *allocator.Config) { c.MaxSplitSize = mb << 20 })
@@ -169,12 +189,27 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 	own := r.Config()
 	res := &Result{Device: device, Best: -1, Seeded: r.Seeded, Trust: r.Stats.Known}
 
-	res.Limit, res.LimitGiven = opts.Limit, opts.Limit > 0
-	if b := inferLimit(s.Traces[device], r, own); b != nil && !res.LimitGiven {
-		res.Inferred = b
-		res.Limit = b.Min
+	res.LimitGiven = opts.Limit > 0
+	res.Message = opts.OOMMessage
+	var bounds Bounds
+	bounds, res.LimitSource, res.MessageNote = capBounds(s.Traces[device], r, own, opts)
+	res.Limit = bounds.Min
+	if bounds.Max > bounds.Min {
+		res.Inferred = &bounds
 	}
 	p := compile(s, r, own, res.Limit)
+	if res.LimitSource == LimitInferredReleases {
+		// The frees may have been empty_cache() calls after all: keep the
+		// cap only when the file's own settings reproduce the file under
+		// it.
+		chk := newChecker(p)
+		sm := newSim(p, own, res.Limit, chk)
+		chk.s = sm
+		if sc := chk.finish(sm.run()); !sc.Exact {
+			res.Limit, res.LimitSource, res.Inferred = 0, LimitNone, nil
+			p = compile(s, r, own, 0)
+		}
+	}
 	res.EmptyCaches = p.emptyCaches - p.capHints
 	res.CapReleases = p.capHints
 	res.Requests = p.ooms
@@ -214,14 +249,23 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 			defer wg.Done()
 			defer func() { <-sem }()
 			row := &res.Rows[i]
+			var sm *sim
+			var chk *checker
 			if i == 0 {
-				chk := newChecker(p)
-				sm := newSim(p, row.Config, res.Limit, chk)
+				chk = newChecker(p)
+				sm = newSim(p, row.Config, res.Limit, chk)
 				chk.s = sm
-				row.Outcome = sm.run()
-				res.SelfCheck = chk.finish(row.Outcome)
 			} else {
-				row.Outcome = newSim(p, row.Config, res.Limit, nil).run()
+				sm = newSim(p, row.Config, res.Limit, nil)
+			}
+			sm.ckptOn = res.Inferred != nil
+			row.Outcome = sm.run()
+			if chk != nil {
+				res.SelfCheck = chk.finish(row.Outcome)
+			}
+			if b := res.Inferred; b != nil {
+				f := searchCap(sm, row.Outcome, b.Min, b.Max, 2*int64(len(p.ops)))
+				row.Cap = &f
 			}
 			if opts.Progress != nil {
 				mu.Lock()
@@ -252,19 +296,55 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 	return res, nil
 }
 
-// best picks the row to recommend (see Result.Best).
+// best picks the row to recommend (see Result.Best): of the rows that
+// fit over the whole cap interval, the one with the lowest peak reserved
+// (on a tie, the one naming fewer settings); when none does and the
+// file's row fails, the one that fits from the lowest cap. A row is
+// recommended only when it does better than the file's own settings.
 func best(rows []Row) int {
+	class := func(r *Row) int {
+		switch c := r.Cap; {
+		case c == nil && r.Fits(), c != nil && c.AtMin && c.AtMax:
+			return 0
+		case c != nil && c.From > 0:
+			return 1
+		}
+		return 2
+	}
+	nkeys := func(r *Row) int {
+		if c := r.Config.String(); c != "" {
+			return strings.Count(c, ",") + 1
+		}
+		return 0
+	}
+	better := func(a, b *Row) bool {
+		ca, cb := class(a), class(b)
+		switch {
+		case ca != cb:
+			return ca < cb
+		case ca == 1 && a.Cap.From != b.Cap.From:
+			return a.Cap.From < b.Cap.From
+		case a.PeakReserved != b.PeakReserved:
+			return a.PeakReserved < b.PeakReserved
+		}
+		return nkeys(a) < nkeys(b)
+	}
 	b := -1
 	for i := 1; i < len(rows); i++ {
 		r := &rows[i]
-		if !r.Fits() || r.Config == rows[0].Config {
+		if class(r) == 2 || r.Config == rows[0].Config {
 			continue
 		}
-		if b < 0 || r.PeakReserved < rows[b].PeakReserved {
+		if b < 0 || better(r, &rows[b]) {
 			b = i
 		}
 	}
-	if b >= 0 && rows[0].Fits() && rows[b].PeakReserved >= rows[0].PeakReserved {
+	if b < 0 {
+		return -1
+	}
+	own, cand := class(&rows[0]), class(&rows[b])
+	if cand > own || (cand == own && cand == 0 && rows[b].PeakReserved >= rows[0].PeakReserved) ||
+		(cand == own && cand == 1 && rows[b].Cap.From >= rows[0].Cap.From) {
 		return -1
 	}
 	return b
@@ -296,57 +376,4 @@ func overCap(trace []snapshot.TraceEntry, r *analyze.Result, limit int64) (int, 
 		}
 	}
 	return -1, 0
-}
-
-// inferLimit bounds the cap from the first oom entry of trace: the cap is
-// at least the highest reserved seen (every segment the run got fit under
-// it; with expandable segments, alloc_block checked the request's whole
-// get_allocation_size before mapping what was missing) and less than the
-// reserved bytes when the request failed plus the segment it needed
-// (get_allocation_size of the rounded request, which the entry records).
-// nil when the trace has no oom entry or the bounds contradict each other.
-func inferLimit(trace []snapshot.TraceEntry, r *analyze.Result, own allocator.Config) *Bounds {
-	var reserved int64
-	for _, sg := range r.InitialState() {
-		reserved += sg.TotalSize
-	}
-	low := reserved
-	var oomAt int64 = -1
-	var need int64
-	mapStart := int64(-1) // reserved before a run of segment_map entries
-	for i := range trace {
-		e := &trace[i]
-		switch e.Action {
-		case snapshot.ActionSegmentAlloc:
-			reserved += e.Size
-			low = max(low, reserved)
-		case snapshot.ActionSegmentMap:
-			if mapStart < 0 {
-				mapStart = reserved
-			}
-			reserved += e.Size
-			low = max(low, reserved)
-		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
-			reserved -= e.Size
-		case snapshot.ActionAlloc:
-			if mapStart >= 0 {
-				low = max(low, mapStart+allocator.AllocationSize(own.RoundSize(e.Size)))
-				mapStart = -1
-			}
-		case snapshot.ActionOOM:
-			mapStart = -1
-			if oomAt < 0 {
-				oomAt = reserved
-				need = allocator.AllocationSize(e.Size)
-			}
-		}
-	}
-	if oomAt < 0 {
-		return nil
-	}
-	b := &Bounds{Min: low, Max: oomAt + need - 1}
-	if b.Max < b.Min {
-		return nil
-	}
-	return b
 }
