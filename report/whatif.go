@@ -351,7 +351,7 @@ func fromText(f whatif.SettingFit) string {
 	if !f.FromExact {
 		return fmt.Sprintf("%s or less, more than %s", FormatBytes(f.From), FormatBytes(f.FromLow))
 	}
-	return FormatBytes(f.From)
+	return FormatBytes(f.From) + " = " + FormatInt(f.From) + " B"
 }
 
 type whatifJSON struct {

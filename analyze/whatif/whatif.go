@@ -264,7 +264,7 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 				res.SelfCheck = chk.finish(row.Outcome)
 			}
 			if b := res.Inferred; b != nil {
-				f := searchCap(sm, row.Outcome, b.Min, b.Max, 2*int64(len(p.ops)))
+				f := searchCap(sm, row.Outcome, b.Min, b.Max, searchBudget(len(p.ops)))
 				row.Cap = &f
 			}
 			if opts.Progress != nil {
@@ -295,6 +295,14 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 	res.Best = best(res.Rows)
 	return res, nil
 }
+
+// searchBudget is the most simulation steps the cap search of one row
+// may take beyond the row's own run: two runs' worth, so that the search
+// costs at most three times one candidate, but at least minSearchSteps,
+// which a short trace searches to 2 MiB in a few milliseconds.
+func searchBudget(nops int) int64 { return max(2*int64(nops), minSearchSteps) }
+
+const minSearchSteps = 1 << 20
 
 // best picks the row to recommend (see Result.Best): of the rows that
 // fit over the whole cap interval, the one with the lowest peak reserved

@@ -54,10 +54,23 @@ func (w *whatifRun) capKey() int64 {
 	return 0
 }
 
+// whatifDirs are the folders of what-if recordings: ../shared's, this
+// repository's testdata/snapshots/whatif, and $SNAPVIEW_WHATIF_REC.
+func whatifDirs(t *testing.T) []string {
+	dirs := []string{filepath.Join(sharedOrSkip(t), "whatif"), filepath.Join("..", "..", "testdata", "snapshots", "whatif")}
+	if d := os.Getenv("SNAPVIEW_WHATIF_REC"); d != "" {
+		dirs = append(dirs, d)
+	}
+	return dirs
+}
+
 func loadWhatif(t *testing.T) []*whatifRun {
 	t.Helper()
-	dir := filepath.Join(sharedOrSkip(t), "whatif")
-	metas, _ := filepath.Glob(filepath.Join(dir, "*", "*", "meta.json"))
+	var metas []string
+	for _, dir := range whatifDirs(t) {
+		m, _ := filepath.Glob(filepath.Join(dir, "*", "*", "meta.json"))
+		metas = append(metas, m...)
+	}
 	if len(metas) == 0 {
 		t.Skip("no what-if recordings in ../shared")
 	}
@@ -66,6 +79,9 @@ func loadWhatif(t *testing.T) []*whatifRun {
 	for _, m := range metas {
 		d := filepath.Dir(m)
 		w := &whatifRun{path: filepath.Join(d, "snapshot.pickle.xz"), workload: filepath.Base(filepath.Dir(d))}
+		if _, err := os.Stat(w.path); err != nil {
+			continue
+		}
 		w.name = w.workload + "/" + filepath.Base(d)
 		b, err := os.ReadFile(m)
 		if err != nil {
