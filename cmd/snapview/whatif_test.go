@@ -2,8 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/snapshot"
 )
 
 // TestWhatifUsageErrors: bad --conf and --limit values are usage errors
@@ -300,4 +308,75 @@ func TestWhatifTrustMarks(t *testing.T) {
 	if sc, h := d["self_check"].(map[string]any), d["history"].(map[string]any); sc["exact"] != true || h["exactness"] != "exact" {
 		t.Errorf("from the start: self_check %v, history %v", sc, h)
 	}
+}
+
+// TestOOMVerdictViewsAgree: on every device trace of the corpus that has
+// an OOM, whatif, state --at oom and the report's OOM marker give the same
+// what-if verdict (report.WhatifCapVerdict of the same analysis).
+func TestOOMVerdictViewsAgree(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "snapshots")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("shared corpus absent (%v)", err)
+	}
+	var files []string
+	for _, g := range []string{"torch2.11/*/snapshot.pickle", "public/*.pickle", "whatif/*/*/snapshot.pickle.xz"} {
+		m, _ := filepath.Glob(filepath.Join(dir, g))
+		files = append(files, m...)
+	}
+	// The what-if recordings of this repository, and more from
+	// $SNAPVIEW_WHATIF_REC.
+	for _, d := range []string{filepath.Join("..", "..", "testdata", "snapshots", "whatif"), os.Getenv("SNAPVIEW_WHATIF_REC")} {
+		if d != "" {
+			m, _ := filepath.Glob(filepath.Join(d, "*", "*", "snapshot.pickle.xz"))
+			files = append(files, m...)
+		}
+	}
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	n := 0
+	for _, f := range files {
+		s, err := snapshot.Load(f)
+		if err != nil {
+			continue
+		}
+		for d := range s.Traces {
+			oom := slices.IndexFunc(s.Traces[d], func(e snapshot.TraceEntry) bool { return e.Action == snapshot.ActionOOM })
+			if oom < 0 {
+				continue
+			}
+			res, err := whatif.Analyze(s, d, nil, whatif.Options{})
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			want := flat(report.WhatifCapVerdict(res))
+			dev := strconv.Itoa(d)
+			wi, _, err := runSnapview(t, "whatif", "--device", dev, f)
+			if err != nil {
+				t.Fatalf("%s: whatif: %v", f, err)
+			}
+			st, _, err := runSnapview(t, "state", "--at", "oom", "--device", dev, "--top", "1", f)
+			if err != nil {
+				t.Fatalf("%s: state: %v", f, err)
+			}
+			h, err := report.BuildHTML(s, report.HTMLOptions{})
+			if err != nil {
+				t.Fatalf("%s: report: %v", f, err)
+			}
+			marker := ""
+			for _, hd := range h.Devices {
+				if hd.Device == d && len(hd.OOMs) > 0 {
+					marker = hd.OOMs[0].Label
+				}
+			}
+			n++
+			for view, out := range map[string]string{"whatif": wi, "state --at oom": st, "report's OOM marker": marker} {
+				if !strings.Contains(flat(out), want) {
+					t.Errorf("%s device %d: %s lacks the verdict %q:\n%s", f, d, view, want, out)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Skip("no OOM in the corpus")
+	}
+	t.Logf("%d device traces with an OOM", n)
 }
