@@ -85,7 +85,9 @@ type CapFit struct {
 // first request the cap could change), fares at the upper bound hi and
 // from which cap on it fits. Every run starts from the checkpoint, so the
 // search costs the part of the trace after it, at most budget simulation
-// steps in all (then the result is a bound, FromExact false).
+// steps in all: the runs at hi and with no cap are always made, a
+// bisection step only while its run fits in the budget (then the result
+// is a bound, FromExact false).
 func searchCap(base *sim, out Outcome, lo, hi int64, budget int64) CapFit {
 	f := CapFit{AtMin: out.OOMs == 0, FromExact: true}
 	if base.ckpt == nil {
@@ -142,7 +144,7 @@ func searchCap(base *sim, out Outcome, lo, hi int64, budget int64) CapFit {
 		kt++
 	}
 	for kt-kb > 1 {
-		if f.Ops >= budget {
+		if f.Ops+int64(len(base.prog.ops)-ckOp) > budget {
 			f.FromExact, f.FromLow = false, kb*capStep
 			break
 		}
