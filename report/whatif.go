@@ -20,7 +20,7 @@ type WhatifView struct {
 
 // confWidth is the width the table's PYTORCH_CUDA_ALLOC_CONF cells wrap
 // at.
-const confWidth = 32
+const confWidth = 29
 
 // confLabel is how a row's PYTORCH_CUDA_ALLOC_CONF prints in the table:
 // one setting a line, each line but the last ending in its comma so that

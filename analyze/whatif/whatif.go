@@ -199,13 +199,18 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 	}
 	p := compile(s, r, own, res.Limit)
 	if res.LimitSource == LimitInferredReleases {
-		// The frees may have been empty_cache() calls after all: keep the
-		// cap only when the file's own settings reproduce the file under
-		// it.
-		chk := newChecker(p)
-		sm := newSim(p, own, res.Limit, chk)
-		chk.s = sm
-		if sc := chk.finish(sm.run()); !sc.Exact {
+		// The file's own settings must reproduce the file under the
+		// cap simulated: with garbage collection, whose threshold is a
+		// fraction of the cap, not every cap the frees allow does; the
+		// frees may also have been empty_cache() calls after all.
+		if nb, ok := fitCapToFile(s, r, own, bounds); ok {
+			bounds = nb
+			res.Limit, res.Inferred = nb.Min, nil
+			if nb.Max > nb.Min {
+				res.Inferred = &nb
+			}
+			p = compile(s, r, own, res.Limit)
+		} else {
 			res.Limit, res.LimitSource, res.Inferred = 0, LimitNone, nil
 			p = compile(s, r, own, 0)
 		}
@@ -295,6 +300,72 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 	res.Best = best(res.Rows)
 	return res, nil
 }
+
+// fitCapToFile narrows the bounds b of a cap inferred from releases to
+// the caps under which the file's own settings reproduce the file (the
+// self-check): it bisects on the side the self-check says the cap was off
+// (too low: the simulation frees cached segments the file kept), then
+// finds the lowest such cap, to 2 MiB, at most fitCapRuns simulations in
+// all. It returns false when none was found.
+func fitCapToFile(s *snapshot.Snapshot, r *analyze.Result, own allocator.Config, b Bounds) (Bounds, bool) {
+	runs := 0
+	check := func(limit int64) (bool, int) {
+		runs++
+		p := compile(s, r, own, limit)
+		chk := newChecker(p)
+		sm := newSim(p, own, limit, chk)
+		chk.s = sm
+		sc := chk.finish(sm.run())
+		return sc.Exact, chk.capSide
+	}
+	if ok, _ := check(b.Min); ok {
+		return b, true
+	}
+	if own.GarbageCollectionThreshold == 0 {
+		return b, false // the cap check alone: every cap in b gives the same run
+	}
+	low, high := b.Min, b.Max+1 // low too low, high too high or past the bounds
+	found := int64(-1)
+	for runs < fitCapRuns && high-low > capStep {
+		mid := low + (high-low)/2/capStep*capStep
+		if mid <= low {
+			mid = low + capStep
+		}
+		ok, side := check(mid)
+		switch {
+		case ok:
+			found, high = mid, mid
+		case side < 0:
+			low = mid
+		case side > 0:
+			high = mid
+		default:
+			return b, false
+		}
+		if found >= 0 {
+			break
+		}
+	}
+	if found < 0 {
+		return b, false
+	}
+	// The lowest cap that reproduces the file, above low.
+	for runs < fitCapRuns && found-low > capStep {
+		mid := low + (found-low)/2/capStep*capStep
+		if mid <= low {
+			mid = low + capStep
+		}
+		if ok, _ := check(mid); ok {
+			found = mid
+		} else {
+			low = mid
+		}
+	}
+	return Bounds{Min: found, Max: b.Max}, true
+}
+
+// fitCapRuns is the most self-check runs fitCapToFile makes.
+const fitCapRuns = 24
 
 // searchBudget is the most simulation steps the cap search of one row
 // may take beyond the row's own run: two runs' worth, so that the search

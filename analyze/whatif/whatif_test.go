@@ -41,6 +41,7 @@ type whatifRun struct {
 		PeakAlloc    int64    `json:"peak_allocated"`
 		NumOOMs      int      `json:"num_ooms"`
 		NumRetries   int64    `json:"num_alloc_retries"`
+		OOMMessage   string   `json:"oom_message"`
 	}
 	limit int64 // allowed_memory_maximum, 0 without a fraction
 	snap  *snapshot.Snapshot
@@ -344,4 +345,83 @@ func TestSelfCheckPublic(t *testing.T) {
 		}
 	}
 	t.Logf("%d device traces", n)
+}
+
+// TestInferredCap: on every capped what-if recording, without a cap
+// given, the cap is inferred (from the OOM, or from the frees of cached
+// segments before new segments) as bounds that hold the real cap, the
+// file's row reproduces the file under the lower bound, and the verdict
+// over the bounds says right whether each other recording of the
+// workload under that cap ran out of memory (it fits from a cap at most
+// the real one, or not). With the recording's OOM message the bounds hold
+// the cap too.
+func TestInferredCap(t *testing.T) {
+	runs := loadWhatif(t)
+	for _, a := range runs {
+		if a.meta.CapBytes == nil {
+			continue
+		}
+		var confs []string
+		var others []*whatifRun
+		for _, b := range runs {
+			if b != a && b.workload == a.workload && b.capKey() == a.capKey() {
+				confs = append(confs, b.meta.AllocConf)
+				others = append(others, b)
+			}
+		}
+		res, err := Analyze(a.snap, 0, nil, Options{Confs: confs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := res.Limit, res.Limit
+		if b := res.Inferred; b != nil {
+			lo, hi = b.Min, b.Max
+		}
+		t.Logf("%s: %s cap [%d, %d] (real %d), self-check %v", a.name, res.LimitSource, lo, hi, a.limit, res.SelfCheck.Exact)
+		if res.LimitSource == LimitNone {
+			if a.meta.OOM {
+				t.Errorf("%s: an OOM and no cap inferred", a.name)
+			}
+			continue // no frees to make room: the cap never acted
+		}
+		if lo > a.limit || hi < a.limit {
+			t.Errorf("%s: %s bounds [%d, %d] miss the real cap %d", a.name, res.LimitSource, lo, hi, a.limit)
+		}
+		if !res.SelfCheck.Exact {
+			t.Errorf("%s: self-check under the inferred cap: %+v", a.name, res.SelfCheck)
+		}
+		for i, b := range others {
+			got := &res.Rows[i+1]
+			if a.meta.OOM && !b.meta.OOM {
+				continue // a stopped at its OOM: fewer requests than b made
+			}
+			// Whether the verdict says it fits at the real cap.
+			fits := got.Fits()
+			if c := got.Cap; c != nil {
+				fits = c.From > 0 && c.From <= a.limit
+			}
+			t.Logf("  under %q: fits at the real cap %t (cap fit %+v), recorded oom %t", b.meta.AllocConf, fits, got.Cap, b.meta.OOM)
+			if fits == b.meta.OOM {
+				t.Errorf("%s under %q: the verdict over [%d, %d] says fits at the real cap %d: %t; %s recorded an OOM: %t",
+					a.name, b.meta.AllocConf, lo, hi, a.limit, fits, b.name, b.meta.OOM)
+			}
+		}
+		if a.meta.OOMMessage != "" {
+			msg, err := ParseOOMMessage(a.meta.OOMMessage)
+			if err != nil {
+				t.Fatalf("%s: %v", a.name, err)
+			}
+			res, err := Analyze(a.snap, 0, nil, Options{Confs: []string{}, OOMMessage: msg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lo, hi := res.Limit, res.Limit
+			if b := res.Inferred; b != nil {
+				lo, hi = b.Min, b.Max
+			}
+			if res.LimitSource != LimitOOMMessage || lo > a.limit || hi < a.limit {
+				t.Errorf("%s with its OOM message: %s [%d, %d], real cap %d", a.name, res.LimitSource, lo, hi, a.limit)
+			}
+		}
+	}
 }
