@@ -56,13 +56,16 @@ func TestOwnConfIsFileRow(t *testing.T) {
 			if c, err := allocator.Parse(conf); err != nil || c != own {
 				t.Fatalf("%s: %q does not parse back to the file's settings", f, conf)
 			}
-			res2, err := Analyze(s, d, nil, Options{Confs: []string{conf}, Limit: res.Limit})
+			res2, err := Analyze(s, d, nil, Options{Confs: []string{conf}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			n++
-			if a, b := res2.Rows[0].Outcome, res2.Rows[1].Outcome; a != b {
+			if a, b := res2.Rows[0].Outcome, res2.Rows[1].Outcome; a != b || res.Rows[0].Outcome != a {
 				t.Errorf("%s device %d: file row %+v, --conf %q %+v", strings.TrimPrefix(f, sharedDir), d, a, conf, b)
+			}
+			if a, b := res2.Rows[0].Cap, res2.Rows[1].Cap; (a == nil) != (b == nil) || a != nil && *a != *b {
+				t.Errorf("%s device %d: over the cap interval, file row %+v, --conf %q %+v", f, d, a, conf, b)
 			}
 		}
 	}
