@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 
@@ -423,5 +424,71 @@ func TestInferredCap(t *testing.T) {
 				t.Errorf("%s with its OOM message: %s [%d, %d], real cap %d", a.name, res.LimitSource, lo, hi, a.limit)
 			}
 		}
+	}
+}
+
+// TestPathologies: the allocator behaviours users pick settings from,
+// simulated from one recording and compared with the recording made
+// under the setting (rec's testdata/snapshots/whatif; skipped without
+// them): pytorch#123548 (max_split_size_mb:128 with expandable_segments,
+// where a kept 2 MiB tensor fences each freed range off the segment's
+// unmapped tail: get_free_block's max_split_size filter and
+// release_cached_blocks unmapping whole free pages), vLLM#41268 (weights
+// pinned in cached blocks they split; max_split_size_mb:20 avoids it under
+// the cap), garbage_collection_threshold under a cap
+// (garbage_collect_cached_blocks) on the Llama run that runs out of
+// memory in its 4th step (a 902 MiB request in rec's recording).
+func TestPathologies(t *testing.T) {
+	byName := map[string]*whatifRun{}
+	for _, w := range loadWhatif(t) {
+		byName[w.name] = w
+	}
+	cases := []struct {
+		from, under string
+		check       func(t *testing.T, got Outcome, from *whatifRun)
+	}{
+		{"pt123548/default", "pt123548/max_split_128_expandable", func(t *testing.T, got Outcome, _ *whatifRun) {
+			// Either setting alone stays near the default's 2.9 GiB.
+			if got.PeakReserved < 10*byName["pt123548/expandable"].meta.PeakReserved {
+				t.Errorf("the combination reserves %d, not the runaway growth", got.PeakReserved)
+			}
+		}},
+		{"vllm_load/default_cap7680M", "vllm_load/max_split_20_cap7680M", nil},
+		{"vllm_load/max_split_20_cap7680M", "vllm_load/default_cap7680M", nil},
+		{"llama_varlen/default_cap5360M", "llama_varlen/gc_06_cap5360M", func(t *testing.T, got Outcome, from *whatifRun) {
+			// The request the gc_06 run failed (902 MiB, in its 4th step).
+			gc := byName["llama_varlen/gc_06_cap5360M"].snap.Traces[0]
+			k := slices.IndexFunc(gc, func(e snapshot.TraceEntry) bool { return e.Action == snapshot.ActionOOM })
+			if e := from.snap.Traces[0][got.FirstOOM]; k < 0 || e.Action != snapshot.ActionOOM || e.Size != gc[k].Size {
+				t.Errorf("first OOM at entry %d (%s of %d bytes), want the request the gc_06 run failed", got.FirstOOM, e.Action, e.Size)
+			}
+		}},
+	}
+	n := 0
+	for _, c := range cases {
+		a, b := byName[c.from], byName[c.under]
+		if a == nil || b == nil {
+			continue
+		}
+		n++
+		res, err := Analyze(a.snap, 0, nil, Options{Limit: b.limit, Confs: []string{b.meta.AllocConf}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Rows[1].Outcome
+		t.Logf("%s under %q: peak reserved %d (recorded %d), oom %t (recorded %t)", a.name, b.meta.AllocConf,
+			got.PeakReserved, b.meta.PeakReserved, got.OOMs > 0, b.meta.OOM)
+		if got.OOMs > 0 != b.meta.OOM {
+			t.Errorf("%s under %q: oom %t, recorded %t", a.name, b.meta.AllocConf, got.OOMs > 0, b.meta.OOM)
+		}
+		if !b.meta.OOM && math.Abs(float64(got.PeakReserved-b.meta.PeakReserved)) > 0.05*float64(b.meta.PeakReserved) {
+			t.Errorf("%s under %q: peak reserved %d, recorded %d", a.name, b.meta.AllocConf, got.PeakReserved, b.meta.PeakReserved)
+		}
+		if c.check != nil {
+			c.check(t, got, a)
+		}
+	}
+	if n == 0 {
+		t.Skip("rec's what-if recordings absent")
 	}
 }
