@@ -380,3 +380,50 @@ func TestOOMVerdictViewsAgree(t *testing.T) {
 	}
 	t.Logf("%d device traces with an OOM", n)
 }
+
+// TestWhatifOOMMessage: --oom-message @FILE fixes the cap of the
+// fragmentation OOM (frag_oom/default_cap2048M: "2.00 GiB allowed") and
+// the verdict says which settings fit at it (expandable_segments and
+// max_split_size_mb 64 and 128, as recorded); a text that is not an OOM
+// message, or one given with --limit, is a usage error.
+func TestWhatifOOMMessage(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "snapshots", "whatif", "frag_oom", "default_cap2048M")
+	file := filepath.Join(dir, "snapshot.pickle.xz")
+	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if err != nil {
+		t.Skipf("frag_oom recording absent: %v", err)
+	}
+	var meta struct {
+		OOMMessage string `json:"oom_message"`
+	}
+	if err := json.Unmarshal(b, &meta); err != nil || meta.OOMMessage == "" {
+		t.Fatalf("meta: %v", err)
+	}
+	msg := filepath.Join(t.TempDir(), "oom.txt")
+	if err := os.WriteFile(msg, []byte(meta.OOMMessage), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, d := whatifRun(t, "--oom-message", "@"+msg, file)
+	if d["limit_source"] != "oom-message" {
+		t.Errorf("limit_source %v", d["limit_source"])
+	}
+	fits := map[string]bool{}
+	for _, c := range d["candidates"].([]any) {
+		m := c.(map[string]any)
+		fits[m["conf"].(string)] = m["fits_at_min_cap"].(bool) && m["fits_at_max_cap"].(bool)
+	}
+	want := map[string]bool{"": false, "expandable_segments:True": true, "max_split_size_mb:64": true,
+		"max_split_size_mb:128": true, "garbage_collection_threshold:0.6": false}
+	for conf, w := range want {
+		if f, ok := fits[conf]; !ok || f != w {
+			t.Errorf("%q fits at the message's cap: %v (present %t), recorded %t", conf, f, ok, w)
+		}
+	}
+	if !strings.Contains(strings.Join(strings.Fields(text), " "), `"2.00 GiB allowed"`) {
+		t.Errorf("the text does not say the cap came from the message:\n%s", text)
+	}
+	testUsageErrors(t, []usageCase{
+		{"not a message", []string{"whatif", "--oom-message", "segfault", file}, "not a CUDA out-of-memory message"},
+		{"with --limit", []string{"whatif", "--oom-message", "@" + msg, "--limit", "2GiB", file}, "--oom-message and --limit both set the cap"},
+	})
+}
