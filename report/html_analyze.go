@@ -58,7 +58,7 @@ func (b *htmlBuilder) analyzeDevice(dev int, res *analyze.Result, states []*anal
 		wg.Go(func() { a.timeline = b.stackTimeline(res, trace, timeUS) })
 	}
 	if n >= 2 && len(res.OOMs) > 0 {
-		if w, err := whatif.Analyze(b.s, dev, res, whatif.Options{}); err == nil {
+		if _, w, err := whatif.OOMVerdict(b.s, dev, res, nil); err == nil {
 			a.whatif = w
 		}
 	}

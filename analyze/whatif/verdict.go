@@ -1,6 +1,9 @@
 package whatif
 
-import "github.com/snapview/snapview/analyze"
+import (
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
+)
 
 // FitKind says how a setting fares over the caps the run may have had.
 type FitKind int
@@ -102,4 +105,18 @@ func (r *Result) BestRow() *Row {
 		return nil
 	}
 	return &r.Rows[r.Best]
+}
+
+// OOMVerdict is the what-if verdict on device of s as whatif, state --at
+// oom and the report's OOM marker give it: the candidates simulated under
+// the cap the file allows (msg, torch's OOM message, fixes it when not
+// nil; else it is inferred, see Options.Limit), with the Result it comes
+// from (its BestRow is the setting to recommend). r is the device's replay
+// (nil: replayed here). The errors are Analyze's.
+func OOMVerdict(s *snapshot.Snapshot, device int, r *analyze.Result, msg *OOMMessage) (Verdict, *Result, error) {
+	res, err := Analyze(s, device, r, Options{OOMMessage: msg})
+	if err != nil {
+		return Verdict{}, nil, err
+	}
+	return res.Verdict(), res, nil
 }

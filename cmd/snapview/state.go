@@ -203,7 +203,7 @@ func showState(ctx context.Context, opts *stateOptions, at analyze.Moment, s *sn
 	if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
 		// The what-if verdict: which candidate settings would have fit
 		// (the cap inferred from the OOM, as whatif does without --limit).
-		if w, err := whatif.Analyze(s, dev, r, whatif.Options{}); err == nil {
+		if _, w, err := whatif.OOMVerdict(s, dev, r, nil); err == nil {
 			v.Whatif = w
 		}
 	}
