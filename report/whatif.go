@@ -376,6 +376,9 @@ type whatifDeviceJSON struct {
 	// with no cap (null when not simulated).
 	UncappedPeakReserved *int64                `json:"uncapped_peak_reserved_bytes"`
 	Candidates           []whatifCandidateJSON `json:"candidates"`
+	// Verdict is the sentence the text prints under the table (under a
+	// cap, WhatifCapVerdict: state --at oom and the report say the same).
+	Verdict string `json:"verdict"`
 }
 
 type whatifBoundsJSON struct {
@@ -434,9 +437,13 @@ type whatifCandidateJSON struct {
 // "peaks_exactness", "oom", "oom_kind" ("none", "oom", or "ends": the file
 // served that request, so the run would have ended there), "oom_entry"
 // (null when none), "alloc_retries", "segments_allocated",
-// "unused_at_peak_bytes", "best" (the text's '*')}], the file's own
-// first), "uncapped_peak_reserved_bytes" (with no cap, the file's
-// settings; null when not simulated)}]}.
+// "unused_at_peak_bytes" (at the reserved peak),
+// "unused_at_allocated_peak_bytes", "fits_at_min_cap", "fits_at_max_cap",
+// "fits_from_bytes" (null: none found), "fits_from_exact", "best" (the
+// text's '*')}], the file's own first), "uncapped_peak_reserved_bytes"
+// (with no cap, the file's settings; null when not simulated),
+// "limit_source" ("flag", "oom-message", "inferred-oom",
+// "inferred-releases" or null), "verdict" (the text's sentence)}]}.
 func WriteWhatifJSON(w io.Writer, v *WhatifView) error {
 	out := whatifJSON{Devices: []whatifDeviceJSON{}}
 	for _, r := range v.Devices {
@@ -449,7 +456,7 @@ func WriteWhatifJSON(w io.Writer, v *WhatifView) error {
 
 // whatifDevice is one device of the JSON.
 func whatifDevice(r *whatif.Result) whatifDeviceJSON {
-	d := whatifDeviceJSON{Device: r.Device, Candidates: []whatifCandidateJSON{}}
+	d := whatifDeviceJSON{Device: r.Device, Candidates: []whatifCandidateJSON{}, Verdict: whatifVerdict(r)}
 	if r.Limit > 0 {
 		l := r.Limit
 		d.LimitBytes = &l

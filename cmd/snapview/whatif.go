@@ -136,7 +136,8 @@ ended there), "oom_entry" (null), "alloc_retries", "segments_allocated",
 "unused_at_peak_bytes" (at the reserved peak),
 "unused_at_allocated_peak_bytes", "fits_at_min_cap", "fits_at_max_cap",
 "fits_from_bytes" (the smallest cap under which it fits; null where none
-was found), "fits_from_exact", "best" (the row marked '*')}])}]}.
+was found), "fits_from_exact", "best" (the row marked '*')}]), "verdict"
+(the sentence under the table)}]}.
 
 Trust. The file's peaks carry the marks summary gives them: '+' a lower
 bound (the trace misses the start of the run), '?' unknown. On such a
