@@ -3,6 +3,7 @@ package whatif
 import (
 	"testing"
 
+	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
 )
 
@@ -104,4 +105,42 @@ func TestBestNotBeatenBySimpler(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSearchCapBrute: on every what-if recording with a cap interval, the
+// smallest cap the search finds for each row is checked by simulating the
+// whole trace again: the row fits under it, and fails one step (2 MiB)
+// below it when that is still in the interval or above.
+func TestSearchCapBrute(t *testing.T) {
+	n := 0
+	for _, w := range loadWhatif(t) {
+		res, err := Analyze(w.snap, 0, nil, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Inferred == nil {
+			continue
+		}
+		r, err := analyze.ReplayStats(w.snap, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := compile(w.snap, r, res.Rows[0].Config, res.Limit)
+		for _, row := range res.Rows {
+			c := row.Cap
+			if c == nil || c.From == 0 || !c.FromExact {
+				continue
+			}
+			n++
+			if o := newSim(p, row.Config, c.From, nil).run(); o.OOMs > 0 {
+				t.Errorf("%s %q: fails under the cap %d it fits from", w.name, row.Conf, c.From)
+			}
+			if below := c.From - capStep; below >= res.Inferred.Min && row.Config.GarbageCollectionThreshold == 0 {
+				if o := newSim(p, row.Config, below, nil).run(); o.OOMs == 0 {
+					t.Errorf("%s %q: fits under %d, below the %d it fits from", w.name, row.Conf, below, c.From)
+				}
+			}
+		}
+	}
+	t.Logf("%d rows checked", n)
 }

@@ -139,9 +139,11 @@ func searchCap(base *sim, out Outcome, lo, hi int64, budget int64) CapFit {
 	}
 	// Bisect between a cap that fails (bottom) and one that fits (top),
 	// in steps of capStep: kb fails, kt fits.
+	// A cap fits as the start of its step does (but for garbage
+	// collection, searched to the step).
 	kb, kt := bottom/capStep, top/capStep
-	if top%capStep != 0 {
-		kt++
+	if kt <= kb {
+		kt = kb + 1
 	}
 	for kt-kb > 1 {
 		if f.Ops+int64(len(base.prog.ops)-ckOp) > budget {
@@ -155,7 +157,7 @@ func searchCap(base *sim, out Outcome, lo, hi int64, budget int64) CapFit {
 			kb = max(mid, bottom/capStep)
 		}
 	}
-	top = kt * capStep
+	top = min(kt*capStep, top)
 	f.From = top
 	return f
 }
