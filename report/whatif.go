@@ -309,22 +309,37 @@ func WhatifCapVerdict(r *whatif.Result) string {
 		fmt.Fprintf(&b, "The file's settings fail %s.", where)
 	}
 	var all, from, none []string
+	// Settings that fit from the same cap are named together, in the
+	// table's order.
+	fromIdx := map[string]int{}
+	var fromConfs [][]string
 	for _, f := range v.Settings {
 		c := strconv.Quote(f.Conf)
 		switch f.Kind {
 		case whatif.FitsAll:
 			all = append(all, fmt.Sprintf("%s (peak reserved %s)", c, FormatBytes(f.PeakReserved)))
 		case whatif.FitsFrom:
-			from = append(from, fmt.Sprintf("%s (from %s)", c, fromText(f)))
+			k := fromText(f)
+			i, ok := fromIdx[k]
+			if !ok {
+				i = len(from)
+				fromIdx[k] = i
+				from = append(from, k)
+				fromConfs = append(fromConfs, nil)
+			}
+			fromConfs[i] = append(fromConfs[i], c)
 		default:
 			none = append(none, c)
 		}
+	}
+	for i, k := range from {
+		from[i] = fmt.Sprintf("%s from %s", strings.Join(fromConfs[i], ", "), k)
 	}
 	if len(all) > 0 {
 		fmt.Fprintf(&b, " Fit %s: %s.", where, strings.Join(all, ", "))
 	}
 	if len(from) > 0 {
-		fmt.Fprintf(&b, " Fit if the cap is at least: %s.", strings.Join(from, ", "))
+		fmt.Fprintf(&b, " Fit only from a higher cap: %s.", strings.Join(from, "; "))
 	}
 	if len(all) == 0 && len(from) == 0 && len(none) > 0 {
 		fmt.Fprintf(&b, " No setting tried fits %s.", where)
