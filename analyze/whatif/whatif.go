@@ -84,10 +84,13 @@ type Result struct {
 	// Rows: the file's own settings first, then the --conf values or the
 	// candidates.
 	Rows []Row
-	// Best indexes the row to recommend: the one that fits with the
-	// lowest peak reserved, when it is not the file's own setting and
-	// does better than it (fits where the file failed, or reserves less);
-	// -1 when none does.
+	// Best indexes the row to recommend: of the rows that fit (at every
+	// cap of the interval, when the cap is an interval), the one with the lowest
+	// peak reserved, the simpler on a tie; when none fits and the file's
+	// row fails, the one that fits from the lowest cap; only when it is
+	// not the file's own setting and does better than it (fits where the
+	// file failed, reserves less, or fits from a lower cap); -1 when none
+	// does.
 	Best int
 	// EmptyCaches counts the empty_cache() calls read from the trace: runs
 	// of segment_free or segment_unmap entries that are not the allocator
@@ -203,14 +206,14 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 		// cap simulated: with garbage collection, whose threshold is a
 		// fraction of the cap, not every cap the frees allow does; the
 		// frees may also have been empty_cache() calls after all.
-		if nb, ok := fitCapToFile(s, r, own, bounds); ok {
+		if nb, ok := fitCapToFile(s, r, own, bounds); ok && nb != bounds {
 			bounds = nb
 			res.Limit, res.Inferred = nb.Min, nil
 			if nb.Max > nb.Min {
 				res.Inferred = &nb
 			}
 			p = compile(s, r, own, res.Limit)
-		} else {
+		} else if !ok {
 			res.Limit, res.LimitSource, res.Inferred = 0, LimitNone, nil
 			p = compile(s, r, own, 0)
 		}
