@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/internal/units"
 )
 
 // WhatifView is what `snapview whatif` shows: one analysis per device.
@@ -58,7 +58,7 @@ func whatifLimitLine(r *whatif.Result) string {
 	var b strings.Builder
 	switch r.LimitSource {
 	case whatif.LimitFlag:
-		fmt.Fprintf(&b, "cap %s (%s B, --limit)", FormatBytes(r.Limit), FormatInt(r.Limit))
+		fmt.Fprintf(&b, "cap %s (%s B, --limit)", units.Bytes(r.Limit), units.Int(r.Limit))
 	case whatif.LimitOOMMessage:
 		how := "its \"" + msgFigure(r.Message.Allowed) + " allowed\""
 		if r.Message.Allowed == nil {
@@ -66,9 +66,9 @@ func whatifLimitLine(r *whatif.Result) string {
 		}
 		if b2 := r.Inferred; b2 != nil {
 			fmt.Fprintf(&b, "cap from the OOM message (--oom-message: %s, printed to two decimals) and the trace: "+
-				"%s to %s B; each setting simulated at both ends", how, FormatInt(b2.Min), FormatInt(b2.Max))
+				"%s to %s B; each setting simulated at both ends", how, units.Int(b2.Min), units.Int(b2.Max))
 		} else {
-			fmt.Fprintf(&b, "cap from the OOM message (--oom-message: %s): %s (%s B)", how, FormatBytes(r.Limit), FormatInt(r.Limit))
+			fmt.Fprintf(&b, "cap from the OOM message (--oom-message: %s): %s (%s B)", how, units.Bytes(r.Limit), units.Int(r.Limit))
 		}
 	case whatif.LimitInferredOOM, whatif.LimitInferredReleases:
 		what := "the OOM: at least the highest reserved, less than the reserved bytes at the failed request plus the segment it needed"
@@ -78,14 +78,14 @@ func whatifLimitLine(r *whatif.Result) string {
 		}
 		if b2 := r.Inferred; b2 != nil {
 			fmt.Fprintf(&b, "cap inferred from %s; the cap lies in %s to %s (%s to %s B): each setting simulated at both ends "+
-				"(the table at the lower; --limit or --oom-message fixes it)", what, FormatBytes(b2.Min), FormatBytes(b2.Max),
-				FormatInt(b2.Min), FormatInt(b2.Max))
+				"(the table at the lower; --limit or --oom-message fixes it)", what, units.Bytes(b2.Min), units.Bytes(b2.Max),
+				units.Int(b2.Min), units.Int(b2.Max))
 		} else {
 			if r.LimitSource == whatif.LimitInferredOOM {
 				what = "the OOM: the reserved bytes there plus the free device memory the oom entry recorded (device_free, " +
 					"less than the segment it needed: the device was full)"
 			}
-			fmt.Fprintf(&b, "cap inferred from %s: %s (%s B)", what, FormatBytes(r.Limit), FormatInt(r.Limit))
+			fmt.Fprintf(&b, "cap inferred from %s: %s (%s B)", what, units.Bytes(r.Limit), units.Int(r.Limit))
 		}
 	default:
 		b.WriteString("no cap (none given with --limit or --oom-message, and none the trace shows: no OOM, no frees of cached " +
@@ -171,15 +171,15 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 			start = "from the state the replay reconstructed before the first entry (the trace misses the start; " +
 				"the segments reserved before it stay as they were under every setting)"
 		}
-		reqs := FormatInt(int64(r.Requests)) + " requests"
+		reqs := units.Int(r.Requests) + " requests"
 		if r.Requests == 1 {
 			reqs = "1 request"
 		}
-		calls := plural(r.EmptyCaches, "empty_cache() call") + " read from the trace"
+		calls := units.Plural(r.EmptyCaches, "empty_cache() call") + " read from the trace"
 		if r.CapReleases > 0 {
 			calls += fmt.Sprintf(", and %s cached segments right before a new segment, as the allocator "+
 				"does under a cap: with no cap given (--limit), simulated as empty_cache() calls",
-				FormatInt(int64(r.CapReleases))+" releases of")
+				units.Int(r.CapReleases)+" releases of")
 		}
 		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Device %d: %s simulated %s; %s.", r.Device, reqs, start, calls), textWidth(w)))
 		fmt.Fprint(w, wrapAt("", whatifLimitLine(r), textWidth(w)))
@@ -207,7 +207,7 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 			}
 			e := whatifPeakTrust(r, i)
 			cells := []string{mark, confLabel(row), figureValue(row.PeakReserved, true, e), figureValue(row.PeakAllocated, true, e),
-				FormatBytes(row.GapAtPeak), FormatInt(row.DeviceAllocs), FormatInt(row.AllocRetries), oom}
+				units.Bytes(row.GapAtPeak), units.Int(row.DeviceAllocs), units.Int(row.AllocRetries), oom}
 			if r.Inferred != nil {
 				cells = append(cells, fitsFromCell(row))
 			}
@@ -229,7 +229,7 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 		fmt.Fprint(w, wrapAt("", whatifVerdict(r), textWidth(w)))
 		own := &r.Rows[0]
 		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Unused (reserved minus allocated) under the file's settings: %s at the reserved peak, "+
-			"%s at the allocated peak.", FormatBytes(own.GapAtPeak), FormatBytes(own.GapAtAllocPeak)), textWidth(w)))
+			"%s at the allocated peak.", units.Bytes(own.GapAtPeak), units.Bytes(own.GapAtAllocPeak)), textWidth(w)))
 	}
 	fmt.Fprint(w, wrapAt("", "Peaks are reserved_bytes and allocated_bytes .all.peak; Unused at reserved peak is reserved minus allocated "+
 		"when reserved first reached its peak, once the request that raised it was served (--json has it at the allocated "+
@@ -250,9 +250,9 @@ func fitsFromCell(row *whatif.Row) string {
 	case c.From == 0:
 		return "none"
 	case !c.FromExact:
-		return "<= " + FormatBytes(c.From)
+		return "<= " + units.Bytes(c.From)
 	}
-	return FormatBytes(c.From)
+	return units.Bytes(c.From)
 }
 
 // whatifVerdict is the sentence under a device's table.
@@ -265,7 +265,7 @@ func whatifVerdict(r *whatif.Result) string {
 	if r.Best >= 0 {
 		best := &r.Rows[r.Best]
 		fmt.Fprintf(&b, "* Best: PYTORCH_CUDA_ALLOC_CONF=%q reserves %s at its peak, %s less than the file's settings.",
-			best.Conf, FormatBytes(best.PeakReserved), FormatBytes(own.PeakReserved-best.PeakReserved))
+			best.Conf, units.Bytes(best.PeakReserved), units.Bytes(own.PeakReserved-best.PeakReserved))
 	} else if r.Trust.History != analyze.Exact {
 		b.WriteString("No setting tried does better than the file's own over the part of the run the trace covers; " +
 			"before it, unknown.")
@@ -283,9 +283,9 @@ func whatifVerdict(r *whatif.Result) string {
 // capText names the caps a verdict holds over.
 func capText(v whatif.Verdict) string {
 	if v.Lo == v.Hi {
-		return "under the cap of " + FormatBytes(v.Lo) + " (" + FormatInt(v.Lo) + " B)"
+		return "under the cap of " + units.Bytes(v.Lo) + " (" + units.Int(v.Lo) + " B)"
 	}
-	return "at any cap from " + FormatBytes(v.Lo) + " to " + FormatBytes(v.Hi) + " (" + FormatInt(v.Lo) + " to " + FormatInt(v.Hi) + " B)"
+	return "at any cap from " + units.Bytes(v.Lo) + " to " + units.Bytes(v.Hi) + " (" + units.Int(v.Lo) + " to " + units.Int(v.Hi) + " B)"
 }
 
 // WhatifCapVerdict is the what-if verdict of a run under a cap, stated
@@ -300,7 +300,7 @@ func WhatifCapVerdict(r *whatif.Result) string {
 	case whatif.FitsAll:
 		fmt.Fprintf(&b, "The file's settings fit %s.", where)
 	case whatif.FitsFrom:
-		at := "at " + FormatBytes(v.Lo)
+		at := "at " + units.Bytes(v.Lo)
 		if v.Own.From > v.Hi {
 			at = where
 		}
@@ -317,7 +317,7 @@ func WhatifCapVerdict(r *whatif.Result) string {
 		c := strconv.Quote(f.Conf)
 		switch f.Kind {
 		case whatif.FitsAll:
-			all = append(all, fmt.Sprintf("%s (peak reserved %s)", c, FormatBytes(f.PeakReserved)))
+			all = append(all, fmt.Sprintf("%s (peak reserved %s)", c, units.Bytes(f.PeakReserved)))
 		case whatif.FitsFrom:
 			k := fromText(f)
 			i, ok := fromIdx[k]
@@ -351,7 +351,7 @@ func WhatifCapVerdict(r *whatif.Result) string {
 	}
 	if v.Uncapped > 0 {
 		fmt.Fprintf(&b, " With no cap, the file's settings reserve at most %s (%s B): the memory the run needed as it was.",
-			FormatBytes(v.Uncapped), FormatInt(v.Uncapped))
+			units.Bytes(v.Uncapped), units.Int(v.Uncapped))
 	}
 	switch {
 	case v.Approximate:
@@ -364,9 +364,9 @@ func WhatifCapVerdict(r *whatif.Result) string {
 
 func fromText(f whatif.SettingFit) string {
 	if !f.FromExact {
-		return fmt.Sprintf("%s or less, more than %s", FormatBytes(f.From), FormatBytes(f.FromLow))
+		return fmt.Sprintf("%s or less, more than %s", units.Bytes(f.From), units.Bytes(f.FromLow))
 	}
-	return FormatBytes(f.From) + " = " + FormatInt(f.From) + " B"
+	return units.Bytes(f.From) + " = " + units.Int(f.From) + " B"
 }
 
 type whatifJSON struct {
@@ -464,9 +464,7 @@ func WriteWhatifJSON(w io.Writer, v *WhatifView) error {
 	for _, r := range v.Devices {
 		out.Devices = append(out.Devices, whatifDevice(r))
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }
 
 // whatifDevice is one device of the JSON.

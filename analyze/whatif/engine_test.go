@@ -3,7 +3,6 @@ package whatif
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/snapview/snapview/analyze/allocator"
@@ -62,7 +61,7 @@ func TestOwnConfIsFileRow(t *testing.T) {
 			}
 			n++
 			if a, b := res2.Rows[0].Outcome, res2.Rows[1].Outcome; a != b || res.Rows[0].Outcome != a {
-				t.Errorf("%s device %d: file row %+v, --conf %q %+v", strings.TrimPrefix(f, sharedDir), d, a, conf, b)
+				t.Errorf("%s device %d: file row %+v, --conf %q %+v", f, d, a, conf, b)
 			}
 			if a, b := res2.Rows[0].Cap, res2.Rows[1].Cap; (a == nil) != (b == nil) || a != nil && *a != *b {
 				t.Errorf("%s device %d: over the cap interval, file row %+v, --conf %q %+v", f, d, a, conf, b)

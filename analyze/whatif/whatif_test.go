@@ -11,17 +11,15 @@ import (
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
-const sharedDir = "../../../shared/snapshots"
-
+// sharedOrSkip returns the shared corpus's snapshots directory, or ends
+// the test when it is absent (see internal/corpus).
 func sharedOrSkip(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(sharedDir); err != nil {
-		t.Skipf("shared corpus absent (%v): skipping", err)
-	}
-	return sharedDir
+	return corpus.Dir(t)
 }
 
 // deviceTotal is the total_memory torch reported for the H200 the what-if
@@ -68,13 +66,10 @@ func whatifDirs(t *testing.T) []string {
 
 func loadWhatif(t *testing.T) []*whatifRun {
 	t.Helper()
-	var metas []string
-	for _, dir := range whatifDirs(t) {
+	metas := corpus.Match(t, filepath.Join(sharedOrSkip(t), "whatif"), "*/*/meta.json", 15)
+	for _, dir := range whatifDirs(t)[1:] {
 		m, _ := filepath.Glob(filepath.Join(dir, "*", "*", "meta.json"))
 		metas = append(metas, m...)
-	}
-	if len(metas) == 0 {
-		t.Skip("no what-if recordings in ../shared")
 	}
 	sort.Strings(metas)
 	var runs []*whatifRun
@@ -175,7 +170,7 @@ func TestCrossSetting(t *testing.T) {
 // requires the self-check to be exact.
 func TestSelfCheckTorch211(t *testing.T) {
 	dir := filepath.Join(sharedOrSkip(t), "torch2.11")
-	files, _ := filepath.Glob(filepath.Join(dir, "*", "snapshot.pickle"))
+	files := corpus.Match(t, dir, "*/snapshot.pickle", 17)
 	n := 0
 	for _, f := range files {
 		name := filepath.Base(filepath.Dir(f))
@@ -218,9 +213,7 @@ func TestSelfCheckTorch211(t *testing.T) {
 			}
 		}
 	}
-	if n == 0 {
-		t.Skip("no torch2.11 recordings with a trace")
-	}
+	corpus.AtLeast(t, "torch2.11 device traces", n, 15)
 }
 
 // TestSelfCheckCanFail: the self-check notices a simulation that does not
@@ -321,9 +314,11 @@ func TestCandidateTable(t *testing.T) {
 func TestSelfCheckPublic(t *testing.T) {
 	dir := sharedOrSkip(t)
 	var files []string
-	for _, g := range []string{"public/*.pickle", "public/*.json", "torch2.11-probe/*.pickle"} {
-		m, _ := filepath.Glob(filepath.Join(dir, g))
-		files = append(files, m...)
+	for _, g := range []struct {
+		glob string
+		min  int
+	}{{"public/*.pickle", 34}, {"public/*.json", 0}, {"torch2.11-probe/*.pickle", 13}} {
+		files = append(files, corpus.Match(t, dir, g.glob, g.min)...)
 	}
 	n := 0
 	for _, f := range files {
@@ -346,6 +341,7 @@ func TestSelfCheckPublic(t *testing.T) {
 		}
 	}
 	t.Logf("%d device traces", n)
+	corpus.AtLeast(t, "device traces of public files and probes", n, 39)
 }
 
 // TestInferredCap: on every capped what-if recording, without a cap
