@@ -8,7 +8,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/internal/units"
 )
@@ -120,20 +120,20 @@ func msgFigure(f *whatif.Figure) string {
 }
 
 // whatifPeakTrust is the exactness the peaks of row i carry: the file's
-// row takes the file's history trust (analyze.DecideTrust); a simulated
+// row takes the file's history trust (replay.DecideTrust); a simulated
 // row is a lower bound where the file's are (the part of the run before
 // the trace is not simulated), else it prints plain (the self-check says
 // how far to trust it).
-func whatifPeakTrust(r *whatif.Result, i int) analyze.Exactness {
-	if i == 0 || r.Trust.History == analyze.LowerBound {
+func whatifPeakTrust(r *whatif.Result, i int) stats.Exactness {
+	if i == 0 || r.Trust.History == stats.LowerBound {
 		return r.Trust.History
 	}
-	return analyze.Exact
+	return stats.Exact
 }
 
 // whatifTrustNote says what the marks mean in the table.
-func whatifTrustNote(k analyze.Known) string {
-	if k.History == analyze.LowerBound {
+func whatifTrustNote(k stats.Known) string {
+	if k.History == stats.LowerBound {
 		return "; peaks marked '+' are at least that much, and the comparisons below hold only over the part of the run the trace covers."
 	}
 	return "; the file row's peaks are shown as '?', and the comparisons below are approximate."
@@ -143,7 +143,7 @@ func whatifTrustNote(k analyze.Known) string {
 // with the file.
 func whatifSelfCheckLine(r *whatif.Result) string {
 	sc := r.SelfCheck
-	if sc.Exact && r.Trust.History != analyze.Exact {
+	if sc.Exact && r.Trust.History != stats.Exact {
 		return "Self-check: matches the trace. Simulated under its own settings from the first trace entry, the run makes every " +
 			"segment_alloc the trace records in order, puts every allocation in the same segment at the same offset, and " +
 			"reaches the trace's peaks and OOMs; the trace is not the whole run, so this is not exact for the run."
@@ -184,7 +184,7 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Device %d: %s simulated %s; %s.", r.Device, reqs, start, calls), textWidth(w)))
 		fmt.Fprint(w, wrapAt("", whatifLimitLine(r), textWidth(w)))
 		fmt.Fprint(w, wrapAt("", whatifSelfCheckLine(r), textWidth(w)))
-		if r.Trust.History != analyze.Exact {
+		if r.Trust.History != stats.Exact {
 			fmt.Fprint(w, wrapAt("", "The file's "+TrustText(r.Trust)+whatifTrustNote(r.Trust), textWidth(w)))
 		}
 		fmt.Fprintln(w)
@@ -266,7 +266,7 @@ func whatifVerdict(r *whatif.Result) string {
 		best := &r.Rows[r.Best]
 		fmt.Fprintf(&b, "* Best: PYTORCH_CUDA_ALLOC_CONF=%q reserves %s at its peak, %s less than the file's settings.",
 			best.Conf, units.Bytes(best.PeakReserved), units.Bytes(own.PeakReserved-best.PeakReserved))
-	} else if r.Trust.History != analyze.Exact {
+	} else if r.Trust.History != stats.Exact {
 		b.WriteString("No setting tried does better than the file's own over the part of the run the trace covers; " +
 			"before it, unknown.")
 	} else {
@@ -274,7 +274,7 @@ func whatifVerdict(r *whatif.Result) string {
 	}
 	if !r.SelfCheck.Exact {
 		b.WriteString(" (Approximate: see the self-check.)")
-	} else if r.Best >= 0 && r.Trust.History != analyze.Exact {
+	} else if r.Best >= 0 && r.Trust.History != stats.Exact {
 		b.WriteString(" (Over the part of the run the trace covers.)")
 	}
 	return b.String()
@@ -382,7 +382,7 @@ type whatifDeviceJSON struct {
 	LimitInferred *whatifBoundsJSON   `json:"limit_inferred"`
 	SelfCheck     whatifSelfCheckJSON `json:"self_check"`
 	// History is the trust of the file's history figures
-	// (analyze.DecideTrust), as summary --json gives it.
+	// (replay.DecideTrust), as summary --json gives it.
 	History         historyJSON `json:"history"`
 	EmptyCacheCalls int         `json:"empty_cache_calls"`
 	CapReleases     int         `json:"releases_before_new_segment"`
@@ -446,7 +446,7 @@ type whatifCandidateJSON struct {
 // ({"min_bytes","max_bytes"} or null), "self_check" ({"exact" (matches
 // the trace and history is exact), "matches_trace", "diverged_at_entry"
 // (null when none), "reason"}), "history" ({"exactness", "why"}:
-// analyze.DecideTrust), "empty_cache_calls", "releases_before_new_segment",
+// replay.DecideTrust), "empty_cache_calls", "releases_before_new_segment",
 // "cap_below_file", "candidates" ([{"conf", "source" ("file", "conf" or
 // "candidate"), "peak_reserved_bytes", "peak_allocated_bytes",
 // "peaks_exactness", "oom", "oom_kind" ("none", "oom", or "ends": the file
@@ -481,7 +481,7 @@ func whatifDevice(r *whatif.Result) whatifDeviceJSON {
 	if b := r.Inferred; b != nil {
 		d.LimitInferred = &whatifBoundsJSON{Min: b.Min, Max: b.Max}
 	}
-	d.SelfCheck = whatifSelfCheckJSON{Exact: r.SelfCheck.Exact && r.Trust.History == analyze.Exact,
+	d.SelfCheck = whatifSelfCheckJSON{Exact: r.SelfCheck.Exact && r.Trust.History == stats.Exact,
 		MatchesTrace: r.SelfCheck.Exact, Reason: r.SelfCheck.Reason}
 	d.History = historyJSON{Exactness: r.Trust.History.String(), Why: r.Trust.Why}
 	d.EmptyCacheCalls, d.CapReleases, d.CapBelowFile = r.EmptyCaches, r.CapReleases, r.CapBelowFile
@@ -528,9 +528,9 @@ func whatifDevice(r *whatif.Result) whatifDeviceJSON {
 	return d
 }
 
-// whatifOOMVerdict is the what-if verdict in one sentence, for the HTML
+// WhatifOOMVerdict is the what-if verdict in one sentence, for the HTML
 // report's OOM marker: WhatifCapVerdict, as whatif and state --at oom
 // print it.
-func whatifOOMVerdict(r *whatif.Result) string {
+func WhatifOOMVerdict(r *whatif.Result) string {
 	return "What-if (snapview whatif): " + WhatifCapVerdict(r)
 }

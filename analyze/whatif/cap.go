@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -128,7 +128,7 @@ func ParseOOMMessage(text string) (*OOMMessage, error) {
 // trace allows. It returns the bounds (Min == Max for one cap; both 0 for
 // none), the source, and a note on a message figure the trace
 // contradicts.
-func capBounds(trace []snapshot.TraceEntry, r *analyze.Result, own allocator.Config, opts Options) (Bounds, string, string) {
+func capBounds(trace []snapshot.TraceEntry, r *replay.Result, own allocator.Config, opts Options) (Bounds, string, string) {
 	if opts.Limit > 0 {
 		return Bounds{opts.Limit, opts.Limit}, LimitFlag, ""
 	}
@@ -180,7 +180,7 @@ type oomBounds struct {
 // expandable segments the request a run of segment_map entries served
 // (alloc_block checked its whole get_allocation_size against the cap
 // before mapping what was missing).
-func highestReserved(trace []snapshot.TraceEntry, r *analyze.Result, own allocator.Config) int64 {
+func highestReserved(trace []snapshot.TraceEntry, r *replay.Result, own allocator.Config) int64 {
 	low, _, _ := scanReserved(trace, r, own, nil)
 	return low
 }
@@ -192,7 +192,7 @@ func highestReserved(trace []snapshot.TraceEntry, r *analyze.Result, own allocat
 // entries followed (after free_completed entries) by a new segment, with
 // the reserved bytes before the run and the bytes the new segment's
 // request needed (get_allocation_size).
-func scanReserved(trace []snapshot.TraceEntry, r *analyze.Result, own allocator.Config,
+func scanReserved(trace []snapshot.TraceEntry, r *replay.Result, own allocator.Config,
 	release func(before, need int64)) (low, atOOM, need int64) {
 	var reserved int64
 	for _, sg := range r.InitialState() {
@@ -271,7 +271,7 @@ func requestNeed(trace []snapshot.TraceEntry, k int, own allocator.Config) int64
 // itself failed (the device was full, no fraction needed): the cap is
 // then the reserved bytes plus device_free. nil when the trace has no oom
 // entry or the bounds contradict each other.
-func inferLimit(trace []snapshot.TraceEntry, r *analyze.Result, own allocator.Config) *oomBounds {
+func inferLimit(trace []snapshot.TraceEntry, r *replay.Result, own allocator.Config) *oomBounds {
 	low, atOOM, need := scanReserved(trace, r, own, nil)
 	if atOOM < 0 {
 		return nil
@@ -306,7 +306,7 @@ func inferLimit(trace []snapshot.TraceEntry, r *analyze.Result, own allocator.Co
 // less than the smallest of those sums (with garbage collection, which
 // cannot be told from the other, the larger of the sum and reserved / g).
 // nil when no run bounds it.
-func inferFromReleases(trace []snapshot.TraceEntry, r *analyze.Result, own allocator.Config) *Bounds {
+func inferFromReleases(trace []snapshot.TraceEntry, r *replay.Result, own allocator.Config) *Bounds {
 	type rel struct{ before, need int64 }
 	var rels []rel
 	low, _, _ := scanReserved(trace, r, own, func(before, need int64) { rels = append(rels, rel{before, need}) })

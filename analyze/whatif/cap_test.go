@@ -3,8 +3,8 @@ package whatif
 import (
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/replay"
 )
 
 // TestParseOOMMessage reads the figures of torch's OutOfMemoryError
@@ -121,7 +121,7 @@ func TestSearchCapBrute(t *testing.T) {
 		if res.Inferred == nil {
 			continue
 		}
-		r, err := analyze.ReplayStats(w.snap, 0)
+		r, err := replay.Run(w.snap, 0, replay.Options{Mode: replay.StatsOnly})
 		if err != nil {
 			t.Fatal(err)
 		}

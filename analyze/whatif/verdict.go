@@ -1,7 +1,8 @@
 package whatif
 
 import (
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -84,7 +85,7 @@ func (r *Result) fitOf(i int) SettingFit {
 // Verdict returns the what-if verdict of r.
 func (r *Result) Verdict() Verdict {
 	v := Verdict{Lo: r.Limit, Hi: r.Limit, Source: r.LimitSource, Best: r.Best,
-		Approximate: !r.SelfCheck.Exact, TraceOnly: r.Trust.History != analyze.Exact}
+		Approximate: !r.SelfCheck.Exact, TraceOnly: r.Trust.History != stats.Exact}
 	if b := r.Inferred; b != nil {
 		v.Lo, v.Hi = b.Min, b.Max
 	}
@@ -113,7 +114,7 @@ func (r *Result) BestRow() *Row {
 // nil; else it is inferred, see Options.Limit), with the Result it comes
 // from (its BestRow is the setting to recommend). r is the device's replay
 // (nil: replayed here). The errors are Analyze's.
-func OOMVerdict(s *snapshot.Snapshot, device int, r *analyze.Result, msg *OOMMessage) (Verdict, *Result, error) {
+func OOMVerdict(s *snapshot.Snapshot, device int, r *replay.Result, msg *OOMMessage) (Verdict, *Result, error) {
 	res, err := Analyze(s, device, r, Options{OOMMessage: msg})
 	if err != nil {
 		return Verdict{}, nil, err

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/html"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -280,7 +282,7 @@ func TestWhatifLimitBelowFile(t *testing.T) {
 }
 
 // TestWhatifTrustMarks: on a trace that misses the start, the file row's
-// peaks carry summary's '+' (analyze.DecideTrust), and neither "exact"
+// peaks carry summary's '+' (replay.DecideTrust), and neither "exact"
 // nor "no setting does better" is claimed for the run (TESTER finding 5).
 func TestWhatifTrustMarks(t *testing.T) {
 	file := sharedSnapshot(t, "big/gpt2_2M_events/snapshot.pickle.xz")
@@ -357,7 +359,8 @@ func TestOOMVerdictViewsAgree(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: state: %v", f, err)
 			}
-			h, err := report.BuildHTML(s, report.HTMLOptions{})
+			opt := html.Options{}
+			h, err := html.Build(analysis.New(s, opt.Analysis()), opt)
 			if err != nil {
 				t.Fatalf("%s: report: %v", f, err)
 			}
