@@ -1,7 +1,6 @@
 package whatif
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -11,7 +10,7 @@ import (
 
 // corpusTraces lists the snapshot files of ../shared that may hold a
 // trace (every recording folder's snapshot, the public files, the
-// scaling and what-if series).
+// scaling and what-if series) and this repository's what-if recordings.
 func corpusTraces(t *testing.T) []string {
 	t.Helper()
 	dir := sharedOrSkip(t)
@@ -21,8 +20,8 @@ func corpusTraces(t *testing.T) []string {
 		m, _ := filepath.Glob(filepath.Join(dir, g))
 		files = append(files, m...)
 	}
-	if rec := os.Getenv("SNAPVIEW_WHATIF_REC"); rec != "" {
-		m, _ := filepath.Glob(filepath.Join(rec, "*", "*", "snapshot.pickle*"))
+	for _, dir := range whatifDirs(t)[1:] {
+		m, _ := filepath.Glob(filepath.Join(dir, "*", "*", "snapshot.pickle*"))
 		files = append(files, m...)
 	}
 	return files
@@ -33,11 +32,39 @@ func corpusTraces(t *testing.T) []string {
 // same outcome in every figure (one engine path; the cudaMalloc addresses
 // are chosen the same way in both).
 func TestOwnConfIsFileRow(t *testing.T) {
+	n := eachDeviceTrace(t, corpusTraces(t), func(f string, s *snapshot.Snapshot, d int, res *Result) {
+		own := res.Rows[0].Config
+		if own.Rounding != nil {
+			return // a producer's own rounding has no PYTORCH_CUDA_ALLOC_CONF text
+		}
+		conf := own.String()
+		if c, err := allocator.Parse(conf); err != nil || c != own {
+			t.Fatalf("%s: %q does not parse back to the file's settings", f, conf)
+		}
+		res2, err := Analyze(s, d, nil, Options{Confs: []string{conf}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := res2.Rows[0].Outcome, res2.Rows[1].Outcome; a != b || res.Rows[0].Outcome != a {
+			t.Errorf("%s device %d: file row %+v, --conf %q %+v", f, d, a, conf, b)
+		}
+		if a, b := res2.Rows[0].Cap, res2.Rows[1].Cap; (a == nil) != (b == nil) || a != nil && *a != *b {
+			t.Errorf("%s device %d: over the cap interval, file row %+v, --conf %q %+v", f, d, a, conf, b)
+		}
+	})
+	t.Logf("%d device traces", n)
+}
+
+// eachDeviceTrace analyzes every device trace of the files that load as
+// snapshots (the file's settings alone, the cap as inferred) and calls fn
+// with each; it returns their number.
+func eachDeviceTrace(t *testing.T, files []string, fn func(f string, s *snapshot.Snapshot, d int, res *Result)) int {
+	t.Helper()
 	n := 0
-	for _, f := range corpusTraces(t) {
+	for _, f := range files {
 		s, err := snapshot.Load(f)
 		if err != nil {
-			continue
+			continue // not every file there is a snapshot with a trace
 		}
 		for d := range s.Traces {
 			if len(s.Traces[d]) == 0 {
@@ -47,26 +74,9 @@ func TestOwnConfIsFileRow(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s device %d: %v", f, d, err)
 			}
-			own := res.Rows[0].Config
-			if own.Rounding != nil {
-				continue // a producer's own rounding has no PYTORCH_CUDA_ALLOC_CONF text
-			}
-			conf := own.String()
-			if c, err := allocator.Parse(conf); err != nil || c != own {
-				t.Fatalf("%s: %q does not parse back to the file's settings", f, conf)
-			}
-			res2, err := Analyze(s, d, nil, Options{Confs: []string{conf}})
-			if err != nil {
-				t.Fatal(err)
-			}
 			n++
-			if a, b := res2.Rows[0].Outcome, res2.Rows[1].Outcome; a != b || res.Rows[0].Outcome != a {
-				t.Errorf("%s device %d: file row %+v, --conf %q %+v", f, d, a, conf, b)
-			}
-			if a, b := res2.Rows[0].Cap, res2.Rows[1].Cap; (a == nil) != (b == nil) || a != nil && *a != *b {
-				t.Errorf("%s device %d: over the cap interval, file row %+v, --conf %q %+v", f, d, a, conf, b)
-			}
+			fn(f, s, d, res)
 		}
 	}
-	t.Logf("%d device traces", n)
+	return n
 }

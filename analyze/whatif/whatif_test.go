@@ -320,26 +320,11 @@ func TestSelfCheckPublic(t *testing.T) {
 	}{{"public/*.pickle", 34}, {"public/*.json", 0}, {"torch2.11-probe/*.pickle", 13}} {
 		files = append(files, corpus.Match(t, dir, g.glob, g.min)...)
 	}
-	n := 0
-	for _, f := range files {
-		s, err := snapshot.Load(f)
-		if err != nil {
-			continue // not every file there is a snapshot with a trace
+	n := eachDeviceTrace(t, files, func(f string, _ *snapshot.Snapshot, d int, res *Result) {
+		if !res.SelfCheck.Exact {
+			t.Errorf("%s device %d: self-check %+v", filepath.Base(f), d, res.SelfCheck)
 		}
-		for d := range s.Traces {
-			if len(s.Traces[d]) == 0 {
-				continue
-			}
-			res, err := Analyze(s, d, nil, Options{Confs: []string{}})
-			if err != nil {
-				t.Fatalf("%s device %d: %v", f, d, err)
-			}
-			n++
-			if !res.SelfCheck.Exact {
-				t.Errorf("%s device %d: self-check %+v", filepath.Base(f), d, res.SelfCheck)
-			}
-		}
-	}
+	})
 	t.Logf("%d device traces", n)
 	corpus.AtLeast(t, "device traces of public files and probes", n, 39)
 }
