@@ -268,10 +268,5 @@ func padRight(s string, n int) string {
 	return s
 }
 
-func joinInts(ns []int) string {
-	parts := make([]string, len(ns))
-	for i, n := range ns {
-		parts[i] = fmt.Sprint(n)
-	}
-	return strings.Join(parts, ", ")
-}
+// joinInts is JoinInts.
+func joinInts(ns []int) string { return JoinInts(ns) }

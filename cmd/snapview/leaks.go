@@ -211,6 +211,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, 
 	if len(devices) == 0 && !opts.json {
 		return writeNothing(stdout, what)
 	}
+	devices = opts.device.shown(devices, stderr, "leaks")
 	var reps []*analyze.LeakReport
 	for _, dev := range devices {
 		if err := ctx.Err(); err != nil {
