@@ -75,6 +75,7 @@ cap with --max-decompressed for a genuine file that passes it.`,
 	)
 	addProfileFlags(root)
 	addLimitFlags(root)
+	addRoundingFlag(root)
 	addWidthFlag(root)
 	return root
 }
