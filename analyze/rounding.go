@@ -105,7 +105,7 @@ func (r Rounding) Evidence() string {
 		}
 		what := "no active block with a requested size"
 		if r.Blocks > 0 {
-			what = fmt.Sprintf("the %s fit both rules", infoPlural(r.Blocks, "active block"))
+			what = fmt.Sprintf("the %s fit both rules", units.Plural(r.Blocks, "active block"))
 		}
 		return fmt.Sprintf("%s, so from the trace: of the allocs followed in their segment by the next block, "+
 			"%d are round_up(request + 32, 512) bytes long, %d CUDA's round_size%s", what, r.TraceNPU, r.TraceCUDA, ex)

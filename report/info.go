@@ -250,5 +250,5 @@ func padRight(s string, n int) string {
 	return s
 }
 
-// joinInts is JoinInts.
-func joinInts(ns []int) string { return JoinInts(ns) }
+// joinInts is units.IntList: "0, 1, 2", shortened past 16 numbers.
+func joinInts(ns []int) string { return units.IntList(ns) }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -155,8 +155,8 @@ func oomCounts(s *snapshot.Snapshot) (map[int]int, []int) {
 	return counts, devs
 }
 
-// joinInts is report.JoinInts: "0, 1, 2", shortened past 16 numbers.
-func joinInts(ns []int) string { return report.JoinInts(ns) }
+// joinInts is units.IntList: "0, 1, 2", shortened past 16 numbers.
+func joinInts(ns []int) string { return units.IntList(ns) }
 
 // maxShownDevices is the most devices a view shows when --device is not
 // given, as the report draws at most report's 64: a file of 100,000
@@ -171,7 +171,7 @@ func (f *deviceFlag) shown(devs []int, stderr io.Writer, view string) []int {
 		return devs
 	}
 	fmt.Fprintf(stderr, "warning: %s of the file's %s devices are left out of %s (over %d, the most it shows: %s); --device N shows another\n",
-		report.FormatInt(int64(len(devs)-maxShownDevices)), report.FormatInt(int64(len(devs))), view, maxShownDevices,
+		units.Int(len(devs)-maxShownDevices), units.Int(len(devs)), view, maxShownDevices,
 		joinInts(devs[:maxShownDevices]))
 	return devs[:maxShownDevices]
 }

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/internal/units"
 )
 
 // warnFoldKeep is how many devices' copies of one kind of warning reach
@@ -128,7 +128,7 @@ func (f *warnFold) Flush() error {
 			noun = "device"
 		}
 		if _, err := fmt.Fprintf(f.w, "warning: the same as device %d's warning above for %s more %s: %s\n",
-			k.first, report.FormatInt(int64(len(k.dropped))), noun, report.JoinInts(k.dropped)); err != nil {
+			k.first, units.Int(len(k.dropped)), noun, units.IntList(k.dropped)); err != nil {
 			return err
 		}
 		k.dropped = nil

@@ -1,21 +1,21 @@
-package report
+package units
 
 import (
 	"strconv"
 	"strings"
 )
 
-// joinIntsFull is how many numbers JoinInts lists one by one; a longer
+// intListFull is how many numbers IntList lists one by one; a longer
 // list is shortened.
-const joinIntsFull = 16
+const intListFull = 16
 
-// JoinInts is "0, 1, 2": the numbers in their order. A list of more than 16
+// IntList is "0, 1, 2": the numbers in their order. A list of more than 16
 // is shortened so that its length does not grow with the list's: runs of
 // three or more consecutive numbers become "a-b" ("0-99999"), and past the
 // first 8 items the rest are left out and counted:
 // "1, 3, 5, 7, 9, 11, 13, 15, ..., 99 (50 in all)".
-func JoinInts(ns []int) string {
-	if len(ns) <= joinIntsFull {
+func IntList(ns []int) string {
+	if len(ns) <= intListFull {
 		s := make([]string, len(ns))
 		for i, n := range ns {
 			s[i] = strconv.Itoa(n)
@@ -41,5 +41,5 @@ func JoinInts(ns []int) string {
 	if len(items) <= 8 {
 		return strings.Join(items, ", ")
 	}
-	return strings.Join(items[:8], ", ") + ", ..., " + strconv.Itoa(ns[len(ns)-1]) + " (" + FormatInt(int64(len(ns))) + " in all)"
+	return strings.Join(items[:8], ", ") + ", ..., " + strconv.Itoa(ns[len(ns)-1]) + " (" + Int(len(ns)) + " in all)"
 }
