@@ -3,7 +3,8 @@ package report
 import (
 	"io"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -89,11 +90,11 @@ type infoReplayJSON struct {
 	Segments      int      `json:"segments_checked"`
 	Blocks        int      `json:"blocks_checked"`
 	Differences   []string `json:"differences"`
-	// History is the trust of the history figures (analyze.DecideTrust):
+	// History is the trust of the history figures (replay.DecideTrust):
 	// "exact", "lower_bound" or "unknown", and why.
 	History historyJSON `json:"history"`
 	// Requested is the trust of the file's requested sizes
-	// (analyze.Known.Requested): "exact" or "unknown", and why.
+	// (stats.Known.Requested): "exact" or "unknown", and why.
 	Requested historyJSON `json:"requested"`
 }
 
@@ -108,7 +109,7 @@ type roundingJSON struct {
 	Forced    string `json:"forced,omitempty"`
 }
 
-func newRoundingJSON(r analyze.Rounding) roundingJSON {
+func newRoundingJSON(r replay.Rounding) roundingJSON {
 	return roundingJSON{Rule: r.Rule.String(), Assumed: r.Assumed, Evidence: r.Evidence(), FromTrace: r.FromTrace, Forced: r.Forced}
 }
 
@@ -232,7 +233,7 @@ func WriteInfoJSON(w io.Writer, v *Info) error {
 	return writeJSON(w, out)
 }
 
-func newInfoDeviceJSON(d *analyze.DeviceInfo) infoDeviceJSON {
+func newInfoDeviceJSON(d *info.DeviceInfo) infoDeviceJSON {
 	return infoDeviceJSON{
 		Device:               d.Device,
 		Segments:             d.Segments,

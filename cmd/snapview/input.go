@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -59,7 +59,7 @@ func withSnapshotCtx(ctx context.Context, stdin io.Reader, errOut io.Writer, pat
 	// segments) put back once, here, so that every command sees the same
 	// state.
 	s.ForceRounding = roundingOf(ctx)
-	s, _ = analyze.Complete(s)
+	s, _ = replay.Complete(s)
 	return inFile(src.name, f(s, src))
 }
 
