@@ -66,3 +66,42 @@ func TestLeaksCompiledRegions(t *testing.T) {
 		t.Error("an eager recording has regions")
 	}
 }
+
+// TestTraceUserMetadata: trace shows an entry's user_metadata (the label
+// torch.cuda.memory._set_memory_metadata sets, which an annotate entry
+// also carries): on compiled_regions the optimizer step's 178 entries
+// carry "optimizer", in text and JSON; an entry without one shows none.
+func TestTraceUserMetadata(t *testing.T) {
+	file := filepath.Join("..", "..", "testdata", "snapshots", "compiled_regions", "snapshot.pickle.xz")
+	out, _, err := runSnapview(t, "trace", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out, "  [optimizer]\n"); n != 178 {
+		t.Errorf("%d text lines end in [optimizer], want 178", n)
+	}
+	jout, _, err := runSnapview(t, "trace", "--json", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js struct {
+		Entries []struct {
+			UserMetadata *string `json:"user_metadata"`
+		} `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(jout), &js); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range js.Entries {
+		if e.UserMetadata != nil {
+			if *e.UserMetadata != "optimizer" {
+				t.Errorf("user_metadata %q", *e.UserMetadata)
+			}
+			n++
+		}
+	}
+	if n != 178 || len(js.Entries) != 4767 {
+		t.Errorf("%d of %d entries with user_metadata, want 178 of 4767", n, len(js.Entries))
+	}
+}
