@@ -239,10 +239,5 @@ func padRight(s string, n int) string {
 	return s
 }
 
-func joinInts(ns []int) string {
-	parts := make([]string, len(ns))
-	for i, n := range ns {
-		parts[i] = fmt.Sprint(n)
-	}
-	return strings.Join(parts, ", ")
-}
+// joinInts is units.IntList: "0, 1, 2", shortened past 16 numbers.
+func joinInts(ns []int) string { return units.IntList(ns) }

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -102,6 +103,14 @@ type roundingJSON struct {
 	Rule     string `json:"rule"`
 	Assumed  bool   `json:"assumed"`
 	Evidence string `json:"evidence"`
+	// FromTrace: the rule was read from the trace's block gaps (no
+	// active block told the rules apart); Forced: the rule --rounding gave.
+	FromTrace bool   `json:"from_trace,omitempty"`
+	Forced    string `json:"forced,omitempty"`
+}
+
+func newRoundingJSON(r replay.Rounding) roundingJSON {
+	return roundingJSON{Rule: r.Rule.String(), Assumed: r.Assumed, Evidence: r.Evidence(), FromTrace: r.FromTrace, Forced: r.Forced}
 }
 
 // settingJSON is one allocator setting as PyTorch's repr prints it.
@@ -186,7 +195,7 @@ func WriteInfoJSON(w io.Writer, v *Info) error {
 		Devices:  []infoDeviceJSON{},
 		Settings: []settingJSON{},
 		Host:     newHostJSON(&v.Host),
-		Rounding: roundingJSON{Rule: v.Rounding.Rule.String(), Assumed: v.Rounding.Assumed, Evidence: v.Rounding.Evidence()},
+		Rounding: newRoundingJSON(v.Rounding),
 		Unknown:  countsJSON(v.Unknown),
 		Warnings: append([]string{}, v.Warnings...),
 	}

@@ -136,6 +136,9 @@ func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt L
 		var lines []string
 		lines = append(lines, wrapLine(g.Verdict.String(), width, "")...)
 		lines = append(lines, wrapLine(leakAllocLine(rep, &g), width, "")...)
+		if len(g.Regions) > 0 {
+			lines = append(lines, wrapLine(leakRegionLine(&g), width, "")...)
+		}
 		for _, l := range ft.Lines(g.Stack, leakStackOptions(opt.Full)) {
 			lines = append(lines, wrapLine("  "+l, width, "      ")...)
 		}
@@ -316,4 +319,14 @@ func LeakHints(reps []*leaks.LeakReport) []string {
 		hints = append(hints, "the trace starts after the run did (recording started late, or max_entries wrapped): allocations older than the trace carry no growth evidence")
 	}
 	return hints
+}
+
+// leakRegionLine names the compiled regions a group's live bytes were
+// allocated in: "in Torch-Compiled Region: 0/0 (32.0 MiB)".
+func leakRegionLine(g *leaks.LeakGroup) string {
+	parts := make([]string, len(g.Regions))
+	for i, r := range g.Regions {
+		parts[i] = fmt.Sprintf("%s (%s)", r.Region, units.Bytes(r.Bytes))
+	}
+	return "in " + strings.Join(parts, ", ")
 }

@@ -81,6 +81,9 @@ type leakGroupJSON struct {
 	// frame first, as the snapshot records it.
 	Stacks int             `json:"stacks"`
 	Stack  []leakFrameJSON `json:"stack"`
+	// Regions are the compiled regions (compile_context) the live bytes
+	// were allocated in, most bytes first; left out when none.
+	Regions []leakRegionJSON `json:"regions,omitempty"`
 }
 
 type leakGrowthJSON struct {
@@ -139,6 +142,9 @@ func WriteLeaksJSON(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport)
 				Growth: make([]leakGrowthJSON, 0, len(g.Growth)), Kind: g.Verdict.Kind.String(), Verdict: g.Verdict.String(),
 				Stacks: g.Stacks, Stack: leakStackJSON(s, g.Stack),
 			}
+			for _, r := range g.Regions {
+				gj.Regions = append(gj.Regions, leakRegionJSON{Region: r.Region, Bytes: r.Bytes})
+			}
 			if g.FirstAlloc >= 0 {
 				gj.FirstAllocUS = usOf(g.FirstAllocUS)
 			}
@@ -169,4 +175,10 @@ func leakStackJSON(s *snapshot.Snapshot, id snapshot.StackID) []leakFrameJSON {
 		out = append(out, leakFrameJSON{Filename: fr.Filename, Line: fr.Line, Name: fr.Name})
 	}
 	return out
+}
+
+// leakRegionJSON is a group's live bytes allocated in one compiled region.
+type leakRegionJSON struct {
+	Region string `json:"region"`
+	Bytes  int64  `json:"bytes"`
 }

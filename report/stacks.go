@@ -43,6 +43,9 @@ type StackLineOptions struct {
 type FrameTable struct {
 	s    *snapshot.Snapshot
 	info []*frameInfo
+	// regions names inductor's generated files by the compiled region
+	// they ran in (inductorRegions), built with info.
+	regions map[string]string
 }
 
 // frameInfo is one frame as the stack views show it: its file and name
@@ -80,12 +83,17 @@ func NewFrameTable(s *snapshot.Snapshot) *FrameTable {
 func (t *FrameTable) get(id snapshot.FrameID) *frameInfo {
 	if t.info == nil {
 		t.info = make([]*frameInfo, len(t.s.Frames))
+		t.regions = inductorRegions(t.s)
 	}
 	if fi := t.info[id]; fi != nil {
 		return fi
 	}
 	raw := t.s.Frames[id]
 	f := snapshot.Frame{Filename: Escape(raw.Filename), Line: raw.Line, Name: Escape(raw.Name)}
+	if region, ok := t.regions[raw.Filename]; ok {
+		// a temporary path: named by the region its code ran in
+		f.Filename = regionFilename(raw.Filename, Escape(region))
+	}
 	fi := &frameInfo{frame: f, text: frames.FrameText(f), kind: frames.ClassifyFrame(raw)}
 	if fi.kind == frames.FrameCpp || fi.kind == frames.FrameNoise {
 		fi.short = shortCppName(f.Name)

@@ -169,8 +169,12 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 		}
 		ew.printf("%s", wrapIndented("Allocator: ", fmt.Sprintf("expandable_segments %s, max_split_size %s, PYTORCH_CUDA_ALLOC_CONF=%q", exp, split, st.Conf)))
 	}
-	if r := sum.Rounding; r.Rule != replay.RoundCUDA {
-		ew.printf("%s", wrapIndented("Rounding: ", r.Rule.Formula()+", inferred from "+r.Evidence()+"."))
+	if r := sum.Rounding; r.Rule != replay.RoundCUDA || r.Forced != "" {
+		how := ", inferred from "
+		if r.Forced != "" {
+			how = ", "
+		}
+		ew.printf("%s", wrapIndented("Rounding: ", r.Rule.Formula()+how+r.Evidence()+"."))
 	}
 	for _, d := range sum.Devices {
 		ew.printf("\nDevice %d\n", d.Device)
@@ -457,7 +461,7 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 		},
 		Devices:  []deviceSummaryJSON{},
 		Host:     newHostJSON(&sum.Host),
-		Rounding: roundingJSON{Rule: sum.Rounding.Rule.String(), Assumed: sum.Rounding.Assumed, Evidence: sum.Rounding.Evidence()},
+		Rounding: newRoundingJSON(sum.Rounding),
 		Warnings: append([]string{}, sum.Warnings...),
 	}
 	for _, d := range sum.Devices {

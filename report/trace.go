@@ -185,6 +185,13 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 				where[e.Stack] = wh
 			}
 			line = append(line, wh...)
+			if um := e.UserMetadata; um != 0 && int(um) < len(s.Strings) && s.Strings[um] != "" {
+				// torch.cuda.memory._set_memory_metadata's label (also what
+				// an annotate entry attaches)
+				line = append(line, "  ["...)
+				line = append(line, Escape(s.Strings[um])...)
+				line = append(line, ']')
+			}
 			line = append(line, '\n')
 			if _, err := bw.Write(line); err != nil {
 				return err
@@ -298,6 +305,9 @@ type traceEntryJSON struct {
 	Stream     uint64   `json:"stream"`
 	Where      string   `json:"where"`
 	Frames     []string `json:"frames"`
+	// UserMetadata is the entry's user_metadata (the label
+	// torch.cuda.memory._set_memory_metadata set), left out when empty.
+	UserMetadata string `json:"user_metadata,omitempty"`
 }
 
 // WriteTraceJSON writes the entries WriteTrace lists as a JSON object
@@ -335,6 +345,9 @@ func WriteTraceJSON(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error
 			}
 			j := traceEntryJSON{Device: td.Device, Entry: i, Action: s.ActionName(e.Action), Size: e.Size,
 				Stream: e.Stream, Where: stackWhere(s, e.Stack), Frames: fr}
+			if um := e.UserMetadata; um != 0 && int(um) < len(s.Strings) {
+				j.UserMetadata = s.Strings[um]
+			}
 			if e.Flags&snapshot.FlagTime != 0 {
 				j.TimeUS = &e.TimeUS
 			}

@@ -2,13 +2,13 @@ package report
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -89,14 +89,11 @@ func TestWhatifOOMVerdictTrust(t *testing.T) {
 	}
 }
 
-// sharedSnapshot loads a snapshot of ../shared, skipping without it.
+// sharedSnapshot loads the corpus snapshot rel (corpus.Path: skipped
+// without the corpus, failed when it is required).
 func sharedSnapshot(t testing.TB, rel string) *snapshot.Snapshot {
 	t.Helper()
-	path := filepath.Join("..", "..", "shared", "snapshots", rel)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("shared snapshots not available: %v", err)
-	}
-	s, err := snapshot.Load(path)
+	s, err := snapshot.Load(corpus.Path(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

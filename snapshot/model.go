@@ -130,6 +130,10 @@ type Snapshot struct {
 	// had no segments and Segments is the end state of the trace.
 	InactiveBlocksMissing bool
 	SegmentsFromTrace     bool
+	// ForceRounding is set by the caller, never the decoder: "cuda" or
+	// "npu" makes analyze.InferRounding take that allocator's rounding
+	// rule whatever the file shows (snapview's --rounding); "" infers it.
+	ForceRounding string
 	// NoRequestedSize lists, ascending, the devices with an active block
 	// that had neither requested_size nor a PyTorch 2.0 history[0].real_size
 	// (files from before PyTorch tracked requests): such a block's

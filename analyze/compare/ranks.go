@@ -47,10 +47,24 @@ func known(s *Side) bool { return s.Stats.Known.History != stats.Unknown }
 var rankNumberRE = regexp.MustCompile(`(?i)rank[-_]?(\d+)`)
 
 // RankNumber returns the rank a snapshot's file name gives (the last
-// "rankN" in its base name: ddp_rank10.pickle is 10), ok false when the
-// name has none.
+// "rankN" in its base name: ddp_rank10.pickle is 10; torchtitan's
+// 000003_step_10.pickle and Megatron-Bridge's memory_trace_3.pickle are
+// 3, see [ParseRankPath]; else the last "rankN" of its directory's name:
+// rank1/snapshot.pickle is 1), ok false when neither has one.
 func RankNumber(path string) (n int, ok bool) {
-	m := rankNumberRE.FindAllStringSubmatch(filepath.Base(path), -1)
+	base := filepath.Base(path)
+	for _, re := range []*regexp.Regexp{titanRankRE, megatronRankRE} {
+		if m := re.FindStringSubmatch(base); m != nil {
+			n, err := strconv.Atoi(m[1])
+			return n, err == nil
+		}
+	}
+	m := rankNumberRE.FindAllStringSubmatch(base, -1)
+	if len(m) == 0 {
+		// a file named for what it is, in a directory named for its rank:
+		// rank1/snapshot.pickle
+		m = rankNumberRE.FindAllStringSubmatch(filepath.Base(filepath.Dir(path)), -1)
+	}
 	if len(m) == 0 {
 		return 0, false
 	}

@@ -16,8 +16,10 @@ func TestRankNumber(t *testing.T) {
 		{"run/ddp_rank1.pickle", 1, true},
 		{"rk/rank10.pickle", 10, true},
 		{"RANK_03.pickle.xz", 3, true},
-		{"rank7/rank-2.pickle", 2, true}, // the base name's
-		{"rank7/snapshot.pickle", 0, false},
+		{"rank7/rank-2.pickle", 2, true},   // the base name's
+		{"rank7/snapshot.pickle", 7, true}, // the directory's, when the base name has none
+		{"runs/000003_step_10.pickle", 3, true},
+		{"memory_trace_5.pickle", 5, true},
 		{"mlp_train.pickle", 0, false},
 	}
 	for _, tc := range tests {

@@ -2,6 +2,7 @@ package info
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/snapview/snapview/analyze/internal/addrmap"
@@ -63,25 +64,29 @@ func infoWarnings(s *snapshot.Snapshot, in *Info) []string {
 		}
 	}
 	if len(wrapped) > 0 {
+		wrapped = foldNames(wrapped)
 		w = append(w, fmt.Sprintf("The trace of %s looks wrapped: it misses the start of the run and its length looks like max_entries, "+
 			"so the ring buffer dropped the oldest events. "+
 			"Raise max_entries above the number of allocator events of the run.", strings.Join(wrapped, ", ")))
 	}
 	if len(late) > 0 {
+		late = foldNames(late)
 		w = append(w, fmt.Sprintf("The trace of %s misses the start of the run: recording started after the first allocations "+
 			"(or the ring buffer wrapped at max_entries). "+
 			"Call _record_memory_history before the model is built.", strings.Join(late, ", ")))
 	}
+	var fold deviceWarnings
 	for i := range in.Devices {
 		d := &in.Devices[i]
 		switch {
 		case d.ReplayError != "":
-			w = append(w, fmt.Sprintf("Device %d: the allocator replay failed (%s).", d.Device, d.ReplayError))
+			fold.add(d.Device, fmt.Sprintf("the allocator replay failed (%s).", d.ReplayError))
 		case d.Replayed && d.Trust.History == stats.Unknown:
 			// The one trust rule's verdict (DecideTrust), in its words.
-			w = append(w, fmt.Sprintf("Device %d: peaks and totals are unknown: %s.", d.Device, d.Trust.Why))
+			fold.add(d.Device, fmt.Sprintf("peaks and totals are unknown: %s.", d.Trust.Why))
 		}
 	}
+	w = append(w, fold.lines()...)
 
 	w = append(w, stackWarnings(s, in)...)
 
@@ -206,4 +211,65 @@ func countList(cs []snapshot.Count) string {
 		parts[i] = fmt.Sprintf("%s: %s", c.Name, units.Int(c.Count))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// foldKeep is how many devices one kind of warning names one by one; a
+// file of 100,000 devices that all warn alike gets a few lines, not
+// 100,000.
+const foldKeep = 3
+
+// foldNames keeps the first foldKeep of names and counts the rest.
+func foldNames(names []string) []string {
+	if len(names) <= foldKeep+1 {
+		return names
+	}
+	return append(names[:foldKeep:foldKeep], fmt.Sprintf("%d more devices", len(names)-foldKeep))
+}
+
+// numberRun is a run of digits (or a hexadecimal number): what a
+// warning's kind leaves out.
+var numberRun = regexp.MustCompile(`0x[0-9a-fA-F]+|[0-9]+`)
+
+// deviceWarnings are per-device warnings, "Device N: text", folded by
+// kind (the text with its numbers left out): the first foldKeep devices of
+// a kind in full, the others in one line.
+type deviceWarnings struct {
+	order []string
+	kinds map[string]*deviceWarningKind
+}
+
+type deviceWarningKind struct {
+	lines []string
+	first int
+	more  []int
+}
+
+func (f *deviceWarnings) add(dev int, text string) {
+	key := numberRun.ReplaceAllString(text, "#")
+	if f.kinds == nil {
+		f.kinds = map[string]*deviceWarningKind{}
+	}
+	k := f.kinds[key]
+	if k == nil {
+		k = &deviceWarningKind{first: dev}
+		f.kinds[key] = k
+		f.order = append(f.order, key)
+	}
+	if len(k.lines) < foldKeep {
+		k.lines = append(k.lines, fmt.Sprintf("Device %d: %s", dev, text))
+		return
+	}
+	k.more = append(k.more, dev)
+}
+
+func (f *deviceWarnings) lines() []string {
+	var out []string
+	for _, key := range f.order {
+		k := f.kinds[key]
+		out = append(out, k.lines...)
+		if n := len(k.more); n > 0 {
+			out = append(out, fmt.Sprintf("The same as device %d's warning above on %d more devices (%d to %d).", k.first, n, k.more[0], k.more[n-1]))
+		}
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/frames"
@@ -198,6 +199,11 @@ type LeakGroup struct {
 	GrowthSteps int
 	Steadiness  float64
 	Verdict     Verdict
+	// Regions are the compiled regions (the compile_context of the alloc
+	// entries, "Torch-Compiled Region: 0/1", recorded with
+	// compile_context=True) the group's live bytes were allocated in, most
+	// bytes first; empty when none was (eager code, or not recorded).
+	Regions []RegionBytes
 }
 
 // GrowthPoint is a group's state at the end of one slice.
@@ -525,6 +531,9 @@ func Leaks(s *snapshot.Snapshot, res *replay.Result, opts LeakOptions) (*LeakRep
 		}
 		if g := b.group(a.Stack, true); g != nil {
 			b.addLive(g, a)
+			if a.AllocIndex >= 0 && a.AllocIndex < len(trace) {
+				b.addRegion(g, trace[a.AllocIndex].CompileContext, a.Size)
+			}
 		}
 	}
 	for _, g := range b.groups {
@@ -588,6 +597,12 @@ func compareGroups(x, y *leakAcc, o LeakSort) int {
 }
 
 // leakAcc accumulates one group.
+// RegionBytes is a group's live bytes allocated in one compiled region.
+type RegionBytes struct {
+	Region string
+	Bytes  int64
+}
+
 type leakAcc struct {
 	LeakGroup
 	key     string
@@ -740,6 +755,24 @@ func (b *leakBuilder) sliceOf(i int) int {
 	return sort.Search(len(sl), func(k int) bool { return sl[k].Start > i }) - 1
 }
 
+// regionPrefix begins the compile_context of torch.compile's generated
+// code (torch/_dynamo: "Torch-Compiled Region: 0/1").
+const regionPrefix = "Torch-Compiled Region: "
+
+// addRegion counts size bytes of g as allocated under compile context ctx
+// when that is a compiled region.
+func (b *leakBuilder) addRegion(g *leakAcc, ctx snapshot.StrID, size int64) {
+	if int(ctx) >= len(b.s.Strings) || !strings.HasPrefix(b.s.Strings[ctx], regionPrefix) {
+		return
+	}
+	r := b.s.Strings[ctx]
+	if k := slices.IndexFunc(g.Regions, func(rb RegionBytes) bool { return rb.Region == r }); k >= 0 {
+		g.Regions[k].Bytes += size
+		return
+	}
+	g.Regions = append(g.Regions, RegionBytes{r, size})
+}
+
 // addLive adds a live allocation to g.
 func (b *leakBuilder) addLive(g *leakAcc, a *replay.Allocation) {
 	g.bytes += a.Size
@@ -830,6 +863,7 @@ const (
 func (b *leakBuilder) finish(g *leakAcc) {
 	rep := b.rep
 	nsl := len(rep.Slices)
+	slices.SortStableFunc(g.Regions, func(x, y RegionBytes) int { return cmp.Compare(y.Bytes, x.Bytes) })
 	// The representative stack: most live bytes, then lowest id.
 	slices.SortFunc(g.stacks, func(x, y stackBytes) int {
 		if c := cmp.Compare(y.bytes, x.bytes); c != 0 {

@@ -73,10 +73,43 @@ type Rounding struct {
 	// Example is one block that tells the rules apart (or that neither
 	// explains): its size and requested size, in bytes.
 	Example [2]int64
+	// Trace evidence, read when the blocks do not tell the rules apart
+	// (a whole run whose end state has no active block): each alloc whose
+	// block is still live when the next alloc comes, at a higher address
+	// within round_up(size + 32, 512) bytes, as consecutive blocks carved
+	// from one free block are. TraceCUDA counts those whose gap to the
+	// next is CUDA's round_size of the request and not the NPU's,
+	// TraceNPU the reverse; TraceExample is one that decided: the request
+	// and the gap, in bytes.
+	TraceCUDA, TraceNPU int
+	TraceExample        [2]int64
+	// FromTrace is true when the rule was read from the trace.
+	FromTrace bool
+	// Forced names the rule given by the caller (Snapshot.ForceRounding,
+	// snapview's --rounding), "" when inferred: Rule is then that rule and
+	// the rest is the file's evidence, for comparison.
+	Forced string
 }
 
 // Evidence says in one sentence what the rule was inferred from.
 func (r Rounding) Evidence() string {
+	if r.Forced != "" {
+		f := r
+		f.Forced = ""
+		return fmt.Sprintf("forced (--rounding %s); the file's own evidence: %s", r.Forced, f.Evidence())
+	}
+	if r.FromTrace {
+		ex := ""
+		if r.TraceExample[0] != 0 {
+			ex = fmt.Sprintf("; e.g. a %d-byte request and the next block %d bytes on", r.TraceExample[0], r.TraceExample[1])
+		}
+		what := "no active block with a requested size"
+		if r.Blocks > 0 {
+			what = fmt.Sprintf("the %s fit both rules", units.Plural(r.Blocks, "active block"))
+		}
+		return fmt.Sprintf("%s, so from the trace: of the allocs followed in their segment by the next block, "+
+			"%d are round_up(request + 32, 512) bytes long, %d CUDA's round_size%s", what, r.TraceNPU, r.TraceCUDA, ex)
+	}
 	if r.BadSegment != 0 {
 		return fmt.Sprintf("a segment of %d bytes, not a multiple of 2 MiB, which neither the CUDA nor the NPU caching allocator makes", r.BadSegment)
 	}
@@ -167,15 +200,52 @@ func InferRounding(s *snapshot.Snapshot, device int) Rounding {
 		}
 	}
 	for _, tr := range traces {
+		// prev is the last alloc whose block is still live (addr 0: none).
+		var prev snapshot.TraceEntry
 		for i := range tr {
-			if a := tr[i].Action; a == snapshot.ActionSegmentAlloc || a == snapshot.ActionSegmentMap {
-				segSize(tr[i].Size)
+			e := &tr[i]
+			switch e.Action {
+			case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
+				segSize(e.Size)
+			case snapshot.ActionFreeRequested, snapshot.ActionFreeCompleted:
+				if e.Addr == prev.Addr {
+					prev.Addr = 0
+				}
+			case snapshot.ActionAlloc:
+				if prev.Addr != 0 && e.Addr > prev.Addr && prev.Size > 0 {
+					gap := int64(e.Addr - prev.Addr)
+					c, n := cfg.RoundSize(prev.Size), npu.Round(prev.Size)
+					switch {
+					case c == n:
+					case gap == c:
+						r.TraceCUDA++
+					case gap == n:
+						r.TraceNPU++
+						if r.TraceExample[0] == 0 {
+							r.TraceExample = [2]int64{prev.Size, gap}
+						}
+					}
+				}
+				prev = *e
 			}
 		}
 	}
+	undecided := r.Blocks == 0 || (r.FitCUDA == r.Blocks && r.FitNPU == r.Blocks)
 	switch {
 	case r.BadSegment != 0:
 		r.Rule = RoundUnknown
+	case undecided && r.TraceCUDA+r.TraceNPU > 0:
+		// The trace tells the rules apart where the end state cannot;
+		// one rule must explain nine in ten of the gaps that differ.
+		r.FromTrace = true
+		switch {
+		case r.TraceCUDA*10 < r.TraceNPU:
+			r.Rule = RoundNPU
+		case r.TraceNPU*10 < r.TraceCUDA:
+			r.Rule = RoundCUDA
+		default:
+			r.Rule = RoundUnknown
+		}
 	case r.Blocks == 0:
 		r.Rule, r.Assumed = RoundCUDA, true
 	case r.FitCUDA == r.Blocks:
@@ -187,6 +257,12 @@ func InferRounding(s *snapshot.Snapshot, device int) Rounding {
 		if exNone[0] == 0 {
 			r.Example = exCUDA
 		}
+	}
+	switch s.ForceRounding {
+	case "cuda":
+		r.Rule, r.Forced = RoundCUDA, s.ForceRounding
+	case "npu":
+		r.Rule, r.Forced = RoundNPU, s.ForceRounding
 	}
 	return r
 }

@@ -2,12 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -49,8 +50,12 @@ func (f *deviceFlag) Type() string { return "N" }
 // entries, and those device_traces lists with an empty trace.
 func knownDevices(s *snapshot.Snapshot) []int {
 	devs := s.Devices()
+	seen := make(map[int]bool, len(devs))
+	for _, d := range devs {
+		seen[d] = true
+	}
 	for d := range s.Traces {
-		if !slices.Contains(devs, d) {
+		if !seen[d] {
 			devs = append(devs, d)
 		}
 	}
@@ -114,9 +119,13 @@ func idleDevices(s *snapshot.Snapshot) []int {
 	if len(used) == 0 {
 		return nil
 	}
+	isUsed := make(map[int]bool, len(used))
+	for _, d := range used {
+		isUsed[d] = true
+	}
 	var idle []int
 	for _, d := range s.Devices() {
-		if !slices.Contains(used, d) {
+		if !isUsed[d] {
 			idle = append(idle, d)
 		}
 	}
@@ -146,11 +155,23 @@ func oomCounts(s *snapshot.Snapshot) (map[int]int, []int) {
 	return counts, devs
 }
 
-// joinInts is "0, 1, 2".
-func joinInts(ns []int) string {
-	s := make([]string, len(ns))
-	for i, n := range ns {
-		s[i] = strconv.Itoa(n)
+// joinInts is units.IntList: "0, 1, 2", shortened past 16 numbers.
+func joinInts(ns []int) string { return units.IntList(ns) }
+
+// maxShownDevices is the most devices a view shows when --device is not
+// given, as the report draws at most report's 64: a file of 100,000
+// devices (a hostile or broken one) would otherwise print 100,000 sections.
+const maxShownDevices = 64
+
+// shown returns the first maxShownDevices of devs when the user did not
+// pick a device with f, with a warning on stderr naming how many were left
+// out and how to see another; devs itself otherwise.
+func (f *deviceFlag) shown(devs []int, stderr io.Writer, view string) []int {
+	if f.set || len(devs) <= maxShownDevices {
+		return devs
 	}
-	return strings.Join(s, ", ")
+	fmt.Fprintf(stderr, "warning: %s of the file's %s devices are left out of %s (over %d, the most it shows: %s); --device N shows another\n",
+		units.Int(len(devs)-maxShownDevices), units.Int(len(devs)), view, maxShownDevices,
+		joinInts(devs[:maxShownDevices]))
+	return devs[:maxShownDevices]
 }

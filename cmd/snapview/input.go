@@ -55,8 +55,10 @@ func withSnapshotCtx(ctx context.Context, stdin io.Reader, errOut io.Writer, pat
 	if err != nil {
 		return snapshotHint(path, err)
 	}
-	// What other producers leave out (inactive blocks, segments) is put
-	// back once, here, so that every command sees the same state.
+	// --rounding, then what other producers leave out (inactive blocks,
+	// segments) put back once, here, so that every command sees the same
+	// state.
+	s.ForceRounding = roundingOf(ctx)
 	s, _ = replay.Complete(s)
 	return inFile(src.name, f(s, src))
 }

@@ -214,6 +214,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 	if len(devices) == 0 && !opts.json {
 		return writeNothing(stdout, what)
 	}
+	devices = opts.device.shown(devices, stderr, "leaks")
 	var reps []*leaks.LeakReport
 	an := analysis.New(s, analysis.Options{})
 	for _, dev := range devices {

@@ -3,12 +3,15 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -19,6 +22,7 @@ import (
 	"github.com/snapview/snapview/analyze/compare"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -56,9 +60,20 @@ func newRanksCmd() *cobra.Command {
 		Short: "compare the ranks of a distributed run side by side: which rank uses more memory, and why",
 		Long: `ranks compares the snapshots of a distributed run, one file per rank (or
 a directory of them: its files ending in .pickle, .pkl, .json, .gz or .xz,
-in name order, numbers by value: rank2 before rank10), and the devices of
-one file (a pipeline-parallel process that recorded several GPUs): each
-device of each file is one rank.
+and those of its subdirectories, in name order, numbers by value: rank2
+before rank10), and the devices of one file (a pipeline-parallel process
+that recorded several GPUs): each device of each file is one rank.
+
+In a directory the rank and the step come from the names, as frameworks
+write them: torchtitan's iteration_N/rankR_memory_snapshot.pickle (and
+iteration_N_exit/ on an OOM) and step_N/RRRRRR_step_N.pickle,
+Megatron-Bridge's memory_trace_R.pickle, rankR anywhere in a name (with a
+pid or a timestamp beside it). Files of several steps are compared step by
+step ("== step 10: 4 files =="; --json: {"steps": [{"step", "exit",
+"files", "missing_note", "comparison": the object below}]}). Where the
+names give a world size (rank3_of_8, world8, ws8) the missing ranks are
+named; else the ranks missing below the highest one, or that rank 0's file
+is alone.
 
 Each rank is named by its file: the rank its name gives (rank10.pickle is
 rank 10; the Rank column shows '-' where the name has none), else the file.
@@ -148,33 +163,150 @@ A file that cannot be read or is not a snapshot is an error naming it
 }
 
 // rankFiles expands the arguments: a single directory is replaced by its
-// snapshot files, in name order.
-func rankFiles(args []string) ([]string, error) {
+// snapshot files and those of its subdirectories (torchtitan writes one
+// directory per step), in name order; dir is that directory ("" for a
+// list of files).
+func rankFiles(args []string) (files []string, dir string, err error) {
 	if len(args) != 1 {
-		return args, nil
+		return args, "", nil
 	}
 	st, err := os.Stat(args[0])
 	if err != nil || !st.IsDir() {
-		return args, nil
+		return args, "", nil
 	}
-	ents, err := os.ReadDir(args[0])
-	if err != nil {
-		return nil, err
-	}
-	var files []string
-	for _, e := range ents {
+	err = filepath.WalkDir(args[0], func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
 		name := strings.ToLower(e.Name())
 		if e.Type().IsRegular() && (strings.HasSuffix(name, ".pickle") || strings.HasSuffix(name, ".pkl") ||
-			strings.HasSuffix(name, ".json") && !strings.HasSuffix(name, "meta.json") && !strings.HasSuffix(name, "stats.json") ||
+			strings.HasSuffix(name, ".json") && !strings.HasSuffix(name, "meta.json") && !strings.HasSuffix(name, "stats.json") &&
+				!strings.HasSuffix(name, "cap_probe.json") && !strings.HasSuffix(name, "launch.json") ||
 			strings.HasSuffix(name, ".gz") || strings.HasSuffix(name, ".xz")) {
-			files = append(files, filepath.Join(args[0], e.Name()))
+			files = append(files, path)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
 	}
 	if len(files) == 0 {
-		return nil, usageErrorf("%s: no snapshot files in the directory (.pickle, .pkl, .json, .gz, .xz)", args[0])
+		return nil, "", usageErrorf("%s: no snapshot files in the directory or below it (.pickle, .pkl, .json, .gz, .xz)", args[0])
 	}
 	slices.SortFunc(files, compareNatural)
-	return files, nil
+	return files, args[0], nil
+}
+
+// rankGroup is the files of one step of a directory laid out by step
+// (torchtitan's iteration_N or step_N directories), or all the files.
+type rankGroup struct {
+	step    int
+	hasStep bool
+	exit    bool
+	files   []string
+	paths   []compare.RankPath
+}
+
+// groupRankFiles reads each file's rank and step from its path below dir
+// (compare.ParseRankPath) and groups the files by step, in step order
+// (an _exit dump after the regular one of its step). Files without a step
+// share one group; so do all files when fewer than two steps are named.
+func groupRankFiles(dir string, files []string) []rankGroup {
+	type key struct {
+		step int
+		has  bool
+		exit bool
+	}
+	groups := map[key]*rankGroup{}
+	var keys []key
+	for _, f := range files {
+		rel := f
+		if dir != "" {
+			if r, err := filepath.Rel(dir, f); err == nil {
+				rel = r
+			}
+		}
+		p := compare.ParseRankPath(rel)
+		k := key{p.Step, p.HasStep, p.Exit}
+		g := groups[k]
+		if g == nil {
+			g = &rankGroup{step: p.Step, hasStep: p.HasStep, exit: p.Exit}
+			groups[k] = g
+			keys = append(keys, k)
+		}
+		g.files = append(g.files, f)
+		g.paths = append(g.paths, p)
+	}
+	if len(keys) < 2 {
+		all := rankGroup{files: files}
+		for _, k := range keys {
+			all.step, all.hasStep, all.exit = k.step, k.has, k.exit
+			all.paths = append(all.paths, groups[k].paths...)
+		}
+		return []rankGroup{all}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := cmp.Compare(btoi(!a.has), btoi(!b.has)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.step, b.step); c != 0 {
+			return c
+		}
+		return cmp.Compare(btoi(a.exit), btoi(b.exit))
+	})
+	out := make([]rankGroup, len(keys))
+	for i, k := range keys {
+		out[i] = *groups[k]
+	}
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// name is how the notes and headers name the group: "step 10", "step 12
+// (exit dump)", "files without a step".
+func (g *rankGroup) name() string {
+	switch {
+	case !g.hasStep:
+		return "files without a step"
+	case g.exit:
+		return fmt.Sprintf("step %d (exit dump)", g.step)
+	}
+	return fmt.Sprintf("step %d", g.step)
+}
+
+// missingNote says which ranks of the group's world are not there: of the
+// world size the names give, else below the highest rank named; or that
+// only one rank's file is there. "" when nothing can be said.
+func (g *rankGroup) missingNote() string {
+	var have []int
+	world := 0
+	for _, p := range g.paths {
+		if p.HasRank {
+			have = append(have, p.Rank)
+		}
+		world = max(world, p.World)
+	}
+	if len(have) == 0 {
+		return ""
+	}
+	slices.Sort(have)
+	have = slices.Compact(have)
+	missing := compare.MissingRanks(have, world)
+	switch {
+	case len(missing) > 0 && world > 0:
+		return fmt.Sprintf("%s of a world of %d (the file names give its size) missing: %s", units.Count(len(missing), "rank", "ranks"), world, joinInts(missing))
+	case len(missing) > 0:
+		return fmt.Sprintf("%s below the highest rank named (%d) missing: %s", units.Count(len(missing), "rank", "ranks"), have[len(have)-1], joinInts(missing))
+	case len(have) == 1 && world == 0:
+		return fmt.Sprintf("only rank %d's file is here; the names do not tell the world size, so the other ranks cannot be compared", have[0])
+	}
+	return ""
 }
 
 // compareNatural orders file names as a person counts: runs of digits by
@@ -211,13 +343,65 @@ func digitRun(s string) int {
 }
 
 func runRanks(ctx context.Context, opts *ranksOptions, args []string, stdout, stderr io.Writer) error {
-	files, err := rankFiles(args)
+	files, dir, err := rankFiles(args)
 	if err != nil {
 		return err
 	}
 	if slices.Contains(files, stdinPath) {
 		return usageErrorf("ranks reads files, not standard input (-)")
 	}
+	groups := groupRankFiles(dir, files)
+	if len(groups) == 1 {
+		if note := groups[0].missingNote(); note != "" {
+			fmt.Fprintf(stderr, "note: %s\n", note)
+		}
+		return compareRankFiles(ctx, opts, files, stdout, stderr)
+	}
+	// Several steps: the ranks of each step compared among themselves,
+	// step after step.
+	if opts.json {
+		io.WriteString(stdout, "{\"steps\": [")
+	}
+	for i, g := range groups {
+		note := g.missingNote()
+		if opts.json {
+			var buf strings.Builder
+			if err := compareRankFiles(ctx, opts, g.files, &buf, stderr); err != nil {
+				return err
+			}
+			step := "null"
+			if g.hasStep {
+				step = strconv.Itoa(g.step)
+			}
+			fj, _ := json.Marshal(g.files)
+			nj, _ := json.Marshal(note)
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(stdout, "%s\n {\"step\": %s, \"exit\": %t, \"files\": %s, \"missing_note\": %s, \"comparison\": %s}",
+				sep, step, g.exit, fj, nj, strings.TrimSpace(buf.String()))
+			continue
+		}
+		if i > 0 {
+			io.WriteString(stdout, "\n")
+		}
+		fmt.Fprintf(stdout, "== %s: %s ==\n", g.name(), units.Count(len(g.files), "file", "files"))
+		if note != "" {
+			fmt.Fprintf(stdout, "note: %s\n", note)
+		}
+		if err := compareRankFiles(ctx, opts, g.files, stdout, stderr); err != nil {
+			return err
+		}
+	}
+	if opts.json {
+		io.WriteString(stdout, "\n]}\n")
+	}
+	return nil
+}
+
+// compareRankFiles measures each file's ranks and writes their comparison.
+func compareRankFiles(ctx context.Context, opts *ranksOptions, files []string, stdout, stderr io.Writer) error {
 	seen := map[string]bool{}
 	for _, f := range files {
 		if abs, err := filepath.Abs(f); err == nil {

@@ -79,6 +79,7 @@ cap with --max-decompressed for a genuine file that passes it.`,
 	)
 	addProfileFlags(root)
 	addLimitFlags(root)
+	addRoundingFlag(root)
 	addWidthFlag(root)
 	return root
 }
@@ -171,7 +172,10 @@ func shortRev(rev string) string {
 // comes back from root itself, untyped: root runs nothing of its own, so
 // every error it returns is a mistake in the command line (exit code 2).
 func execute(ctx context.Context, root *cobra.Command) error {
+	fold := newWarnFold(root.ErrOrStderr())
+	root.SetErr(fold)
 	cmd, err := root.ExecuteContextC(ctx)
+	fold.Flush()
 	var u *usageError
 	if err != nil && cmd == root && !errors.As(err, &u) {
 		return &usageError{oneLineSuggestions(err)}

@@ -68,6 +68,7 @@ func runSegments(ctx context.Context, opts *segmentsOptions, stdin io.Reader, ou
 		if err != nil {
 			return err
 		}
+		devices = opts.device.shown(devices, errOut, "segments")
 		r := report.NewSegments(s, devices)
 		if opts.json {
 			return report.WriteSegmentsJSON(out, r)

@@ -159,6 +159,7 @@ func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, e
 	if err != nil {
 		return err
 	}
+	devices = opts.device.shown(devices, errOut, "the summary")
 	// The devices' replays are independent: side by side, on up to
 	// GOMAXPROCS goroutines; warnings in device order.
 	f := analysis.New(s, analysis.Options{Mode: replay.StatsOnly})

@@ -158,6 +158,7 @@ func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, 
 			_, err := fmt.Fprintln(stdout, "no trace entries: the file was recorded without history (torch.cuda.memory._record_memory_history was off) or holds a bare segment list")
 			return err
 		}
+		devs = opts.device.shown(devs, stderr, "the trace")
 		var tds []report.TraceDevice
 		an := analysis.New(s, analysis.Options{})
 		for _, d := range devs {

@@ -227,6 +227,7 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 		if err != nil {
 			return err
 		}
+		devices = opts.device.shown(devices, errOut, "whatif")
 		var withTrace []int
 		for _, d := range devices {
 			if hasTrace(s, d) {
