@@ -1,0 +1,82 @@
+package explain
+
+import (
+	"math"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// leakFinding is the leak ranking's verdict in one finding:
+//
+//   - steps found (a record_function range or a repeating allocation): the
+//     top group whose verdict is a leak (likely or possible), or "no leak"
+//     when none is: every other stack returns to its level step after step;
+//   - no steps (equal slices of the trace): growth over slices that are
+//     not iterations proves nothing unless it is steady (the leak and
+//     sawtooth verdicts); otherwise growth cannot be judged.
+//
+// Figures are leaks --json's: the group's bytes, count and score, the
+// device's live bytes, the number of steps.
+func leakFinding(in Input) (Finding, bool) {
+	rep := in.Leaks
+	if rep == nil || rep.Entries == 0 {
+		return Finding{}, false
+	}
+	hist := rep.History.History
+	perStep := rep.Steps.Source == analyze.StepsAnnotation || rep.Steps.Source == analyze.StepsPattern
+	var top *analyze.LeakGroup
+	for k := range rep.Groups {
+		g := &rep.Groups[k]
+		switch g.Verdict.Kind {
+		case analyze.VerdictLeak, analyze.VerdictSawtooth:
+		case analyze.VerdictPossible:
+			if !perStep {
+				continue
+			}
+		default:
+			continue
+		}
+		if top == nil || g.Score > top.Score {
+			top = g
+		}
+	}
+	f := Finding{Entry: rep.At}
+	f.add("steps", int64(rep.Steps.Count), Count, analyze.Exact)
+	f.add("live_bytes", rep.LiveBytes, Bytes, analyze.Exact)
+	suspicious := 0
+	for k := range rep.Groups {
+		g := &rep.Groups[k]
+		if g != top && (g.Verdict.Kind == analyze.VerdictLeak || g.Verdict.Kind == analyze.VerdictSawtooth ||
+			(perStep && g.Verdict.Kind == analyze.VerdictPossible)) {
+			suspicious++
+			if top != nil && len(f.Stacks) < 3 {
+				f.Stacks = append(f.Stacks, g.Stack)
+			}
+		}
+	}
+	switch {
+	case top != nil:
+		f.Kind, f.Severity = KindLeak, SeverityWarning
+		f.Note = top.Verdict.String()
+		f.Stacks = append([]snapshot.StackID{top.Stack}, f.Stacks...)
+		f.add("other_suspicious_groups", int64(suspicious), Count, hist)
+		f.add("bytes", top.Bytes, Bytes, analyze.Exact)
+		f.add("count", int64(top.Count), Count, analyze.Exact)
+		f.add("score", int64(math.Round(top.Score)), Bytes, hist)
+		f.add("growth_steps", int64(top.GrowthSteps), Count, hist)
+		f.add("first_alloc_entry", int64(top.FirstAlloc), Entry, analyze.Exact)
+	case perStep:
+		f.Kind, f.Severity = KindNoLeak, SeverityInfo
+		if rep.Steps.Source == analyze.StepsPattern && rep.Steps.Marker > 0 {
+			f.Stacks = []snapshot.StackID{rep.Steps.Marker}
+		}
+		if rep.Seeded {
+			f.Note = "seeded"
+		}
+	default:
+		f.Kind, f.Severity = KindGrowthUnjudged, SeverityInfo
+	}
+	f.Steps = rep.Steps
+	return f, true
+}
