@@ -163,6 +163,11 @@ func wordFinding(ef *ExplainFinding) {
 		switch {
 		case f.Setting != "":
 			ef.Action = settingAction(f)
+		case f.Kind == explain.KindOOMDevice:
+			ef.Action = "no setting snapview tries avoids it (snapview whatif): the device was full; need less memory (smaller batch, activation checkpointing)"
+			if hasFig(f, "uncapped_peak_reserved_bytes") {
+				ef.Action += " or a device with at least " + fig("uncapped_peak_reserved_bytes") + " for PyTorch (the run's need with no limit)"
+			}
 		case hasFig(f, "uncapped_peak_reserved_bytes"):
 			ef.Action = "no setting snapview tries avoids it (snapview whatif): raise the cap to at least " +
 				fig("uncapped_peak_reserved_bytes") + " or need less memory (smaller batch, activation checkpointing)"
@@ -252,6 +257,10 @@ func wordFinding(ef *ExplainFinding) {
 	case explain.KindGrowthUnjudged:
 		ef.Verdict = fmt.Sprintf("growth cannot be judged: no training steps found (the trace was cut into %s)",
 			plural(int(figValue(f, "steps")), "equal slice"))
+		if f.Note == "grew" {
+			ef.Verdict += fmt.Sprintf("; %s in %s grew over the trace and were never freed, which one long step (a forward pass) does too",
+				fig("bytes"), plural(int(figValue(f, "count")), "allocation"))
+		}
 		ev("live", "live_bytes")
 		ef.Action = "mark steps with torch.profiler.record_function (or profiler.step()), then run snapview leaks"
 	case explain.KindRecording:

@@ -315,10 +315,16 @@ func leakStackOptions(full bool) stackLineOptions {
 // them to stderr.
 func LeakHints(reps []*analyze.LeakReport) []string {
 	var hints []string
-	noStacks, noTrace, seeded := false, false, false
+	noStacks, noTrace, seeded, olderThanTrace := false, false, false, false
 	for _, rep := range reps {
 		if rep.LiveCount > 0 && rep.NoStackCount == rep.LiveCount && rep.Entries > 0 {
-			noStacks = true
+			// Trace entries with frames and a late start: the recording
+			// has stacks; the live blocks are older than it.
+			if rep.FramesKey && rep.Seeded {
+				olderThanTrace = true
+			} else {
+				noStacks = true
+			}
 		}
 		if rep.Entries == 0 {
 			noTrace = true
@@ -330,6 +336,10 @@ func LeakHints(reps []*analyze.LeakReport) []string {
 	if noStacks {
 		h := "no allocation stacks were recorded, so every live allocation falls into one '<no stack recorded>' group"
 		hints = append(hints, h, `record stacks with torch.cuda.memory._record_memory_history(max_entries=100000, context="all", stacks="python")`)
+	}
+	if olderThanTrace {
+		hints = append(hints, "the live allocations carry no stack: they are older than the trace, whose entries do carry stacks; "+
+			"call torch.cuda.memory._record_memory_history before the first CUDA allocation to record theirs")
 	}
 	if noTrace {
 		hints = append(hints, "the file has no allocation history for some devices: their groups show what is live, not how it grew",

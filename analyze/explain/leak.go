@@ -12,15 +12,15 @@ import (
 //   - steps found (a record_function range or a repeating allocation): the
 //     top group whose verdict is a leak (likely or possible), or "no leak"
 //     when none is: every other stack returns to its level step after step;
-//   - no steps (equal slices of the trace): growth over slices that are
-//     not iterations proves nothing unless it is steady (the leak and
-//     sawtooth verdicts); otherwise growth cannot be judged.
+//   - no steps (equal slices of the trace): growth cannot be judged;
+//     the stack that grew most steadily over the slices is named, as
+//     growth within one long step (a forward pass) looks the same.
 //
 // Figures are leaks --json's: the group's bytes, count and score, the
 // device's live bytes, the number of steps.
 func leakFinding(in Input) (Finding, bool) {
 	rep := in.Leaks
-	if rep == nil || rep.Entries == 0 {
+	if rep == nil || rep.Entries <= 1 {
 		return Finding{}, false
 	}
 	hist := rep.History.History
@@ -29,11 +29,7 @@ func leakFinding(in Input) (Finding, bool) {
 	for k := range rep.Groups {
 		g := &rep.Groups[k]
 		switch g.Verdict.Kind {
-		case analyze.VerdictLeak, analyze.VerdictSawtooth:
-		case analyze.VerdictPossible:
-			if !perStep {
-				continue
-			}
+		case analyze.VerdictLeak, analyze.VerdictSawtooth, analyze.VerdictPossible:
 		default:
 			continue
 		}
@@ -48,7 +44,7 @@ func leakFinding(in Input) (Finding, bool) {
 	for k := range rep.Groups {
 		g := &rep.Groups[k]
 		if g != top && (g.Verdict.Kind == analyze.VerdictLeak || g.Verdict.Kind == analyze.VerdictSawtooth ||
-			(perStep && g.Verdict.Kind == analyze.VerdictPossible)) {
+			g.Verdict.Kind == analyze.VerdictPossible) {
 			suspicious++
 			if top != nil && len(f.Stacks) < 3 {
 				f.Stacks = append(f.Stacks, g.Stack)
@@ -56,6 +52,15 @@ func leakFinding(in Input) (Finding, bool) {
 		}
 	}
 	switch {
+	case top != nil && !perStep:
+		// Growth over equal slices of a trace without steps cannot be
+		// told from one long step (a forward pass that OOMs): the
+		// finding names the stack that grew and says so.
+		f.Kind, f.Severity = KindGrowthUnjudged, SeverityInfo
+		f.Note = "grew"
+		f.Stacks = []snapshot.StackID{top.Stack}
+		f.add("bytes", top.Bytes, Bytes, analyze.Exact)
+		f.add("count", int64(top.Count), Count, analyze.Exact)
 	case top != nil:
 		f.Kind, f.Severity = KindLeak, SeverityWarning
 		f.Note = top.Verdict.String()
