@@ -28,8 +28,8 @@ type explainDoc struct {
 				Line     int64  `json:"line"`
 				Name     string `json:"name"`
 			} `json:"stacks"`
-			PoolID   *[2]int64 `json:"pool_id"`
-			Setting  *struct {
+			PoolID  *[2]int64 `json:"pool_id"`
+			Setting *struct {
 				Conf string `json:"conf"`
 			} `json:"setting"`
 			Blockers []struct {
