@@ -187,6 +187,9 @@ func (f *Finding) add(name string, v int64, u Unit, e analyze.Exactness) {
 type Device struct {
 	Device   int
 	Findings []Finding
+	// Whatif is the what-if analysis the findings used (nil when none
+	// ran), for a view that shows it beside them (state --at oom).
+	Whatif *whatif.Result
 }
 
 // Input is what [Explain] reads for one device; the caller runs each
@@ -254,6 +257,7 @@ func Explain(in Input) *Device {
 	if in.Coverage != nil {
 		d.Device = in.Coverage.Device
 	}
+	d.Whatif = in.Whatif
 	slices.SortStableFunc(d.Findings, func(a, b Finding) int {
 		return cmp.Compare(a.Severity.rank(), b.Severity.rank())
 	})

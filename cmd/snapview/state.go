@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/analyze"
-	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -201,11 +201,15 @@ func showState(ctx context.Context, opts *stateOptions, at analyze.Moment, s *sn
 	}
 	v := report.NewStateView(s, r, st, label, report.StateOptions{Top: opts.top, Frames: opts.frames})
 	if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
-		// The what-if verdict: which candidate settings would have fit
-		// (the cap inferred from the OOM, as whatif does without --limit).
-		if w, err := whatif.Analyze(s, dev, r, whatif.Options{}); err == nil {
-			v.Whatif = w
+		// explain's findings open the view; the what-if verdict they
+		// used (the cap inferred from the OOM, as whatif does without
+		// --limit) is shown under the OOM.
+		e, err := explain.Run(s, dev, explain.Options{})
+		if err != nil {
+			return err
 		}
+		v.Whatif = e.Whatif
+		v.Explain = &report.NewExplainView(s, []*explain.Device{e}).Devices[0]
 	}
 	if opts.json {
 		return report.WriteStateJSON(stdout, v)
