@@ -206,13 +206,14 @@ func wordFinding(ef *ExplainFinding) {
 			pct = 100 * figValue(f, "gap_bytes") / r
 		}
 		ef.Verdict = fmt.Sprintf("reserved %s at the allocated peak, %s (%d%%) above the %s allocated",
-			fig("reserved_at_peak_bytes"), fig("gap_bytes"), pct, fig("peak_allocated_bytes"))
+			fig("reserved_at_peak_bytes"), fig("gap_bytes"), pct, fig("allocated_at_peak_bytes"))
 		if f.PoolSet {
 			ef.Verdict += fmt.Sprintf("; most of it cached in the %s", explainPool(f))
 		}
-		ev("allocated peak", "peak_allocated_bytes")
+		ev("allocated at the peak", "allocated_at_peak_bytes")
 		ev("reserved then", "reserved_at_peak_bytes")
-		ev("peak reserved", "peak_reserved_bytes")
+		ev("peak allocated (memory_stats)", "peak_allocated_bytes")
+		ev("peak reserved (memory_stats)", "peak_reserved_bytes")
 		ev("split remainders torch cannot release (inactive_split_bytes)", "non_releasable_bytes")
 		ev("pending free on other streams", "pending_free_bytes")
 		ev("free in private pools", "private_pool_free_bytes")

@@ -39,10 +39,13 @@ func gapFinding(in Input) (Finding, bool) {
 	hist := r.Stats.Known.History
 	p := r.Peaks()
 	f := Finding{Kind: KindReservedGap, Severity: SeverityWarning, Entry: r.PeakIndex}
-	f.add("peak_allocated_bytes", p.Allocated, Bytes, hist)
+	f.add("allocated_at_peak_bytes", p.Allocated, Bytes, hist)
 	f.add("reserved_at_peak_bytes", p.ReservedAtAllocated, Bytes, hist)
 	f.add("gap_bytes", gap, Bytes, hist)
-	f.add("peak_reserved_bytes", p.Reserved, Bytes, hist)
+	// torch's peaks (memory_stats' .peak, as summary gives them): they
+	// count the state before the trace too.
+	f.add("peak_allocated_bytes", r.Stats.AllocatedBytes[analyze.PoolAll].Peak, Bytes, hist)
+	f.add("peak_reserved_bytes", r.Stats.ReservedBytes[analyze.PoolAll].Peak, Bytes, hist)
 	if st := in.PeakState; st != nil {
 		f.add("non_releasable_bytes", st.Stats.InactiveSplitBytes[analyze.PoolAll].Current, Bytes, hist)
 		var pending, private int64

@@ -66,6 +66,7 @@ func leakFinding(in Input) (Finding, bool) {
 		f.Note = top.Verdict.String()
 		f.Stacks = append([]snapshot.StackID{top.Stack}, f.Stacks...)
 		f.add("other_suspicious_groups", int64(suspicious), Count, hist)
+		f.add("rank", int64(top.Rank), Count, analyze.Exact)
 		f.add("bytes", top.Bytes, Bytes, analyze.Exact)
 		f.add("count", int64(top.Count), Count, analyze.Exact)
 		f.add("score", int64(math.Round(top.Score)), Bytes, hist)
