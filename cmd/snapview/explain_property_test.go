@@ -221,3 +221,39 @@ func TestExplainFiguresAgree(t *testing.T) {
 		t.Error("no figure compared")
 	}
 }
+
+// TestNoPossibleLeakWithoutSteps: over the corpus, leaks --json says
+// "possible-leak" on a trace cut into equal slices (no steps found) only
+// for a group whose live bytes never drop from slice to slice.
+func TestNoPossibleLeakWithoutSteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs leaks over the corpus")
+	}
+	root := sharedSnapshot(t, "")
+	var files []string
+	for _, g := range []string{"torch2.11/*/snapshot.pickle", "torch2.11-probe/*.pickle", "public/*.pickle", "field/*.pickle"} {
+		m, _ := filepath.Glob(filepath.Join(root, g))
+		files = append(files, m...)
+	}
+	seen := 0
+	for _, file := range files {
+		doc := jsonOf(t, "leaks", "--json", file)
+		for _, gv := range doc["groups"].([]any) {
+			g := gv.(map[string]any)
+			d, _ := num(g["device"])
+			if g["kind"] != "possible-leak" || path(deviceOf(doc, int(d)), "steps", "source") != "slices" {
+				continue
+			}
+			seen++
+			var last int64
+			for _, pv := range g["growth"].([]any) {
+				b, _ := num(pv.(map[string]any)["bytes"])
+				if b < last {
+					t.Errorf("%s device %d rank %v: possible leak without steps, growth drops %d -> %d", file, d, g["rank"], last, b)
+				}
+				last = b
+			}
+		}
+	}
+	t.Logf("%d possible leaks without steps, all monotone", seen)
+}
