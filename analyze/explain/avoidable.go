@@ -62,8 +62,29 @@ func avoidableMallocs(in Input) (Finding, bool) {
 			fileSeg[fs.Address] = fs
 		}
 	}
-	reserved := map[poolKey]int64{}
-	active := map[poolKey]int64{}
+	// The few pools and streams of a device, numbered: reserved[k] and
+	// active[k] are the bytes of keys[k].
+	var keys []poolKey
+	var reserved, active []int64
+	id := func(k poolKey) int {
+		for j := range keys {
+			if keys[j] == k {
+				return j
+			}
+		}
+		keys = append(keys, k)
+		reserved = append(reserved, 0)
+		active = append(active, 0)
+		return len(keys) - 1
+	}
+	allocKey := make([]uint16, len(r.Allocs))
+	for a := range r.Allocs {
+		al := &r.Allocs[a]
+		allocKey[a] = uint16(min(id(poolKey{al.Large, al.Pool, al.Stream}), 1<<16-1))
+	}
+	if len(keys) >= 1<<16-1 {
+		return Finding{}, false
+	}
 	segs := map[snapshot.Addr]liveSeg{}
 	for _, sg := range r.InitialState() {
 		if sg.Device != r.Device {
@@ -71,7 +92,7 @@ func avoidableMallocs(in Input) (Finding, bool) {
 		}
 		k := poolKey{large: sg.IsLarge(), pool: sg.Pool, stream: sg.Stream}
 		segs[sg.Address] = liveSeg{addr: sg.Address, size: sg.TotalSize, key: k}
-		reserved[k] += sg.TotalSize
+		reserved[id(k)] += sg.TotalSize
 	}
 	// Frees by entry: head[i] lists the allocations free_completed at i.
 	head := make([]int32, len(tr))
@@ -83,7 +104,7 @@ func avoidableMallocs(in Input) (Finding, bool) {
 	for a := range r.Allocs {
 		al := &r.Allocs[a]
 		if al.AllocIndex < 0 {
-			active[poolKey{al.Large, al.Pool, al.Stream}] += al.Size
+			active[allocKey[a]] += al.Size
 			ka = a + 1
 		}
 		if f := al.FreeCompleted; f >= 0 && f < len(tr) {
@@ -98,14 +119,12 @@ func avoidableMallocs(in Input) (Finding, bool) {
 		switch e.Action {
 		case snapshot.ActionAlloc:
 			for ka < len(r.Allocs) && r.Allocs[ka].AllocIndex <= i {
-				al := &r.Allocs[ka]
-				active[poolKey{al.Large, al.Pool, al.Stream}] += al.Size
+				active[allocKey[ka]] += r.Allocs[ka].Size
 				ka++
 			}
 		case snapshot.ActionFreeCompleted:
 			for a := head[i]; a >= 0; a = next[a] {
-				al := &r.Allocs[a]
-				active[poolKey{al.Large, al.Pool, al.Stream}] -= al.Size
+				active[allocKey[a]] -= r.Allocs[a].Size
 			}
 		case snapshot.ActionSegmentAlloc:
 			segAllocs++
@@ -119,7 +138,8 @@ func avoidableMallocs(in Input) (Finding, bool) {
 				if al.Stream != e.Stream || al.Large != k.large {
 					continue
 				}
-				if free := reserved[k] - active[k]; free >= al.Size {
+				if j := id(k); reserved[j]-active[j] >= al.Size {
+					free := reserved[j] - active[j]
 					c := candidate{entry: i, request: al.Size, free: free, key: k}
 					for _, sg := range segs {
 						if sg.key == k && sg.size >= al.Size {
@@ -133,10 +153,10 @@ func avoidableMallocs(in Input) (Finding, bool) {
 				break
 			}
 			segs[e.Addr] = liveSeg{addr: e.Addr, size: e.Size, key: k}
-			reserved[k] += e.Size
+			reserved[id(k)] += e.Size
 		case snapshot.ActionSegmentFree:
 			if sg, ok := segs[e.Addr]; ok {
-				reserved[sg.key] -= sg.size
+				reserved[id(sg.key)] -= sg.size
 				delete(segs, e.Addr)
 			}
 		}

@@ -13,7 +13,8 @@ type Options struct {
 }
 
 // Run explains one device of s: it replays the device once (taking the
-// states at every oom entry and at the allocated peak in that pass),
+// states at every oom entry in that pass, and the state at the allocated
+// peak when there is a reserved gap),
 // ranks leaks at their default moment, simulates other settings only when
 // the device has an OOM or a reserved gap ([NeedsWhatif]), and reads the
 // recording's coverage. It returns the replay's errors.
@@ -28,18 +29,22 @@ func Run(s *snapshot.Snapshot, device int, opts Options) (*Device, error) {
 				ooms = append(ooms, i)
 			}
 		}
-		r, states, err := analyze.ReplayWith(s, device, analyze.ReplayOptions{States: ooms, PeakState: true})
+		r, states, err := analyze.ReplayWith(s, device, analyze.ReplayOptions{States: ooms})
 		if err != nil {
 			return nil, err
 		}
 		in.Replay = r
 		replayed[device] = analyze.DeviceReplay{Result: r}
 		for _, st := range states {
-			if st.Index == r.PeakIndex {
-				in.PeakState = st
-			}
 			if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
 				in.OOMStates = append(in.OOMStates, st)
+			}
+		}
+		if _, gap := reservedGap(r); gap {
+			// The state at the allocated peak, only when the gap finding
+			// reads it: keeping copies for it costs every replay.
+			if st, err := r.StateAt(r.PeakIndex); err == nil {
+				in.PeakState = st
 			}
 		}
 		if rep, err := analyze.Leaks(s, r, analyze.DefaultLeakOptions(r)); err == nil {
