@@ -202,24 +202,28 @@ func wordFinding(ef *ExplainFinding) {
 		ef.Action = "the blockers below (found at the largest requests) split the cache; expandable_segments:True lets the pool grow in place"
 	case explain.KindReservedGap:
 		pct := int64(0)
-		if r := figValue(f, "reserved_at_peak_bytes"); r > 0 {
+		if r := figValue(f, "peak_reserved_bytes"); r > 0 {
 			pct = 100 * figValue(f, "gap_bytes") / r
 		}
-		ef.Verdict = fmt.Sprintf("reserved %s at the allocated peak, %s (%d%%) above the %s allocated",
-			fig("reserved_at_peak_bytes"), fig("gap_bytes"), pct, fig("allocated_at_peak_bytes"))
+		ef.Verdict = fmt.Sprintf("reserved far above allocated: peak reserved %s, %s (%d%%) above the peak allocated %s",
+			fig("peak_reserved_bytes"), fig("gap_bytes"), pct, fig("peak_allocated_bytes"))
 		if f.PoolSet {
-			ef.Verdict += fmt.Sprintf("; most of it cached in the %s", explainPool(f))
+			ef.Verdict += fmt.Sprintf("; at the reserved peak (entry %s) most of the cache is in the %s",
+				FormatInt(int64(f.Entry)), explainPool(f))
 		}
-		ev("allocated at the peak", "allocated_at_peak_bytes")
-		ev("reserved then", "reserved_at_peak_bytes")
-		ev("peak allocated (memory_stats)", "peak_allocated_bytes")
-		ev("peak reserved (memory_stats)", "peak_reserved_bytes")
+		ev("peak reserved", "peak_reserved_bytes")
+		ev("peak allocated", "peak_allocated_bytes")
+		ev("at the reserved peak: reserved", "reserved_bytes")
+		ev("allocated", "allocated_bytes")
 		ev("split remainders torch cannot release (inactive_split_bytes)", "non_releasable_bytes")
 		ev("pending free on other streams", "pending_free_bytes")
 		ev("free in private pools", "private_pool_free_bytes")
-		ev("free in the top pool", "top_pool_free_bytes")
+		ev("free in that pool", "top_pool_free_bytes")
 		ev("in free blocks", "top_pool_free_blocks")
-		ev("largest", "top_pool_largest_free_bytes")
+		ev("the largest", "top_pool_largest_free_bytes")
+		ev("segments held by small live blocks (mostly free)", "pinned_segments")
+		ev("their bytes", "pinned_segment_bytes")
+		ev("free bytes they strand", "stranded_bytes")
 		ef.Action = settingAction(f)
 	case explain.KindPool:
 		ef.Verdict = fmt.Sprintf("private pool %s: reserved up to %s, %s active at the allocated peak, %s at the end, %s at the dump",
@@ -358,9 +362,9 @@ func writeFinding(ew *errWriter, width, n int, f *ExplainFinding) {
 			ew.printf("   ... %s more (--json lists them)\n", FormatInt(int64(len(f.Blockers)-3)))
 			break
 		}
-		sizes := make([]string, len(b.Sizes))
-		for j, s := range b.Sizes {
-			sizes[j] = FormatBytes(s)
+		sizes := FormatBytes(b.MinSize)
+		if b.MaxSize != b.MinSize {
+			sizes += " to " + FormatBytes(b.MaxSize)
 		}
 		held := "older than the trace"
 		if b.FirstAlloc >= 0 {
@@ -370,7 +374,7 @@ func writeFinding(ew *errWriter, width, n int, f *ExplainFinding) {
 			}
 		}
 		ew.printf("%s", wrapAt("   blocker: ", fmt.Sprintf("%s of %s (%s), stranding %s in %s, %s: %s",
-			plural(b.Count, "allocation"), strings.Join(sizes, ", "), FormatBytes(b.Bytes), FormatBytes(b.Stranded),
+			plural(b.Count, "allocation"), sizes, FormatBytes(b.Bytes), FormatBytes(b.Stranded),
 			plural(b.Segments, "segment"), held, f.BlockerWhere[k]), width))
 	}
 	if f.Kind != explain.KindNoLeak {
@@ -422,16 +426,17 @@ type explainSetting struct {
 }
 
 type explainBlocker struct {
-	Stack           int     `json:"stack"`
-	Where           string  `json:"where"`
-	Count           int     `json:"count"`
-	Bytes           int64   `json:"bytes"`
-	StrandedBytes   int64   `json:"stranded_bytes"`
-	Segments        int     `json:"segments"`
-	Sizes           []int64 `json:"sizes"`
-	FirstAllocEntry int     `json:"first_alloc_entry"`
-	HeldEntries     int     `json:"held_entries"`
-	HeldUS          *int64  `json:"held_us"`
+	Stack           int    `json:"stack"`
+	Where           string `json:"where"`
+	Count           int    `json:"count"`
+	Bytes           int64  `json:"bytes"`
+	StrandedBytes   int64  `json:"stranded_bytes"`
+	Segments        int    `json:"segments"`
+	MinSize         int64  `json:"min_size"`
+	MaxSize         int64  `json:"max_size"`
+	FirstAllocEntry int    `json:"first_alloc_entry"`
+	HeldEntries     int    `json:"held_entries"`
+	HeldUS          *int64 `json:"held_us"`
 }
 
 // WriteExplainJSON writes v as indented JSON (see explainJSON).
@@ -470,7 +475,7 @@ func explainFindingOf(s *snapshot.Snapshot, f *ExplainFinding) explainFindingJSO
 	for k, b := range f.Blockers {
 		bj := explainBlocker{
 			Stack: len(fj.Stacks), Where: f.BlockerWhere[k], Count: b.Count, Bytes: b.Bytes, StrandedBytes: b.Stranded,
-			Segments: b.Segments, Sizes: b.Sizes, FirstAllocEntry: b.FirstAlloc, HeldEntries: b.HeldEntries,
+			Segments: b.Segments, MinSize: b.MinSize, MaxSize: b.MaxSize, FirstAllocEntry: b.FirstAlloc, HeldEntries: b.HeldEntries,
 		}
 		if b.HeldUS >= 0 {
 			us := b.HeldUS

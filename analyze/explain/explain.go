@@ -41,7 +41,8 @@ const (
 	// KindAvoidableMalloc: segment_allocs made while the pool's cached
 	// free bytes would have covered the request.
 	KindAvoidableMalloc Kind = "avoidable-malloc"
-	// KindReservedGap: reserved far above allocated at the reserved peak.
+	// KindReservedGap: torch's peak reserved far above its peak
+	// allocated.
 	KindReservedGap Kind = "reserved-gap"
 	// KindPool: a private pool (a CUDA-graph capture's, a MemPool).
 	KindPool Kind = "pool"
@@ -118,8 +119,9 @@ type Blocker struct {
 	FirstAlloc  int
 	HeldEntries int
 	HeldUS      int64
-	// Sizes are the distinct block sizes, ascending (at most 4).
-	Sizes []int64
+	// MinSize and MaxSize are the smallest and largest blocking block,
+	// bytes.
+	MinSize, MaxSize int64
 }
 
 // Finding is one conclusion about a device.
@@ -201,8 +203,8 @@ type Input struct {
 	Replay *analyze.Result
 	// OOMStates are the states after each of Replay.OOMs, in order.
 	OOMStates []*analyze.State
-	// PeakState is the state at Replay.PeakIndex (ReplayWith's
-	// PeakState), nil when not taken.
+	// PeakState is the state at Replay.PeakReservedIndex, nil when not
+	// taken (no reserved gap).
 	PeakState *analyze.State
 	// Whatif is the what-if analysis (nil when not run: no OOM and no
 	// reserved gap, or the device has no trace).

@@ -8,28 +8,30 @@ import (
 	"github.com/snapview/snapview/snapshot"
 )
 
-// A reserved gap is worth a finding when the bytes reserved but not
-// allocated at the allocated peak are at least a quarter of the reserved
-// bytes then, and at least gapMinBytes.
+// A reserved gap is worth a finding when torch's peak reserved bytes
+// exceed its peak allocated bytes by a fifth of the peak reserved at
+// least, and by gapMinBytes, over a history that is exact (two lower
+// bounds bound no gap).
 const gapMinBytes = 64 << 20
 
-// reservedGap returns reserved minus allocated bytes at the allocated
-// peak (r.PeakIndex: the moment memory was most needed), and whether it is
-// worth a finding.
+// reservedGap returns the peak reserved minus the peak allocated bytes
+// (memory_stats' .peak, as summary gives them: what a user compares), and
+// whether it is worth a finding.
 func reservedGap(r *analyze.Result) (int64, bool) {
-	if r == nil || len(r.Allocated) == 0 {
+	if r == nil || len(r.Allocated) == 0 || r.Stats.Known.History != analyze.Exact || r.PeakReservedIndex < 0 {
 		return 0, false
 	}
-	p := r.Peaks()
-	gap := p.ReservedAtAllocated - p.Allocated
-	return gap, gap >= gapMinBytes && 4*gap >= p.ReservedAtAllocated
+	res, alloc := r.Stats.ReservedBytes[analyze.PoolAll].Peak, r.Stats.AllocatedBytes[analyze.PoolAll].Peak
+	gap := res - alloc
+	return gap, gap >= gapMinBytes && 5*gap >= res
 }
 
-// gapFinding explains a reserved gap at the allocated peak from the
-// state there (in.PeakState): where the cached bytes sit (pool, stream),
-// how much of them are split remainders torch cannot release
-// (inactive_split_bytes), blocks pending free on other streams
-// (active_pending_free), and private pools; with whatif's best setting.
+// gapFinding explains a reserved gap from the state at the reserved peak
+// (in.PeakState, after entry Result.PeakReservedIndex): where the cached
+// bytes sit (pool, stream), how much of them are split remainders torch
+// cannot release (inactive_split_bytes), blocks pending free on other
+// streams (active_pending_free), and private pools; with whatif's best
+// setting.
 func gapFinding(in Input) (Finding, bool) {
 	r := in.Replay
 	gap, ok := reservedGap(r)
@@ -37,16 +39,13 @@ func gapFinding(in Input) (Finding, bool) {
 		return Finding{}, false
 	}
 	hist := r.Stats.Known.History
-	p := r.Peaks()
-	f := Finding{Kind: KindReservedGap, Severity: SeverityWarning, Entry: r.PeakIndex}
-	f.add("allocated_at_peak_bytes", p.Allocated, Bytes, hist)
-	f.add("reserved_at_peak_bytes", p.ReservedAtAllocated, Bytes, hist)
-	f.add("gap_bytes", gap, Bytes, hist)
-	// torch's peaks (memory_stats' .peak, as summary gives them): they
-	// count the state before the trace too.
-	f.add("peak_allocated_bytes", r.Stats.AllocatedBytes[analyze.PoolAll].Peak, Bytes, hist)
+	f := Finding{Kind: KindReservedGap, Severity: SeverityWarning, Entry: r.PeakReservedIndex}
 	f.add("peak_reserved_bytes", r.Stats.ReservedBytes[analyze.PoolAll].Peak, Bytes, hist)
+	f.add("peak_allocated_bytes", r.Stats.AllocatedBytes[analyze.PoolAll].Peak, Bytes, hist)
+	f.add("gap_bytes", gap, Bytes, hist)
 	if st := in.PeakState; st != nil {
+		f.add("reserved_bytes", st.Stats.ReservedBytes[analyze.PoolAll].Current, Bytes, hist)
+		f.add("allocated_bytes", st.Stats.AllocatedBytes[analyze.PoolAll].Current, Bytes, hist)
 		f.add("non_releasable_bytes", st.Stats.InactiveSplitBytes[analyze.PoolAll].Current, Bytes, hist)
 		var pending, private int64
 		for _, seg := range st.Segments {
@@ -70,6 +69,16 @@ func gapFinding(in Input) (Finding, bool) {
 			f.add("top_pool_free_blocks", int64(free[0].Blocks), Count, hist)
 			f.add("top_pool_largest_free_bytes", free[0].Largest, Bytes, hist)
 		}
+	}
+	if st := in.PeakState; st != nil {
+		// The segments held by small live blocks: mostly free, yet
+		// release_cached_blocks could not give them back.
+		tr := trace(in.Snap, r.Device)
+		n, segBytes, total := pinned(r, tr, st.Index, st, true, &f)
+		f.add("pinned_segments", int64(n), Count, hist)
+		f.add("pinned_segment_bytes", segBytes, Bytes, hist)
+		f.add("stranded_bytes", total, Bytes, hist)
+		f.Mode = "release"
 	}
 	setBest(&f, in)
 	return f, true

@@ -141,43 +141,55 @@ func oomBlockers(in Input, i int, st *analyze.State) (Finding, bool) {
 		return f, len(f.Blockers) > 0
 	}
 	f.Mode = "release"
+	n, segBytes, total := pinned(r, tr, i, st, false, &f)
+	if n == 0 || segBytes < o.Size {
+		// Releasing every pinned segment would not have made room.
+		return f, false
+	}
+	f.add("pinned_segments", int64(n), Count, cur)
+	f.add("pinned_segment_bytes", segBytes, Bytes, cur)
+	f.add("stranded_bytes", total, Bytes, cur)
+	return f, true
+}
+
+// pinned finds the segments of the default pools in st that are partly
+// free (mostly free, with mostlyFree: free bytes at least the live ones),
+// whose live blocks keep release_cached_blocks from giving them back
+// (release_blocks frees only unsplit blocks); it sets f's blockers (judged
+// at entry at) and returns how many segments, their bytes and their free
+// bytes.
+func pinned(r *analyze.Result, tr []snapshot.TraceEntry, at int, st *analyze.State, mostlyFree bool, f *Finding) (n int, segBytes, total int64) {
 	var groups [][]block
 	var stranded []int64
 	var ats []int
-	var total, segBytes int64
 	for k := range st.Segments {
 		seg := &st.Segments[k]
 		if !seg.Pool.IsDefault() || seg.Expandable {
 			continue
 		}
-		bs := stateBlocks(seg)
-		var free int64
+		var free, liveBytes int64
 		var live []block
-		for _, b := range bs {
+		for _, b := range stateBlocks(seg) {
 			if b.live {
 				live = append(live, b)
+				liveBytes += b.size
 			} else {
 				free += b.size
 			}
 		}
-		if free == 0 || len(live) == 0 {
+		if free == 0 || len(live) == 0 || mostlyFree && free < liveBytes {
 			continue
 		}
 		groups = append(groups, live)
 		stranded = append(stranded, free)
-		ats = append(ats, i)
+		ats = append(ats, at)
 		total += free
 		segBytes += seg.Size
 	}
-	if len(groups) == 0 || segBytes < o.Size {
-		// Releasing every pinned segment would not have made room.
-		return f, false
+	if len(groups) > 0 {
+		f.Blockers = groupBlockers(r, tr, ats, groups, stranded)
 	}
-	f.Blockers = groupBlockers(r, tr, ats, groups, stranded)
-	f.add("pinned_segments", int64(len(groups)), Count, cur)
-	f.add("pinned_segment_bytes", segBytes, Bytes, cur)
-	f.add("stranded_bytes", total, Bytes, cur)
-	return f, true
+	return len(groups), segBytes, total
 }
 
 // stateBlocks returns seg's blocks for the searches: live are the active
@@ -278,15 +290,15 @@ func groupBlockers(r *analyze.Result, tr []snapshot.TraceEntry, ats []int, group
 			if ai < g.FirstAlloc {
 				g.FirstAlloc, at[b.stack] = ai, ats[k]
 			}
-			if k := slices.Index(g.Sizes, b.size); k < 0 && len(g.Sizes) < 4 {
-				g.Sizes = append(g.Sizes, b.size)
+			if g.MinSize == 0 || b.size < g.MinSize {
+				g.MinSize = b.size
 			}
+			g.MaxSize = max(g.MaxSize, b.size)
 		}
 	}
 	out := make([]Blocker, 0, len(by))
 	for id, g := range by {
 		g.Segments = segs[id]
-		slices.Sort(g.Sizes)
 		g.HeldUS = -1
 		if a := at[id]; g.FirstAlloc >= 0 {
 			g.HeldEntries = a - g.FirstAlloc

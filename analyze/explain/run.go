@@ -13,7 +13,7 @@ type Options struct {
 }
 
 // Run explains one device of s: it replays the device once (taking the
-// states at every oom entry in that pass, and the state at the allocated
+// states at every oom entry in that pass, and the state at the reserved
 // peak when there is a reserved gap),
 // ranks leaks at their default moment, simulates other settings only when
 // the device has an OOM or a reserved gap ([NeedsWhatif]), and reads the
@@ -41,9 +41,9 @@ func Run(s *snapshot.Snapshot, device int, opts Options) (*Device, error) {
 			}
 		}
 		if _, gap := reservedGap(r); gap {
-			// The state at the allocated peak, only when the gap finding
-			// reads it: keeping copies for it costs every replay.
-			if st, err := r.StateAt(r.PeakIndex); err == nil {
+			// The state at the reserved peak, only when the gap finding
+			// reads it.
+			if st, err := r.StateAt(r.PeakReservedIndex); err == nil {
 				in.PeakState = st
 			}
 		}
