@@ -199,7 +199,13 @@ func wordFinding(ef *ExplainFinding) {
 		ev("first at entry", "first_entry")
 		ev("largest requests examined", "examined")
 		ev("of them with no segment a few blocks could have freed", "examined_without_blockers")
-		ef.Action = "the blockers below (found at the largest requests) split the cache; expandable_segments:True lets the pool grow in place"
+		ef.Action = "expandable_segments:True lets the pool grow in place instead of adding segments"
+		if len(f.Blockers) > 0 {
+			ef.Action = "the blockers below (found at the largest requests) split the cache; " + ef.Action
+		}
+		if f.Setting != "" {
+			ef.Action = settingAction(f)
+		}
 	case explain.KindReservedGap:
 		pct := int64(0)
 		if r := figValue(f, "peak_reserved_bytes"); r > 0 {
