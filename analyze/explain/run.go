@@ -12,56 +12,92 @@ type Options struct {
 	Whatif whatif.Options
 }
 
-// Run explains one device of s: it replays the device once (taking the
-// states at every oom entry in that pass, and the state at the reserved
-// peak when there is a reserved gap),
-// ranks leaks at their default moment, simulates other settings only when
-// the device has an OOM or a reserved gap ([NeedsWhatif]), and reads the
-// recording's coverage. It returns the replay's errors.
+// Run explains one device of s (see [RunDevices]).
 func Run(s *snapshot.Snapshot, device int, opts Options) (*Device, error) {
-	in := Input{Snap: s}
-	tr := trace(s, device)
-	replayed := map[int]analyze.DeviceReplay{}
-	if len(tr) > 0 {
-		var ooms []int
-		for i := range tr {
-			if tr[i].Action == snapshot.ActionOOM {
-				ooms = append(ooms, i)
-			}
-		}
-		r, states, err := analyze.ReplayWith(s, device, analyze.ReplayOptions{States: ooms})
+	ds, err := RunDevices(s, []int{device}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return ds[0], nil
+}
+
+// RunDevices explains the given devices of s, in that order. Per device it
+// replays once (taking the states at every oom entry in that pass, and the
+// state at the reserved peak when there is a reserved gap), ranks leaks
+// at their default moment, and simulates other settings only when the
+// device has an OOM or a reserved gap ([NeedsWhatif]); the recording's
+// inference (info's) is made once for the file, with those replays. It
+// returns the first replay error.
+func RunDevices(s *snapshot.Snapshot, devices []int, opts Options) ([]*Device, error) {
+	ins := map[int]*Input{}
+	var firstErr error
+	info := analyze.InspectReplaying(s, func(device int) (analyze.DeviceReplay, bool) {
+		in, err := prepare(s, device, opts)
 		if err != nil {
-			return nil, err
+			if firstErr == nil {
+				firstErr = err
+			}
+			return analyze.DeviceReplay{Err: err}, true
 		}
-		in.Replay = r
-		replayed[device] = analyze.DeviceReplay{Result: r}
-		for _, st := range states {
-			if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
-				in.OOMStates = append(in.OOMStates, st)
+		ins[device] = in
+		return analyze.DeviceReplay{Result: in.Replay}, true
+	}, devices)
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	out := make([]*Device, 0, len(devices))
+	for _, d := range devices {
+		in := ins[d]
+		if in == nil {
+			in = &Input{Snap: s}
+		}
+		in.Recording = &info.Recording
+		for k := range info.Devices {
+			if info.Devices[k].Device == d {
+				in.Coverage = &info.Devices[k]
 			}
 		}
-		if _, gap := reservedGap(r); gap {
-			// The state at the reserved peak, only when the gap finding
-			// reads it.
-			if st, err := r.StateAt(r.PeakReservedIndex); err == nil {
-				in.PeakState = st
-			}
-		}
-		if rep, err := analyze.Leaks(s, r, analyze.DefaultLeakOptions(r)); err == nil {
-			in.Leaks = rep
-		}
-		if NeedsWhatif(r) {
-			if w, err := whatif.Analyze(s, device, r, opts.Whatif); err == nil {
-				in.Whatif = w
-			}
+		e := Explain(*in)
+		e.Device = d
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// prepare runs the analyses of one device with a trace.
+func prepare(s *snapshot.Snapshot, device int, opts Options) (*Input, error) {
+	in := &Input{Snap: s}
+	tr := trace(s, device)
+	var ooms []int
+	for i := range tr {
+		if tr[i].Action == snapshot.ActionOOM {
+			ooms = append(ooms, i)
 		}
 	}
-	info := analyze.InspectDevices(s, replayed, []int{device})
-	in.Recording = &info.Recording
-	if len(info.Devices) > 0 {
-		in.Coverage = &info.Devices[0]
+	r, states, err := analyze.ReplayWith(s, device, analyze.ReplayOptions{States: ooms})
+	if err != nil {
+		return nil, err
 	}
-	d := Explain(in)
-	d.Device = device
-	return d, nil
+	in.Replay = r
+	for _, st := range states {
+		if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
+			in.OOMStates = append(in.OOMStates, st)
+		}
+	}
+	if _, gap := reservedGap(r); gap {
+		// The state at the reserved peak, only when the gap finding
+		// reads it.
+		if st, err := r.StateAt(r.PeakReservedIndex); err == nil {
+			in.PeakState = st
+		}
+	}
+	if rep, err := analyze.Leaks(s, r, analyze.DefaultLeakOptions(r)); err == nil {
+		in.Leaks = rep
+	}
+	if NeedsWhatif(r) {
+		if w, err := whatif.Analyze(s, device, r, opts.Whatif); err == nil {
+			in.Whatif = w
+		}
+	}
+	return in, nil
 }

@@ -109,19 +109,18 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 			return err
 		}
 		have := s.Devices()
-		var devs []*explain.Device
+		var use []int
 		for _, d := range devices {
-			if !slices.Contains(have, d) {
-				continue
+			if slices.Contains(have, d) {
+				use = append(use, d)
 			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			e, err := explain.Run(s, d, explain.Options{Whatif: whatif.Options{Limit: limit}})
-			if err != nil {
-				return err
-			}
-			devs = append(devs, e)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		devs, err := explain.RunDevices(s, use, explain.Options{Whatif: whatif.Options{Limit: limit}})
+		if err != nil {
+			return err
 		}
 		v := report.NewExplainView(s, devs)
 		if opts.json {
