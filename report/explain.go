@@ -189,7 +189,10 @@ func wordFinding(ef *ExplainFinding) {
 			ev("pinned segments", "pinned_segments")
 			ev("their bytes", "pinned_segment_bytes")
 			ev("free bytes they strand", "stranded_bytes")
-			ef.Action = "the stacks below placed long-lived blocks inside cached segments; allocate them first, or keep them out of the cache's blocks (max_split_size_mb stops large cached blocks from being split)"
+			ef.Action = "the stacks below placed long-lived blocks inside cached segments, splitting them; allocate them first, or keep them out of the cache's blocks"
+			if f.Setting != "" {
+				ef.Action += "; " + settingAction(f)
+			}
 		}
 	case explain.KindAvoidableMalloc:
 		ef.Verdict = fmt.Sprintf("%s of %s (%s) were made while the pool's cached free bytes covered the request, in pieces too small",

@@ -72,7 +72,10 @@ func TestVLLMLoadBlockers(t *testing.T) {
 	if g, _ := bl.Figure("stranded_bytes"); g.Value != 6*260*mib {
 		t.Errorf("stranded %d, want %d", g.Value, 6*260*mib)
 	}
-	t.Logf("setting %q peak %d fits %v", oom.Setting, oom.SettingPeak, oom.SettingFits)
+	if bl.Setting != "max_split_size_mb:20" || bl.SettingPeak == 0 {
+		t.Errorf("blockers' setting %q (peak %d): want max_split_size_mb:20 simulated", bl.Setting, bl.SettingPeak)
+	}
+	t.Logf("blockers' setting %q: peak reserved %d, fits %v (at the cap's lower bound %d)", bl.Setting, bl.SettingPeak, bl.SettingFits, oom.SettingPeak)
 }
 
 func TestMinWindow(t *testing.T) {

@@ -59,6 +59,7 @@ func RunDevices(s *snapshot.Snapshot, devices []int, opts Options) ([]*Device, e
 		}
 		e := Explain(*in)
 		e.Device = d
+		unsplit(in, e, opts)
 		out = append(out, e)
 	}
 	return out, nil
@@ -100,4 +101,48 @@ func prepare(s *snapshot.Snapshot, device int, opts Options) (*Input, error) {
 		}
 	}
 	return in, nil
+}
+
+// unsplitMB is the max_split_size_mb tried against release blockers: the
+// smallest torch accepts (kLargeBuffer, 20 MiB; AllocatorConfig's
+// max_split_size_mb parser): no cached block of 20 MiB or more is split,
+// so a long-lived allocation cannot pin a cached segment with a remainder
+// (the advice of vLLM#41268).
+const unsplitMB = 20
+
+// unsplit simulates, for each release-blockers finding of e (long-lived
+// blocks pinning partly free segments at an OOM), the file's settings with
+// max_split_size_mb:20, and makes it the finding's setting with whatif's
+// prediction: the blockers split cached blocks, which that setting forbids.
+func unsplit(in *Input, e *Device, opts Options) {
+	r := in.Replay
+	if r == nil {
+		return
+	}
+	cfg := r.Config()
+	if cfg.ExpandableSegments || cfg.MaxSplitSize <= unsplitMB<<20 {
+		return
+	}
+	cfg.MaxSplitSize = unsplitMB << 20
+	conf := cfg.String()
+	var w *whatif.Result
+	for k := range e.Findings {
+		f := &e.Findings[k]
+		if f.Kind != KindBlockers || f.Mode != "release" {
+			continue
+		}
+		if w == nil {
+			o := opts.Whatif
+			if in.Whatif != nil && o.Limit == 0 {
+				o.Limit = in.Whatif.Limit
+			}
+			o.Confs = []string{conf}
+			var err error
+			if w, err = whatif.Analyze(in.Snap, r.Device, r, o); err != nil || len(w.Rows) < 2 {
+				return
+			}
+		}
+		row := &w.Rows[1]
+		f.Setting, f.SettingPeak, f.SettingFits = row.Conf, row.PeakReserved, row.Fits()
+	}
 }
