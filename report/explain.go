@@ -235,9 +235,14 @@ func wordFinding(ef *ExplainFinding) {
 		ev("free bytes they strand", "stranded_bytes")
 		ef.Action = settingAction(f)
 	case explain.KindPool:
-		ef.Verdict = fmt.Sprintf("private pool %s: reserved up to %s, %s active at the allocated peak, %s at the end, %s at the dump",
-			f.Pool, fig("reserved_high_water_bytes"), fig("active_at_peak_bytes"), fig("active_at_end_bytes"),
-			plural(int(figValue(f, "segments_at_end")), "segment"))
+		if hasFig(f, "reserved_high_water_bytes") {
+			ef.Verdict = fmt.Sprintf("private pool %s: reserved up to %s, %s active at the allocated peak, %s at the end, %s at the dump",
+				f.Pool, fig("reserved_high_water_bytes"), fig("active_at_peak_bytes"), fig("active_at_end_bytes"),
+				plural(int(figValue(f, "segments_at_end")), "segment"))
+		} else {
+			ef.Verdict = fmt.Sprintf("private pool %s: %s reserved in %s at the dump, %s of it allocated (no trace: no high-water)",
+				f.Pool, fig("reserved_at_end_bytes"), plural(int(figValue(f, "segments_at_end")), "segment"), fig("active_at_end_bytes"))
+		}
 		if f.Note == "abandoned" {
 			ef.Verdict += ": abandoned (segments, no active block)"
 			ef.Action = "its memory stays reserved until the CUDA graph or MemPool that owns it is freed"

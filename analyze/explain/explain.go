@@ -248,10 +248,14 @@ func Explain(in Input) *Device {
 		if f, ok := gapFinding(in); ok {
 			d.Findings = append(d.Findings, f)
 		}
-		d.Findings = append(d.Findings, poolFindings(in)...)
 		if f, ok := leakFinding(in); ok {
 			d.Findings = append(d.Findings, f)
 		}
+	}
+	if in.Coverage != nil {
+		d.Findings = append(d.Findings, poolFindings(in, in.Coverage.Device)...)
+	} else if r != nil {
+		d.Findings = append(d.Findings, poolFindings(in, r.Device)...)
 	}
 	if f, ok := recordingFinding(in); ok {
 		d.Findings = append(d.Findings, f)

@@ -8,6 +8,50 @@ import (
 	"github.com/snapview/snapview/snapshot"
 )
 
+// poolStat gathers one private pool's figures.
+type poolStat struct {
+	id                    snapshot.PoolID
+	first                 int // index into Allocs, -1 none
+	allocs                int
+	atPeak, atEnd         int64
+	segs                  int
+	reservedEnd           int64
+	reservedHigh, current int64
+	atEndFile             int64 // active_allocated bytes in the file's segments
+}
+
+// sortedPools returns the pools by id.
+func sortedPools(pools map[snapshot.PoolID]*poolStat) []snapshot.PoolID {
+	ids := make([]snapshot.PoolID, 0, len(pools))
+	for id := range pools {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b snapshot.PoolID) int {
+		if c := cmp.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a[1], b[1])
+	})
+	return ids
+}
+
+// dumpPools describes the pools from the file's segments only (no trace).
+func dumpPools(pools map[snapshot.PoolID]*poolStat) []Finding {
+	var out []Finding
+	for _, id := range sortedPools(pools) {
+		p := pools[id]
+		f := Finding{Kind: KindPool, Severity: SeverityInfo, Entry: -1, PoolSet: true, Large: true, Pool: id}
+		f.add("active_at_end_bytes", p.atEndFile, Bytes, analyze.Exact)
+		f.add("segments_at_end", int64(p.segs), Count, analyze.Exact)
+		f.add("reserved_at_end_bytes", p.reservedEnd, Bytes, analyze.Exact)
+		if p.segs > 0 && p.atEndFile == 0 {
+			f.Severity, f.Note = SeverityWarning, "abandoned"
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // poolFindings describes each private pool (a CUDA-graph capture's pool,
 // a user torch.cuda.MemPool: segment_pool_id not (0, 0)): its reserved
 // high-water over the trace, its active bytes at the allocated peak and at
@@ -20,18 +64,12 @@ import (
 // segments: a segment freed before the dump is counted in the default
 // pool by the replay too, so the high-water is a lower bound when some
 // segment_free entries fall in the trace.
-func poolFindings(in Input) []Finding {
+//
+// Without a trace (r nil) only the figures at the dump are given, from the
+// file's segments.
+func poolFindings(in Input, device int) []Finding {
 	r := in.Replay
 	s := in.Snap
-	type poolStat struct {
-		id                    snapshot.PoolID
-		first                 int // index into Allocs, -1 none
-		allocs                int
-		atPeak, atEnd         int64
-		segs                  int
-		reservedEnd           int64
-		reservedHigh, current int64
-	}
 	pools := map[snapshot.PoolID]*poolStat{}
 	get := func(id snapshot.PoolID) *poolStat {
 		p := pools[id]
@@ -42,10 +80,10 @@ func poolFindings(in Input) []Finding {
 		return p
 	}
 	fileSeg := map[snapshot.Addr]*snapshot.Segment{}
-	lo, hi := s.DeviceSegments(r.Device)
+	lo, hi := s.DeviceSegments(device)
 	for k := lo; k < hi; k++ {
 		sg := &s.Segments[k]
-		if sg.Device != r.Device {
+		if sg.Device != device {
 			continue
 		}
 		fileSeg[sg.Address] = sg
@@ -53,7 +91,15 @@ func poolFindings(in Input) []Finding {
 			p := get(sg.Pool)
 			p.segs++
 			p.reservedEnd += sg.TotalSize
+			for _, b := range sg.Blocks {
+				if b.State == snapshot.StateActiveAllocated {
+					p.atEndFile += b.Size
+				}
+			}
 		}
+	}
+	if r == nil {
+		return dumpPools(pools)
 	}
 	if len(pools) == 0 {
 		for k := range r.Allocs {
@@ -120,18 +166,8 @@ func poolFindings(in Input) []Finding {
 	if freedInTrace && highExact == analyze.Exact {
 		highExact = analyze.LowerBound
 	}
-	ids := make([]snapshot.PoolID, 0, len(pools))
-	for id := range pools {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, func(a, b snapshot.PoolID) int {
-		if c := cmp.Compare(a[0], b[0]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a[1], b[1])
-	})
 	var out []Finding
-	for _, id := range ids {
+	for _, id := range sortedPools(pools) {
 		p := pools[id]
 		f := Finding{Kind: KindPool, Severity: SeverityInfo, Entry: -1, PoolSet: true, Large: true, Pool: id}
 		f.add("reserved_high_water_bytes", p.reservedHigh, Bytes, highExact)
