@@ -72,6 +72,8 @@ cap with --max-decompressed for a genuine file that passes it.`,
 		newExportCmd(),
 		newTraceCmd(),
 		newStatsCmd(),
+		newCheckCmd(),
+		newWatchCmd(),
 		newSMICmd(),
 	)
 	addProfileFlags(root)
