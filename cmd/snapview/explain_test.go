@@ -364,3 +364,38 @@ func TestExplainVLLMLoad(t *testing.T) {
 			}
 		})
 }
+
+// TestExplainFragOOM: the fragmentation OOM of issue 22 recorded on an
+// H200 (testdata/snapshots/whatif/frag_oom/default_cap2048M, gpurec3.py
+// w_frag_oom) under its 2 GiB cap (--limit 2147483648). Right by hand:
+// eight 200 MiB segments are cached, 64 tensors of 25 MiB carved from
+// them, every other one freed: 800 MiB cached in 32 free blocks of 25 MiB
+// between live blocks, so the 600 MiB request finds no block while the
+// device has room (torch: "Tried to allocate 600.00 MiB ... 126.54 GiB is
+// free"): oom-fragmentation, not the device; the 32 live 25 MiB tensors
+// (gpurec3.py:175) pin all eight segments.
+func TestExplainFragOOM(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "snapshots", "whatif", "frag_oom", "default_cap2048M", "snapshot.pickle.xz")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("no frag_oom recording: %v", err)
+	}
+	testExplainGolden(t, "frag_oom", "see the test's comment", path, []string{"--limit", "2147483648"}, func(t *testing.T, d *explainDoc) {
+		if k := d.kinds(0); k[0] != "oom-fragmentation" || k[1] != "blockers" {
+			t.Fatalf("kinds %v: want oom-fragmentation, blockers first", k)
+		}
+		if v := d.fig(t, 0, "oom-fragmentation", "free_in_pool_bytes"); v != 800<<20 {
+			t.Errorf("cached free %d, want 800 MiB", v)
+		}
+		if v := d.fig(t, 0, "oom-fragmentation", "largest_free_bytes"); v != 25<<20 {
+			t.Errorf("largest free %d, want 25 MiB", v)
+		}
+		k := d.finding(t, 0, "blockers")
+		f := d.Devices[k/1000].Findings[k%1000]
+		if b := f.Blockers[0]; b.Count != 32 || b.Bytes != 800<<20 {
+			t.Errorf("top blocker %+v: want the 32 live 25 MiB tensors", b)
+		}
+		if k := d.finding(t, 0, "oom-fragmentation"); d.Devices[k/1000].Findings[k%1000].Setting == nil {
+			t.Errorf("no setting: at the 2 GiB cap expandable_segments fits (recorded: no OOM)")
+		}
+	})
+}
