@@ -73,8 +73,8 @@ counts or microseconds; null when unknown},"exactness":{NAME: "exact",
 (null when none),"setting" ({"conf","peak_reserved_bytes","fits"} or
 null),"mode" ("contiguity" or "release" for blockers),"blockers":[{"stack"
 (index into stacks),"where","count","bytes","stranded_bytes","segments",
-"min_size","max_size","first_alloc_entry","held_entries","held_us"}]}]}]}. Kinds and
-keys are stable; new keys may be added.`,
+"min_size","max_size","first_alloc_entry","held_entries","held_us"}]}]}]}.
+Kinds and keys are stable; new keys may be added.`,
 		Example: `  snapview explain oom_snapshot.pickle
   snapview explain --device 1 --json snapshot.pickle`,
 		Args: exactArgs(1),
