@@ -87,6 +87,9 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 	if line := leakStepsLine(ft, rep, opt.Steps); line != "" {
 		ew.printf("%s", wrapAt("", line, textWidth(ew.w)))
 	}
+	if leakFree(rep) {
+		ew.printf("%s", wrapAt("", "No leak: every stack returns to its level step after step.", textWidth(ew.w)))
+	}
 	if rep.TraceAllocs >= 20 && rep.FreedShare < 0.5 { // a handful of allocations says nothing
 		ew.printf("Only %.0f%% of the allocations in the trace were freed by then: if it covers less than one training step\n"+
 			"(an OOM in the first forward pass), growth is that step's activations, not a leak.\n", 100*rep.FreedShare)
@@ -191,6 +194,21 @@ func leakMoment(rep *analyze.LeakReport, at string) string {
 			FormatInt(int64(rep.LastOOM)), FormatBytes(rep.OOMAllocated-rep.AtAllocated))
 	}
 	return b.String()
+}
+
+// leakFree reports whether rep found steps and no group that grows over
+// them (leak, sawtooth or possible leak): explain's no-leak finding.
+func leakFree(rep *analyze.LeakReport) bool {
+	if rep.Steps.Source != analyze.StepsAnnotation && rep.Steps.Source != analyze.StepsPattern || len(rep.Groups) == 0 {
+		return false
+	}
+	for _, g := range rep.Groups {
+		switch g.Verdict.Kind {
+		case analyze.VerdictLeak, analyze.VerdictSawtooth, analyze.VerdictPossible:
+			return false
+		}
+	}
+	return true
 }
 
 // leakStepsLine says how the trace was cut.
