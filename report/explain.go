@@ -195,8 +195,12 @@ func wordFinding(ef *ExplainFinding) {
 			}
 		}
 	case explain.KindAvoidableMalloc:
-		ef.Verdict = fmt.Sprintf("%s of %s (%s) were made while the pool's cached free bytes covered the request, in pieces too small",
-			plural(int(figValue(f, "avoidable_segment_allocs")), "segment_alloc"), fig("segment_allocs"), fig("avoidable_segment_bytes"))
+		were := "were"
+		if figValue(f, "avoidable_segment_allocs") == 1 {
+			were = "was"
+		}
+		ef.Verdict = fmt.Sprintf("%s of %s (%s) %s made while the pool's cached free bytes covered the request, in pieces too small",
+			plural(int(figValue(f, "avoidable_segment_allocs")), "segment_alloc"), fig("segment_allocs"), fig("avoidable_segment_bytes"), were)
 		ev("avoidable segment_allocs", "avoidable_segment_allocs")
 		ev("their bytes", "avoidable_segment_bytes")
 		ev("first at entry", "first_entry")
