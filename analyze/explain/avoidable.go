@@ -2,6 +2,7 @@ package explain
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/snapview/snapview/analyze"
@@ -46,11 +47,14 @@ type liveSeg struct {
 // found none), so alloc_block went to cudaMalloc. The request is the
 // first allocation after the segment_alloc on its stream. Devices under
 // expandable_segments are left out (their growth is segment_map, not a
-// new segment).
+// new segment), and so are those under max_split_size_mb: a cached block
+// of max_split_size or more serves no smaller request, and none that is
+// kLargeBuffer smaller (get_free_block), so free bytes there cover
+// nothing by design.
 func avoidableMallocs(in Input) (Finding, bool) {
 	r := in.Replay
 	tr := trace(in.Snap, r.Device)
-	if len(tr) == 0 || r.Config().ExpandableSegments || len(r.Allocs) == 0 {
+	if cfg := r.Config(); len(tr) == 0 || cfg.ExpandableSegments || cfg.MaxSplitSize != math.MaxInt64 || len(r.Allocs) == 0 {
 		return Finding{}, false
 	}
 	// The file's segments name the private pool of a segment that
