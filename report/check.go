@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/check"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -31,9 +31,9 @@ func checkValue(key string, v int64, e analyze.Exactness) string {
 	if e == analyze.Unknown {
 		return "?"
 	}
-	s := FormatInt(v)
+	s := units.Int(v)
 	if !check.IsCount(key) {
-		s = FormatBytes(v)
+		s = units.Bytes(v)
 	}
 	if e == analyze.LowerBound {
 		s += "+"
@@ -113,7 +113,7 @@ func WriteCheckText(w io.Writer, v *CheckView) error {
 		verdict := strings.ToUpper(r.Verdict.String())
 		value := checkValue(r.Rule.Key, r.Value, r.Exactness)
 		if r.Rule.Kind == check.NoLeak {
-			value = plural(int(r.Value), "leaking stack")
+			value = units.Plural(int(r.Value), "leaking stack")
 			if r.Exactness == analyze.Unknown {
 				value = "?"
 			}
@@ -187,7 +187,7 @@ func causeText(r check.Result) string {
 		if r.AllocatedDelta == 0 {
 			return "the requests differ (another sequence of allocations), though allocated_bytes.all.peak is the same"
 		}
-		return fmt.Sprintf("the requests changed: allocated_bytes.all.peak moved by %s", signedBytes(r.AllocatedDelta))
+		return fmt.Sprintf("the requests changed: allocated_bytes.all.peak moved by %s", units.SignedBytes(r.AllocatedDelta))
 	case check.CauseRounding:
 		return "same requests on both runs: the blocks were rounded differently (a setting such as roundup_power2_divisions)"
 	}
@@ -245,9 +245,7 @@ func WriteCheckJSON(w io.Writer, v *CheckView) error {
 		}
 		out.Checks = append(out.Checks, j)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }
 
 // JUnit's XML as Jenkins, GitLab and GitHub's test reporters read it.

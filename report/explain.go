@@ -9,6 +9,7 @@ import (
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/explain"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -82,11 +83,11 @@ func figureText(g explain.Figure) string {
 	var s string
 	switch g.Unit {
 	case explain.Bytes:
-		s = FormatBytes(g.Value)
+		s = units.Bytes(g.Value)
 	case explain.Micros:
-		s = formatMicros(g.Value)
+		s = units.Micros(g.Value)
 	default:
-		s = FormatInt(g.Value)
+		s = units.Int(g.Value)
 	}
 	if g.Exactness == analyze.LowerBound {
 		s = "at least " + s
@@ -115,7 +116,7 @@ func settingAction(f *explain.Finding) string {
 		fits = "still an OOM"
 	}
 	return fmt.Sprintf("try PYTORCH_CUDA_ALLOC_CONF=%s: snapview whatif simulates the whole trace under it at a peak reserved of %s, %s",
-		f.Setting, FormatBytes(f.SettingPeak), fits)
+		f.Setting, units.Bytes(f.SettingPeak), fits)
 }
 
 // wordFinding sets ef's verdict, evidence and action from its kind and
@@ -139,7 +140,7 @@ func wordFinding(ef *ExplainFinding) {
 	}
 	switch f.Kind {
 	case explain.KindOOMFragmentation, explain.KindOOMCap, explain.KindOOMDevice:
-		head := fmt.Sprintf("OOM at entry %s: a %s request (%s) failed", FormatInt(int64(f.Entry)), fig("request_bytes"), explainPool(f))
+		head := fmt.Sprintf("OOM at entry %s: a %s request (%s) failed", units.Int(int64(f.Entry)), fig("request_bytes"), explainPool(f))
 		switch f.Kind {
 		case explain.KindOOMFragmentation:
 			ef.Verdict = fmt.Sprintf("%s with %s cached free in its pool, in blocks of at most %s: the allocator's cache is fragmented; the device was not full (%s free)",
@@ -177,15 +178,15 @@ func wordFinding(ef *ExplainFinding) {
 	case explain.KindBlockers:
 		if f.Mode == "contiguity" {
 			ef.Verdict = fmt.Sprintf("%s (%s) cut the free space the request needed: without them a free block of %s would have held the %s request",
-				plural(int(figValue(f, "blocking_allocations")), "live allocation"), fig("blocking_bytes"),
-				FormatBytes(figValue(f, "stranded_bytes")+figValue(f, "blocking_bytes")), fig("request_bytes"))
+				units.Plural(int(figValue(f, "blocking_allocations")), "live allocation"), fig("blocking_bytes"),
+				units.Bytes(figValue(f, "stranded_bytes")+figValue(f, "blocking_bytes")), fig("request_bytes"))
 			ev("blocking allocations", "blocking_allocations")
 			ev("their bytes", "blocking_bytes")
 			ev("free bytes they strand", "stranded_bytes")
 			ef.Action = "allocate these before the temporaries around them or free them sooner; or try expandable_segments:True"
 		} else {
 			ef.Verdict = fmt.Sprintf("%s (%s) could not be given back to the device before the retry: live blocks pin them, stranding %s free",
-				plural(int(figValue(f, "pinned_segments")), "partly free segment"), fig("pinned_segment_bytes"), fig("stranded_bytes"))
+				units.Plural(int(figValue(f, "pinned_segments")), "partly free segment"), fig("pinned_segment_bytes"), fig("stranded_bytes"))
 			ev("pinned segments", "pinned_segments")
 			ev("their bytes", "pinned_segment_bytes")
 			ev("free bytes they strand", "stranded_bytes")
@@ -200,7 +201,7 @@ func wordFinding(ef *ExplainFinding) {
 			were = "was"
 		}
 		ef.Verdict = fmt.Sprintf("%s of %s (%s) %s made while the pool's cached free bytes covered the request, in pieces too small",
-			plural(int(figValue(f, "avoidable_segment_allocs")), "segment_alloc"), fig("segment_allocs"), fig("avoidable_segment_bytes"), were)
+			units.Plural(int(figValue(f, "avoidable_segment_allocs")), "segment_alloc"), fig("segment_allocs"), fig("avoidable_segment_bytes"), were)
 		ev("avoidable segment_allocs", "avoidable_segment_allocs")
 		ev("their bytes", "avoidable_segment_bytes")
 		ev("first at entry", "first_entry")
@@ -222,7 +223,7 @@ func wordFinding(ef *ExplainFinding) {
 			fig("peak_reserved_bytes"), fig("gap_bytes"), pct, fig("peak_allocated_bytes"))
 		if f.PoolSet {
 			ef.Verdict += fmt.Sprintf("; at the reserved peak (entry %s) most of the cache is in the %s",
-				FormatInt(int64(f.Entry)), explainPool(f))
+				units.Int(int64(f.Entry)), explainPool(f))
 		}
 		ev("peak reserved", "peak_reserved_bytes")
 		ev("peak allocated", "peak_allocated_bytes")
@@ -242,10 +243,10 @@ func wordFinding(ef *ExplainFinding) {
 		if hasFig(f, "reserved_high_water_bytes") {
 			ef.Verdict = fmt.Sprintf("private pool %s: reserved up to %s, %s active at the allocated peak, %s at the end, %s at the dump",
 				f.Pool, fig("reserved_high_water_bytes"), fig("active_at_peak_bytes"), fig("active_at_end_bytes"),
-				plural(int(figValue(f, "segments_at_end")), "segment"))
+				units.Plural(int(figValue(f, "segments_at_end")), "segment"))
 		} else {
 			ef.Verdict = fmt.Sprintf("private pool %s: %s reserved in %s at the dump, %s of it allocated (no trace: no high-water)",
-				f.Pool, fig("reserved_at_end_bytes"), plural(int(figValue(f, "segments_at_end")), "segment"), fig("active_at_end_bytes"))
+				f.Pool, fig("reserved_at_end_bytes"), units.Plural(int(figValue(f, "segments_at_end")), "segment"), fig("active_at_end_bytes"))
 		}
 		if f.Note == "abandoned" {
 			ef.Verdict += ": abandoned (segments, no active block)"
@@ -262,7 +263,7 @@ func wordFinding(ef *ExplainFinding) {
 		}
 	case explain.KindLeak:
 		ef.Verdict = fmt.Sprintf("leak: %s (%s live in %s)", f.Note, fig("bytes"),
-			plural(int(figValue(f, "count")), "allocation"))
+			units.Plural(int(figValue(f, "count")), "allocation"))
 		ev("live", "bytes")
 		ev("allocations", "count")
 		ev("other stacks that look like leaks", "other_suspicious_groups")
@@ -271,7 +272,7 @@ func wordFinding(ef *ExplainFinding) {
 		ef.Action = "look at the stack below: what keeps these allocations alive (a list that grows, a cache, a tensor kept with its graph)"
 	case explain.KindNoLeak:
 		ef.Verdict = fmt.Sprintf("no leak: every stack returns to its level step after step (%s found from %s)",
-			plural(int(figValue(f, "steps")), "step"), stepSourceText(ef))
+			units.Plural(int(figValue(f, "steps")), "step"), stepSourceText(ef))
 		if f.Note == "seeded" {
 			ef.Verdict += "; allocations older than the trace carry no growth evidence"
 		}
@@ -279,10 +280,10 @@ func wordFinding(ef *ExplainFinding) {
 		ev("live", "live_bytes")
 	case explain.KindGrowthUnjudged:
 		ef.Verdict = fmt.Sprintf("growth cannot be judged: no training steps found (the trace was cut into %s)",
-			plural(int(figValue(f, "steps")), "equal slice"))
+			units.Plural(int(figValue(f, "steps")), "equal slice"))
 		if f.Note == "grew" {
 			ef.Verdict += fmt.Sprintf("; %s in %s grew over the trace and were never freed, which one long step (a forward pass) does too",
-				fig("bytes"), plural(int(figValue(f, "count")), "allocation"))
+				fig("bytes"), units.Plural(int(figValue(f, "count")), "allocation"))
 		}
 		ev("live", "live_bytes")
 		ef.Action = "mark steps with torch.profiler.record_function (or profiler.step()), then run snapview leaks"
@@ -304,7 +305,7 @@ func wordFinding(ef *ExplainFinding) {
 		if f.MaxEntries > 0 {
 			args = append(args, "max_entries="+strconv.Itoa(f.MaxEntries))
 			do = append(do, "the ring buffer wrapped: record with max_entries above the run's event count (at least 10 times the "+
-				FormatInt(figValue(f, "entries"))+" it kept)")
+				units.Int(figValue(f, "entries"))+" it kept)")
 		}
 		if f.StartEarly {
 			do = append(do, "call torch.cuda.memory._record_memory_history before the first CUDA allocation")
@@ -351,7 +352,7 @@ func WriteExplain(w io.Writer, v *ExplainView) error {
 		if k > 0 {
 			ew.printf("\n")
 		}
-		ew.printf("Device %d: %s\n", d.Device, plural(len(d.Findings), "finding"))
+		ew.printf("Device %d: %s\n", d.Device, units.Plural(len(d.Findings), "finding"))
 		for i := range d.Findings {
 			writeFinding(ew, width, i+1, &d.Findings[i])
 		}
@@ -377,23 +378,23 @@ func writeFinding(ew *errWriter, width, n int, f *ExplainFinding) {
 	}
 	for k, b := range f.Blockers {
 		if k == 3 {
-			ew.printf("   ... %s more (--json lists them)\n", FormatInt(int64(len(f.Blockers)-3)))
+			ew.printf("   ... %s more (--json lists them)\n", units.Int(int64(len(f.Blockers)-3)))
 			break
 		}
-		sizes := FormatBytes(b.MinSize)
+		sizes := units.Bytes(b.MinSize)
 		if b.MaxSize != b.MinSize {
-			sizes += " to " + FormatBytes(b.MaxSize)
+			sizes += " to " + units.Bytes(b.MaxSize)
 		}
 		held := "older than the trace"
 		if b.FirstAlloc >= 0 {
-			held = "held " + plural(b.HeldEntries, "entry")
+			held = "held " + units.Plural(b.HeldEntries, "entry")
 			if b.HeldUS >= 0 {
-				held += " (" + formatMicros(b.HeldUS) + ")"
+				held += " (" + units.Micros(b.HeldUS) + ")"
 			}
 		}
 		ew.printf("%s", wrapAt("   blocker: ", fmt.Sprintf("%s of %s (%s), stranding %s in %s, %s: %s",
-			plural(b.Count, "allocation"), sizes, FormatBytes(b.Bytes), FormatBytes(b.Stranded),
-			plural(b.Segments, "segment"), held, f.BlockerWhere[k]), width))
+			units.Plural(b.Count, "allocation"), sizes, units.Bytes(b.Bytes), units.Bytes(b.Stranded),
+			units.Plural(b.Segments, "segment"), held, f.BlockerWhere[k]), width))
 	}
 	if f.Kind != explain.KindNoLeak {
 		for _, wh := range f.Where {

@@ -94,7 +94,7 @@ func avoidableMallocs(in Input) (Finding, bool) {
 		if sg.Device != r.Device {
 			continue
 		}
-		k := poolKey{large: sg.IsLarge(), pool: sg.Pool, stream: sg.Stream}
+		k := poolKey{large: allocator.IsLargeSegment(&sg), pool: sg.Pool, stream: sg.Stream}
 		segs[sg.Address] = liveSeg{addr: sg.Address, size: sg.TotalSize, key: k}
 		reserved[id(k)] += sg.TotalSize
 	}
@@ -132,9 +132,9 @@ func avoidableMallocs(in Input) (Finding, bool) {
 			}
 		case snapshot.ActionSegmentAlloc:
 			segAllocs++
-			k := poolKey{large: e.Size != allocator.SmallBuffer, stream: e.Stream}
+			k := poolKey{large: allocator.IsLargeSegmentSize(e.Size), stream: e.Stream}
 			if fs := fileSeg[e.Addr]; fs != nil && fs.TotalSize == e.Size && !fs.Expandable {
-				k.large, k.pool = fs.IsLarge(), fs.Pool
+				k.large, k.pool = allocator.IsLargeSegment(fs), fs.Pool
 			}
 			// The request: the next allocation on the segment's stream.
 			for a := ka; a < len(r.Allocs) && a < ka+8; a++ {

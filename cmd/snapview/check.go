@@ -12,6 +12,7 @@ import (
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/check"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -134,7 +135,7 @@ func (o *checkOptions) rules() ([]check.Rule, error) {
 			}
 			r.Limit = n
 		default:
-			if r.Limit, err = parseBytes(lim); err != nil {
+			if r.Limit, err = units.ParseBytes(lim); err != nil {
 				return nil, usageErrorf("--max %s: %v, or a percentage of the baseline (110%%)", m, err)
 			}
 		}

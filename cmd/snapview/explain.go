@@ -9,6 +9,7 @@ import (
 
 	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -95,7 +96,7 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 	var limit int64
 	if opts.limit != "" {
 		var err error
-		if limit, err = parseBytes(opts.limit); err != nil {
+		if limit, err = units.ParseBytes(opts.limit); err != nil {
 			return usageErrorf("--limit %q: %v", opts.limit, err)
 		}
 		if limit <= 0 {
