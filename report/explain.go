@@ -7,8 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/explain"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -46,16 +47,16 @@ type ExplainFinding struct {
 // NewExplainView words the findings of devs, from s.
 func NewExplainView(s *snapshot.Snapshot, devs []*explain.Device) *ExplainView {
 	v := &ExplainView{Devices: []ExplainDevice{}, snap: s}
-	ft := newFrameTable(s)
+	ft := NewFrameTable(s)
 	for _, d := range devs {
 		ed := ExplainDevice{Device: d.Device, Findings: []ExplainFinding{}}
 		for _, f := range d.Findings {
 			ef := ExplainFinding{Finding: f}
 			for _, id := range f.Stacks {
-				ef.Where = append(ef.Where, ft.where(id))
+				ef.Where = append(ef.Where, ft.Where(id))
 			}
 			for _, b := range f.Blockers {
-				ef.BlockerWhere = append(ef.BlockerWhere, ft.where(b.Stack))
+				ef.BlockerWhere = append(ef.BlockerWhere, ft.Where(b.Stack))
 			}
 			wordFinding(&ef)
 			ed.Findings = append(ed.Findings, ef)
@@ -77,7 +78,7 @@ func figText(f *explain.Finding, name string) string {
 }
 
 func figureText(g explain.Figure) string {
-	if g.Exactness == analyze.Unknown {
+	if g.Exactness == stats.Unknown {
 		return "?"
 	}
 	var s string
@@ -89,7 +90,7 @@ func figureText(g explain.Figure) string {
 	default:
 		s = units.Int(g.Value)
 	}
-	if g.Exactness == analyze.LowerBound {
+	if g.Exactness == stats.LowerBound {
 		s = "at least " + s
 	}
 	return s
@@ -323,7 +324,7 @@ func hasFig(f *explain.Finding, name string) bool {
 }
 
 func stepUnit(f *explain.Finding) string {
-	if f.Steps.Source == analyze.StepsSlices {
+	if f.Steps.Source == steps.StepsSlices {
 		return "slice"
 	}
 	return "step"
@@ -331,9 +332,9 @@ func stepUnit(f *explain.Finding) string {
 
 func stepSourceText(f *ExplainFinding) string {
 	switch f.Steps.Source {
-	case analyze.StepsAnnotation:
+	case steps.StepsAnnotation:
 		return "the record_function range " + strconv.Quote(f.Steps.Name)
-	case analyze.StepsPattern:
+	case steps.StepsPattern:
 		if len(f.Where) > 0 {
 			return "the allocation made once per step at " + f.Where[0]
 		}

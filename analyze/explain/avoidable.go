@@ -5,8 +5,9 @@ import (
 	"math"
 	"slices"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -174,7 +175,7 @@ func avoidableMallocs(in Input) (Finding, bool) {
 	f.add("avoidable_segment_allocs", int64(len(cands)), Count, hist)
 	f.add("avoidable_segment_bytes", bytes, Bytes, hist)
 	f.add("segment_allocs", segAllocs, Count, hist)
-	f.add("first_entry", int64(cands[0].entry), Entry, analyze.Exact)
+	f.add("first_entry", int64(cands[0].entry), Entry, stats.Exact)
 
 	// The blockers of the largest requests.
 	order := slices.Clone(cands)
@@ -194,7 +195,7 @@ func avoidableMallocs(in Input) (Finding, bool) {
 		stranded = append(stranded, w.free)
 		ats = append(ats, c.entry)
 	}
-	f.add("examined", int64(len(order)), Count, analyze.Exact)
+	f.add("examined", int64(len(order)), Count, stats.Exact)
 	f.add("examined_without_blockers", int64(noSeg), Count, hist)
 	if len(groups) > 0 {
 		f.Blockers = groupBlockers(r, tr, ats, groups, stranded)
@@ -207,7 +208,7 @@ func avoidableMallocs(in Input) (Finding, bool) {
 // free_completed, in address order; the gaps are free blocks) and returns
 // the best window (see minWindow) with its live blocks; false when no
 // segment of the pool is at least the request.
-func candidateWindow(r *analyze.Result, c candidate) (window, []block, bool) {
+func candidateWindow(r *replay.Result, c candidate) (window, []block, bool) {
 	if len(c.segs) == 0 {
 		return window{}, nil, false
 	}

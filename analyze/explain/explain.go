@@ -14,7 +14,11 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/leaks"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -97,7 +101,7 @@ type Figure struct {
 	Unit  Unit
 	// Exactness is how far it can be trusted (analyze.DecideTrust's
 	// marks): Exact, LowerBound, or Unknown (then Value means nothing).
-	Exactness analyze.Exactness
+	Exactness stats.Exactness
 }
 
 // Blocker is the live allocations of one allocation stack that block a
@@ -155,7 +159,7 @@ type Finding struct {
 	// verdict, the pool's compile context, the step source.
 	Note string
 	// Steps is the leak ranking's step cutting (leak findings).
-	Steps analyze.Steps
+	Steps steps.Steps
 	// Context is the compile_context of a pool's first allocation.
 	Context string
 	// Recording findings: the trust verdict, the coverage kind (info's
@@ -163,7 +167,7 @@ type Finding struct {
 	// MaxEntries a max_entries to record with (0: none), StartEarly to
 	// start before the first allocation, EnableAll enabled="all",
 	// ContextAll context="all".
-	Trust      analyze.Known
+	Trust      stats.Known
 	Coverage   string
 	MaxEntries int
 	StartEarly bool
@@ -181,7 +185,7 @@ func (f *Finding) Figure(name string) (Figure, bool) {
 	return Figure{}, false
 }
 
-func (f *Finding) add(name string, v int64, u Unit, e analyze.Exactness) {
+func (f *Finding) add(name string, v int64, u Unit, e stats.Exactness) {
 	f.Figures = append(f.Figures, Figure{Name: name, Value: v, Unit: u, Exactness: e})
 }
 
@@ -200,27 +204,27 @@ type Input struct {
 	Snap *snapshot.Snapshot
 	// Replay is analyze.Replay's (or ReplayWith's) result for the device,
 	// with Allocs; nil when the device has no trace.
-	Replay *analyze.Result
+	Replay *replay.Result
 	// OOMStates are the states after each of Replay.OOMs, in order.
-	OOMStates []*analyze.State
+	OOMStates []*replay.State
 	// PeakState is the state at Replay.PeakReservedIndex, nil when not
 	// taken (no reserved gap).
-	PeakState *analyze.State
+	PeakState *replay.State
 	// Whatif is the what-if analysis (nil when not run: no OOM and no
 	// reserved gap, or the device has no trace).
 	Whatif *whatif.Result
 	// Leaks is the leak ranking at its default moment (nil without a
 	// trace).
-	Leaks *analyze.LeakReport
+	Leaks *leaks.LeakReport
 	// Recording and Coverage are info's inference for the file and the
 	// device.
-	Recording *analyze.Recording
-	Coverage  *analyze.DeviceInfo
+	Recording *info.Recording
+	Coverage  *info.DeviceInfo
 }
 
 // NeedsWhatif reports whether [Explain] uses a what-if analysis of r's
 // device: when it has an OOM, or a reserved gap worth explaining.
-func NeedsWhatif(r *analyze.Result) bool {
+func NeedsWhatif(r *replay.Result) bool {
 	if r == nil || len(r.Reserved) == 0 {
 		return false
 	}

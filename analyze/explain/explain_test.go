@@ -3,7 +3,8 @@ package explain
 import (
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -39,17 +40,39 @@ func vllmLoad() *snapshot.Snapshot {
 	s := &snapshot.Snapshot{Traces: [][]snapshot.TraceEntry{tr}, HasDeviceTraces: true,
 		Frames: []snapshot.Frame{{}, {Filename: "loader.py", Line: 42, Name: "load_weights"}},
 		Stacks: [][]snapshot.FrameID{nil, {1}}}
-	c, _ := analyze.Complete(s)
+	c, _ := replay.Complete(s)
 	return c
+}
+
+// run explains device 0 of s as analysis.File.Explain does, without the
+// recording's inference.
+func run(t *testing.T, s *snapshot.Snapshot) *Device {
+	t.Helper()
+	r, err := replay.Run(s, 0, replay.Options{States: OOMEntries(s.Traces[0])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &Input{Snap: s, Replay: r}
+	for _, st := range r.States {
+		if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
+			in.OOMStates = append(in.OOMStates, st)
+		}
+	}
+	simulate := func(o whatif.Options) (*whatif.Result, error) { return whatif.Analyze(s, 0, r, o) }
+	if NeedsWhatif(r) {
+		if in.Whatif, err = simulate(whatif.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := Explain(*in)
+	Unsplit(in, d, Options{}, simulate)
+	return d
 }
 
 // TestVLLMLoadBlockers: the six weights are the blockers (release: each
 // pins a 530 MiB segment, stranding 260 MiB), and the OOM is the cap's.
 func TestVLLMLoadBlockers(t *testing.T) {
-	d, err := Run(vllmLoad(), 0, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := run(t, vllmLoad())
 	var oom, bl *Finding
 	for k := range d.Findings {
 		switch f := &d.Findings[k]; f.Kind {

@@ -4,7 +4,8 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -17,11 +18,11 @@ const gapMinBytes = 64 << 20
 // reservedGap returns the peak reserved minus the peak allocated bytes
 // (memory_stats' .peak, as summary gives them: what a user compares), and
 // whether it is worth a finding.
-func reservedGap(r *analyze.Result) (int64, bool) {
-	if r == nil || len(r.Allocated) == 0 || r.Stats.Known.History != analyze.Exact || r.PeakReservedIndex < 0 {
+func reservedGap(r *replay.Result) (int64, bool) {
+	if r == nil || len(r.Allocated) == 0 || r.Stats.Known.History != stats.Exact || r.PeakReservedIndex < 0 {
 		return 0, false
 	}
-	res, alloc := r.Stats.ReservedBytes[analyze.PoolAll].Peak, r.Stats.AllocatedBytes[analyze.PoolAll].Peak
+	res, alloc := r.Stats.ReservedBytes[stats.PoolAll].Peak, r.Stats.AllocatedBytes[stats.PoolAll].Peak
 	gap := res - alloc
 	return gap, gap >= gapMinBytes && 5*gap >= res
 }
@@ -40,13 +41,13 @@ func gapFinding(in Input) (Finding, bool) {
 	}
 	hist := r.Stats.Known.History
 	f := Finding{Kind: KindReservedGap, Severity: SeverityWarning, Entry: r.PeakReservedIndex}
-	f.add("peak_reserved_bytes", r.Stats.ReservedBytes[analyze.PoolAll].Peak, Bytes, hist)
-	f.add("peak_allocated_bytes", r.Stats.AllocatedBytes[analyze.PoolAll].Peak, Bytes, hist)
+	f.add("peak_reserved_bytes", r.Stats.ReservedBytes[stats.PoolAll].Peak, Bytes, hist)
+	f.add("peak_allocated_bytes", r.Stats.AllocatedBytes[stats.PoolAll].Peak, Bytes, hist)
 	f.add("gap_bytes", gap, Bytes, hist)
 	if st := in.PeakState; st != nil {
-		f.add("reserved_bytes", st.Stats.ReservedBytes[analyze.PoolAll].Current, Bytes, hist)
-		f.add("allocated_bytes", st.Stats.AllocatedBytes[analyze.PoolAll].Current, Bytes, hist)
-		f.add("non_releasable_bytes", st.Stats.InactiveSplitBytes[analyze.PoolAll].Current, Bytes, hist)
+		f.add("reserved_bytes", st.Stats.ReservedBytes[stats.PoolAll].Current, Bytes, hist)
+		f.add("allocated_bytes", st.Stats.AllocatedBytes[stats.PoolAll].Current, Bytes, hist)
+		f.add("non_releasable_bytes", st.Stats.InactiveSplitBytes[stats.PoolAll].Current, Bytes, hist)
 		var pending, private int64
 		for _, seg := range st.Segments {
 			for _, b := range seg.Blocks {
@@ -62,7 +63,7 @@ func gapFinding(in Input) (Finding, bool) {
 		f.add("private_pool_free_bytes", private, Bytes, hist)
 		// Where: the pool and stream caching the most free bytes.
 		free := slices.Clone(st.Free)
-		slices.SortStableFunc(free, func(a, b analyze.FreeSpace) int { return cmp.Compare(b.FreeBytes, a.FreeBytes) })
+		slices.SortStableFunc(free, func(a, b replay.FreeSpace) int { return cmp.Compare(b.FreeBytes, a.FreeBytes) })
 		if len(free) > 0 {
 			f.PoolSet, f.Large, f.Pool, f.Stream = true, free[0].Large, free[0].Pool, free[0].Stream
 			f.add("top_pool_free_bytes", free[0].FreeBytes, Bytes, hist)
@@ -82,4 +83,11 @@ func gapFinding(in Input) (Finding, bool) {
 	}
 	setBest(&f, in)
 	return f, true
+}
+
+// NeedsPeakState reports whether [Explain] reads the state at r's reserved
+// peak (Input.PeakState): when there is a reserved gap to explain.
+func NeedsPeakState(r *replay.Result) bool {
+	_, ok := reservedGap(r)
+	return ok
 }

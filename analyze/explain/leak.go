@@ -3,7 +3,9 @@ package explain
 import (
 	"math"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/leaks"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -24,12 +26,12 @@ func leakFinding(in Input) (Finding, bool) {
 		return Finding{}, false
 	}
 	hist := rep.History.History
-	perStep := rep.Steps.Source == analyze.StepsAnnotation || rep.Steps.Source == analyze.StepsPattern
-	var top *analyze.LeakGroup
+	perStep := rep.Steps.Source == steps.StepsAnnotation || rep.Steps.Source == steps.StepsPattern
+	var top *leaks.LeakGroup
 	for k := range rep.Groups {
 		g := &rep.Groups[k]
 		switch g.Verdict.Kind {
-		case analyze.VerdictLeak, analyze.VerdictSawtooth, analyze.VerdictPossible:
+		case leaks.VerdictLeak, leaks.VerdictSawtooth, leaks.VerdictPossible:
 		default:
 			continue
 		}
@@ -38,13 +40,13 @@ func leakFinding(in Input) (Finding, bool) {
 		}
 	}
 	f := Finding{Entry: rep.At}
-	f.add("steps", int64(rep.Steps.Count), Count, analyze.Exact)
-	f.add("live_bytes", rep.LiveBytes, Bytes, analyze.Exact)
+	f.add("steps", int64(rep.Steps.Count), Count, stats.Exact)
+	f.add("live_bytes", rep.LiveBytes, Bytes, stats.Exact)
 	suspicious := 0
 	for k := range rep.Groups {
 		g := &rep.Groups[k]
-		if g != top && (g.Verdict.Kind == analyze.VerdictLeak || g.Verdict.Kind == analyze.VerdictSawtooth ||
-			g.Verdict.Kind == analyze.VerdictPossible) {
+		if g != top && (g.Verdict.Kind == leaks.VerdictLeak || g.Verdict.Kind == leaks.VerdictSawtooth ||
+			g.Verdict.Kind == leaks.VerdictPossible) {
 			suspicious++
 			if top != nil && len(f.Stacks) < 3 {
 				f.Stacks = append(f.Stacks, g.Stack)
@@ -59,22 +61,22 @@ func leakFinding(in Input) (Finding, bool) {
 		f.Kind, f.Severity = KindGrowthUnjudged, SeverityInfo
 		f.Note = "grew"
 		f.Stacks = []snapshot.StackID{top.Stack}
-		f.add("bytes", top.Bytes, Bytes, analyze.Exact)
-		f.add("count", int64(top.Count), Count, analyze.Exact)
+		f.add("bytes", top.Bytes, Bytes, stats.Exact)
+		f.add("count", int64(top.Count), Count, stats.Exact)
 	case top != nil:
 		f.Kind, f.Severity = KindLeak, SeverityWarning
 		f.Note = top.Verdict.String()
 		f.Stacks = append([]snapshot.StackID{top.Stack}, f.Stacks...)
 		f.add("other_suspicious_groups", int64(suspicious), Count, hist)
-		f.add("rank", int64(top.Rank), Count, analyze.Exact)
-		f.add("bytes", top.Bytes, Bytes, analyze.Exact)
-		f.add("count", int64(top.Count), Count, analyze.Exact)
+		f.add("rank", int64(top.Rank), Count, stats.Exact)
+		f.add("bytes", top.Bytes, Bytes, stats.Exact)
+		f.add("count", int64(top.Count), Count, stats.Exact)
 		f.add("score", int64(math.Round(top.Score)), Bytes, hist)
 		f.add("growth_steps", int64(top.GrowthSteps), Count, hist)
-		f.add("first_alloc_entry", int64(top.FirstAlloc), Entry, analyze.Exact)
+		f.add("first_alloc_entry", int64(top.FirstAlloc), Entry, stats.Exact)
 	case perStep:
 		f.Kind, f.Severity = KindNoLeak, SeverityInfo
-		if rep.Steps.Source == analyze.StepsPattern && rep.Steps.Marker > 0 {
+		if rep.Steps.Source == steps.StepsPattern && rep.Steps.Marker > 0 {
 			f.Stacks = []snapshot.StackID{rep.Steps.Marker}
 		}
 		if rep.Seeded {

@@ -5,7 +5,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -23,7 +24,7 @@ import (
 //     (set_per_process_memory_fraction, allowed_memory_maximum in
 //     alloc_block) refused the cudaMalloc;
 //   - otherwise oom-device: the device itself was full.
-func oomFindings(in Input, i int, st *analyze.State) []Finding {
+func oomFindings(in Input, i int, st *replay.State) []Finding {
 	r := in.Replay
 	o := st.OOM
 	tr := trace(in.Snap, r.Device)
@@ -37,22 +38,22 @@ func oomFindings(in Input, i int, st *analyze.State) []Finding {
 	default:
 		f.Kind = KindOOMDevice
 	}
-	f.add("request_bytes", o.Size, Bytes, analyze.Exact)
-	f.add("device_free_bytes", o.DeviceFree, Bytes, analyze.Exact)
+	f.add("request_bytes", o.Size, Bytes, stats.Exact)
+	f.add("device_free_bytes", o.DeviceFree, Bytes, stats.Exact)
 	f.add("free_in_pool_bytes", o.FreeInPool, Bytes, cur)
 	f.add("largest_free_bytes", o.LargestFree, Bytes, cur)
-	f.add("reserved_bytes", st.Stats.ReservedBytes[analyze.PoolAll].Current, Bytes, cur)
-	f.add("allocated_bytes", st.Stats.AllocatedBytes[analyze.PoolAll].Current, Bytes, cur)
+	f.add("reserved_bytes", st.Stats.ReservedBytes[stats.PoolAll].Current, Bytes, cur)
+	f.add("allocated_bytes", st.Stats.AllocatedBytes[stats.PoolAll].Current, Bytes, cur)
 	if w := in.Whatif; w != nil {
 		switch {
 		case w.Limit > 0 && w.Inferred == nil:
-			f.add("cap_bytes", w.Limit, Bytes, analyze.Exact)
+			f.add("cap_bytes", w.Limit, Bytes, stats.Exact)
 		case w.Inferred != nil:
-			f.add("cap_min_bytes", w.Inferred.Min, Bytes, analyze.Exact)
-			f.add("cap_max_bytes", w.Inferred.Max, Bytes, analyze.Exact)
+			f.add("cap_min_bytes", w.Inferred.Min, Bytes, stats.Exact)
+			f.add("cap_max_bytes", w.Inferred.Max, Bytes, stats.Exact)
 		}
 		if w.Uncapped != nil {
-			f.add("uncapped_peak_reserved_bytes", w.Uncapped.PeakReserved, Bytes, analyze.Exact)
+			f.add("uncapped_peak_reserved_bytes", w.Uncapped.PeakReserved, Bytes, stats.Exact)
 		}
 		setBest(&f, in)
 	}
@@ -104,11 +105,11 @@ type block struct {
 // blocks); each strands its free bytes. They are ranked by stranded bytes,
 // and named only when the pinned segments add up to the request at least
 // (else releasing them all would not have made room).
-func oomBlockers(in Input, i int, st *analyze.State) (Finding, bool) {
+func oomBlockers(in Input, i int, st *replay.State) (Finding, bool) {
 	o := st.OOM
 	r := in.Replay
 	f := Finding{Kind: KindBlockers, Severity: SeverityError, Entry: i, PoolSet: true, Large: o.Large, Stream: o.Stream}
-	f.add("request_bytes", o.Size, Bytes, analyze.Exact)
+	f.add("request_bytes", o.Size, Bytes, stats.Exact)
 	cur := st.Stats.Known.Current
 	var best window
 	found := false
@@ -158,7 +159,7 @@ func oomBlockers(in Input, i int, st *analyze.State) (Finding, bool) {
 // (release_blocks frees only unsplit blocks); it sets f's blockers (judged
 // at entry at) and returns how many segments, their bytes and their free
 // bytes.
-func pinned(r *analyze.Result, tr []snapshot.TraceEntry, at int, st *analyze.State, mostlyFree bool, f *Finding) (n int, segBytes, total int64) {
+func pinned(r *replay.Result, tr []snapshot.TraceEntry, at int, st *replay.State, mostlyFree bool, f *Finding) (n int, segBytes, total int64) {
 	var groups [][]block
 	var stranded []int64
 	var ats []int
@@ -194,7 +195,7 @@ func pinned(r *analyze.Result, tr []snapshot.TraceEntry, at int, st *analyze.Sta
 
 // stateBlocks returns seg's blocks for the searches: live are the active
 // ones (allocated or pending free: neither can be reused).
-func stateBlocks(seg *analyze.StateSegment) []block {
+func stateBlocks(seg *replay.StateSegment) []block {
 	out := make([]block, len(seg.Blocks))
 	for k, b := range seg.Blocks {
 		out[k] = block{size: b.Size, live: b.State.Active(), alloc: b.Alloc, stack: b.Stack}
@@ -257,7 +258,7 @@ func minWindow(bs []block, need int64) (window, bool) {
 // shared out among its blocks by size, judged at entry ats[k] (how long a
 // stack held its blocks is taken at the entry of its oldest block's
 // group). Ranked by stranded bytes, then bytes, then stack.
-func groupBlockers(r *analyze.Result, tr []snapshot.TraceEntry, ats []int, groups [][]block, stranded []int64) []Blocker {
+func groupBlockers(r *replay.Result, tr []snapshot.TraceEntry, ats []int, groups [][]block, stranded []int64) []Blocker {
 	by := map[snapshot.StackID]*Blocker{}
 	segs := map[snapshot.StackID]int{}
 	at := map[snapshot.StackID]int{}

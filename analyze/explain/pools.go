@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -41,9 +41,9 @@ func dumpPools(pools map[snapshot.PoolID]*poolStat) []Finding {
 	for _, id := range sortedPools(pools) {
 		p := pools[id]
 		f := Finding{Kind: KindPool, Severity: SeverityInfo, Entry: -1, PoolSet: true, Large: true, Pool: id}
-		f.add("active_at_end_bytes", p.atEndFile, Bytes, analyze.Exact)
-		f.add("segments_at_end", int64(p.segs), Count, analyze.Exact)
-		f.add("reserved_at_end_bytes", p.reservedEnd, Bytes, analyze.Exact)
+		f.add("active_at_end_bytes", p.atEndFile, Bytes, stats.Exact)
+		f.add("segments_at_end", int64(p.segs), Count, stats.Exact)
+		f.add("reserved_at_end_bytes", p.reservedEnd, Bytes, stats.Exact)
 		if p.segs > 0 && p.atEndFile == 0 {
 			f.Severity, f.Note = SeverityWarning, "abandoned"
 		}
@@ -163,8 +163,8 @@ func poolFindings(in Input, device int) []Finding {
 	}
 	hist := r.Stats.Known.History
 	highExact := hist
-	if freedInTrace && highExact == analyze.Exact {
-		highExact = analyze.LowerBound
+	if freedInTrace && highExact == stats.Exact {
+		highExact = stats.LowerBound
 	}
 	var out []Finding
 	for _, id := range sortedPools(pools) {
@@ -172,9 +172,9 @@ func poolFindings(in Input, device int) []Finding {
 		f := Finding{Kind: KindPool, Severity: SeverityInfo, Entry: -1, PoolSet: true, Large: true, Pool: id}
 		f.add("reserved_high_water_bytes", p.reservedHigh, Bytes, highExact)
 		f.add("active_at_peak_bytes", p.atPeak, Bytes, hist)
-		f.add("active_at_end_bytes", p.atEnd, Bytes, analyze.Exact)
-		f.add("segments_at_end", int64(p.segs), Count, analyze.Exact)
-		f.add("reserved_at_end_bytes", p.reservedEnd, Bytes, analyze.Exact)
+		f.add("active_at_end_bytes", p.atEnd, Bytes, stats.Exact)
+		f.add("segments_at_end", int64(p.segs), Count, stats.Exact)
+		f.add("reserved_at_end_bytes", p.reservedEnd, Bytes, stats.Exact)
 		f.add("allocations", int64(p.allocs), Count, hist)
 		if p.segs > 0 && p.atEnd == 0 {
 			f.Severity = SeverityWarning

@@ -1,13 +1,14 @@
 package explain
 
 import (
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/stats"
 )
 
 // recordingFinding is the recording's trust verdict (analyze.DecideTrust,
 // as every view marks it) with the _record_memory_history arguments that
 // would make the file complete, none that the file already shows
-// (info's inference, analyze.Recording):
+// (info's inference, info.Recording):
 //
 //   - a wrapped ring buffer: max_entries above the run's event count; the
 //     trace holds exactly max_entries entries, so at least 10 times that
@@ -27,26 +28,26 @@ func recordingFinding(in Input) (Finding, bool) {
 		k = in.Replay.Stats.Known
 	}
 	f.Trust = k
-	f.add("entries", int64(cov.Entries), Entries, analyze.Exact)
+	f.add("entries", int64(cov.Entries), Entries, stats.Exact)
 	switch cov.Coverage {
-	case analyze.CoverageWrapped:
+	case info.CoverageWrapped:
 		f.MaxEntries = 10 * cov.Entries
-		f.add("untraced_blocks", int64(cov.UntracedBlocks), Count, analyze.Exact)
-		f.add("orphan_frees", int64(cov.OrphanFrees), Count, analyze.Exact)
-	case analyze.CoverageLate, analyze.CoverageWindow:
+		f.add("untraced_blocks", int64(cov.UntracedBlocks), Count, stats.Exact)
+		f.add("orphan_frees", int64(cov.OrphanFrees), Count, stats.Exact)
+	case info.CoverageLate, info.CoverageWindow:
 		f.StartEarly = true
-		f.add("untraced_blocks", int64(cov.UntracedBlocks), Count, analyze.Exact)
-		f.add("orphan_frees", int64(cov.OrphanFrees), Count, analyze.Exact)
-	case analyze.CoverageNone, analyze.CoverageStateOnly:
+		f.add("untraced_blocks", int64(cov.UntracedBlocks), Count, stats.Exact)
+		f.add("orphan_frees", int64(cov.OrphanFrees), Count, stats.Exact)
+	case info.CoverageNone, info.CoverageStateOnly:
 		f.EnableAll = true
 	}
 	if rec := in.Recording; rec != nil && cov.Entries > 0 {
 		switch rec.Context {
-		case analyze.ContextNone, analyze.ContextState, analyze.ContextNoneOrState:
+		case info.ContextNone, info.ContextState, info.ContextNoneOrState:
 			f.ContextAll = true
 		}
 	}
-	if k.History != analyze.Exact || f.MaxEntries > 0 || f.StartEarly || f.EnableAll || f.ContextAll {
+	if k.History != stats.Exact || f.MaxEntries > 0 || f.StartEarly || f.EnableAll || f.ContextAll {
 		f.Severity = SeverityWarning
 	}
 	f.Coverage = string(cov.Coverage)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/internal/units"
@@ -119,7 +120,8 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		devs, err := explain.RunDevices(s, use, explain.Options{Whatif: whatif.Options{Limit: limit}})
+		an := analysis.New(s, analysis.Options{States: analysis.ExplainStates})
+		devs, err := an.Explain(use, explain.Options{Whatif: whatif.Options{Limit: limit}})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,87 @@
+package analysis
+
+import (
+	"slices"
+
+	"github.com/snapview/snapview/analyze/explain"
+	"github.com/snapview/snapview/analyze/leaks"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// ExplainStates is an Options.States for a File that explain will read:
+// each device's replay captures the states at its oom entries in its one
+// pass (none, and no peak state, for a trace without one).
+func ExplainStates(trace []snapshot.TraceEntry) []int { return explain.OOMEntries(trace) }
+
+// Explain returns explain's findings for devices, in that order, from the
+// File's replays: per device with a trace, the states after its oom
+// entries (captured by the replay when the File's States asked for them,
+// else StateAt), the state at the reserved peak when there is a reserved
+// gap, the leak ranking at its default moment, the what-if simulation
+// when explain.NeedsWhatif says the findings use it, and for the file the
+// recording's inference (Info, once). It returns the first replay error.
+func (f *File) Explain(devices []int, opts explain.Options) ([]*explain.Device, error) {
+	ins := make([]*explain.Input, len(devices))
+	for k, d := range devices {
+		in := &explain.Input{Snap: f.Snap}
+		ins[k] = in
+		if !f.HasTrace(d) {
+			continue
+		}
+		r, err := f.Replay(d)
+		if err != nil {
+			return nil, err
+		}
+		in.Replay = r
+		for _, i := range explain.OOMEntries(replay.DeviceTrace(f.Snap, d)) {
+			st := capturedState(r, i)
+			if st == nil {
+				if st, err = r.StateAt(i); err != nil {
+					return nil, err
+				}
+			}
+			in.OOMStates = append(in.OOMStates, st)
+		}
+		if explain.NeedsPeakState(r) {
+			if st, err := r.StateAt(r.PeakReservedIndex); err == nil {
+				in.PeakState = st
+			}
+		}
+		if rep, err := leaks.Leaks(f.Snap, r, leaks.DefaultLeakOptions(r)); err == nil {
+			in.Leaks = rep
+		}
+		if explain.NeedsWhatif(r) {
+			if w, err := f.WhatIf(d, opts.Whatif); err == nil {
+				in.Whatif = w
+			}
+		}
+	}
+	inf := f.Info(devices)
+	out := make([]*explain.Device, 0, len(devices))
+	for k, d := range devices {
+		in := ins[k]
+		in.Recording = &inf.Recording
+		for j := range inf.Devices {
+			if inf.Devices[j].Device == d {
+				in.Coverage = &inf.Devices[j]
+			}
+		}
+		e := explain.Explain(*in)
+		e.Device = d
+		explain.Unsplit(in, e, opts, func(o whatif.Options) (*whatif.Result, error) { return f.WhatIf(d, o) })
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// capturedState returns the state after entry i that r's replay captured
+// (Options.States), nil when it has none.
+func capturedState(r *replay.Result, i int) *replay.State {
+	k, ok := slices.BinarySearchFunc(r.States, i, func(st *replay.State, i int) int { return st.Index - i })
+	if !ok {
+		return nil
+	}
+	return r.States[k]
+}
