@@ -99,7 +99,7 @@ type Figure struct {
 	Name  string
 	Value int64
 	Unit  Unit
-	// Exactness is how far it can be trusted (analyze.DecideTrust's
+	// Exactness is how far it can be trusted (replay.DecideTrust's
 	// marks): Exact, LowerBound, or Unknown (then Value means nothing).
 	Exactness stats.Exactness
 }
@@ -202,7 +202,7 @@ type Device struct {
 // analysis once and shares it with the other views.
 type Input struct {
 	Snap *snapshot.Snapshot
-	// Replay is analyze.Replay's (or ReplayWith's) result for the device,
+	// Replay is replay.Run's result for the device (Full),
 	// with Allocs; nil when the device has no trace.
 	Replay *replay.Result
 	// OOMStates are the states after each of Replay.OOMs, in order.

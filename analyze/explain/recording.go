@@ -5,7 +5,7 @@ import (
 	"github.com/snapview/snapview/analyze/stats"
 )
 
-// recordingFinding is the recording's trust verdict (analyze.DecideTrust,
+// recordingFinding is the recording's trust verdict (replay.DecideTrust,
 // as every view marks it) with the _record_memory_history arguments that
 // would make the file complete, none that the file already shows
 // (info's inference, info.Recording):
