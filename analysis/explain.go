@@ -23,6 +23,16 @@ func ExplainStates(trace []snapshot.TraceEntry) []int { return explain.OOMEntrie
 // when explain.NeedsWhatif says the findings use it, and for the file the
 // recording's inference (Info, once). It returns the first replay error.
 func (f *File) Explain(devices []int, opts explain.Options) ([]*explain.Device, error) {
+	return f.ExplainPages(devices, nil, 0, opts)
+}
+
+// ExplainPages is [File.Explain] for the HTML report, which has analysed
+// the devices already: pages[k] (nil: none) is devices[k]'s Page, made
+// with leakTop groups kept; its states, its leak ranking (when leakTop is
+// the default's, so the findings are explain's own) and its what-if
+// simulation (when opts asks for no other cap) are used in place of new
+// ones.
+func (f *File) ExplainPages(devices []int, pages []*Page, leakTop int, opts explain.Options) ([]*explain.Device, error) {
 	ins := make([]*explain.Input, len(devices))
 	for k, d := range devices {
 		in := &explain.Input{Snap: f.Snap}
@@ -30,13 +40,20 @@ func (f *File) Explain(devices []int, opts explain.Options) ([]*explain.Device, 
 		if !f.HasTrace(d) {
 			continue
 		}
+		var page *Page
+		if k < len(pages) {
+			page = pages[k]
+		}
 		r, err := f.Replay(d)
 		if err != nil {
 			return nil, err
 		}
 		in.Replay = r
 		for _, i := range explain.OOMEntries(replay.DeviceTrace(f.Snap, d)) {
-			st := capturedState(r, i)
+			st := capturedState(r.States, i)
+			if st == nil && page != nil {
+				st = page.State(i)
+			}
 			if st == nil {
 				if st, err = r.StateAt(i); err != nil {
 					return nil, err
@@ -49,11 +66,16 @@ func (f *File) Explain(devices []int, opts explain.Options) ([]*explain.Device, 
 				in.PeakState = st
 			}
 		}
-		if rep, err := leaks.Leaks(f.Snap, r, leaks.DefaultLeakOptions(r)); err == nil {
+		lo := leaks.DefaultLeakOptions(r)
+		if page != nil && page.Leaks != nil && leakTop == lo.Top {
+			in.Leaks = page.Leaks
+		} else if rep, err := leaks.Leaks(f.Snap, r, lo); err == nil {
 			in.Leaks = rep
 		}
 		if explain.NeedsWhatif(r) {
-			if w, err := f.WhatIf(d, opts.Whatif); err == nil {
+			if page != nil && page.WhatIf != nil && opts.Whatif.Limit == 0 && opts.Whatif.Confs == nil {
+				in.Whatif = page.WhatIf
+			} else if w, err := f.WhatIf(d, opts.Whatif); err == nil {
 				in.Whatif = w
 			}
 		}
@@ -76,12 +98,16 @@ func (f *File) Explain(devices []int, opts explain.Options) ([]*explain.Device, 
 	return out, nil
 }
 
-// capturedState returns the state after entry i that r's replay captured
-// (Options.States), nil when it has none.
-func capturedState(r *replay.Result, i int) *replay.State {
-	k, ok := slices.BinarySearchFunc(r.States, i, func(st *replay.State, i int) int { return st.Index - i })
+// State returns the state after entry i among the Page's States (nil when
+// it has none there).
+func (p *Page) State(i int) *replay.State { return capturedState(p.States, i) }
+
+// capturedState returns the state after entry i among states (ascending
+// by Index, as a replay captures them), nil when there is none.
+func capturedState(states []*replay.State, i int) *replay.State {
+	k, ok := slices.BinarySearchFunc(states, i, func(st *replay.State, i int) int { return st.Index - i })
 	if !ok {
 		return nil
 	}
-	return r.States[k]
+	return states[k]
 }

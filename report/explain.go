@@ -191,7 +191,7 @@ func wordFinding(ef *ExplainFinding) {
 			ev("pinned segments", "pinned_segments")
 			ev("their bytes", "pinned_segment_bytes")
 			ev("free bytes they strand", "stranded_bytes")
-			ef.Action = "the stacks below placed long-lived blocks inside cached segments, splitting them; allocate them first, or keep them out of the cache's blocks"
+			ef.Action = "the blockers placed long-lived blocks inside cached segments, splitting them; allocate them first, or keep them out of the cache's blocks"
 			if f.Setting != "" {
 				ef.Action += "; " + settingAction(f)
 			}
@@ -377,9 +377,29 @@ func writeFinding(ew *errWriter, width, n int, f *ExplainFinding) {
 	if len(f.Evidence) > 0 {
 		ew.printf("%s", wrapAt("   evidence: ", strings.Join(f.Evidence, "; ")+".", width))
 	}
+	for _, l := range ExplainBlockerLines(f, 3) {
+		ew.printf("%s", wrapAt("   blocker: ", l, width))
+	}
+	if len(f.Blockers) > 3 {
+		ew.printf("   ... %s more (--json lists them)\n", units.Int(int64(len(f.Blockers)-3)))
+	}
+	if f.Kind != explain.KindNoLeak {
+		for _, wh := range f.Where {
+			ew.printf("%s", wrapAt("   at: ", wh, width))
+		}
+	}
+	if f.Action != "" {
+		ew.printf("%s", wrapAt("   do: ", f.Action+".", width))
+	}
+}
+
+// ExplainBlockerLines words the first n blockers of f, one line each: how
+// many allocations of which sizes, the bytes they strand in how many
+// segments, how long they had been held, and where they were allocated.
+func ExplainBlockerLines(f *ExplainFinding, n int) []string {
+	var out []string
 	for k, b := range f.Blockers {
-		if k == 3 {
-			ew.printf("   ... %s more (--json lists them)\n", units.Int(int64(len(f.Blockers)-3)))
+		if k == n {
 			break
 		}
 		sizes := units.Bytes(b.MinSize)
@@ -393,18 +413,11 @@ func writeFinding(ew *errWriter, width, n int, f *ExplainFinding) {
 				held += " (" + units.Micros(b.HeldUS) + ")"
 			}
 		}
-		ew.printf("%s", wrapAt("   blocker: ", fmt.Sprintf("%s of %s (%s), stranding %s in %s, %s: %s",
+		out = append(out, fmt.Sprintf("%s of %s (%s), stranding %s in %s, %s: %s",
 			units.Plural(b.Count, "allocation"), sizes, units.Bytes(b.Bytes), units.Bytes(b.Stranded),
-			units.Plural(b.Segments, "segment"), held, f.BlockerWhere[k]), width))
+			units.Plural(b.Segments, "segment"), held, f.BlockerWhere[k]))
 	}
-	if f.Kind != explain.KindNoLeak {
-		for _, wh := range f.Where {
-			ew.printf("%s", wrapAt("   at: ", wh, width))
-		}
-	}
-	if f.Action != "" {
-		ew.printf("%s", wrapAt("   do: ", f.Action+".", width))
-	}
+	return out
 }
 
 // The --json schema of `snapview explain`, stable for CI: sizes in bytes,
