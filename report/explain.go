@@ -59,6 +59,11 @@ func NewExplainView(s *snapshot.Snapshot, devs []*explain.Device) *ExplainView {
 				ef.BlockerWhere = append(ef.BlockerWhere, ft.Where(b.Stack))
 			}
 			wordFinding(&ef)
+			if w := d.Whatif; w != nil && (f.Kind == explain.KindOOMCap || f.Kind == explain.KindOOMDevice || f.Kind == explain.KindOOMFragmentation) {
+				// The what-if verdict whatif, state --at oom and the
+				// page's OOM marker print, over the caps the file allows.
+				ef.Action = "snapview whatif: " + strings.TrimSuffix(WhatifCapVerdict(w), ".")
+			}
 			ed.Findings = append(ed.Findings, ef)
 		}
 		v.Devices = append(v.Devices, ed)
@@ -113,7 +118,10 @@ func settingAction(f *explain.Finding) string {
 		return ""
 	}
 	fits := "no OOM"
-	if !f.SettingFits {
+	switch {
+	case f.SettingFrom > 0:
+		fits = "no OOM if the cap is at least " + units.Bytes(f.SettingFrom) + " (" + units.Int(f.SettingFrom) + " B)"
+	case !f.SettingFits:
 		fits = "still an OOM"
 	}
 	return fmt.Sprintf("try PYTORCH_CUDA_ALLOC_CONF=%s: snapview whatif simulates the whole trace under it at a peak reserved of %s, %s",
@@ -133,9 +141,9 @@ func wordFinding(ef *ExplainFinding) {
 	capText := func() string {
 		switch {
 		case hasFig(f, "cap_bytes"):
-			return "the cap " + fig("cap_bytes")
+			return "the cap " + fig("cap_bytes") + " (" + capSourceText(f.CapSource) + ")"
 		case hasFig(f, "cap_min_bytes"):
-			return fmt.Sprintf("a cap of at least %s and less than %s (inferred from the OOM)", fig("cap_min_bytes"), fig("cap_max_bytes"))
+			return fmt.Sprintf("a cap from %s to %s (%s)", fig("cap_min_bytes"), fig("cap_max_bytes"), capSourceText(f.CapSource))
 		}
 		return "the process's cap"
 	}
@@ -159,8 +167,11 @@ func wordFinding(ef *ExplainFinding) {
 		ev("reserved", "reserved_bytes")
 		ev("allocated", "allocated_bytes")
 		ev("cap", "cap_bytes")
-		ev("cap at least", "cap_min_bytes")
-		ev("cap less than", "cap_max_bytes")
+		ev("cap from", "cap_min_bytes")
+		ev("cap to", "cap_max_bytes")
+		ev("device capacity (OOM message)", "device_capacity_bytes")
+		ev("in use beyond PyTorch's reserved (OOM message)", "non_pytorch_bytes")
+		ev("other processes (OOM message)", "other_processes_bytes")
 		ev("needed with no cap (peak reserved)", "uncapped_peak_reserved_bytes")
 		switch {
 		case f.Setting != "":
@@ -316,6 +327,21 @@ func wordFinding(ef *ExplainFinding) {
 		}
 		ef.Action = strings.Join(do, "; ")
 	}
+}
+
+// capSourceText says where whatif's cap came from (its limit_source).
+func capSourceText(src string) string {
+	switch src {
+	case "flag":
+		return "--limit"
+	case "oom-message":
+		return "torch's OOM message"
+	case "inferred-oom":
+		return "inferred from the OOM"
+	case "inferred-releases":
+		return "inferred from the cache releases"
+	}
+	return "inferred"
 }
 
 func hasFig(f *explain.Finding, name string) bool {

@@ -153,6 +153,13 @@ type Finding struct {
 	Setting     string
 	SettingPeak int64
 	SettingFits bool
+	// SettingFrom, when not 0, is the smallest cap under which the
+	// setting fits (whatif's fits_from_bytes), for a setting that fits
+	// only from a cap on.
+	SettingFrom int64
+	// CapSource is whatif's limit_source for an OOM finding ("flag",
+	// "oom-message", "inferred-oom", "inferred-releases", "").
+	CapSource string
 	// Mode says how the blockers block: "contiguity" or "release".
 	Mode string
 	// Note carries words the kind needs beyond its figures: the leak

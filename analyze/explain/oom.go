@@ -7,6 +7,7 @@ import (
 
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -45,15 +46,37 @@ func oomFindings(in Input, i int, st *replay.State) []Finding {
 	f.add("reserved_bytes", st.Stats.ReservedBytes[stats.PoolAll].Current, Bytes, cur)
 	f.add("allocated_bytes", st.Stats.AllocatedBytes[stats.PoolAll].Current, Bytes, cur)
 	if w := in.Whatif; w != nil {
+		// The cap whatif simulated, one or an interval (whatif.Verdict),
+		// and where it came from (whatif.Result.LimitSource).
+		v := w.Verdict()
 		switch {
-		case w.Limit > 0 && w.Inferred == nil:
-			f.add("cap_bytes", w.Limit, Bytes, stats.Exact)
-		case w.Inferred != nil:
-			f.add("cap_min_bytes", w.Inferred.Min, Bytes, stats.Exact)
-			f.add("cap_max_bytes", w.Inferred.Max, Bytes, stats.Exact)
+		case v.Lo > 0 && v.Lo == v.Hi:
+			f.add("cap_bytes", v.Lo, Bytes, stats.Exact)
+		case v.Hi > 0:
+			f.add("cap_min_bytes", v.Lo, Bytes, stats.Exact)
+			f.add("cap_max_bytes", v.Hi, Bytes, stats.Exact)
 		}
-		if w.Uncapped != nil {
-			f.add("uncapped_peak_reserved_bytes", w.Uncapped.PeakReserved, Bytes, stats.Exact)
+		f.CapSource = v.Source
+		if v.Uncapped > 0 {
+			f.add("uncapped_peak_reserved_bytes", v.Uncapped, Bytes, stats.Exact)
+		}
+		if m := w.Message; m != nil {
+			// torch's message: the device's capacity, and the memory the
+			// process had in use beyond what PyTorch reserved (the CUDA
+			// context, other libraries), and other processes'.
+			if m.Capacity != nil {
+				f.add("device_capacity_bytes", m.Capacity.Min, Bytes, stats.LowerBound)
+			}
+			if m.InUse != nil {
+				f.add("non_pytorch_bytes", max(0, m.InUse.Min-st.Stats.ReservedBytes[stats.PoolAll].Current), Bytes, stats.LowerBound)
+			}
+			var others int64
+			for _, o := range m.Others {
+				others += o.Min
+			}
+			if len(m.Others) > 0 {
+				f.add("other_processes_bytes", others, Bytes, stats.LowerBound)
+			}
 		}
 		setBest(&f, in)
 	}
@@ -77,6 +100,15 @@ func setBest(f *Finding, in Input) {
 	f.Setting, f.SettingPeak, f.SettingFits = row.Conf, row.PeakReserved, row.Fits()
 	if f.Setting == "" {
 		f.Setting = `""`
+	}
+	// Over the cap interval (whatif.Verdict): at every cap, or from one.
+	for _, fit := range w.Verdict().Settings {
+		if fit.Row == w.Best {
+			f.SettingFits = fit.Kind == whatif.FitsAll
+			if fit.Kind == whatif.FitsFrom {
+				f.SettingFrom = fit.From
+			}
+		}
 	}
 }
 

@@ -7,7 +7,8 @@ import (
 
 // Options says how the findings' settings are simulated.
 type Options struct {
-	// Whatif is passed to whatif.Analyze (the cap, from --limit).
+	// Whatif is passed to whatif.Analyze: the cap (--limit) or torch's
+	// OOM message (--oom-message).
 	Whatif whatif.Options
 }
 
@@ -56,9 +57,6 @@ func Unsplit(in *Input, d *Device, opts Options, simulate func(whatif.Options) (
 		}
 		if w == nil {
 			o := opts.Whatif
-			if in.Whatif != nil && o.Limit == 0 {
-				o.Limit = in.Whatif.Limit
-			}
 			o.Confs = []string{cfg.String()}
 			var err error
 			if w, err = simulate(o); err != nil || len(w.Rows) < 2 {
@@ -67,5 +65,17 @@ func Unsplit(in *Input, d *Device, opts Options, simulate func(whatif.Options) (
 		}
 		row := &w.Rows[1]
 		f.Setting, f.SettingPeak, f.SettingFits = row.Conf, row.PeakReserved, row.Fits()
+		// Over the cap interval (whatif.Verdict): it fits at every cap,
+		// from a cap on, or at none.
+		if v := w.Verdict(); len(v.Settings) > 0 {
+			switch fit := v.Settings[0]; fit.Kind {
+			case whatif.FitsAll:
+				f.SettingFits = true
+			case whatif.FitsFrom:
+				f.SettingFits, f.SettingFrom = false, fit.From
+			default:
+				f.SettingFits = false
+			}
+		}
 	}
 }

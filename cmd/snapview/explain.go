@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"io"
+	"os"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +23,7 @@ type explainOptions struct {
 	device deviceFlag
 	json   bool
 	limit  string
+	oomMsg string
 }
 
 func newExplainCmd() *cobra.Command {
@@ -64,8 +67,10 @@ Findings, most severe first:
                      lacks (max_entries, an earlier start)
 
 With an OOM, or a reserved gap, the settings of snapview whatif are
-simulated (the cap inferred from the OOM unless --limit gives it) and the
-best one is the action, with its simulated peak reserved.
+simulated (the cap inferred from the OOM unless --limit or --oom-message
+gives it) and its verdict, over the caps the file allows, is the action.
+--oom-message also gives the device's capacity, the memory the process
+had in use beyond PyTorch's reserved bytes, and other processes'.
 
 --json prints {"devices":[{"device","findings":[{"kind","severity"
 ("error", "warning" or "info"),"verdict","figures":{NAME: bytes, entries,
@@ -89,6 +94,7 @@ Kinds and keys are stable; new keys may be added.`,
 	}
 	addDeviceFlag(cmd.Flags(), &opts.device, "explain only this CUDA device ordinal", "every device with segments or trace entries")
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON instead of text")
+	cmd.Flags().StringVar(&opts.oomMsg, "oom-message", "", "torch's OutOfMemoryError message for the run, `TEXT` or @FILE, as whatif reads it: fixes the cap and gives the device's capacity and the memory beyond PyTorch")
 	cmd.Flags().StringVar(&opts.limit, "limit", "", "the cap the process ran under, for the what-if: `BYTES`, or with a unit, 4.5GiB (default: inferred from an OOM)")
 	return cmd
 }
@@ -102,6 +108,24 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 		}
 		if limit <= 0 {
 			return usageErrorf("--limit %q: want a positive byte count", opts.limit)
+		}
+	}
+	var msg *whatif.OOMMessage
+	if opts.oomMsg != "" {
+		text := opts.oomMsg
+		if name, ok := strings.CutPrefix(text, "@"); ok {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				return usageErrorf("--oom-message: %v", err)
+			}
+			text = string(b)
+		}
+		var err error
+		if msg, err = whatif.ParseOOMMessage(text); err != nil {
+			return usageErrorf("--oom-message: %v", err)
+		}
+		if limit > 0 {
+			return usageErrorf("--oom-message and --limit both set the cap: give one")
 		}
 	}
 	return withSnapshotCtx(ctx, stdin, errOut, opts.file, func(s *snapshot.Snapshot, _ source) error {
@@ -121,7 +145,7 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 			return err
 		}
 		an := analysis.New(s, analysis.Options{States: analysis.ExplainStates})
-		devs, err := an.Explain(use, explain.Options{Whatif: whatif.Options{Limit: limit}})
+		devs, err := an.Explain(use, explain.Options{Whatif: whatif.Options{Limit: limit, OOMMessage: msg}})
 		if err != nil {
 			return err
 		}
