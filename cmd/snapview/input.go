@@ -37,6 +37,12 @@ type source struct {
 // those of ctx (the --max-decompressed flag, see limitsOf). Every command
 // that reads a snapshot goes through here.
 func withSnapshotCtx(ctx context.Context, stdin io.Reader, errOut io.Writer, path string, f func(s *snapshot.Snapshot, src source) error) error {
+	return withSnapshotAs(ctx, stdin, errOut, path, true, f)
+}
+
+// withSnapshotAs is withSnapshotCtx; with complete false f gets the
+// snapshot as the file holds it (convert writes it back as it is).
+func withSnapshotAs(ctx context.Context, stdin io.Reader, errOut io.Writer, path string, complete bool, f func(s *snapshot.Snapshot, src source) error) error {
 	lim := limitsOf(ctx)
 	var (
 		s   *snapshot.Snapshot
@@ -57,7 +63,9 @@ func withSnapshotCtx(ctx context.Context, stdin io.Reader, errOut io.Writer, pat
 	}
 	// What other producers leave out (inactive blocks, segments) is put
 	// back once, here, so that every command sees the same state.
-	s, _ = analyze.Complete(s)
+	if complete {
+		s, _ = analyze.Complete(s)
+	}
 	return inFile(src.name, f(s, src))
 }
 

@@ -72,6 +72,8 @@ cap with --max-decompressed for a genuine file that passes it.`,
 		newTraceCmd(),
 		newStatsCmd(),
 		newSMICmd(),
+		newSliceCmd(),
+		newConvertCmd(),
 	)
 	addProfileFlags(root)
 	addLimitFlags(root)

@@ -3,11 +3,11 @@ package dump_test
 import (
 	"bytes"
 	"fmt"
-	"reflect"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -57,9 +57,9 @@ type blockView struct {
 }
 
 type entryView struct {
-	E                    snapshot.TraceEntry
+	E                     snapshot.TraceEntry
 	Action, Compile, Meta string
-	Stack                []snapshot.Frame
+	Stack                 []snapshot.Frame
 }
 
 func frames(s *snapshot.Snapshot, id snapshot.StackID) []snapshot.Frame {
