@@ -226,3 +226,32 @@ func TestCutCorpus(t *testing.T) {
 		t.Log("  ", l)
 	}
 }
+
+// TestCutBig checks windows of a million entries of the 2M-entry file of
+// the corpus (big/, xz compressed: decompress it and name it in
+// SNAPVIEW_BIG to run this test).
+func TestCutBig(t *testing.T) {
+	path := os.Getenv("SNAPVIEW_BIG")
+	if path == "" {
+		t.Skip("SNAPVIEW_BIG is not set (the decompressed big/gpt2_2M_events snapshot)")
+	}
+	s, err := snapshot.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ = analyze.Complete(s)
+	r, err := analyze.Replay(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(s.Traces[0])
+	var limits []string
+	for _, w := range []slice.Window{{0, 500000, 1499999}, {0, 0, 999999}, {0, n - 1000000, n - 1}, slice.Around(0, r.PeakIndex, 1000000, n), {0, 1234567, 1244566}} {
+		if err := check(s, r, w, &limits); err != nil {
+			t.Errorf("entries %d-%d: %v", w.From, w.To, err)
+		}
+	}
+	for _, l := range limits {
+		t.Log("start the slice cannot tell:", l)
+	}
+}
