@@ -55,6 +55,8 @@ func TestBadInputEveryCommand(t *testing.T) {
 					args = append(args, "-o", filepath.Join(t.TempDir(), "r.html"))
 				case "diff":
 					args = append(args, path) // BASE and NEW
+				case "slice", "convert":
+					args = append(args, "-o", filepath.Join(t.TempDir(), "out.pickle"))
 				}
 				if name == "export" {
 					args = append(args, "--format", "folded", "-o", filepath.Join(t.TempDir(), "x.folded"))

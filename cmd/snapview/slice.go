@@ -67,8 +67,8 @@ file's segments, or its rounding is unknown) is refused, with the reason:
 the state at the window's end would be a guess. -o - writes to standard
 output. The output is written whole or not at all.`,
 		Example: `  snapview slice --around oom -o oom_window.pickle run.pickle
-  snapview slice --from time:120s --to time:125s -o five_seconds.pickle run.pickle
-  snapview slice --from step:40 --to step:41 --device 1 -o step41.pickle run.pickle`,
+  snapview slice --from time:120s --to time:125s -o 5s.pickle run.pickle
+  snapview slice --around peak --entries 50000 -d 1 -o peak.pickle run.pickle`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
