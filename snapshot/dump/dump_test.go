@@ -126,13 +126,17 @@ func diffViews(a, b view) string {
 	return cmp.Diff(a, b)
 }
 
-// TestRoundTrip writes every torch 2.11 file of the corpus (and the
-// public files written by PyTorch 2.1 and later) as a pickle and as JSON,
-// decodes each again and wants the same model.
+// TestRoundTrip writes every snapshot of testdata/snapshots and every
+// torch 2.11 and public file of the corpus as a pickle and as JSON,
+// decodes each again and wants the same model (PyTorch 2.0's layout
+// aside).
 func TestRoundTrip(t *testing.T) {
-	files := corpus(t, "torch2.11/*/snapshot.pickle", "public/*.pickle")
+	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "snapshots", "*.pickle"))
 	if len(files) == 0 {
-		t.Skip("no corpus files")
+		t.Fatal("no snapshots in testdata/snapshots")
+	}
+	if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "snapshots")); err == nil || os.Getenv("SNAPVIEW_CORPUS") == "required" {
+		files = append(files, corpus(t, "torch2.11/*/snapshot.pickle", "public/*.pickle")...)
 	}
 	for _, f := range files {
 		s, err := snapshot.Load(f)
