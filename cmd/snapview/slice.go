@@ -241,6 +241,9 @@ func sliceWindow(s *snapshot.Snapshot, r *analyze.Result, from, to, around *anal
 		}
 		w.To = i
 	}
+	if w.From == w.To+1 {
+		return w, usageErrorf("no entry of device %d lies between --from %s and --to %s (entry %d is the first at or after --from, entry %d the last at or before --to): the window would be empty", dev, orFirst(opts.from), orLast(opts.to), w.From, w.To)
+	}
 	if w.From > w.To {
 		return w, usageErrorf("--from %s comes after --to %s on device %d (entry %d after entry %d)", orFirst(opts.from), orLast(opts.to), dev, w.From, w.To)
 	}

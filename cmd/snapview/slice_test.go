@@ -31,6 +31,26 @@ func TestSliceUsageErrors(t *testing.T) {
 	})
 }
 
+// TestSliceEmptyWindow: a window without entries is a usage error that
+// says so.
+func TestSliceEmptyWindow(t *testing.T) {
+	f := sharedSnapshot(t, "torch2.11/leak_train/snapshot.pickle")
+	out := filepath.Join(t.TempDir(), "out.pickle")
+	for _, args := range [][]string{
+		{"--from", "time:1s", "--to", "time:2s"},
+		{"--from", "entry:900", "--to", "entry:100"},
+		{"--to", "entry:-1"},
+	} {
+		_, _, err := runSnapview(t, append(append([]string{"slice"}, args...), "-o", out, f)...)
+		if err == nil || exitCode(err) != 2 {
+			t.Errorf("%q: error %v (exit %d), want a usage error", args, err, exitCode(err))
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was written", out)
+	}
+}
+
 func TestSliceMissingFile(t *testing.T) {
 	testMissingFile(t, "slice", "-o", filepath.Join(t.TempDir(), "out.pickle"))
 	testMissingFile(t, "convert", "-o", filepath.Join(t.TempDir(), "out.pickle"))
