@@ -9,8 +9,10 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/compare"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -30,7 +32,7 @@ type DiffOptions struct {
 
 // DescribeSide says where a side was taken, in one line: "FILE, device 0
 // at peak: after entry 89 of 470, step 3, 4.402 s after the first entry".
-func DescribeSide(s *analyze.Side, at string) string {
+func DescribeSide(s *compare.Side, at string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, device %d at %s", s.File, s.Device, at)
 	switch {
@@ -38,48 +40,24 @@ func DescribeSide(s *analyze.Side, at string) string {
 		b.WriteString(": the state the file holds (no trace)")
 		return b.String()
 	case s.At < 0:
-		fmt.Fprintf(&b, ": before the first of %s entries", FormatInt(int64(s.Entries)))
+		fmt.Fprintf(&b, ": before the first of %s entries", units.Int(s.Entries))
 		return b.String()
 	}
-	fmt.Fprintf(&b, ": after entry %s of %s", FormatInt(int64(s.At)), FormatInt(int64(s.Entries)))
+	fmt.Fprintf(&b, ": after entry %s of %s", units.Int(s.At), units.Int(s.Entries))
 	if s.Step >= 0 {
 		fmt.Fprintf(&b, ", step %d of %d", s.Step, s.Steps.Count)
 	}
 	if s.HasTime {
-		fmt.Fprintf(&b, ", %.3f s after the first entry", float64(s.AtUS-s.FirstUS)/1e6)
+		fmt.Fprintf(&b, ", %s after the first entry", units.Seconds(s.AtUS-s.FirstUS, 3))
 	}
 	return b.String()
 }
 
-// trustMark is the mark a figure carries in text views: "" when exact,
-// "+" for a lower bound (at least this much), "?" when unknown.
-func trustMark(e analyze.Exactness) string {
-	switch e {
-	case analyze.LowerBound:
-		return "+"
-	case analyze.Unknown:
-		return "?"
-	}
-	return ""
-}
-
-// figureValue formats a figure with its trust mark.
-func figureValue(v int64, bytes bool, e analyze.Exactness) string {
-	if e == analyze.Unknown {
-		return "?"
-	}
-	s := FormatInt(v)
-	if bytes {
-		s = FormatBytes(v)
-	}
-	return s + trustMark(e)
-}
-
 // signed formats a delta with its sign ("+1.0 MiB", "-3", "0").
 func signed(v int64, bytes bool) string {
-	s := FormatInt(v)
+	s := units.Int(v)
 	if bytes {
-		s = FormatBytes(v)
+		s = units.Bytes(v)
 	}
 	if v > 0 {
 		return "+" + s
@@ -92,7 +70,7 @@ func signed(v int64, bytes bool) string {
 // with their deltas and trust marks, the recording differences, notes,
 // and the stacks by |delta| with a total row that adds up to the
 // allocated delta.
-func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
+func WriteDiff(w io.Writer, d *compare.Diff, o DiffOptions) error {
 	fmt.Fprintf(w, "base: %s\n", DescribeSide(d.Base, o.BaseAt))
 	fmt.Fprintf(w, "new:  %s\n", DescribeSide(d.New, o.NewAt))
 
@@ -121,7 +99,7 @@ func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
 	var rows [][]string
 	for _, f := range d.Figures {
 		delta := signed(f.Delta, f.Bytes)
-		if f.Exactness != analyze.Exact {
+		if f.Exactness != stats.Exact {
 			delta = "?"
 		}
 		rows = append(rows, []string{f.Name, figureValue(f.Base, f.Bytes, f.BaseExactness), figureValue(f.New, f.Bytes, f.NewExactness), delta})
@@ -145,7 +123,7 @@ func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
 		return err
 	}
 	for _, f := range d.Figures {
-		if f.Exactness != analyze.Exact {
+		if f.Exactness != stats.Exact {
 			fmt.Fprintln(w, "'+': at least this much; '?': unknown. A delta with either side not exact is '?'.")
 			break
 		}
@@ -177,13 +155,13 @@ func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
 
 // diffRequestedKnown reports whether both sides' requested sizes are
 // known: otherwise no row is marked '*' (requested bytes differ).
-func diffRequestedKnown(d *analyze.Diff) bool {
-	return d.Base.Stats.Known.Requested != analyze.Unknown && d.New.Stats.Known.Requested != analyze.Unknown
+func diffRequestedKnown(d *compare.Diff) bool {
+	return d.Base.Stats.Known.Requested != stats.Unknown && d.New.Stats.Known.Requested != stats.Unknown
 }
 
 // writeStackDiffs writes the stack table of a diff, the first o.Top rows
 // and one row for the rest, then the totals.
-func writeStackDiffs(w io.Writer, stacks []analyze.StackDiff, o DiffOptions, reqKnown bool) error {
+func writeStackDiffs(w io.Writer, stacks []compare.StackDiff, o DiffOptions, reqKnown bool) error {
 	shown := stacks
 	if o.Top > 0 && len(shown) > o.Top {
 		shown = shown[:o.Top]
@@ -191,11 +169,11 @@ func writeStackDiffs(w io.Writer, stacks []analyze.StackDiff, o DiffOptions, req
 	var rows [][]string
 	for i, s := range shown {
 		lines := frameLines(s.Frames, o.Full, o.Frames)
-		counts := fmt.Sprintf("%s -> %s", FormatInt(int64(s.BaseCount)), FormatInt(int64(s.NewCount)))
+		counts := fmt.Sprintf("%s -> %s", units.Int(s.BaseCount), units.Int(s.NewCount))
 		if reqKnown && s.BaseRequested != s.NewRequested && s.BaseCount == s.NewCount {
 			counts += "*"
 		}
-		rows = append(rows, []string{strconv.Itoa(i + 1), string(s.Status), FormatBytes(s.BaseBytes), FormatBytes(s.NewBytes),
+		rows = append(rows, []string{strconv.Itoa(i + 1), string(s.Status), units.Bytes(s.BaseBytes), units.Bytes(s.NewBytes),
 			signed(s.DeltaBytes, true), counts, strings.Join(lines, "\n")})
 	}
 	var rest, all struct {
@@ -218,13 +196,13 @@ func writeStackDiffs(w io.Writer, stacks []analyze.StackDiff, o DiffOptions, req
 		}
 	}
 	if rest.n > 0 {
-		rows = append(rows, []string{"", "", FormatBytes(rest.base), FormatBytes(rest.new), signed(rest.new-rest.base, true),
-			fmt.Sprintf("%s -> %s", FormatInt(int64(rest.bc)), FormatInt(int64(rest.nc))),
-			plural(rest.n, "stack") + " more (--top to list them)"})
+		rows = append(rows, []string{"", "", units.Bytes(rest.base), units.Bytes(rest.new), signed(rest.new-rest.base, true),
+			fmt.Sprintf("%s -> %s", units.Int(rest.bc), units.Int(rest.nc)),
+			units.Plural(rest.n, "stack") + " more (--top to list them)"})
 	}
-	footer := []string{"", "total", FormatBytes(all.base), FormatBytes(all.new), signed(all.new-all.base, true),
-		fmt.Sprintf("%s -> %s", FormatInt(int64(all.bc)), FormatInt(int64(all.nc))),
-		plural(all.n, "stack") + ": the allocated bytes of each side"}
+	footer := []string{"", "total", units.Bytes(all.base), units.Bytes(all.new), signed(all.new-all.base, true),
+		fmt.Sprintf("%s -> %s", units.Int(all.bc), units.Int(all.nc)),
+		units.Plural(all.n, "stack") + ": the allocated bytes of each side"}
 	// Too wide: the stack wraps, then the counts and the status go.
 	ft := fitWrapped(textWidth(w), []string{"#", "Status", "Base", "New", "Delta", "Allocations", "Stack (innermost frame first)"},
 		[]tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft},
@@ -280,5 +258,5 @@ func frameLines(frames []snapshot.Frame, full bool, limit int) []string {
 	for i := range frames {
 		one.Stacks[1][i] = snapshot.FrameID(i)
 	}
-	return stackLines(one, 1, stackLineOptions{Full: full, Limit: limit, More: "--frames 0 shows all"})
+	return StackLinesOf(one, 1, StackLineOptions{Full: full, Limit: limit, More: "--frames 0 shows all"})
 }

@@ -4,32 +4,33 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/internal/units"
 )
 
-// hostLines describes pinned host memory (analyze.HostMemory) in the words
+// hostLines describes pinned host memory (info.HostMemory) in the words
 // info and summary share, one paragraph per line; nil when the file has
 // none.
-func hostLines(h *analyze.HostMemory) []string {
+func hostLines(h *info.HostMemory) []string {
 	if !h.Present {
 		return nil
 	}
 	lines := []string{fmt.Sprintf("Segments: %s, %s pinned; %s allocated to %s, %s cached for reuse.",
-		plural(h.Segments, "segment"), FormatBytes(h.ReservedBytes), FormatBytes(h.AllocatedBytes),
-		plural(h.Allocations, "allocation"), FormatBytes(h.CachedBytes))}
+		units.Plural(h.Segments, "segment"), units.Bytes(h.ReservedBytes), units.Bytes(h.AllocatedBytes),
+		units.Plural(h.Allocations, "allocation"), units.Bytes(h.CachedBytes))}
 	if h.Entries == 0 {
 		return append(lines, "Trace: no entries.")
 	}
 	span := ""
 	if h.FirstUS != 0 && h.LastUS >= h.FirstUS {
-		span = " over " + formatSpan(h.LastUS-h.FirstUS)
+		span = " over " + units.Span(h.LastUS-h.FirstUS)
 	}
 	acts := make([]string, len(h.Actions))
 	for i, a := range h.Actions {
-		acts[i] = a.Name + " " + FormatInt(int64(a.Count))
+		acts[i] = a.Name + " " + units.Int(a.Count)
 	}
 	lines = append(lines, fmt.Sprintf("Trace: %s%s (%s); at most %s requested at once along it.",
-		plural(h.Entries, "entry"), span, strings.Join(acts, ", "), FormatBytes(h.PeakAllocatedBytes)))
+		units.Plural(h.Entries, "entry"), span, strings.Join(acts, ", "), units.Bytes(h.PeakAllocatedBytes)))
 	return lines
 }
 
@@ -48,7 +49,7 @@ type hostJSON struct {
 }
 
 // newHostJSON returns nil when the file has no pinned host memory.
-func newHostJSON(h *analyze.HostMemory) *hostJSON {
+func newHostJSON(h *info.HostMemory) *hostJSON {
 	if !h.Present {
 		return nil
 	}

@@ -6,12 +6,14 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
 // Info is what `snapview info` prints: the file itself, then what
-// analyze.Inspect found in it.
+// info.Inspect found in it.
 type Info struct {
 	// Path is the file as the user named it; SizeOnDisk its size in
 	// bytes (compressed, if it is).
@@ -19,30 +21,15 @@ type Info struct {
 	SizeOnDisk int64
 	// Format is how the file was encoded.
 	Format snapshot.Format
-	*analyze.Info
+	*info.Info
 }
 
-// NewInfo gathers the info view of the snapshot s read from path, whose
-// size on disk is sizeOnDisk bytes.
-func NewInfo(path string, sizeOnDisk int64, s *snapshot.Snapshot) *Info {
-	return newInfo(path, sizeOnDisk, s, nil)
+// NewInfo is the info view of in (analysis.File.Info), the description
+// of a snapshot of the given format read from path, whose size on disk is
+// sizeOnDisk bytes.
+func NewInfo(path string, sizeOnDisk int64, format snapshot.Format, in *info.Info) *Info {
+	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: format, Info: in}
 }
-
-// newInfo is [NewInfo] reusing the replays of the devices replayed has
-// (see analyze.InspectWith).
-func newInfo(path string, sizeOnDisk int64, s *snapshot.Snapshot, replayed map[int]analyze.DeviceReplay) *Info {
-	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.InspectWith(s, replayed)}
-}
-
-// newInfoOf is newInfo that describes only the devices of only and takes
-// the replays from replay, which may wait for them (see
-// analyze.InspectReplaying).
-func newInfoOf(path string, sizeOnDisk int64, s *snapshot.Snapshot, replay func(int) (analyze.DeviceReplay, bool), only []int) *Info {
-	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.InspectReplaying(s, replay, only)}
-}
-
-// infoWidth is the column text is wrapped at.
-const infoWidth = 100
 
 // WriteInfo writes v as text: sections File, Layout, PyTorch version,
 // Devices, Recording, Allocator settings, Unknown fields, Warnings.
@@ -56,10 +43,10 @@ func WriteInfo(w io.Writer, v *Info) error {
 
 	ew.printf("\nLayout\n")
 	if v.Legacy {
-		ew.printf("  a bare list of %s (torch.cuda.memory_snapshot()): no trace, no allocator settings\n", plural(v.NumSegments, "segment"))
+		ew.printf("  a bare list of %s (torch.cuda.memory_snapshot()): no trace, no allocator settings\n", units.Plural(v.NumSegments, "segment"))
 	} else {
 		ew.printf("  dict with keys: %s\n", strings.Join(escapeAll(v.TopLevelKeys), ", "))
-		ew.printf("  %s in all; device_traces lists %s", plural(v.NumSegments, "segment"), plural(v.RecordedDevices, "device"))
+		ew.printf("  %s in all; device_traces lists %s", units.Plural(v.NumSegments, "segment"), units.Plural(v.RecordedDevices, "device"))
 		if n := len(v.IdleDevices); n > 0 {
 			ew.printf(", %d of them with nothing in the file (%s)", n, joinInts(v.IdleDevices))
 		}
@@ -88,9 +75,9 @@ func WriteInfo(w io.Writer, v *Info) error {
 	maxEntries := "max_entries=unknown"
 	switch {
 	case r.MaxEntries > 0 && r.MaxEntriesAtLeast:
-		maxEntries = "max_entries>=" + FormatInt(int64(r.MaxEntries))
+		maxEntries = "max_entries>=" + units.Int(r.MaxEntries)
 	case r.MaxEntries > 0:
-		maxEntries = "max_entries~" + FormatInt(int64(r.MaxEntries))
+		maxEntries = "max_entries~" + units.Int(r.MaxEntries)
 	}
 	rows := [][2]string{
 		{"enabled=" + string(r.Enabled), r.EnabledWhy},
@@ -138,7 +125,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 		width = max(width, len(Escape(c.Name)))
 	}
 	for _, c := range v.Unknown {
-		ew.printf("  %-*s  %s\n", width, Escape(c.Name), FormatInt(int64(c.Count)))
+		ew.printf("  %-*s  %s\n", width, Escape(c.Name), units.Int(c.Count))
 	}
 
 	ew.printf("\nWarnings\n")
@@ -152,17 +139,17 @@ func WriteInfo(w io.Writer, v *Info) error {
 }
 
 // writeInfoDevice writes the lines of one device.
-func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo, segmentsFromTrace bool) {
+func writeInfoDevice(ew *errWriter, d *info.DeviceInfo, segmentsFromTrace bool) {
 	ew.printf("  device %d\n", d.Device)
 	if d.Segments == 0 {
 		ew.printf("    segments:  none (the allocator held no memory on it at dump time)\n")
 	} else {
 		ew.printf("    segments:  %s, %s reserved; %s, %s allocated\n",
-			plural(d.Segments, "segment"), FormatBytes(d.ReservedBytes), plural(d.Blocks, "block"), FormatBytes(d.AllocatedBytes))
+			units.Plural(d.Segments, "segment"), units.Bytes(d.ReservedBytes), units.Plural(d.Blocks, "block"), units.Bytes(d.AllocatedBytes))
 		if d.LiveBlocks > 0 {
-			ew.printf("    stacks:    on %s\n", ofAll(d.LiveBlockStacks, d.LiveBlocks, "live block"))
+			ew.printf("    stacks:    on %s\n", units.OfAll(d.LiveBlockStacks, d.LiveBlocks, "live block"))
 		}
-		if d.Trust.Requested == analyze.Unknown {
+		if d.Trust.Requested == stats.Unknown {
 			// The verdict every view marks its requested figures with.
 			ew.printf("%s", wrapIndented("    requested: ", "unknown: "+d.Trust.RequestedWhy))
 		}
@@ -174,20 +161,20 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo, segmentsFromTrace boo
 	}
 	span := ""
 	if d.FirstUS != 0 && d.LastUS >= d.FirstUS {
-		span = " over " + formatSpan(d.LastUS-d.FirstUS)
+		span = " over " + units.Span(d.LastUS-d.FirstUS)
 	} else {
 		span = " (no time_us: ordered by position only)"
 	}
-	ew.printf("    trace:     %s%s\n", plural(d.Entries, "entry"), span)
+	ew.printf("    trace:     %s%s\n", units.Plural(d.Entries, "entry"), span)
 	acts := make([]string, len(d.Actions))
 	for i, a := range d.Actions {
-		acts[i] = Escape(a.Name) + " " + FormatInt(int64(a.Count))
+		acts[i] = Escape(a.Name) + " " + units.Int(a.Count)
 	}
 	ew.printf("%s", wrapIndented("    actions:   ", strings.Join(acts, ", ")))
 	if d.OOMs > 0 {
-		ew.printf("    OOMs:      %s\n", plural(d.OOMs, "oom entry"))
+		ew.printf("    OOMs:      %s\n", units.Plural(d.OOMs, "oom entry"))
 	}
-	ew.printf("%s", wrapIndented("    coverage:  ", coverageText(d)))
+	ew.printf("%s", wrapIndented("    coverage:  ", CoverageText(d)))
 	if d.Replayed || d.ReplayError != "" {
 		ew.printf("%s", wrapIndented("    history:   ", TrustText(d.Trust)))
 	}
@@ -196,10 +183,10 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo, segmentsFromTrace boo
 		ew.printf("%s", wrapIndented("    end state: ", "not checked: "+d.ReplayError))
 	case segmentsFromTrace:
 		ew.printf("%s", wrapIndented("    end state: ", fmt.Sprintf("not checked: the file has no segments, so the %s and %s shown are the trace's own",
-			plural(d.Check.Segments, "segment"), plural(d.Check.Blocks, "block"))))
+			units.Plural(d.Check.Segments, "segment"), units.Plural(d.Check.Blocks, "block"))))
 	case d.Check.Equal:
 		ew.printf("    end state: the replayed trace ends in the file's segments and blocks (%s, %s)\n",
-			plural(d.Check.Segments, "segment"), plural(d.Check.Blocks, "block"))
+			units.Plural(d.Check.Segments, "segment"), units.Plural(d.Check.Blocks, "block"))
 	default:
 		ew.printf("    end state: the replay differs from the file's segments:\n")
 		for _, line := range d.Check.Differences {
@@ -208,45 +195,29 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo, segmentsFromTrace boo
 	}
 }
 
-// TrustText says in words how far the history figures (peaks, totals,
-// the state at a trace entry) can be trusted, with the reason: the one
-// wording every view uses for analyze.DecideTrust's verdict.
-func TrustText(k analyze.Known) string {
-	switch k.History {
-	case analyze.Exact:
-		return "peaks and totals are exact (the replay ends in the file's segments)"
-	case analyze.LowerBound:
-		return "peaks and totals are lower bounds: " + k.Why
-	}
-	if k.Why == "" {
-		return "peaks and totals are unknown"
-	}
-	return "peaks and totals are unknown: " + k.Why
-}
-
-// coverageText explains a device's trace coverage.
-func coverageText(d *analyze.DeviceInfo) string {
+// CoverageText explains a device's trace coverage.
+func CoverageText(d *info.DeviceInfo) string {
 	var why []string
 	if d.UntracedBlocks > 0 {
-		why = append(why, plural(d.UntracedBlocks, "live block")+" it never allocated")
+		why = append(why, units.Plural(d.UntracedBlocks, "live block")+" it never allocated")
 	}
 	if d.OrphanFrees > 0 {
-		why = append(why, plural(d.OrphanFrees, "free")+" of blocks allocated before it")
+		why = append(why, units.Plural(d.OrphanFrees, "free")+" of blocks allocated before it")
 	}
 	missing := ""
 	if len(why) > 0 {
 		missing = " (" + strings.Join(why, ", ") + ")"
 	}
 	switch d.Coverage {
-	case analyze.CoverageFromStart:
+	case info.CoverageFromStart:
 		return "from the start: every free and every live block has its alloc in the trace"
-	case analyze.CoverageWrapped:
+	case info.CoverageWrapped:
 		return "wrapped: the trace misses the start" + missing + " and its length looks like max_entries"
-	case analyze.CoverageLate:
+	case info.CoverageLate:
 		return "started late: the trace misses the start" + missing + "; it may also have wrapped at an unround max_entries"
-	case analyze.CoverageWindow:
+	case info.CoverageWindow:
 		return "a window: the trace misses the start" + missing + " and the file looks cut from a bigger one (its blocks lists lack inactive blocks), so whether recording started late or the ring buffer wrapped is not known"
-	case analyze.CoverageStateOnly:
+	case info.CoverageStateOnly:
 		return "state only: the single entry is the latest event, not a history"
 	}
 	return string(d.Coverage)
@@ -255,9 +226,9 @@ func coverageText(d *analyze.DeviceInfo) string {
 // bytesAndCount formats a byte count as "38.4 KiB (39,329 bytes)".
 func bytesAndCount(n int64) string {
 	if n < 1024 {
-		return FormatBytes(n)
+		return units.Bytes(n)
 	}
-	return FormatBytes(n) + " (" + FormatInt(n) + " bytes)"
+	return units.Bytes(n) + " (" + units.Int(n) + " bytes)"
 }
 
 // padRight pads s with spaces to n runes.

@@ -8,7 +8,10 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/leaks"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -23,25 +26,19 @@ type LeakOptions struct {
 	Full bool
 	// Steps is how the user asked to find steps (--steps); the line that
 	// says how the trace was cut depends on it.
-	Steps analyze.StepSource
+	Steps steps.StepSource
 }
 
-// StackLines is the most lines a folded stack prints in the text view.
+// StackLinesOf is the most lines a folded stack prints in the text view.
 const StackLines = 8
-
-// sparkRamp draws a group's live bytes from none to its highest.
-const sparkRamp = "_.:-=+*#%@"
-
-// sparkWidth is the most characters of a growth sparkline.
-const sparkWidth = 20
 
 // WriteLeaks writes the leak reports of one or more devices as text: per
 // device, what was looked at and how the trace was cut into steps, then a
 // table of the groups with their live bytes, score, growth, verdict and
 // folded stack.
-func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport, opt LeakOptions) error {
+func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport, opt LeakOptions) error {
 	ew := &errWriter{w: w}
-	t := newFrameTable(s)
+	t := NewFrameTable(s)
 	if len(reps) == 0 {
 		ew.printf("The snapshot holds no segments and no trace entries: nothing is live, so nothing leaks.\n")
 	}
@@ -56,7 +53,7 @@ func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport, o
 	return ew.err
 }
 
-func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt LeakOptions) error {
+func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt LeakOptions) error {
 	for _, par := range strings.Split(fmt.Sprintf("Device %d: %s.", rep.Device, leakMoment(rep, opt.At)), "\n") {
 		ew.printf("%s", wrapAt("", par, textWidth(ew.w)))
 	}
@@ -64,10 +61,10 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 	if rep.Fold {
 		key = "the user frames of the allocation stack (--fold)"
 	}
-	head := fmt.Sprintf("%s live in %s; %s by %s", FormatBytes(rep.LiveBytes), plural(rep.LiveCount, "allocation"),
-		plural(rep.TotalGroups, "group"), key)
+	head := fmt.Sprintf("%s live in %s; %s by %s", units.Bytes(rep.LiveBytes), units.Plural(rep.LiveCount, "allocation"),
+		units.Plural(rep.TotalGroups, "group"), key)
 	if rep.TotalCount != rep.LiveCount {
-		filtered := fmt.Sprintf("(%s of %s after --focus/--ignore/--min-bytes)", plural(rep.TotalCount, "allocation"), FormatBytes(rep.TotalBytes))
+		filtered := fmt.Sprintf("(%s of %s after --focus/--ignore/--min-bytes)", units.Plural(rep.TotalCount, "allocation"), units.Bytes(rep.TotalBytes))
 		if len(head)+1+len(filtered)+1 > textWidth(ew.w) {
 			head += "\n" + filtered
 		} else {
@@ -77,9 +74,9 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 	for _, par := range strings.Split(head+".", "\n") {
 		ew.printf("%s", wrapAt("", par, textWidth(ew.w)))
 	}
-	if k := rep.History; rep.Entries > 0 && k.History != analyze.Exact {
+	if k := rep.History; rep.Entries > 0 && k.History != stats.Exact {
 		tail := "; growth and allocation times come from the replay and may be off."
-		if k.History == analyze.LowerBound {
+		if k.History == stats.LowerBound {
 			tail = "; allocations older than the trace carry no growth evidence."
 		}
 		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+tail, textWidth(ew.w)))
@@ -104,7 +101,7 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 	}
 	ew.printf("\n")
 	unit := "step"
-	if rep.Steps.Source != analyze.StepsAnnotation && rep.Steps.Source != analyze.StepsPattern {
+	if rep.Steps.Source != steps.StepsAnnotation && rep.Steps.Source != steps.StepsPattern {
 		unit = "slice"
 	}
 	// The columns before the last, then the last wrapped to what is left
@@ -119,12 +116,12 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 	for i, g := range rep.Groups {
 		growth := "-"
 		if g.Verdict.Kind.Suspicious() && g.Verdict.Window > 0 {
-			growth = "+" + FormatBytes(g.WindowBytes/int64(g.Verdict.Window))
+			growth = "+" + units.Bytes(g.WindowBytes/int64(g.Verdict.Window))
 		}
 		if len(g.Growth) > 0 {
 			growth += "\n" + sparklineAt(g.Growth, sw)
 		}
-		rows[i] = []string{strconv.Itoa(g.Rank), FormatBytes(g.Bytes), FormatBytes(int64(g.Score)), growth}
+		rows[i] = []string{strconv.Itoa(g.Rank), units.Bytes(g.Bytes), units.Bytes(int64(g.Score)), growth}
 	}
 	lastHeader := "Verdict, allocations, stack (innermost frame first)"
 	width := textWidth(ew.w) - tableWidth(append(rows, header)) - 3
@@ -139,7 +136,7 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 		var lines []string
 		lines = append(lines, wrapLine(g.Verdict.String(), width, "")...)
 		lines = append(lines, wrapLine(leakAllocLine(rep, &g), width, "")...)
-		for _, l := range ft.lines(g.Stack, leakStackOptions(opt.Full)) {
+		for _, l := range ft.Lines(g.Stack, leakStackOptions(opt.Full)) {
 			lines = append(lines, wrapLine("  "+l, width, "      ")...)
 		}
 		if g.Stacks > 1 {
@@ -154,7 +151,7 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 		return err
 	}
 	if more := rep.TotalGroups - len(rep.Groups); more > 0 {
-		ew.printf("%s more (--top to show them).\n", plural(more, "group"))
+		ew.printf("%s more (--top to show them).\n", units.Plural(more, "group"))
 	}
 	ew.printf("Score: live bytes weighted by how steadily they came %s after %s (see --help); 0 for groups that\n"+
 		"do not grow. Growth: bytes kept per %s, and the group's live bytes at the end of each %s, from '_' (none)\n"+
@@ -163,74 +160,74 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 }
 
 // leakMoment describes the moment a report looks at.
-func leakMoment(rep *analyze.LeakReport, at string) string {
+func leakMoment(rep *leaks.LeakReport, at string) string {
 	if rep.Entries == 0 {
 		return "the allocations live in the file (it has no trace for this device)"
 	}
 	var b strings.Builder
 	switch {
 	case rep.At == rep.LastOOM:
-		fmt.Fprintf(&b, "allocations live at the last OOM, entry %s of %s", FormatInt(int64(rep.At)), FormatInt(int64(rep.Entries)))
+		fmt.Fprintf(&b, "allocations live at the last OOM, entry %s of %s", units.Int(rep.At), units.Int(rep.Entries))
 	case rep.At == rep.Entries-1:
-		fmt.Fprintf(&b, "allocations live at the end of the trace (%s)", plural(rep.Entries, "entry"))
+		fmt.Fprintf(&b, "allocations live at the end of the trace (%s)", units.Plural(rep.Entries, "entry"))
 	case rep.At < 0:
-		fmt.Fprintf(&b, "allocations live before the first entry of the trace (%s)", plural(rep.Entries, "entry"))
+		fmt.Fprintf(&b, "allocations live before the first entry of the trace (%s)", units.Plural(rep.Entries, "entry"))
 	default:
-		fmt.Fprintf(&b, "allocations live after entry %s of %s (--at %s)", FormatInt(int64(rep.At)), FormatInt(int64(rep.Entries)), at)
+		fmt.Fprintf(&b, "allocations live after entry %s of %s (--at %s)", units.Int(rep.At), units.Int(rep.Entries), at)
 	}
 	if rep.HasTime && rep.At >= 0 {
-		fmt.Fprintf(&b, ", %s after the first entry", formatSeconds(rep.AtUS-rep.FirstUS))
+		fmt.Fprintf(&b, ", %s after the first entry", units.Seconds(rep.AtUS-rep.FirstUS, 3))
 	}
 	switch {
 	case rep.LastOOM < 0:
 	case rep.At == rep.LastOOM && rep.EndAllocated < rep.OOMAllocated:
 		fmt.Fprintf(&b, ".\nThe %s freed after it are the OOM's unwinding, not memory given back (--at end looks after them)",
-			FormatBytes(rep.OOMAllocated-rep.EndAllocated))
+			units.Bytes(rep.OOMAllocated-rep.EndAllocated))
 	case rep.At > rep.LastOOM && rep.AtAllocated < rep.OOMAllocated:
 		fmt.Fprintf(&b, ".\nAn OOM at entry %s was followed by frees of %s: its unwinding, not a fix (--at oom shows what was live then)",
-			FormatInt(int64(rep.LastOOM)), FormatBytes(rep.OOMAllocated-rep.AtAllocated))
+			units.Int(rep.LastOOM), units.Bytes(rep.OOMAllocated-rep.AtAllocated))
 	}
 	return b.String()
 }
 
 // leakStepsLine says how the trace was cut.
-func leakStepsLine(t *frameTable, rep *analyze.LeakReport, asked analyze.StepSource) string {
+func leakStepsLine(t *FrameTable, rep *leaks.LeakReport, asked steps.StepSource) string {
 	st := rep.Steps
 	prologue := ""
 	if st.Prologue {
 		prologue = " (step 0: what came before the first)"
 		if rep.HasTime && len(rep.Slices) > 1 {
-			prologue = " (step 0: what came before the first, which starts at " + formatSeconds(rep.Slices[1].StartUS-rep.FirstUS) + ")"
+			prologue = " (step 0: what came before the first, which starts at " + units.Seconds(rep.Slices[1].StartUS-rep.FirstUS, 3) + ")"
 		}
 	}
 	switch st.Source {
-	case analyze.StepsAnnotation:
+	case steps.StepsAnnotation:
 		return fmt.Sprintf("Growth per training step: %s found from the record_function range %q%s.",
-			plural(st.Count, "step"), st.Name, prologue)
-	case analyze.StepsPattern:
+			units.Plural(st.Count, "step"), st.Name, prologue)
+	case steps.StepsPattern:
 		return fmt.Sprintf("Growth per training step: %s found from the allocation made once per step at %s%s.",
-			plural(st.Count, "step"), t.where(st.Marker), prologue)
-	case analyze.StepsSlices:
-		if asked == analyze.StepsSlices {
+			units.Plural(st.Count, "step"), t.Where(st.Marker), prologue)
+	case steps.StepsSlices:
+		if asked == steps.StepsSlices {
 			return fmt.Sprintf("Growth per slice: the trace is cut into %s of equal entries, as --steps slices asks.",
-				plural(st.Count, "slice"))
+				units.Plural(st.Count, "slice"))
 		}
 		return fmt.Sprintf("Growth per slice: no training steps found, so the trace is cut into %s of equal entries.",
-			plural(st.Count, "slice"))
+			units.Plural(st.Count, "slice"))
 	}
 	return ""
 }
 
 // leakAllocLine says how many allocations a group has and when they were
 // made.
-func leakAllocLine(rep *analyze.LeakReport, g *analyze.LeakGroup) string {
+func leakAllocLine(rep *leaks.LeakReport, g *leaks.LeakGroup) string {
 	var b strings.Builder
-	b.WriteString(plural(g.Count, "allocation"))
+	b.WriteString(units.Plural(g.Count, "allocation"))
 	switch {
 	case g.Count > 1 && g.MinSize == g.MaxSize:
-		fmt.Fprintf(&b, " of %s", FormatBytes(g.MinSize))
+		fmt.Fprintf(&b, " of %s", units.Bytes(g.MinSize))
 	case g.Count > 1:
-		fmt.Fprintf(&b, " of %s to %s", FormatBytes(g.MinSize), FormatBytes(g.MaxSize))
+		fmt.Fprintf(&b, " of %s to %s", units.Bytes(g.MinSize), units.Bytes(g.MaxSize))
 	}
 	if g.BeforeTrace > 0 {
 		if g.BeforeTrace == g.Count {
@@ -247,9 +244,9 @@ func leakAllocLine(rep *analyze.LeakReport, g *analyze.LeakGroup) string {
 			return "before the trace"
 		}
 		if rep.HasTime {
-			return formatSeconds(us - rep.FirstUS)
+			return units.Seconds(us-rep.FirstUS, 3)
 		}
-		return "entry " + FormatInt(int64(entry))
+		return "entry " + units.Int(entry)
 	}
 	first, last := when(g.FirstAlloc, g.FirstAllocUS), when(g.LastAlloc, g.LastAllocUS)
 	if first == last {
@@ -260,17 +257,12 @@ func leakAllocLine(rep *analyze.LeakReport, g *analyze.LeakGroup) string {
 	return b.String()
 }
 
-// formatSeconds formats microseconds as seconds with three decimals.
-func formatSeconds(us int64) string {
-	return strconv.FormatFloat(float64(us)/1e6, 'f', 3, 64) + " s"
-}
-
 // sparkline draws live bytes per slice, at most sparkWidth characters:
 // each character is the value at the end of its last slice.
-func sparkline(g []analyze.GrowthPoint) string { return sparklineAt(g, sparkWidth) }
+func sparkline(g []leaks.GrowthPoint) string { return sparklineAt(g, sparkWidth) }
 
 // sparklineAt is sparkline in at most maxWidth characters.
-func sparklineAt(g []analyze.GrowthPoint, maxWidth int) string {
+func sparklineAt(g []leaks.GrowthPoint, maxWidth int) string {
 	n := len(g)
 	width := min(n, maxWidth)
 	var hi int64
@@ -284,36 +276,21 @@ func sparklineAt(g []analyze.GrowthPoint, maxWidth int) string {
 	return "[" + rampChars(vals, 0, hi) + "]"
 }
 
-// rampChars draws each value as a character of sparkRamp: lo (or less)
-// as its first, hi as its last, the rest rounded up so that any value
-// above lo shows.
-func rampChars(vals []int64, lo, hi int64) string {
-	b := make([]byte, len(vals))
-	for i, v := range vals {
-		level := 0
-		if v > lo && hi > lo {
-			level = int(min((v-lo)*int64(len(sparkRamp)-1)+hi-lo-1, (hi-lo)*int64(len(sparkRamp)-1)) / (hi - lo))
-		}
-		b[i] = sparkRamp[level]
-	}
-	return string(b)
-}
-
 // LeakStackLines returns the lines that show a stack in the leak views
 // (see stackLines): with full every frame as "filename:line name";
 // otherwise folded, at most StackLines lines.
 func LeakStackLines(s *snapshot.Snapshot, id snapshot.StackID, full bool) []string {
-	return stackLines(s, id, leakStackOptions(full))
+	return StackLinesOf(s, id, leakStackOptions(full))
 }
 
-func leakStackOptions(full bool) stackLineOptions {
-	return stackLineOptions{Full: full, Limit: StackLines, More: "--full shows every frame"}
+func leakStackOptions(full bool) StackLineOptions {
+	return StackLineOptions{Full: full, Limit: StackLines, More: "--full shows every frame"}
 }
 
 // LeakHints returns advice for the person reading the reports: how to
 // record what is missing, and what the numbers cannot say. The CLI prints
 // them to stderr.
-func LeakHints(reps []*analyze.LeakReport) []string {
+func LeakHints(reps []*leaks.LeakReport) []string {
 	var hints []string
 	noStacks, noTrace, seeded := false, false, false
 	for _, rep := range reps {

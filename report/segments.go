@@ -1,16 +1,16 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -21,28 +21,28 @@ const MapWidth = 24
 // devices, with totals per device and over all of them.
 type Segments struct {
 	Devices []SegmentsDevice
-	// Notes say what the file lacked that analyze.Complete put back
+	// Notes say what the file lacked that replay.Complete put back
 	// (inactive blocks, segments), the same words the summary uses.
 	Notes []string
 	// Total sums every segment of every device in Devices.
-	Total analyze.SegmentUsage
+	Total replay.SegmentUsage
 }
 
 // SegmentsDevice is the segments of one device.
 type SegmentsDevice struct {
 	Device   int
 	Segments []SegmentRow
-	Total    analyze.SegmentUsage
+	Total    replay.SegmentUsage
 	// Known holds the device's verdict on its requested sizes
-	// (Known.Requested and RequestedWhy, from analyze.RequestedTrust); its
+	// (Known.Requested and RequestedWhy, from stats.RequestedTrust); its
 	// other fields are unset. The Requested and Free incl. slack figures
 	// show "?" (null in JSON) when it is Unknown.
-	Known analyze.Known
+	Known stats.Known
 }
 
 // SegmentRow is one segment: its usage, its block map and its blocks.
 type SegmentRow struct {
-	analyze.SegmentUsage
+	replay.SegmentUsage
 	// Map is the block map, MapWidth characters (see [BlockMap]).
 	Map string
 	// BlockList is the segment's blocks (shared with the snapshot).
@@ -55,12 +55,12 @@ func NewSegments(s *snapshot.Snapshot, devices []int) *Segments {
 	r := &Segments{Devices: []SegmentsDevice{}, Notes: fileLines(&Summary{
 		InactiveBlocksMissing: s.InactiveBlocksMissing, SegmentsFromTrace: s.SegmentsFromTrace,
 	})}
-	var all []analyze.SegmentUsage
+	var all []replay.SegmentUsage
 	for _, d := range devices {
-		us := analyze.SegmentUsages(s, d)
-		dev := SegmentsDevice{Device: d, Segments: make([]SegmentRow, 0, len(us)), Total: analyze.SumSegments(us)}
+		us := replay.SegmentUsages(s, d)
+		dev := SegmentsDevice{Device: d, Segments: make([]SegmentRow, 0, len(us)), Total: replay.SumSegments(us)}
 		dev.Total.Device = d
-		dev.Known.Requested, dev.Known.RequestedWhy = analyze.RequestedTrust(s, d)
+		dev.Known.Requested, dev.Known.RequestedWhy = stats.RequestedTrust(s, d)
 		for _, u := range us {
 			seg := &s.Segments[u.Index]
 			dev.Segments = append(dev.Segments, SegmentRow{SegmentUsage: u, Map: BlockMap(seg, MapWidth), BlockList: seg.Blocks})
@@ -68,17 +68,17 @@ func NewSegments(s *snapshot.Snapshot, devices []int) *Segments {
 		all = append(all, us...)
 		r.Devices = append(r.Devices, dev)
 	}
-	r.Total = analyze.SumSegments(all)
+	r.Total = replay.SumSegments(all)
 	return r
 }
 
 // requestedKnown is the verdict on the requested sizes of all of r's
 // devices: Unknown, with the first device's reason, when one is.
-func (r *Segments) requestedKnown() analyze.Known {
-	k := analyze.Known{Requested: analyze.Exact}
+func (r *Segments) requestedKnown() stats.Known {
+	k := stats.Known{Requested: stats.Exact}
 	for _, d := range r.Devices {
-		if d.Known.Requested == analyze.Unknown {
-			return analyze.Known{Requested: analyze.Unknown, RequestedWhy: fmt.Sprintf("device %d: %s", d.Device, d.Known.RequestedWhy)}
+		if d.Known.Requested == stats.Unknown {
+			return stats.Known{Requested: stats.Unknown, RequestedWhy: fmt.Sprintf("device %d: %s", d.Device, d.Known.RequestedWhy)}
 		}
 	}
 	return k
@@ -140,7 +140,7 @@ func BlockMap(seg *snapshot.Segment, width int) string {
 
 // internalPct is segsum's "(X% internal)": the share of the free bytes that
 // is rounding slack inside live blocks.
-func internalPct(u *analyze.SegmentUsage) string {
+func internalPct(u *replay.SegmentUsage) string {
 	free := u.FreeBytes()
 	if free == 0 {
 		return "0.0%"
@@ -152,88 +152,34 @@ func internalPct(u *analyze.SegmentUsage) string {
 // second indented): their bytes as `_memory_viz stats` splits them. The
 // requested bytes, and the free ones taken from them, are "unknown" when
 // k.Requested is.
-func usageLine(u *analyze.SegmentUsage, k analyze.Known) string {
-	if k.Requested == analyze.Unknown {
+func usageLine(u *replay.SegmentUsage, k stats.Known) string {
+	if k.Requested == stats.Unknown {
 		return fmt.Sprintf("%s, %s reserved, largest free block %s;\n  requested by live allocations: ?, free incl. rounding slack: ?",
-			plural(u.Segments, "segment"), FormatBytes(u.Size), FormatBytes(u.LargestFree))
+			units.Plural(u.Segments, "segment"), units.Bytes(u.Size), units.Bytes(u.LargestFree))
 	}
 	slack := ""
 	if n := u.InternalFreeBytes(); n != 0 {
-		slack = fmt.Sprintf(" incl. %s rounding slack in live blocks", FormatBytes(n))
+		slack = fmt.Sprintf(" incl. %s rounding slack in live blocks", units.Bytes(n))
 	}
 	return fmt.Sprintf("%s, %s reserved, largest free block %s;\n  %s requested by live allocations, %s free%s",
-		plural(u.Segments, "segment"), FormatBytes(u.Size), FormatBytes(u.LargestFree),
-		FormatBytes(u.RequestedBytes), FormatBytes(u.FreeBytes()), slack)
+		units.Plural(u.Segments, "segment"), units.Bytes(u.Size), units.Bytes(u.LargestFree),
+		units.Bytes(u.RequestedBytes), units.Bytes(u.FreeBytes()), slack)
 }
 
 // summaryLine says how the figures of a set of segments relate to those
 // of `snapview summary`, which counts whole blocks.
-func summaryLine(u *analyze.SegmentUsage) string {
+func summaryLine(u *replay.SegmentUsage) string {
 	pending := ""
 	if u.PendingFreeBytes > 0 {
-		pending = fmt.Sprintf(", %s pending free", FormatBytes(u.PendingFreeBytes))
+		pending = fmt.Sprintf(", %s pending free", units.Bytes(u.PendingFreeBytes))
 	}
 	return fmt.Sprintf("snapview summary: %s allocated (requested + slack), %s free (cached blocks only)%s.",
-		FormatBytes(u.AllocatedBytes), FormatBytes(u.InactiveBytes), pending)
-}
-
-// plural formats "1 segment", "2 segments", "3 entries", "2 keys", with
-// thousands separators.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if stem, ok := strings.CutSuffix(noun, "y"); ok && !strings.HasSuffix(stem, "a") && !strings.HasSuffix(stem, "e") &&
-		!strings.HasSuffix(stem, "o") {
-		noun = stem + "ie"
-	}
-	return FormatInt(int64(n)) + " " + noun + "s"
-}
-
-// ofAll is k of n nouns: "the only entry", "all 3 entries", "2 of 3
-// entries".
-func ofAll(k, n int, noun string) string {
-	switch {
-	case k == n && n == 1:
-		return "the only " + noun
-	case k == n:
-		return "all " + plural(n, noun)
-	}
-	return FormatInt(int64(k)) + " of " + plural(n, noun)
+		units.Bytes(u.AllocatedBytes), units.Bytes(u.InactiveBytes), pending)
 }
 
 // minMapWidth is the narrowest map the segments table draws to keep
 // within the width; below it, columns are left out.
 const minMapWidth = 10
-
-// dropColumn returns row without its column c when drop is set.
-func dropColumn[T any](row []T, c int, drop bool) []T {
-	if !drop {
-		return row
-	}
-	return append(row[:c:c], row[c+1:]...)
-}
-
-// tableWidth is the width newTable draws rows of these cells in: each
-// column as wide as its widest line, plus a border and two spaces.
-func tableWidth(rows [][]string) int {
-	var widths []int
-	for _, row := range rows {
-		for c, cell := range row {
-			for _, line := range strings.Split(cell, "\n") {
-				if c >= len(widths) {
-					widths = append(widths, 0)
-				}
-				widths[c] = max(widths[c], utf8.RuneCountInString(line))
-			}
-		}
-	}
-	total := 1
-	for _, w := range widths {
-		total += w + 3
-	}
-	return total
-}
 
 // WriteSegments writes r as text: for each device its totals, a table
 // of its segments and how its totals relate to `snapview summary`'s, then
@@ -256,7 +202,7 @@ func WriteSegments(w io.Writer, r *Segments) error {
 		for _, n := range r.Notes {
 			ew.printf("%s", wrapAt("  ", n, 100))
 		}
-		if n := requestedNote(d.Known); n != "" {
+		if n := RequestedNote(d.Known); n != "" {
 			ew.printf("%s", wrapAt("  ", n, 100))
 		}
 		if len(d.Segments) == 0 || ew.err != nil {
@@ -274,13 +220,13 @@ func WriteSegments(w io.Writer, r *Segments) error {
 			tw.AlignRight, tw.AlignRight, tw.AlignLeft}, streamCol, !streams)
 		header := cut([]string{"Address", "Size", "Pool", "Stream", "Live/\nblocks", "Requested", "Free incl.\nslack", "Largest\nfree", "Map"})
 		tot := &d.Total
-		footer := cut([]string{"total", FormatBytes(tot.Size), "", "", FormatInt(int64(tot.AllocatedBlocks)) + "/" + FormatInt(int64(tot.Blocks)),
-			requestedBytes(tot.RequestedBytes, d.Known), requestedBytes(tot.FreeBytes(), d.Known), FormatBytes(tot.LargestFree), ""})
+		footer := cut([]string{"total", units.Bytes(tot.Size), "", "", units.Int(tot.AllocatedBlocks) + "/" + units.Int(tot.Blocks),
+			requestedBytes(tot.RequestedBytes, d.Known), requestedBytes(tot.FreeBytes(), d.Known), units.Bytes(tot.LargestFree), ""})
 		rows := make([][]string, len(d.Segments))
 		for k, s := range d.Segments {
-			rows[k] = cut([]string{s.Addr.String(), FormatBytes(s.Size), statePoolLabel(s.Large, s.Pool, s.Expandable),
-				strconv.FormatUint(s.Stream, 10), FormatInt(int64(s.AllocatedBlocks)) + "/" + FormatInt(int64(s.Blocks)),
-				requestedBytes(s.RequestedBytes, d.Known), requestedBytes(s.FreeBytes(), d.Known), FormatBytes(s.LargestFree), s.Map})
+			rows[k] = cut([]string{s.Addr.String(), units.Bytes(s.Size), statePoolLabel(s.Large, s.Pool, s.Expandable),
+				strconv.FormatUint(s.Stream, 10), units.Int(s.AllocatedBlocks) + "/" + units.Int(s.Blocks),
+				requestedBytes(s.RequestedBytes, d.Known), requestedBytes(s.FreeBytes(), d.Known), units.Bytes(s.LargestFree), s.Map})
 		}
 		// A narrower map where the table would pass segmentsWidth.
 		mapWidth := MapWidth
@@ -370,7 +316,7 @@ type blockJSON struct {
 	State         string `json:"state"`
 }
 
-func newUsageJSON(u *analyze.SegmentUsage, k analyze.Known) usageJSON {
+func newUsageJSON(u *replay.SegmentUsage, k stats.Known) usageJSON {
 	return usageJSON{
 		Segments:          u.Segments,
 		Blocks:            u.Blocks,
@@ -419,7 +365,5 @@ func WriteSegmentsJSON(w io.Writer, r *Segments) error {
 		}
 		out.Devices = append(out.Devices, dj)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }

@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/internal/corpus"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -103,10 +106,9 @@ func memvizFooter(t *testing.T, path string) map[string]string {
 // its internal share.
 func TestSegmentsAgreeWithMemviz(t *testing.T) {
 	root := sharedSnapshots(t)
-	files, _ := filepath.Glob(filepath.Join(root, "torch2.11", "*", "memviz_stats.txt"))
+	files := corpus.Match(t, root, "torch2.11/*/memviz_stats.txt", 16)
 	if !testing.Short() {
-		big, _ := filepath.Glob(filepath.Join(root, "big", "*", "memviz_stats.txt"))
-		files = append(files, big...)
+		files = append(files, corpus.Match(t, root, "big/*/memviz_stats.txt", 1)...)
 	}
 	agreed := 0
 	for _, f := range files {
@@ -212,17 +214,17 @@ func TestSegmentsNameSummaryFigures(t *testing.T) {
 		if err := WriteSegments(&seg, NewSegments(s, s.Devices())); err != nil {
 			t.Fatal(err)
 		}
-		var stats []*analyze.MemoryStats
+		var all []*stats.MemoryStats
 		for _, d := range s.Devices() {
-			stats = append(stats, analyze.CurrentStats(s, d))
+			all = append(all, stats.CurrentStats(s, d))
 		}
-		sum := NewSummary(name, s, stats)
+		sum := NewSummary(name, analysis.New(s, analysis.Options{}), all)
 		var text bytes.Buffer
 		if err := WriteSummaryText(&text, sum); err != nil {
 			t.Fatal(err)
 		}
 		for _, d := range sum.Devices {
-			alloc, free := FormatBytes(d.Total.AllocatedBytes), FormatBytes(d.Total.InactiveBytes)
+			alloc, free := units.Bytes(d.Total.AllocatedBytes), units.Bytes(d.Total.InactiveBytes)
 			if !strings.Contains(text.String(), alloc+" allocated") || !strings.Contains(text.String(), free+" free") {
 				t.Errorf("%s device %d: summary lacks %s allocated, %s free", name, d.Device, alloc, free)
 			}

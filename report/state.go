@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -10,14 +9,16 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
 // stateBlockMap draws a state's segment as BlockMap does, in width
 // characters.
-func stateBlockMap(seg *analyze.StateSegment, width int) string {
+func stateBlockMap(seg *replay.StateSegment, width int) string {
 	fs := snapshot.Segment{TotalSize: seg.Size, Blocks: make([]snapshot.Block, len(seg.Blocks))}
 	for k, b := range seg.Blocks {
 		fs.Blocks[k] = snapshot.Block{Address: b.Addr, Size: b.Size, State: b.State}
@@ -49,11 +50,11 @@ func stateSegmentsLabel(v *StateView) string {
 // stateStackLineOptions returns the stackLines options for --frames n:
 // n frame lines and a "... N more lines" line (stackLines' Limit counts
 // that line too, so --frames 1 and 2 printed the same).
-func stateStackLineOptions(n int) stackLineOptions {
+func stateStackLineOptions(n int) StackLineOptions {
 	if n <= 0 {
-		return stackLineOptions{}
+		return StackLineOptions{}
 	}
-	return stackLineOptions{Limit: n + 1, More: "--frames 0 shows them all"}
+	return StackLineOptions{Limit: n + 1, More: "--frames 0 shows them all"}
 }
 
 // StateOptions says how much of a state `snapview state` shows.
@@ -68,7 +69,7 @@ type StateOptions struct {
 }
 
 // StateView is what `snapview state` prints: the allocator state of one
-// device after one trace entry, from [analyze.Result.StateAt].
+// device after one trace entry, from [replay.Result.StateAt].
 type StateView struct {
 	// At is the moment as the user named it ("peak", "oom", "end",
 	// "entry:12", "time:1.5s").
@@ -82,10 +83,10 @@ type StateView struct {
 	// SinceStartUS is the entry's time_us minus the first entry's, -1 when
 	// the trace has no timestamps.
 	SinceStartUS int64
-	// Seeded is analyze.Result.Seeded: the trace misses the start of the
+	// Seeded is replay.Result.Seeded: the trace misses the start of the
 	// run, so peaks and totals are lower bounds.
 	Seeded bool
-	State  *analyze.State
+	State  *replay.State
 	// Segments are the state's segments with their usage and block map.
 	Segments []StateSegmentRow
 	// Largest are the largest live (active_allocated) allocations, by size.
@@ -99,13 +100,13 @@ type StateView struct {
 	// simulated over the whole trace), shown with an OOM; nil when not run.
 	Whatif *whatif.Result
 
-	allocs []analyze.Allocation // analyze.Result.Allocs
+	allocs []replay.Allocation // replay.Result.Allocs
 	snap   *snapshot.Snapshot
 }
 
 // StateSegmentRow is one segment of a StateView.
 type StateSegmentRow struct {
-	analyze.StateSegment
+	replay.StateSegment
 	// Allocated, Pending and Free sum the active_allocated,
 	// active_pending_free and inactive blocks; LargestFree is the largest
 	// inactive block.
@@ -147,7 +148,7 @@ type StackGroup struct {
 
 // NewStateView gathers what `snapview state` prints about st, a state of
 // r's device, chosen as at.
-func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at string, opt StateOptions) *StateView {
+func NewStateView(s *snapshot.Snapshot, r *replay.Result, st *replay.State, at string, opt StateOptions) *StateView {
 	if opt.Top <= 0 {
 		opt.Top = 10
 	}
@@ -163,7 +164,7 @@ func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at
 		}
 	}
 	groups := map[snapshot.StackID]int{}
-	frames := newFrameTable(s)
+	frames := NewFrameTable(s)
 	var live []LiveAllocation
 	for _, seg := range st.Segments {
 		row := StateSegmentRow{StateSegment: seg}
@@ -178,8 +179,8 @@ func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at
 				if !ok {
 					g = len(v.Stacks)
 					groups[b.Stack] = g
-					v.Stacks = append(v.Stacks, StackGroup{ID: b.Stack, Where: frames.where(b.Stack),
-						Lines: frames.lines(b.Stack, stateStackLineOptions(opt.Frames))})
+					v.Stacks = append(v.Stacks, StackGroup{ID: b.Stack, Where: frames.Where(b.Stack),
+						Lines: frames.Lines(b.Stack, stateStackLineOptions(opt.Frames))})
 				}
 				v.Stacks[g].Count++
 				v.Stacks[g].Bytes += b.Size
@@ -243,29 +244,23 @@ func (v *StateView) momentLine() string {
 		if v.Entries == 0 {
 			b.WriteString("no trace entries: the state the file holds")
 		} else {
-			fmt.Fprintf(&b, "before the first of %s", plural(v.Entries, "trace entry"))
+			fmt.Fprintf(&b, "before the first of %s", units.Plural(v.Entries, "trace entry"))
 		}
 	} else {
-		fmt.Fprintf(&b, "after entry %s of %s (%s", FormatInt(int64(v.Index)), FormatInt(int64(v.Entries)), v.Entry.Action)
+		fmt.Fprintf(&b, "after entry %s of %s (%s", units.Int(v.Index), units.Int(v.Entries), v.Entry.Action)
 		switch v.Entry.Action {
 		case snapshot.ActionOOM:
-			fmt.Fprintf(&b, " of %s", FormatBytes(v.Entry.Size))
+			fmt.Fprintf(&b, " of %s", units.Bytes(v.Entry.Size))
 		case snapshot.ActionSnapshot:
 		default:
-			fmt.Fprintf(&b, " of %s at %v", FormatBytes(v.Entry.Size), v.Entry.Addr)
+			fmt.Fprintf(&b, " of %s at %v", units.Bytes(v.Entry.Size), v.Entry.Addr)
 		}
 		b.WriteString(")")
 		if v.SinceStartUS >= 0 {
-			fmt.Fprintf(&b, ", %s after the first entry", formatMicros(v.SinceStartUS))
+			fmt.Fprintf(&b, ", %s after the first entry", units.Micros(v.SinceStartUS))
 		}
 	}
 	return b.String()
-}
-
-// formatMicros formats a duration in microseconds as seconds with
-// microsecond precision ("1.234567 s").
-func formatMicros(us int64) string {
-	return strconv.FormatFloat(float64(us)/1e6, 'f', 6, 64) + " s"
 }
 
 // WriteState writes v as text: the moment, the totals, the OOM (when the
@@ -276,7 +271,7 @@ func WriteState(w io.Writer, v *StateView) error {
 	st := v.State
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", v.momentLine())
-	if k := v.State.Stats.Known; v.Entries > 0 && k.History != analyze.Exact && !(k.History == analyze.LowerBound && v.Seeded) {
+	if k := v.State.Stats.Known; v.Entries > 0 && k.History != stats.Exact && !(k.History == stats.LowerBound && v.Seeded) {
 		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+"; the state at a trace entry is replayed from the trace.", 100))
 	} else if v.Seeded {
 		ew.printf("The trace starts after the run did: the state before its first entry was rebuilt from the\nsegments in the file, so \"peak\" is the peak within the trace.\n")
@@ -288,19 +283,19 @@ func WriteState(w io.Writer, v *StateView) error {
 	ew.printf("\nTotals\n")
 	t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight)
 	t.Header("Metric", "All", "Large pool", "Small pool")
-	bytesRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
-		return []string{label, FormatBytes(f[analyze.PoolAll].Current), FormatBytes(f[analyze.PoolLarge].Current), FormatBytes(f[analyze.PoolSmall].Current)}
+	bytesRow := func(label string, f *[stats.NumPools]stats.Stat) []string {
+		return []string{label, units.Bytes(f[stats.PoolAll].Current), units.Bytes(f[stats.PoolLarge].Current), units.Bytes(f[stats.PoolSmall].Current)}
 	}
 	k := st.Stats.Known
-	requestedRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
-		return []string{label, requestedBytes(f[analyze.PoolAll].Current, k), requestedBytes(f[analyze.PoolLarge].Current, k),
-			requestedBytes(f[analyze.PoolSmall].Current, k)}
+	requestedRow := func(label string, f *[stats.NumPools]stats.Stat) []string {
+		return []string{label, requestedBytes(f[stats.PoolAll].Current, k), requestedBytes(f[stats.PoolLarge].Current, k),
+			requestedBytes(f[stats.PoolSmall].Current, k)}
 	}
-	countRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
-		return []string{label, FormatInt(f[analyze.PoolAll].Current), FormatInt(f[analyze.PoolLarge].Current), FormatInt(f[analyze.PoolSmall].Current)}
+	countRow := func(label string, f *[stats.NumPools]stats.Stat) []string {
+		return []string{label, units.Int(f[stats.PoolAll].Current), units.Int(f[stats.PoolLarge].Current), units.Int(f[stats.PoolSmall].Current)}
 	}
-	var free [analyze.NumPools]analyze.Stat
-	for p := range analyze.NumPools {
+	var free [stats.NumPools]stats.Stat
+	for p := range stats.NumPools {
 		free[p].Current = st.Stats.ReservedBytes[p].Current - st.Stats.ActiveBytes[p].Current
 	}
 	rows := [][]string{
@@ -319,12 +314,12 @@ func WriteState(w io.Writer, v *StateView) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	if n := requestedNote(k); n != "" {
+	if n := RequestedNote(k); n != "" {
 		ew.printf("%s", wrapAt("", n, textWidth(w)))
 	}
 	if n := stateExpandable(v); n > 0 {
 		ew.printf("memory_stats() counts cudaMalloc segments only, not the %s mapped by expandable segments.\n",
-			plural(n, "range"))
+			units.Plural(n, "range"))
 	}
 
 	if o := st.OOM; o != nil {
@@ -346,8 +341,8 @@ func WriteState(w io.Writer, v *StateView) error {
 		var rows [][]string
 		for _, s := range v.Segments {
 			rows = append(rows, []string{s.Addr.String(), statePoolLabel(s.Large, s.Pool, s.Expandable), strconv.FormatUint(s.Stream, 10),
-				FormatBytes(s.Size), FormatInt(int64(len(s.Blocks))), FormatInt(int64(s.Live)), FormatBytes(s.Allocated),
-				FormatBytes(s.Free), FormatBytes(s.LargestFree), s.Map})
+				units.Bytes(s.Size), units.Int(len(s.Blocks)), units.Int(s.Live), units.Bytes(s.Allocated),
+				units.Bytes(s.Free), units.Bytes(s.LargestFree), s.Map})
 		}
 		// Too wide for the width: a narrower map (down to minMapWidth),
 		// then the map, the stream, the largest free block and the block
@@ -380,9 +375,9 @@ func WriteState(w io.Writer, v *StateView) error {
 		for i, a := range v.Largest {
 			entry := "before trace"
 			if a.AllocIndex >= 0 {
-				entry = FormatInt(int64(a.AllocIndex))
+				entry = units.Int(a.AllocIndex)
 			}
-			rows = append(rows, []string{strconv.Itoa(i + 1), FormatBytes(a.Size), requestedBytes(a.Requested, k), a.Addr.String(),
+			rows = append(rows, []string{strconv.Itoa(i + 1), units.Bytes(a.Size), requestedBytes(a.Requested, k), a.Addr.String(),
 				statePoolLabel(a.Large, a.Pool, false), entry, "S" + strconv.Itoa(a.Stack+1)})
 		}
 		ft := fitColumns(textWidth(w), []string{"#", "Size", "Requested", "Address", "Pool", "Alloc entry", "Stack"},
@@ -402,7 +397,7 @@ func WriteState(w io.Writer, v *StateView) error {
 		rows := make([][]string, v.TopStacks)
 		for i := range v.TopStacks {
 			g := &v.Stacks[i]
-			rows[i] = []string{"S" + strconv.Itoa(i+1), FormatInt(int64(g.Count)), FormatBytes(g.Bytes)}
+			rows[i] = []string{"S" + strconv.Itoa(i+1), units.Int(g.Count), units.Bytes(g.Bytes)}
 		}
 		// The last cell wraps to what the width leaves it.
 		where := max(textWidth(w)-tableWidth(append(rows, []string{"Stack", "Allocations", "Bytes"}))-3, 24)
@@ -420,7 +415,7 @@ func WriteState(w io.Writer, v *StateView) error {
 			if !v.stackShown(i) {
 				continue
 			}
-			ew.printf("S%d: %s in %s\n", i+1, FormatBytes(g.Bytes), plural(g.Count, "allocation"))
+			ew.printf("S%d: %s in %s\n", i+1, units.Bytes(g.Bytes), units.Plural(g.Count, "allocation"))
 			for _, l := range g.Lines {
 				ew.printf("    %s\n", l)
 			}
@@ -437,8 +432,8 @@ func WriteState(w io.Writer, v *StateView) error {
 	}
 	var freeRows [][]string
 	for _, f := range st.Free {
-		freeRows = append(freeRows, []string{statePoolLabel(f.Large, f.Pool, false), strconv.FormatUint(f.Stream, 10), FormatBytes(f.Reserved),
-			FormatBytes(f.FreeBytes), FormatInt(int64(f.Blocks)), FormatBytes(f.Largest)})
+		freeRows = append(freeRows, []string{statePoolLabel(f.Large, f.Pool, false), strconv.FormatUint(f.Stream, 10), units.Bytes(f.Reserved),
+			units.Bytes(f.FreeBytes), units.Int(f.Blocks), units.Bytes(f.Largest)})
 	}
 	ft := fitColumns(textWidth(w), []string{"Pool", "Stream", "Reserved", "Free in\nsegments", "Free\nblocks", "Largest\nfree block"},
 		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, freeRows, nil, 4)
@@ -455,25 +450,25 @@ func (v *StateView) stackShown(i int) bool {
 }
 
 // writeOOM explains an OOM: the failed request against what was free.
-func writeOOM(ew *errWriter, v *StateView, o *analyze.OOMInfo) {
+func writeOOM(ew *errWriter, v *StateView, o *replay.OOMInfo) {
 	st := v.State
 	pool := "small"
 	if o.Large {
 		pool = "large"
 	}
-	ew.printf("\nOOM: a request of %s (%s pool, stream %d) failed\n", FormatBytes(o.Size), pool, o.Stream)
-	ew.printf("  free on the device (cudaMemGetInfo):    %s\n", FormatBytes(o.DeviceFree))
-	ew.printf("  largest cached free block it could use: %s\n", FormatBytes(o.LargestFree))
-	ew.printf("  free in cached blocks of that pool:     %s\n", FormatBytes(o.FreeInPool))
+	ew.printf("\nOOM: a request of %s (%s pool, stream %d) failed\n", units.Bytes(o.Size), pool, o.Stream)
+	ew.printf("  free on the device (cudaMemGetInfo):    %s\n", units.Bytes(o.DeviceFree))
+	ew.printf("  largest cached free block it could use: %s\n", units.Bytes(o.LargestFree))
+	ew.printf("  free in cached blocks of that pool:     %s\n", units.Bytes(o.FreeInPool))
 	ew.printf("  reserved %s, allocated %s\n",
-		FormatBytes(st.Stats.ReservedBytes[analyze.PoolAll].Current), FormatBytes(st.Stats.AllocatedBytes[analyze.PoolAll].Current))
+		units.Bytes(st.Stats.ReservedBytes[stats.PoolAll].Current), units.Bytes(st.Stats.AllocatedBytes[stats.PoolAll].Current))
 	switch {
 	case o.DeviceFree >= o.Size:
 		ew.printf("  The device had %s free, more than the request: the process hit its own limit\n"+
-			"  (torch.cuda.set_per_process_memory_fraction), or device memory was too fragmented.\n", FormatBytes(o.DeviceFree))
+			"  (torch.cuda.set_per_process_memory_fraction), or device memory was too fragmented.\n", units.Bytes(o.DeviceFree))
 	case o.FreeInPool+o.DeviceFree >= o.Size:
 		ew.printf("  Fragmentation: %s was free in cached blocks, but no block was large enough;\n"+
-			"  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True may help.\n", FormatBytes(o.FreeInPool))
+			"  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True may help.\n", units.Bytes(o.FreeInPool))
 	default:
 		ew.printf("  The memory was full of live allocations: see the largest ones below.\n")
 	}
@@ -489,7 +484,7 @@ func writeOOMWhatif(ew *errWriter, r *whatif.Result) {
 	for i := 1; i < len(r.Rows); i++ {
 		row := &r.Rows[i]
 		if row.Fits() {
-			fits = append(fits, fmt.Sprintf("%s (peak reserved %s)", row.Conf, FormatBytes(row.PeakReserved)))
+			fits = append(fits, fmt.Sprintf("%s (peak reserved %s)", row.Conf, units.Bytes(row.PeakReserved)))
 		} else {
 			fails = append(fails, row.Conf)
 		}
@@ -509,7 +504,7 @@ func writeOOMWhatif(ew *errWriter, r *whatif.Result) {
 		ew.printf("%s", wrapAt("  ", "Would still fail: "+strings.Join(fails, "; ")+".", textWidth(ew.w)))
 	}
 	if u := r.Uncapped; u != nil {
-		ew.printf("%s", wrapAt("  ", fmt.Sprintf("With no cap the file's settings reserve at most %s: the memory this run needed.", FormatBytes(u.PeakReserved)), textWidth(ew.w)))
+		ew.printf("%s", wrapAt("  ", fmt.Sprintf("With no cap the file's settings reserve at most %s: the memory this run needed.", units.Bytes(u.PeakReserved)), textWidth(ew.w)))
 	}
 }
 
@@ -673,7 +668,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 	for _, g := range v.Stacks {
 		frames := []string{}
 		if len(v.snap.Stack(g.ID)) > 0 {
-			frames = stackLines(v.snap, g.ID, stackLineOptions{Full: true, Raw: true})
+			frames = StackLinesOf(v.snap, g.ID, StackLineOptions{Full: true, Raw: true})
 		}
 		out.Stacks = append(out.Stacks, stackJSON{Allocations: g.Count, Bytes: g.Bytes, Where: g.Where, Lines: g.Lines, Frames: frames})
 	}
@@ -691,9 +686,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 			out.OOM.Whatif = &d
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }
 
 // allocIndex returns the alloc entry of Allocation k, -1 when it is

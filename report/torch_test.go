@@ -11,22 +11,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
 var update = flag.Bool("update", false, "update golden files under testdata/")
 
-// sharedSnapshots returns ../shared/snapshots (relative to the repository
-// root), or skips the test when the shared corpus is absent.
-func sharedSnapshots(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "snapshots")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared corpus absent (%v): skipping", err)
-	}
-	return dir
-}
+// sharedSnapshots returns the shared corpus's snapshots directory (see
+// internal/corpus), or ends the test when the corpus is absent.
+func sharedSnapshots(t testing.TB) string { return corpus.Dir(t) }
 
 func TestFormatTorchSize(t *testing.T) {
 	// Expected strings printed by torch/cuda/memory.py _format_size
@@ -89,7 +83,7 @@ func TestFormatTorchCount(t *testing.T) {
 // memory_stats() it was printed from.
 type torchCase struct {
 	name        string
-	stats       *analyze.MemoryStats
+	stats       *stats.MemoryStats
 	want        string
 	abbreviated bool
 }
@@ -101,12 +95,12 @@ func torchCases(t *testing.T) []torchCase {
 	t.Helper()
 	root := sharedSnapshots(t)
 	var cases []torchCase
-	load := func(statsPath string) []*analyze.MemoryStats {
+	load := func(statsPath string) []*stats.MemoryStats {
 		data, err := os.ReadFile(statsPath)
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := analyze.ParseStatsJSON(data, 0)
+		st, err := stats.ParseStatsJSON(data, 0)
 		if err != nil {
 			t.Fatalf("%s: %v", statsPath, err)
 		}
@@ -119,9 +113,11 @@ func torchCases(t *testing.T) []torchCase {
 		}
 		return string(b)
 	}
-	for _, pat := range []string{"torch2.11/*/summary.txt", "big/*/summary.txt", "whatif/*/*/summary.txt"} {
-		files, _ := filepath.Glob(filepath.Join(root, pat))
-		for _, f := range files {
+	for _, pat := range []struct {
+		glob string
+		min  int
+	}{{"torch2.11/*/summary.txt", 16}, {"big/*/summary.txt", 1}, {"whatif/*/*/summary.txt", 15}} {
+		for _, f := range corpus.Match(t, root, pat.glob, pat.min) {
 			dir := filepath.Dir(f)
 			cases = append(cases, torchCase{
 				name:  filepath.Base(dir),
@@ -130,13 +126,12 @@ func torchCases(t *testing.T) []torchCase {
 			})
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(root, "torch2.11/*/snapshot.summary.dev*.txt"))
-	for _, f := range files {
+	for _, f := range corpus.Match(t, root, "torch2.11/*/snapshot.summary.dev*.txt", 2) {
 		dir := filepath.Dir(f)
-		stats := load(filepath.Join(dir, "snapshot.stats.json"))
+		all := load(filepath.Join(dir, "snapshot.stats.json"))
 		dev := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "snapshot.summary.dev"), ".txt")
-		var st *analyze.MemoryStats
-		for _, s := range stats {
+		var st *stats.MemoryStats
+		for _, s := range all {
 			if dev == strconv.Itoa(s.Device) {
 				st = s
 			}
@@ -146,8 +141,7 @@ func torchCases(t *testing.T) []torchCase {
 		}
 		cases = append(cases, torchCase{name: filepath.Base(dir) + "/dev" + dev, stats: st, want: read(f)})
 	}
-	files, _ = filepath.Glob(filepath.Join(root, "torch2.11-probe/*.extra.json"))
-	for _, f := range files {
+	for _, f := range corpus.Match(t, root, "torch2.11-probe/*.extra.json", 13) {
 		var extra struct {
 			Summary       string `json:"memory_summary"`
 			SummaryAbbrev string `json:"memory_summary_abbrev"`
@@ -193,12 +187,12 @@ func TestWriteTorchSummaryCorpus(t *testing.T) {
 
 // markedStats is a MemoryStats with recognisable figures, for the golden
 // tests of the '?' and '+' markers.
-func markedStats(known analyze.Known) *analyze.MemoryStats {
+func markedStats(known stats.Known) *stats.MemoryStats {
 	m := map[string]int64{}
-	for i, f := range (&analyze.MemoryStats{}).Figures() {
+	for i, f := range (&stats.MemoryStats{}).Figures() {
 		m[f.Key] = int64(i+1) * 1_234_567
 	}
-	st, err := analyze.StatsFromFlat(1, m)
+	st, err := stats.StatsFromFlat(1, m)
 	if err != nil {
 		panic(err)
 	}
@@ -209,16 +203,16 @@ func markedStats(known analyze.Known) *analyze.MemoryStats {
 func TestWriteTorchSummaryMarkers(t *testing.T) {
 	tests := []struct {
 		name   string
-		known  analyze.Known
+		known  stats.Known
 		golden string
 	}{
-		{"exact", analyze.Known{Current: analyze.Exact, History: analyze.Exact, NumOOMs: analyze.Exact, NumAllocRetries: analyze.Exact, Requested: analyze.Exact}, "torch.exact.txt"},
-		{"current only", analyze.Known{Current: analyze.Exact, Requested: analyze.Exact}, "torch.current_only.txt"},
-		{"lower bounds", analyze.Known{Current: analyze.Exact, History: analyze.LowerBound, NumOOMs: analyze.LowerBound, Requested: analyze.Exact}, "torch.lower_bound.txt"},
+		{"exact", stats.Known{Current: stats.Exact, History: stats.Exact, NumOOMs: stats.Exact, NumAllocRetries: stats.Exact, Requested: stats.Exact}, "torch.exact.txt"},
+		{"current only", stats.Known{Current: stats.Exact, Requested: stats.Exact}, "torch.current_only.txt"},
+		{"lower bounds", stats.Known{Current: stats.Exact, History: stats.LowerBound, NumOOMs: stats.LowerBound, Requested: stats.Exact}, "torch.lower_bound.txt"},
 		// The requested sizes unknown: every Requested memory cell is "?",
 		// every other cell as in torch.exact.txt.
-		{"requested unknown", analyze.Known{Current: analyze.Exact, History: analyze.Exact, NumOOMs: analyze.Exact, NumAllocRetries: analyze.Exact,
-			Requested: analyze.Unknown, RequestedWhy: "1 active block requests more bytes than it holds"}, "torch.requested_unknown.txt"},
+		{"requested unknown", stats.Known{Current: stats.Exact, History: stats.Exact, NumOOMs: stats.Exact, NumAllocRetries: stats.Exact,
+			Requested: stats.Unknown, RequestedWhy: "1 active block requests more bytes than it holds"}, "torch.requested_unknown.txt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -274,7 +268,7 @@ func curUsageColumn(text string) []string {
 
 // TestTorchCurUsageFromSnapshot decodes each real snapshot that has a
 // memory_summary() next to it, derives the Cur Usage column from its
-// segments alone (analyze.CurrentStats) and requires every cell of that
+// segments alone (stats.CurrentStats) and requires every cell of that
 // column to equal torch's.
 func TestTorchCurUsageFromSnapshot(t *testing.T) {
 	root := sharedSnapshots(t)
@@ -283,8 +277,7 @@ func TestTorchCurUsageFromSnapshot(t *testing.T) {
 		device                int
 	}
 	var cases []tcase
-	files, _ := filepath.Glob(filepath.Join(root, "torch2.11", "*", "summary.txt"))
-	for _, f := range files {
+	for _, f := range corpus.Match(t, root, "torch2.11/*/summary.txt", 16) {
 		dir := filepath.Dir(f)
 		cases = append(cases, tcase{filepath.Base(dir), filepath.Join(dir, "snapshot.pickle"), f, 0})
 	}
@@ -313,7 +306,7 @@ func TestTorchCurUsageFromSnapshot(t *testing.T) {
 			continue
 		}
 		var buf bytes.Buffer
-		if err := WriteTorchSummary(&buf, analyze.CurrentStats(s, c.device)); err != nil {
+		if err := WriteTorchSummary(&buf, stats.CurrentStats(s, c.device)); err != nil {
 			t.Fatal(err)
 		}
 		w, g := curUsageColumn(string(want)), curUsageColumn(buf.String())

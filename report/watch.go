@@ -5,8 +5,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/internal/units"
 )
 
 // WatchView is one frame of `snapview watch`: the logs followed, the
@@ -49,7 +50,7 @@ func RuleText(r monitor.StopRule) string {
 	case monitor.StopOOM:
 		return "oom"
 	}
-	return FormatBytes(r.Limit)
+	return units.Bytes(r.Limit)
 }
 
 // WriteWatchFrame writes the terminal view of v: per device of the
@@ -70,27 +71,27 @@ func WriteWatchFrame(out io.Writer, v *WatchView) error {
 	ew.printf("snapview watch: every %s, stop on %s\n", v.Every, stop)
 	reserved := map[int]int64{}
 	if v.StatsFile != "" {
-		ew.printf("%s: %s\n", Escape(v.StatsFile), plural(len(v.W.Stats.Records), "record"))
+		ew.printf("%s: %s\n", Escape(v.StatsFile), units.Plural(len(v.W.Stats.Records), "record"))
 		for _, d := range monitor.AnalyzeSteps(&v.W.Stats) {
 			last := len(d.Records) - 1
 			st := d.Records[last].Stats
 			alloc := make([]int64, len(d.Records))
 			res := make([]int64, len(d.Records))
 			for i, r := range d.Records {
-				alloc[i] = r.Stats.AllocatedBytes[analyze.PoolAll].Current
-				res[i] = r.Stats.ReservedBytes[analyze.PoolAll].Current
+				alloc[i] = r.Stats.AllocatedBytes[stats.PoolAll].Current
+				res[i] = r.Stats.ReservedBytes[stats.PoolAll].Current
 			}
 			reserved[d.Device] = res[last]
-			ew.printf("device %d, %s\n", d.Device, stepLabel(&d, last))
-			ew.printf("  allocated %10s %s peak %s\n", FormatBytes(alloc[last]), watchSparkline(alloc), FormatBytes(st.AllocatedBytes[analyze.PoolAll].Peak))
-			ew.printf("  reserved  %10s %s peak %s\n", FormatBytes(res[last]), watchSparkline(res), FormatBytes(st.ReservedBytes[analyze.PoolAll].Peak))
+			ew.printf("device %d, %s\n", d.Device, StepLabel(&d, last))
+			ew.printf("  allocated %10s %s peak %s\n", units.Bytes(alloc[last]), watchSparkline(alloc), units.Bytes(st.AllocatedBytes[stats.PoolAll].Peak))
+			ew.printf("  reserved  %10s %s peak %s\n", units.Bytes(res[last]), watchSparkline(res), units.Bytes(st.ReservedBytes[stats.PoolAll].Peak))
 			ew.printf("  %s\n", ClimbVerdict(&d, d.Allocated, "allocated memory"))
 			ew.printf("  %s\n", ClimbVerdict(&d, d.Reserved, "reserved memory"))
 			ew.printf("  cudaMalloc retries %d, OOMs %d\n", st.NumAllocRetries, st.NumOOMs)
 		}
 	}
 	if v.SMIFile != "" {
-		ew.printf("%s: %s\n", Escape(v.SMIFile), plural(len(v.W.SMI.Samples), "sample"))
+		ew.printf("%s: %s\n", Escape(v.SMIFile), units.Plural(len(v.W.SMI.Samples), "sample"))
 		for _, gpu := range v.W.SMI.GPUs() {
 			var used []int64
 			var last monitor.SMISample
@@ -99,16 +100,16 @@ func WriteWatchFrame(out io.Writer, v *WatchView) error {
 					used, last = append(used, s.Used), s
 				}
 			}
-			line := fmt.Sprintf("GPU %d used %10s %s", gpu, FormatBytes(last.Used), watchSparkline(used))
+			line := fmt.Sprintf("GPU %d used %10s %s", gpu, units.Bytes(last.Used), watchSparkline(used))
 			if last.Total > 0 {
-				line += " of " + FormatBytes(last.Total)
+				line += " of " + units.Bytes(last.Total)
 			}
 			ew.printf("%s\n", line)
 			// nvidia-smi indexes GPUs as CUDA does when one GPU is
 			// watched: set its used memory against the log's reserved.
 			if r, ok := reserved[gpu]; ok && len(reserved) == 1 {
 				ew.printf("  PyTorch reserved %s: %s outside PyTorch's cache (CUDA context, other libraries, other processes)\n",
-					FormatBytes(r), FormatBytes(last.Used-r))
+					units.Bytes(r), units.Bytes(last.Used-r))
 			}
 		}
 	}
@@ -125,8 +126,8 @@ func WatchStatusLine(v *WatchView) string {
 	for _, d := range monitor.AnalyzeSteps(&v.W.Stats) {
 		last := len(d.Records) - 1
 		st := d.Records[last].Stats
-		parts = append(parts, fmt.Sprintf("device %d %s: allocated %s, reserved %s, retries %d, OOMs %d", d.Device, stepLabel(&d, last),
-			FormatBytes(st.AllocatedBytes[analyze.PoolAll].Current), FormatBytes(st.ReservedBytes[analyze.PoolAll].Current), st.NumAllocRetries, st.NumOOMs))
+		parts = append(parts, fmt.Sprintf("device %d %s: allocated %s, reserved %s, retries %d, OOMs %d", d.Device, StepLabel(&d, last),
+			units.Bytes(st.AllocatedBytes[stats.PoolAll].Current), units.Bytes(st.ReservedBytes[stats.PoolAll].Current), st.NumAllocRetries, st.NumOOMs))
 	}
 	gpus := v.W.SMI.GPUs()
 	for _, gpu := range gpus {
@@ -136,7 +137,7 @@ func WatchStatusLine(v *WatchView) string {
 				last = s
 			}
 		}
-		parts = append(parts, fmt.Sprintf("GPU %d used %s", gpu, FormatBytes(last.Used)))
+		parts = append(parts, fmt.Sprintf("GPU %d used %s", gpu, units.Bytes(last.Used)))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -153,9 +154,9 @@ func TriggerText(v *WatchView) string {
 		s := v.W.SMI.Samples[t.Record]
 		where := fmt.Sprintf("GPU %d (nvidia-smi, line %d)", t.Device, s.Line)
 		if t.Rule.Kind == monitor.StopLimit {
-			return fmt.Sprintf("stop (--stop-on %s): %s used %s, above %s", rule, where, FormatBytes(t.Value), rule)
+			return fmt.Sprintf("stop (--stop-on %s): %s used %s, above %s", rule, where, units.Bytes(t.Value), rule)
 		}
-		return fmt.Sprintf("stop (--stop-on climb): %s used memory keeps climbing: +%s, %s", where, FormatBytes(t.Climb.Rise), bytesRange(t.Climb.Base, t.Climb.End))
+		return fmt.Sprintf("stop (--stop-on climb): %s used memory keeps climbing: +%s, %s", where, units.Bytes(t.Climb.Rise), bytesRange(t.Climb.Base, t.Climb.End))
 	}
 	var dev *monitor.StepsDevice
 	for _, d := range monitor.AnalyzeSteps(&v.W.Stats) {
@@ -166,13 +167,13 @@ func TriggerText(v *WatchView) string {
 	if dev == nil || t.Record < 0 || t.Record >= len(dev.Records) {
 		return fmt.Sprintf("stop (--stop-on %s): device %d", rule, t.Device)
 	}
-	where := fmt.Sprintf("device %d, %s", t.Device, stepLabel(dev, t.Record))
+	where := fmt.Sprintf("device %d, %s", t.Device, StepLabel(dev, t.Record))
 	switch t.Rule.Kind {
 	case monitor.StopClimb:
 		return fmt.Sprintf("stop (--stop-on climb): %s: %s memory keeps climbing since %s: +%s (%s)", where, t.What,
-			stepLabel(dev, t.Climb.Start), FormatBytes(t.Climb.Rise), bytesRange(t.Climb.Base, t.Climb.End))
+			StepLabel(dev, t.Climb.Start), units.Bytes(t.Climb.Rise), bytesRange(t.Climb.Base, t.Climb.End))
 	case monitor.StopLimit:
-		return fmt.Sprintf("stop (--stop-on %s): %s: reserved %s, above %s", rule, where, FormatBytes(t.Value), rule)
+		return fmt.Sprintf("stop (--stop-on %s): %s: reserved %s, above %s", rule, where, units.Bytes(t.Value), rule)
 	}
 	return fmt.Sprintf("stop (--stop-on %s): %s: %d %s", rule, where, t.Value, t.What)
 }

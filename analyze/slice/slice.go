@@ -5,7 +5,7 @@
 // A slice of entries [From, To] of one device holds:
 //
 //   - segments: the allocator state after entry To as the replay of the
-//     original finds it (analyze.Result.StateAt), segment for segment and
+//     original finds it (replay.Result.StateAt), segment for segment and
 //     block for block, with each block's requested size and frames;
 //     after the last entry, the file's own segments of the device;
 //   - device_traces: the entries From to To of that device (the other
@@ -15,7 +15,7 @@
 //     between entry From's and entry To's.
 //
 // A viewer that replays the trace backwards from the segments (as
-// torch/utils/viz/MemoryViz.js and analyze.Replay do) meets each free of
+// torch/utils/viz/MemoryViz.js and replay.Run do) meets each free of
 // a block allocated before the window after the block is in the
 // segments' state or is freed inside the window, so it reaches the state
 // before entry From: the blocks alive at the window's start that the
@@ -26,7 +26,8 @@ package slice
 import (
 	"fmt"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -50,7 +51,7 @@ func Around(device, i, n, total int) Window {
 }
 
 // Cut returns the slice of s for w, from r, the replay of w.Device
-// (analyze.Replay, ReplayStats or ReplayPeaks of s). The slice shares
+// (replay.Run of s, any mode). The slice shares
 // s's frames, stacks and strings and the trace entries themselves: s
 // must not change while it is in use.
 //
@@ -59,7 +60,7 @@ func Around(device, i, n, total int) Window {
 // (Result.Stats.Known.History Unknown: the replay does not end in the
 // file's segments, or the rounding is unknown), as the state at the
 // window's end would be a guess.
-func Cut(s *snapshot.Snapshot, r *analyze.Result, w Window) (*snapshot.Snapshot, error) {
+func Cut(s *snapshot.Snapshot, r *replay.Result, w Window) (*snapshot.Snapshot, error) {
 	var trace []snapshot.TraceEntry
 	if w.Device >= 0 && w.Device < len(s.Traces) {
 		trace = s.Traces[w.Device]
@@ -71,7 +72,7 @@ func Cut(s *snapshot.Snapshot, r *analyze.Result, w Window) (*snapshot.Snapshot,
 		return nil, fmt.Errorf("device %d has no trace entries: there is no history to cut (record with torch.cuda.memory._record_memory_history)", w.Device)
 	case w.From < 0 || w.To >= len(trace) || w.From > w.To:
 		return nil, fmt.Errorf("slice of device %d: entries %d to %d are not a window of its %d trace entries", w.Device, w.From, w.To, len(trace))
-	case r.Stats.Known.History == analyze.Unknown:
+	case r.Stats.Known.History == stats.Unknown:
 		return nil, fmt.Errorf("device %d: the replay cannot tell the allocator state at entry %d, so no slice is cut: %s", w.Device, w.To, r.Stats.Known.Why)
 	}
 	out := &snapshot.Snapshot{
@@ -114,7 +115,7 @@ func Cut(s *snapshot.Snapshot, r *analyze.Result, w Window) (*snapshot.Snapshot,
 // Notes says what a reader of the slice for w cannot tell from it (one
 // sentence each, without a full stop): a window that holds free_completed
 // entries but no free_requested, cut from a trace that has them.
-func Notes(s *snapshot.Snapshot, r *analyze.Result, w Window) []string {
+func Notes(s *snapshot.Snapshot, r *replay.Result, w Window) []string {
 	if r.SkipsFreeRequested {
 		return nil
 	}
@@ -137,7 +138,7 @@ func Notes(s *snapshot.Snapshot, r *analyze.Result, w Window) []string {
 // own after the last entry (they carry what PyTorch left in inactive
 // blocks), else the replayed state's, with inactive blocks carrying no
 // request and no frames, as PyTorch's blocks freed in a snapshot do.
-func endSegments(s *snapshot.Snapshot, r *analyze.Result, w Window) ([]snapshot.Segment, error) {
+func endSegments(s *snapshot.Snapshot, r *replay.Result, w Window) ([]snapshot.Segment, error) {
 	if w.To == len(s.Traces[w.Device])-1 && r.Check.Equal {
 		var out []snapshot.Segment
 		lo, hi := s.DeviceSegments(w.Device)
@@ -159,7 +160,7 @@ func endSegments(s *snapshot.Snapshot, r *analyze.Result, w Window) ([]snapshot.
 // summed over the blocks (allocated_size over active_allocated blocks,
 // active_size and requested_size over active ones), segment_type from
 // the pool.
-func Segments(st *analyze.State) []snapshot.Segment {
+func Segments(st *replay.State) []snapshot.Segment {
 	out := make([]snapshot.Segment, 0, len(st.Segments))
 	for i := range st.Segments {
 		ss := &st.Segments[i]

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/slice"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 	"github.com/snapview/snapview/snapshot/dump"
 )
@@ -68,7 +69,7 @@ func windows(dev, n, peak int) []slice.Window {
 // window without free_requested entries, a block older than the window
 // that the allocator did not split), the start and the figures before
 // the end are not compared, and the difference is added to limits.
-func check(s *snapshot.Snapshot, r *analyze.Result, w slice.Window, limits *[]string) error {
+func check(s *snapshot.Snapshot, r *replay.Result, w slice.Window, limits *[]string) error {
 	sl, err := slice.Cut(s, r, w)
 	if err != nil {
 		return err
@@ -81,8 +82,8 @@ func check(s *snapshot.Snapshot, r *analyze.Result, w slice.Window, limits *[]st
 	if err != nil {
 		return fmt.Errorf("decoding the slice: %v", err)
 	}
-	got, _ = analyze.Complete(got)
-	rs, err := analyze.Replay(got, w.Device)
+	got, _ = replay.Complete(got)
+	rs, err := replay.Run(got, w.Device, replay.Options{})
 	if err != nil {
 		return fmt.Errorf("replaying the slice: %v", err)
 	}
@@ -102,7 +103,7 @@ func check(s *snapshot.Snapshot, r *analyze.Result, w slice.Window, limits *[]st
 		exactStart = false
 		*limits = append(*limits, d)
 	}
-	ro, err := analyze.Replay(s, w.Device)
+	ro, err := replay.Run(s, w.Device, replay.Options{})
 	if err != nil {
 		return err
 	}
@@ -177,7 +178,7 @@ func diffSegments(want, got []snapshot.Segment) (d string, limit bool) {
 
 // diffCurrent names the first current figure (*.current) where a and b
 // differ.
-func diffCurrent(a, b *analyze.MemoryStats) string {
+func diffCurrent(a, b *stats.MemoryStats) string {
 	fb := b.Figures()
 	for i, f := range a.Figures() {
 		if strings.HasSuffix(f.Key, ".current") && f.Value != fb[i].Value {
@@ -198,20 +199,20 @@ func TestCutCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, _ = analyze.Complete(s)
+		s, _ = replay.Complete(s)
 		name := filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f)
 		for dev, tr := range s.Traces {
 			if len(tr) == 0 {
 				continue
 			}
-			r, err := analyze.Replay(s, dev)
+			r, err := replay.Run(s, dev, replay.Options{})
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			for _, w := range windows(dev, len(tr), r.PeakIndex) {
 				err := check(s, r, w, &limits)
 				switch {
-				case err != nil && r.Stats.Known.History == analyze.Unknown:
+				case err != nil && r.Stats.Known.History == stats.Unknown:
 					refused++ // Cut refuses: tested in TestCutRefuses
 				case err != nil:
 					t.Errorf("%s device %d entries %d-%d: %v", name, dev, w.From, w.To, err)
@@ -239,8 +240,8 @@ func TestCutBig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ = analyze.Complete(s)
-	r, err := analyze.Replay(s, 0)
+	s, _ = replay.Complete(s)
+	r, err := replay.Run(s, 0, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

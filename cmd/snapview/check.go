@@ -9,9 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/check"
+	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -134,7 +138,7 @@ func (o *checkOptions) rules() ([]check.Rule, error) {
 			}
 			r.Limit = n
 		default:
-			if r.Limit, err = parseBytes(lim); err != nil {
+			if r.Limit, err = units.ParseBytes(lim); err != nil {
 				return nil, usageErrorf("--max %s: %v, or a percentage of the baseline (110%%)", m, err)
 			}
 		}
@@ -299,18 +303,26 @@ func loadCheckRun(ctx context.Context, path string, dev deviceFlag, leaks bool, 
 		if err != nil {
 			return err
 		}
+		// One replay per device: the figures, and the leaks when asked for
+		// (a Full replay's figures are a StatsOnly replay's).
+		mode := replay.StatsOnly
+		if leaks {
+			mode = replay.Full
+		}
+		an := analysis.New(s, analysis.Options{Mode: mode})
 		for _, d := range devices {
-			st, notes := statsFor(s, d)
+			st, notes := an.Stats(d)
 			printWarnings(errOut, notes)
 			ci := check.Input{Device: d, Figures: check.FiguresOf(st)}
-			if st.Known.History == analyze.Exact && hasTrace(s, d) {
+			if st.Known.History == stats.Exact && hasTrace(s, d) {
 				run.traces[d] = s.Traces[d]
 			}
 			if leaks {
-				if err := judgeLeaks(s, d, &ci); err != nil {
+				if err := judgeLeaks(an, d, &ci); err != nil {
 					return err
 				}
 			}
+			an.Forget(d) // one device at a time
 			run.devices = append(run.devices, ci)
 		}
 		return nil
@@ -320,23 +332,24 @@ func loadCheckRun(ctx context.Context, path string, dev deviceFlag, leaks bool, 
 
 // judgeLeaks fills in's leak verdicts as snapview leaks gives them by
 // default: the stacks whose verdict is "likely leak".
-func judgeLeaks(s *snapshot.Snapshot, d int, in *check.Input) error {
-	if !hasTrace(s, d) {
+func judgeLeaks(an *analysis.File, d int, in *check.Input) error {
+	s := an.Snap
+	if !an.HasTrace(d) {
 		in.LeaksWhy = "no trace: leaks cannot be judged (record with _record_memory_history)"
 		return nil
 	}
-	r, err := analyze.Replay(s, d)
+	r, err := an.Replay(d)
 	if err != nil {
 		in.LeaksWhy = err.Error()
 		return nil
 	}
-	rep, err := analyze.Leaks(s, r, analyze.DefaultLeakOptions(r))
+	rep, err := an.Leaks(d, leaks.DefaultLeakOptions(r))
 	if err != nil {
 		return err
 	}
 	in.LeaksKnown = true
 	for _, g := range rep.Groups {
-		if g.Verdict.Kind == analyze.VerdictLeak {
+		if g.Verdict.Kind == leaks.VerdictLeak {
 			in.Leaks = append(in.Leaks, check.Leak{Where: report.StackWhere(s, g.Stack), Verdict: g.Verdict.String(), Bytes: g.Bytes})
 		}
 	}

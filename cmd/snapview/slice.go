@@ -7,8 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/slice"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/snapshot"
 	"github.com/snapview/snapview/snapshot/dump"
 )
@@ -116,8 +117,8 @@ func (o *sliceOptions) check(cmd *cobra.Command) error {
 }
 
 // moments returns the moments the window needs, parsed.
-func (o *sliceOptions) moments() (from, to, around *analyze.Moment) {
-	parse := func(flag, v string) *analyze.Moment {
+func (o *sliceOptions) moments() (from, to, around *steps.Moment) {
+	parse := func(flag, v string) *steps.Moment {
 		if v == "" {
 			return nil
 		}
@@ -133,7 +134,7 @@ func runSlice(ctx context.Context, opts *sliceOptions, stdin io.Reader, stdout, 
 		for _, w := range s.Warnings {
 			fmt.Fprintf(stderr, "warning: %s\n", w)
 		}
-		which := analyze.Moment{Kind: analyze.MomentEnd}
+		which := steps.Moment{Kind: steps.MomentEnd}
 		if around != nil {
 			which = *around
 		}
@@ -187,28 +188,29 @@ func runSlice(ctx context.Context, opts *sliceOptions, stdin io.Reader, stdout, 
 // sliceReplay replays dev as far as the moments need: the allocations
 // for step:K, the peaks and OOMs for peak and oom, the end figures
 // otherwise (the cheapest).
-func sliceReplay(s *snapshot.Snapshot, dev int, ms ...*analyze.Moment) (*analyze.Result, error) {
+func sliceReplay(s *snapshot.Snapshot, dev int, ms ...*steps.Moment) (*replay.Result, error) {
 	needs := 0 // 0: stats, 1: peaks, 2: everything
 	for _, m := range ms {
 		switch {
 		case m == nil:
-		case m.Kind == analyze.MomentStep:
+		case m.Kind == steps.MomentStep:
 			needs = 2
-		case m.Kind == analyze.MomentPeak || m.Kind == analyze.MomentOOM:
+		case m.Kind == steps.MomentPeak || m.Kind == steps.MomentOOM:
 			needs = max(needs, 1)
 		}
 	}
+	mode := replay.StatsOnly
 	switch needs {
 	case 2:
-		return analyze.Replay(s, dev)
+		mode = replay.Full
 	case 1:
-		return analyze.ReplayPeaks(s, dev)
+		mode = replay.Peaks
 	}
-	return analyze.ReplayStats(s, dev)
+	return replay.Run(s, dev, replay.Options{Mode: mode})
 }
 
 // sliceWindow resolves the window's moments on r's device.
-func sliceWindow(s *snapshot.Snapshot, r *analyze.Result, from, to, around *analyze.Moment, opts *sliceOptions) (slice.Window, error) {
+func sliceWindow(s *snapshot.Snapshot, r *replay.Result, from, to, around *steps.Moment, opts *sliceOptions) (slice.Window, error) {
 	dev, n := r.Device, len(s.Traces[r.Device])
 	if around != nil {
 		i, err := resolveMomentFlag("--around", s, r, *around)

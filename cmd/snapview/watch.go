@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 )
 
@@ -145,7 +146,7 @@ func parseStopRules(vals []string) ([]monitor.StopRule, error) {
 			case "oom", "ooms":
 				rules = append(rules, monitor.StopRule{Kind: monitor.StopOOM})
 			default:
-				n, err := parseBytes(s)
+				n, err := units.ParseBytes(s)
 				if err != nil || n == 0 {
 					return nil, usageErrorf("--stop-on %q: want climb, retries, oom or a byte limit such as 70GiB", s)
 				}
