@@ -3,7 +3,7 @@ package slice_test
 import (
 	"bytes"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -12,27 +12,11 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/slice"
 	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/internal/benchfile"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 	"github.com/snapview/snapview/snapshot/dump"
 )
-
-// corpus returns the real snapshots under ../shared, or skips.
-func corpus(t *testing.T, patterns ...string) []string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "snapshots")
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("SNAPVIEW_CORPUS") == "required" {
-			t.Fatalf("corpus required, not found at %s", dir)
-		}
-		t.Skipf("real snapshots not found at %s: %v", dir, err)
-	}
-	var out []string
-	for _, p := range patterns {
-		m, _ := filepath.Glob(filepath.Join(dir, p))
-		out = append(out, m...)
-	}
-	return out
-}
 
 // windows are the windows each device is cut at: the whole trace, its
 // halves and middle, a tail, a single entry, and around the peak.
@@ -191,7 +175,7 @@ func diffCurrent(a, b *stats.MemoryStats) string {
 // TestCutCorpus cuts windows of every device with a trace of the corpus
 // and checks each slice (see check).
 func TestCutCorpus(t *testing.T) {
-	files := corpus(t, "torch2.11/*/snapshot.pickle", "public/*.pickle")
+	files := append(corpus.Glob(t, "torch2.11/*/snapshot.pickle", 15), corpus.Glob(t, "public/*.pickle", 30)...)
 	slices, refused := 0, 0
 	var limits []string
 	for _, f := range files {
@@ -229,17 +213,10 @@ func TestCutCorpus(t *testing.T) {
 }
 
 // TestCutBig checks windows of a million entries of the 2M-entry file of
-// the corpus (big/, xz compressed: decompress it and name it in
-// SNAPVIEW_BIG to run this test).
+// the corpus (big/, xz compressed: scripts/bench.sh decompresses it and
+// sets SNAPVIEW_BENCH_FILE, see internal/benchfile).
 func TestCutBig(t *testing.T) {
-	path := os.Getenv("SNAPVIEW_BIG")
-	if path == "" {
-		t.Skip("SNAPVIEW_BIG is not set (the decompressed big/gpt2_2M_events snapshot)")
-	}
-	s, err := snapshot.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := benchfile.Load(t)
 	s, _ = replay.Complete(s)
 	r, err := replay.Run(s, 0, replay.Options{})
 	if err != nil {
@@ -254,5 +231,28 @@ func TestCutBig(t *testing.T) {
 	}
 	for _, l := range limits {
 		t.Log("start the slice cannot tell:", l)
+	}
+}
+
+// BenchmarkSlice1M cuts the middle million entries of the file
+// SNAPVIEW_BENCH_FILE names (the 2M-entry one of the corpus) and writes
+// them as a pickle: what `snapview slice` adds to a decode and a replay.
+func BenchmarkSlice1M(b *testing.B) {
+	s := benchfile.Load(b)
+	s, _ = replay.Complete(s)
+	r, err := replay.Run(s, 0, replay.Options{Mode: replay.StatsOnly})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := len(s.Traces[0])
+	w := slice.Window{Device: 0, From: n/2 - 500000, To: n/2 + 499999}
+	for b.Loop() {
+		sl, err := slice.Cut(s, r, w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := dump.Pickle(io.Discard, sl); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -13,27 +13,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/snapview/snapview/internal/corpus"
+
 	"github.com/snapview/snapview/snapshot"
 	"github.com/snapview/snapview/snapshot/dump"
 )
-
-// corpus returns the real snapshots under ../shared, or skips.
-func corpus(t *testing.T, patterns ...string) []string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "snapshots")
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("SNAPVIEW_CORPUS") == "required" {
-			t.Fatalf("corpus required, not found at %s", dir)
-		}
-		t.Skipf("real snapshots not found at %s: %v", dir, err)
-	}
-	var out []string
-	for _, p := range patterns {
-		m, _ := filepath.Glob(filepath.Join(dir, p))
-		out = append(out, m...)
-	}
-	return out
-}
 
 // view is what a written file must give back when decoded again: the
 // model with stacks and strings resolved (their ids may differ).
@@ -135,8 +119,9 @@ func TestRoundTrip(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no snapshots in testdata/snapshots")
 	}
-	if _, err := os.Stat(filepath.Join("..", "..", "..", "shared", "snapshots")); err == nil || os.Getenv("SNAPVIEW_CORPUS") == "required" {
-		files = append(files, corpus(t, "torch2.11/*/snapshot.pickle", "public/*.pickle")...)
+	if dir := corpus.Find(t); dir != "" {
+		files = append(files, corpus.Match(t, dir, "torch2.11/*/snapshot.pickle", 15)...)
+		files = append(files, corpus.Match(t, dir, "public/*.pickle", 30)...)
 	}
 	for _, f := range files {
 		s, err := snapshot.Load(f)
@@ -176,7 +161,8 @@ func TestPythonReadsSame(t *testing.T) {
 	if err != nil {
 		t.Skip("python3 not found")
 	}
-	files := corpus(t, "torch2.11/*/snapshot.pickle", "public/p0[1-9]*.pickle", "public/p1[79]*.pickle")
+	files := append(corpus.Glob(t, "torch2.11/*/snapshot.pickle", 15), corpus.Glob(t, "public/p0[1-9]*.pickle", 9)...)
+	files = append(files, corpus.Glob(t, "public/p1[79]*.pickle", 2)...)
 	dir := t.TempDir()
 	for _, f := range files {
 		s, err := snapshot.Load(f)
