@@ -77,6 +77,8 @@ cap with --max-decompressed for a genuine file that passes it.`,
 		newCheckCmd(),
 		newWatchCmd(),
 		newSMICmd(),
+		newSliceCmd(),
+		newConvertCmd(),
 	)
 	addProfileFlags(root)
 	addLimitFlags(root)
