@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/big"
 	"slices"
 	"sort"
 	"strconv"
@@ -38,6 +37,7 @@ type converter struct {
 	fields      map[string]int
 	entryFields [keyUserMetadata + 1]int
 	warnings    map[string]int
+	wide        map[string]*wideWarning
 	keyBuf      []byte
 	// entryIndex is the index, in its device's list, of the trace entry
 	// being converted; skipped records the optional entry fields of an
@@ -80,6 +80,7 @@ func newConverter() *converter {
 		unknown:     map[string]int{},
 		fields:      map[string]int{},
 		warnings:    map[string]int{},
+		wide:        map[string]*wideWarning{},
 		skipped:     map[string]*skippedField{},
 		lim:         DefaultLimits(),
 		segsByPtr:   map[*pdict]Segment{},
@@ -119,6 +120,45 @@ func (c *converter) warnf(format string, args ...any) {
 	c.warnings[fmt.Sprintf(format, args...)]++
 }
 
+// wideWarning is the warning for the integers of one field (indexes
+// left out) that do not fit int64: the first, and how many.
+type wideWarning struct {
+	first, msg string
+	n          int
+}
+
+// warnWide records that the integer at path does not fit int64 (msg says
+// what it holds); one warning per field, whatever the entries' count.
+func (c *converter) warnWide(path, msg string) {
+	field := fieldPattern(path)
+	if w := c.wide[field]; w != nil {
+		w.n++
+		return
+	}
+	c.wide[field] = &wideWarning{first: path, msg: msg, n: 1}
+}
+
+// fieldPattern is path with its list indexes as [*]:
+// device_traces[0][12].size -> device_traces[*][*].size.
+func fieldPattern(path string) string {
+	b := make([]byte, 0, len(path))
+	for i := 0; i < len(path); i++ {
+		b = append(b, path[i])
+		if path[i] != '[' {
+			continue
+		}
+		j := i + 1
+		for j < len(path) && path[j] >= '0' && path[j] <= '9' {
+			j++
+		}
+		if j > i+1 && j < len(path) && path[j] == ']' {
+			b = append(b, '*')
+			i = j - 1
+		}
+	}
+	return string(b)
+}
+
 func (c *converter) str(s string) StrID {
 	if id, ok := c.strs[s]; ok {
 		return id
@@ -134,7 +174,7 @@ func (c *converter) str(s string) StrID {
 // of some builds): that is -1, the line unknown, without a warning (it is
 // no fault of the file). Other values are as asInt.
 func (c *converter) asLine(v val, path string) (int64, bool) {
-	if x, ok := v.x.(*big.Int); ok && x.Sign() > 0 && x.BitLen() == 64 && x.IsUint64() && x.Uint64() == math.MaxUint64 {
+	if x, ok := v.x.(*wideInt); ok && x.u64 && x.lo == math.MaxUint64 {
 		return -1, true
 	}
 	return c.asInt(v, path)
@@ -146,13 +186,12 @@ func (c *converter) asInt(v val, path string) (int64, bool) {
 	switch x := v.x.(type) {
 	case nil:
 		return v.n, true
-	case *big.Int:
-		u := new(big.Int).And(x, new(big.Int).SetUint64(math.MaxUint64))
-		w := int64(u.Uint64())
-		if x.Sign() > 0 && x.BitLen() == 64 {
-			c.warnf("%s holds %s, which looks like %d cast to unsigned", path, x, w)
+	case *wideInt:
+		w := int64(x.lo)
+		if x.u64 {
+			c.warnWide(path, fmt.Sprintf("%s, which looks like %d cast to unsigned", x, w))
 		} else {
-			c.warnf("%s holds %s, wider than 64 bits; kept modulo 2^64", path, x)
+			c.warnWide(path, fmt.Sprintf("%s, wider than 64 bits; kept modulo 2^64", x))
 		}
 		return w, true
 	case float64:
@@ -172,8 +211,8 @@ func (c *converter) asInt(v val, path string) (int64, bool) {
 
 // asUint returns v as a uint64, for addresses and stream handles.
 func (c *converter) asUint(v val, path string) uint64 {
-	if x, ok := v.x.(*big.Int); ok && x.Sign() > 0 && x.IsUint64() {
-		return x.Uint64()
+	if x, ok := v.x.(*wideInt); ok && x.u64 {
+		return x.lo
 	}
 	n, _ := c.asInt(v, path)
 	return uint64(n)
@@ -931,7 +970,7 @@ func (c *converter) displayTo(b *strings.Builder, v val, depth int) bool {
 	switch x := v.x.(type) {
 	case nil:
 		b.WriteString(strconv.FormatInt(v.n, 10))
-	case *big.Int:
+	case *wideInt:
 		b.WriteString(x.String())
 	case boolT:
 		if x {
@@ -1045,6 +1084,13 @@ func (c *converter) finish() {
 	sort.Slice(c.s.Unknown, func(i, j int) bool { return c.s.Unknown[i].Name < c.s.Unknown[j].Name })
 	for path, sk := range c.skipped {
 		c.warnf("%s: want str, got %s; skipped on %d trace entries, the first at index %d", path, sk.typ, sk.n, sk.first)
+	}
+	for field, w := range c.wide {
+		if w.n == 1 {
+			c.warnf("%s holds %s", w.first, w.msg)
+		} else {
+			c.warnf("%s holds %s; %d values of %s do not fit 64 bits", w.first, w.msg, w.n, field)
+		}
 	}
 	for w, n := range c.warnings {
 		if n > 1 {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/big"
 	"strings"
 	"unicode/utf8"
 )
@@ -90,7 +89,7 @@ func (p *strPool) isEntry(v val) bool {
 }
 
 // val is one pickle value. Ints live in n with x == nil; every other value
-// is in x: noneT, markT, boolT, float64, strRef, []byte, *big.Int, *plist,
+// is in x: noneT, markT, boolT, float64, strRef, []byte, *wideInt, *plist,
 // *pdict, *ptuple, or *evList (a trace entry converted in place; n is its
 // index in the list's events).
 type val struct {
@@ -242,7 +241,7 @@ func (v val) isInt() bool { return v.x == nil }
 // typeName names a value's Python type for error messages.
 func (v val) typeName() string {
 	switch x := v.x.(type) {
-	case nil, *big.Int:
+	case nil, *wideInt:
 		return "int"
 	case noneT:
 		return "None"
@@ -1223,36 +1222,4 @@ func opName(op byte) string {
 		return "PERSID"
 	}
 	return fmt.Sprintf("0x%02x", op)
-}
-
-// decodeLong decodes a little-endian two's-complement integer of any width
-// (LONG1/LONG4). Values that fit int64 stay ints; others become *big.Int
-// (e.g. 2^64-1, which PyTorch writes for a -1 cast to unsigned).
-func decodeLong(b []byte) val {
-	if len(b) == 0 {
-		return val{}
-	}
-	if len(b) <= 8 {
-		var u uint64
-		for i := len(b) - 1; i >= 0; i-- {
-			u = u<<8 | uint64(b[i])
-		}
-		if b[len(b)-1]&0x80 != 0 && len(b) < 8 {
-			u |= ^uint64(0) << (8 * uint(len(b)))
-		}
-		return val{n: int64(u)}
-	}
-	// Big-endian magnitude for math/big.
-	be := make([]byte, len(b))
-	for i := range b {
-		be[len(b)-1-i] = b[i]
-	}
-	z := new(big.Int).SetBytes(be)
-	if b[len(b)-1]&0x80 != 0 {
-		z.Sub(z, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
-	}
-	if z.IsInt64() {
-		return val{n: z.Int64()}
-	}
-	return val{x: z}
 }

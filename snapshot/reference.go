@@ -67,7 +67,8 @@ func (g *fromGopickle) val(x any, depth int) (val, error) {
 		if t.IsInt64() {
 			return val{n: t.Int64()}, nil
 		}
-		return val{x: t}, nil
+		v, _ := parseWideInt(t.String())
+		return v, nil
 	case float64:
 		return val{x: t}, nil
 	case string:

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Build the inputs of the cost sweeps (issue 28): one file per input
+dimension, at a scale the caller picks, so that a test can run a command at
+1x, 4x and 16x and compare the work.
+
+    python3 testdata/gen/sweep.py KIND SCALE OUT
+
+Never commit what it writes: cmd/snapview/sweep_test.go runs it at test time.
+Python 3 standard library only; deterministic. The kinds (N grows with SCALE):
+
+  digits     trace entries, a block and allocator settings whose integers
+             are N bytes wide (pickle LONG4): size, addr, time_us,
+             max_split_size
+  memo       a trace list padded with N MEMOIZE and BINPUT opcodes on
+             values it then drops (the memo keeps them alive)
+  line       a log of N bytes with no line break (for stats, smi and the
+             memory_stats reader): OUT is written as is
+  key        an allocator_settings key of N characters with no space
+  frame      trace entries whose frames have a file name of N characters
+  devices    N device traces, all empty but the first
+  pairs      allocator_settings with N key/value pairs
+"""
+import io
+import pickle
+import struct
+import sys
+
+
+def op_str(s):
+    b = s.encode()
+    if len(b) < 256:
+        return b"\x8c" + bytes([len(b)]) + b
+    return b"X" + struct.pack("<I", len(b)) + b
+
+
+BASE = 0x7F0000000000
+
+
+def entries(n, frames=None):
+    out = []
+    for i in range(n):
+        out.append({"action": "alloc", "addr": BASE + 512 * i, "size": 512, "stream": 0,
+                    "time_us": 1_700_000_000_000_000 + i, "frames": frames or []})
+    return out
+
+
+def snap(traces, segments=(), settings=None):
+    d = {"segments": list(segments), "device_traces": traces}
+    if settings is not None:
+        d["allocator_settings"] = settings
+    return pickle.dumps(d, protocol=4)
+
+
+def digits(scale):
+    n = (64 << 10) * scale  # bytes per integer
+    wide = (1 << (8 * n - 9)) + 12345
+    tr = entries(8)
+    tr[1]["size"] = wide
+    tr[2]["addr"] = wide
+    tr[3]["time_us"] = -wide
+    seg = {"device": 0, "address": BASE, "total_size": 2 << 20, "allocated_size": 0, "active_size": 0,
+           "requested_size": 0, "stream": 0, "segment_type": "large", "segment_pool_id": (0, 0),
+           "is_expandable": False, "frames": [],
+           "blocks": [{"address": BASE, "size": wide, "requested_size": 0, "state": "inactive", "frames": []}]}
+    return snap([tr], [seg], {"max_split_size": wide, "garbage_collection_threshold": 0.0})
+
+
+def memo(scale):
+    n = 50_000 * scale  # padding opcodes
+    out = io.BytesIO()
+    out.write(b"\x80\x04}(" + op_str("segments") + b"]" + op_str("device_traces") + b"](]")
+    body = pickle.dumps(entries(1)[0], protocol=4)[2:-1]
+    if body[:1] == b"\x95":
+        body = body[9:]
+    # Each round: a fresh list of 8 strings, memoized (MEMOIZE and
+    # LONG_BINPUT), then popped; only the memo keeps it.
+    unit = b"](" + b"".join(op_str("pad%d" % k) + b"\x94" for k in range(8)) + b"e\x94"
+    for i in range(n // 10):
+        out.write(unit + b"r" + struct.pack("<I", 1_000_000 + i) + b"0")
+    out.write(body + b"aeu.")
+    return out.getvalue()
+
+
+def line(scale):
+    n = (1 << 20) * scale
+    return b'{"allocated_bytes.all.current": ' + b"1" * (n - 34) + b"\x00"
+
+
+def key(scale):
+    n = (64 << 10) * scale
+    return snap([entries(4)], settings={"k" * n: 1, "max_split_size": -1})
+
+
+def frame(scale):
+    n = (32 << 10) * scale
+    fr = [{"filename": "/x" * (n // 2) + "/model.py", "line": 7, "name": "forward"},
+          {"filename": "/src/train.py", "line": 3, "name": "step"}]
+    tr = entries(64, fr)
+    for i in range(32):
+        tr.append({"action": "free_requested", "addr": BASE + 512 * i, "size": 512, "stream": 0,
+                   "time_us": 1_800_000_000_000_000 + i, "frames": fr})
+        tr.append({"action": "free_completed", "addr": BASE + 512 * i, "size": 512, "stream": 0,
+                   "time_us": 1_800_000_000_000_000 + i, "frames": fr})
+    return snap([tr])
+
+
+def devices(scale):
+    n = 2_000 * scale
+    return snap([entries(4)] + [[] for _ in range(n - 1)])
+
+
+def pairs(scale):
+    n = 20_000 * scale
+    st = {"k%d" % i: i for i in range(n)}
+    st["max_split_size"] = -1
+    return snap([entries(4)], settings=st)
+
+
+KINDS = {"digits": digits, "memo": memo, "line": line, "key": key, "frame": frame,
+         "devices": devices, "pairs": pairs}
+
+
+def main():
+    kind, scale, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    with open(out, "wb") as f:
+        f.write(KINDS[kind](scale))
+
+
+if __name__ == "__main__":
+    main()
