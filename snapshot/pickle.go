@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // This file is a small pickle virtual machine for the opcode subset that
@@ -453,7 +454,7 @@ func (m *machine) readStr(n uint64) (val, error) {
 		if !utf8.Valid(b) {
 			return val{}, m.fail("malformed pickle: string is not UTF-8")
 		}
-		return m.pool.add(b), nil
+		return m.intern(b), nil
 	}
 	b, err := m.readBytes(n)
 	if err != nil {
@@ -462,7 +463,22 @@ func (m *machine) readStr(n uint64) (val, error) {
 	if !utf8.Valid(b) {
 		return val{}, m.fail("malformed pickle: string is not UTF-8")
 	}
-	return m.pool.add(b), nil
+	return m.intern(b), nil
+}
+
+// strEntryBytes is what the pool spends on a string beyond its bytes:
+// its place in the list and in the index map.
+const strEntryBytes = 64
+
+// intern adds b to the string pool, charging the budget for a string it
+// did not hold.
+func (m *machine) intern(b []byte) val {
+	n := len(m.pool.list)
+	v := m.pool.add(b)
+	if len(m.pool.list) != n {
+		m.budget.spend(int64(len(b)) + strEntryBytes)
+	}
+	return v
 }
 
 func (m *machine) push(v val) { m.stack = append(m.stack, v) }
@@ -609,7 +625,36 @@ func (m *machine) handle(v val) uint64 {
 		}
 	}
 	i, _ := m.objs.put(v)
+	// The memo keeps the object alive after the stack lets go of it: a
+	// file of MEMOIZE and POP after each empty list would otherwise hold
+	// 200 bytes for every 3 it has.
+	m.budget.spend(valBytes + heldBytes(v))
 	return hObj<<hShift | uint64(i)
+}
+
+// Sizes the budget charges for an object the memo holds (heldBytes).
+var (
+	plistBytes = int64(unsafe.Sizeof(plist{}))
+	pdictBytes = int64(unsafe.Sizeof(pdict{}))
+)
+
+// heldBytes is what v holds beyond its val and the slots of its items
+// (which appendTo, SETITEMS and DICT charge): the container itself, a
+// tuple's items, a bytes value, a boxed float or wide integer.
+func heldBytes(v val) int64 {
+	switch x := v.x.(type) {
+	case *plist:
+		return plistBytes
+	case *pdict:
+		return pdictBytes
+	case *ptuple:
+		return 24 + int64(len(x.items))*valBytes
+	case []byte:
+		return 24 + int64(len(x))
+	case *wideInt:
+		return int64(unsafe.Sizeof(wideInt{})) + 16
+	}
+	return 16
 }
 
 // value decodes a memo handle.
@@ -995,7 +1040,7 @@ func (m *machine) run() (val, error) {
 			if err != nil {
 				return val{}, err
 			}
-			m.push(m.pool.add([]byte(strings.ToValidUTF8(string(b), "\uFFFD"))))
+			m.push(m.intern([]byte(strings.ToValidUTF8(string(b), "\uFFFD"))))
 		case 'C', 'B', 0x8e: // SHORT_BINBYTES, BINBYTES, BINBYTES8
 			n, err := m.readLen(op)
 			if err != nil {

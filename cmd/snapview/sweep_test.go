@@ -27,6 +27,7 @@ var sweepCases = []sweepCase{
 	{kind: "digits", args: []string{"summary", "{}"}},
 	{kind: "digits", args: []string{"info", "{}"}},
 	{kind: "digits", args: []string{"report", "-o", "{}.html", "{}"}},
+	{kind: "memo", args: []string{"info", "{}"}},
 }
 
 // sweepScales are the sizes of each sweep; the work at the last may be at

@@ -11,8 +11,9 @@ Python 3 standard library only; deterministic. The kinds (N grows with SCALE):
   digits     trace entries, a block and allocator settings whose integers
              are N bytes wide (pickle LONG4): size, addr, time_us,
              max_split_size
-  memo       a trace list padded with N MEMOIZE and BINPUT opcodes on
-             values it then drops (the memo keeps them alive)
+  memo       a trace padded with N bytes of values memoized (MEMOIZE,
+             LONG_BINPUT) and popped: empty lists and dicts, tuples, bytes,
+             floats (only the memo keeps them alive)
   line       a log of N bytes with no line break (for stats, smi and the
              memory_stats reader): OUT is written as is
   key        an allocator_settings key of N characters with no space
@@ -66,17 +67,20 @@ def digits(scale):
 
 
 def memo(scale):
-    n = 50_000 * scale  # padding opcodes
+    n = (1 << 20) * scale  # bytes of padding
     out = io.BytesIO()
     out.write(b"\x80\x04}(" + op_str("segments") + b"]" + op_str("device_traces") + b"](]")
     body = pickle.dumps(entries(1)[0], protocol=4)[2:-1]
     if body[:1] == b"\x95":
         body = body[9:]
-    # Each round: a fresh list of 8 strings, memoized (MEMOIZE and
-    # LONG_BINPUT), then popped; only the memo keeps it.
-    unit = b"](" + b"".join(op_str("pad%d" % k) + b"\x94" for k in range(8)) + b"e\x94"
-    for i in range(n // 10):
-        out.write(unit + b"r" + struct.pack("<I", 1_000_000 + i) + b"0")
+    # Values memoized (MEMOIZE, or LONG_BINPUT at a fresh index) and
+    # popped: an empty list, an empty dict, a tuple, a bytes value, a
+    # float. Only the memo keeps them alive.
+    unit = (b"]\x940" + b"}\x940" + b"K\x01\x85\x940" + b"C\x01x\x940"
+            + b"G\x00\x00\x00\x00\x00\x00\x00\x01\x940")
+    rounds = n // (len(unit) + 6)
+    for i in range(rounds):
+        out.write(unit + b"]r" + struct.pack("<I", 1 + i) + b"0")
     out.write(body + b"aeu.")
     return out.getvalue()
 
