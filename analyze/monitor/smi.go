@@ -91,7 +91,7 @@ func ParseSMI(r io.Reader, loc *time.Location) (*SMILog, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
-	b, err := io.ReadAll(r)
+	b, err := ReadLog(r)
 	if err != nil {
 		return nil, err
 	}

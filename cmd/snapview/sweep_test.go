@@ -28,6 +28,10 @@ var sweepCases = []sweepCase{
 	{kind: "digits", args: []string{"info", "{}"}},
 	{kind: "digits", args: []string{"report", "-o", "{}.html", "{}"}},
 	{kind: "memo", args: []string{"info", "{}"}},
+	{kind: "line", args: []string{"stats", "{}"}},
+	{kind: "line", args: []string{"smi", "{}"}},
+	{kind: "line", args: []string{"summary", "{}"}},
+	{kind: "line", args: []string{"stats", "-"}, stdin: true},
 }
 
 // sweepScales are the sizes of each sweep; the work at the last may be at
