@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // converter turns pickle values into the model, interning strings, frames
@@ -902,6 +903,7 @@ func (c *converter) settings(v val) {
 		return
 	}
 	st := &AllocatorSettings{MaxSplitSize: -1}
+	dropped := 0
 	for i := 0; i+1 < len(d.kv); i += 2 {
 		k, _ := c.pool.str(d.kv[i])
 		v := d.kv[i+1]
@@ -937,11 +939,25 @@ func (c *converter) settings(v val) {
 				st.RoundupPower2Divisions[key], _ = c.asInt(rd.kv[j+1], p)
 			}
 		}
+		if len(st.Raw) == maxSettingsKeys {
+			dropped++
+			continue
+		}
 		st.Raw = append(st.Raw, KeyValue{Key: k, Value: c.display(v, 0)})
+		c.spend(int64(unsafe.Sizeof(KeyValue{})))
+	}
+	if dropped > 0 {
+		c.warnf("allocator_settings holds %d keys: the first %d are kept for info, %d left out (PyTorch writes about ten)",
+			maxSettingsKeys+dropped, maxSettingsKeys, dropped)
 	}
 	sort.Slice(st.Raw, func(i, j int) bool { return st.Raw[i].Key < st.Raw[j].Key })
 	c.s.Settings = st
 }
+
+// maxSettingsKeys is the most allocator_settings keys kept in
+// AllocatorSettings.Raw; the others are counted in a warning. PyTorch
+// writes about ten (c10/cuda/CUDAAllocatorConfig.h).
+const maxSettingsKeys = 1024
 
 // maxDisplay is the most bytes of one setting's text: a value that nests
 // references to one shared dict (a "billion laughs") costs this much, not

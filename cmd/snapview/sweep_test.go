@@ -32,6 +32,10 @@ var sweepCases = []sweepCase{
 	{kind: "line", args: []string{"smi", "{}"}},
 	{kind: "line", args: []string{"summary", "{}"}},
 	{kind: "line", args: []string{"stats", "-"}, stdin: true},
+	{kind: "key", args: []string{"info", "{}"}},
+	{kind: "key", args: []string{"summary", "{}"}},
+	{kind: "pairs", args: []string{"info", "{}"}},
+	{kind: "pairs", args: []string{"summary", "--json", "{}"}},
 }
 
 // sweepScales are the sizes of each sweep; the work at the last may be at
