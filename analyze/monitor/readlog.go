@@ -43,15 +43,18 @@ func ReadLog(r io.Reader) ([]byte, error) {
 }
 
 func readLog(r io.Reader, maxLine, maxBytes int64) ([]byte, error) {
-	// Chunks of 1 MiB joined once at the end: at most twice the log's
-	// size is held, where growing one slice can take three times.
+	// Chunks (4 KiB, doubling to 1 MiB) joined once at the end: at most
+	// twice the log's size is held, where growing one slice can take
+	// three times.
 	var chunks [][]byte
 	var total int64
 	var lineLen int64 // bytes since the last line break
 	line := 1
+	size := 4 << 10
 	for {
 		if len(chunks) == 0 || len(chunks[len(chunks)-1]) == cap(chunks[len(chunks)-1]) {
-			chunks = append(chunks, make([]byte, 0, 1<<20))
+			chunks = append(chunks, make([]byte, 0, size))
+			size = min(2*size, 1<<20)
 		}
 		last := &chunks[len(chunks)-1]
 		n, err := r.Read((*last)[len(*last):cap(*last)])
