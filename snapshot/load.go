@@ -137,6 +137,9 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 			br = bufio.NewReaderSize(cr, readBuffer)
 			continue
 		case len(head) >= 6 && bytes.Equal(head, []byte{0xfd, '7', 'z', 'X', 'Z', 0}) && layer < 2:
+			if err := checkXZDict(br, size, lim); err != nil {
+				return nil, &DecodeError{Err: err}
+			}
 			xr, err := xz.NewReader(br)
 			if err != nil {
 				return nil, &DecodeError{Err: fmt.Errorf("reading xz: %w", err)}
