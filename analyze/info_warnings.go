@@ -124,8 +124,8 @@ func stackWarnings(s *snapshot.Snapshot, in *Info) []string {
 	// thread without Python frames.
 	var stackless, untraced int
 	for _, d := range s.Devices() {
-		allocated := newAddrMap(1024)
 		trace := deviceTrace(s, d)
+		allocated := newAddrMap(min(1024, len(trace)))
 		for i := range trace {
 			if trace[i].Action == snapshot.ActionAlloc {
 				allocated.set(trace[i].Addr, 1)

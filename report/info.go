@@ -61,7 +61,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 		ew.printf("  dict with keys: %s\n", strings.Join(escapeAll(v.TopLevelKeys), ", "))
 		ew.printf("  %s in all; device_traces lists %s", plural(v.NumSegments, "segment"), plural(v.RecordedDevices, "device"))
 		if n := len(v.IdleDevices); n > 0 {
-			ew.printf(", %d of them with nothing in the file (%s)", n, joinInts(v.IdleDevices))
+			ew.printf(", %d of them with nothing in the file (%s)", n, joinIntRuns(v.IdleDevices))
 		}
 		ew.printf("\n")
 	}

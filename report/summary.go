@@ -352,7 +352,7 @@ func describeFormat(sum *Summary) string {
 	case idle == sum.NumDevices:
 		parts = append(parts, plural(sum.NumDevices, "device")+" recorded, nothing on any of them")
 	case idle > 0:
-		parts = append(parts, fmt.Sprintf("%s recorded, nothing on %s", plural(sum.NumDevices, "device"), joinInts(sum.IdleDevices)))
+		parts = append(parts, fmt.Sprintf("%s recorded, nothing on %s", plural(sum.NumDevices, "device"), joinIntRuns(sum.IdleDevices)))
 	default:
 		parts = append(parts, plural(sum.NumDevices, "device")+" recorded")
 	}

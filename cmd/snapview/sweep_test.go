@@ -36,6 +36,15 @@ var sweepCases = []sweepCase{
 	{kind: "key", args: []string{"summary", "{}"}},
 	{kind: "pairs", args: []string{"info", "{}"}},
 	{kind: "pairs", args: []string{"summary", "--json", "{}"}},
+	{kind: "frame", args: []string{"leaks", "{}"}},
+	{kind: "frame", args: []string{"diff", "{}", "{}"}},
+	{kind: "frame", args: []string{"trace", "{}"}},
+	{kind: "frame", args: []string{"report", "-o", "{}.html", "{}"}},
+	{kind: "devices", args: []string{"info", "{}"}},
+	{kind: "devices", args: []string{"summary", "{}"}},
+	{kind: "devices", args: []string{"whatif", "{}"}},
+	{kind: "devices", args: []string{"ranks", "{}"}},
+	{kind: "devices", args: []string{"report", "-o", "{}.html", "{}"}},
 }
 
 // sweepScales are the sizes of each sweep; the work at the last may be at

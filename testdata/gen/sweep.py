@@ -17,8 +17,10 @@ Python 3 standard library only; deterministic. The kinds (N grows with SCALE):
   line       a log of N bytes with no line break (for stats, smi and the
              memory_stats reader): OUT is written as is
   key        an allocator_settings key of N characters with no space
-  frame      trace entries whose frames have a file name of N characters
-  devices    N device traces, all empty but the first
+  frame      64 allocations, each its own stack with a frame whose file
+             name is N characters and whose function name N/2
+  devices    N device traces, all empty but the first (a consistent
+             trace and segment on device 0)
   pairs      allocator_settings with N key/value pairs
 """
 import io
@@ -95,22 +97,50 @@ def key(scale):
     return snap([entries(4)], settings={"k" * n: 1, "max_split_size": -1})
 
 
+def consistent(n_alloc, n_free, frames, device=0):
+    """A trace and a segment that agree: one 2 MiB segment, n_alloc
+    allocations of 512 bytes, the first n_free freed."""
+    t0 = 1_700_000_000_000_000
+    tr = [{"action": "segment_alloc", "addr": BASE, "size": 2 << 20, "stream": 0, "time_us": t0, "frames": frames}]
+    for i in range(n_alloc):
+        tr.append({"action": "alloc", "addr": BASE + 512 * i, "size": 512, "stream": 0,
+                   "time_us": t0 + 1 + i, "frames": frames})
+    for i in range(n_free):
+        for a in ("free_requested", "free_completed"):
+            tr.append({"action": a, "addr": BASE + 512 * i, "size": 512, "stream": 0,
+                       "time_us": t0 + 1000 + i, "frames": frames})
+    live = [{"address": BASE + 512 * i, "size": 512, "requested_size": 512, "state": "active_allocated",
+             "frames": frames} for i in range(n_free, n_alloc)]
+    blocks = [{"address": BASE, "size": 512 * n_free, "requested_size": 0, "state": "inactive", "frames": []}] + live
+    blocks.append({"address": BASE + 512 * n_alloc, "size": (2 << 20) - 512 * n_alloc, "requested_size": 0,
+                   "state": "inactive", "frames": []})
+    seg = {"device": device, "address": BASE, "total_size": 2 << 20, "allocated_size": 512 * (n_alloc - n_free),
+           "active_size": 512 * (n_alloc - n_free), "requested_size": 512 * (n_alloc - n_free), "stream": 0,
+           "segment_type": "large", "segment_pool_id": (0, 0), "is_expandable": False, "frames": [],
+           "blocks": blocks}
+    return tr, seg
+
+
 def frame(scale):
-    n = (32 << 10) * scale
-    fr = [{"filename": "/x" * (n // 2) + "/model.py", "line": 7, "name": "forward"},
-          {"filename": "/src/train.py", "line": 3, "name": "step"}]
-    tr = entries(64, fr)
-    for i in range(32):
-        tr.append({"action": "free_requested", "addr": BASE + 512 * i, "size": 512, "stream": 0,
-                   "time_us": 1_800_000_000_000_000 + i, "frames": fr})
-        tr.append({"action": "free_completed", "addr": BASE + 512 * i, "size": 512, "stream": 0,
-                   "time_us": 1_800_000_000_000_000 + i, "frames": fr})
-    return snap([tr])
+    n = (4 << 10) * scale
+    tr, seg = consistent(64, 32, [])
+    # Each allocation its own stack: a frame whose file name is n
+    # characters (distinct per stack) under a shared one.
+    for e in tr[1:]:
+        i = (e["addr"] - BASE) // 512
+        e["frames"] = [{"filename": "/x%d" % i + "/x" * (n // 2) + "/model.py", "line": 7,
+                        "name": "forward" + "<" * (n // 4)},
+                       {"filename": "/src/train.py", "line": 3, "name": "step"}]
+    for b in seg["blocks"]:
+        if b["state"] == "active_allocated":
+            b["frames"] = tr[1 + (b["address"] - BASE) // 512]["frames"]
+    return snap([tr], [seg])
 
 
 def devices(scale):
-    n = 2_000 * scale
-    return snap([entries(4)] + [[] for _ in range(n - 1)])
+    n = 16_000 * scale
+    tr, seg = consistent(8, 4, [{"filename": "/src/train.py", "line": 3, "name": "step"}])
+    return snap([tr] + [[] for _ in range(n - 1)], [seg])
 
 
 def pairs(scale):
