@@ -53,7 +53,8 @@ func parseSize(s string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || f*mult > 1<<62 {
+	// !(f >= 0) refuses NaN, which every comparison lets through.
+	if err != nil || !(f >= 0) || f*mult > 1<<62 {
 		return 0, fmt.Errorf("want a size such as 8GiB or 500MB")
 	}
 	return int64(f * mult), nil

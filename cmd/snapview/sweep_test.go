@@ -40,6 +40,8 @@ var sweepCases = []sweepCase{
 	{kind: "frame", args: []string{"diff", "{}", "{}"}},
 	{kind: "frame", args: []string{"trace", "{}"}},
 	{kind: "frame", args: []string{"report", "-o", "{}.html", "{}"}},
+	{kind: "action", args: []string{"trace", "{}"}},
+	{kind: "action", args: []string{"info", "{}"}},
 	{kind: "devices", args: []string{"info", "{}"}},
 	{kind: "devices", args: []string{"summary", "{}"}},
 	{kind: "devices", args: []string{"whatif", "{}"}},

@@ -22,6 +22,8 @@ Python 3 standard library only; deterministic. The kinds (N grows with SCALE):
   devices    N device traces, all empty but the first (a consistent
              trace and segment on device 0)
   pairs      allocator_settings with N key/value pairs
+  action     2000 trace entries, one of an unknown action whose name is N
+             characters (with an escape sequence)
 """
 import io
 import pickle
@@ -150,8 +152,15 @@ def pairs(scale):
     return snap([entries(4)], settings=st)
 
 
+def action(scale):
+    n = (16 << 10) * scale
+    tr = entries(2000)
+    tr[1]["action"] = "x\x1b[31m" + "y" * n
+    return snap([tr])
+
+
 KINDS = {"digits": digits, "memo": memo, "line": line, "key": key, "frame": frame,
-         "devices": devices, "pairs": pairs}
+         "devices": devices, "pairs": pairs, "action": action}
 
 
 def main():
