@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -601,24 +602,24 @@ func diffNotes(d *Diff) []string {
 	}
 	switch {
 	case d.SameAllocations && res.Delta != 0 && len(d.Settings) > 0:
-		notes = append(notes, fmt.Sprintf("same allocations, reserved %s: the setting (%s)", signedBytes(res.Delta), settings()))
+		notes = append(notes, fmt.Sprintf("same allocations, reserved %s: the setting (%s)", units.SignedBytes(res.Delta), settings()))
 	case d.SameAllocations && res.Delta != 0:
-		notes = append(notes, fmt.Sprintf("same allocations, reserved %s with the same settings: the allocator's history (what it cached and split), not the program", signedBytes(res.Delta)))
+		notes = append(notes, fmt.Sprintf("same allocations, reserved %s with the same settings: the allocator's history (what it cached and split), not the program", units.SignedBytes(res.Delta)))
 	case d.SameAllocations:
 		notes = append(notes, "same allocations: every stack has the same count and requested bytes on both sides")
 	}
 	if d.SameAllocations && alloc.Delta != 0 {
-		notes = append(notes, fmt.Sprintf("allocated %s for the same requests: block rounding and the remainders the allocator left unsplit", signedBytes(alloc.Delta)))
+		notes = append(notes, fmt.Sprintf("allocated %s for the same requests: block rounding and the remainders the allocator left unsplit", units.SignedBytes(alloc.Delta)))
 	}
 	if !d.SameAllocations && alloc.Delta != 0 && len(d.Stacks) > 0 {
 		top := d.Stacks[0]
 		switch share := float64(top.DeltaBytes) / float64(alloc.Delta); {
 		case share > 1:
 			notes = append(notes, fmt.Sprintf("one stack changed by more than the whole allocated change (%s): %s, %s %s",
-				signedBytes(alloc.Delta), stackLabel(top.Frames), top.Status, signedBytes(top.DeltaBytes)))
+				units.SignedBytes(alloc.Delta), stackLabel(top.Frames), top.Status, units.SignedBytes(top.DeltaBytes)))
 		case share >= 0.5:
 			notes = append(notes, fmt.Sprintf("%.0f%% of the allocated change (%s) is one stack's: %s, %s %s",
-				100*share, signedBytes(alloc.Delta), stackLabel(top.Frames), top.Status, signedBytes(top.DeltaBytes)))
+				100*share, units.SignedBytes(alloc.Delta), stackLabel(top.Frames), top.Status, units.SignedBytes(top.DeltaBytes)))
 		}
 		var nNew, nGone int
 		var bNew, bGone int64
@@ -634,17 +635,17 @@ func diffNotes(d *Diff) []string {
 		}
 		var parts []string
 		if nNew > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s", countNoun(nNew, "new stack holds", "new stacks hold"), plainBytes(bNew)))
+			parts = append(parts, fmt.Sprintf("%s %s", units.Count(nNew, "new stack holds", "new stacks hold"), units.Bytes(bNew)))
 		}
 		if nGone > 0 {
-			parts = append(parts, fmt.Sprintf("%s held %s", countNoun(nGone, "stack gone", "stacks gone"), plainBytes(bGone)))
+			parts = append(parts, fmt.Sprintf("%s held %s", units.Count(nGone, "stack gone", "stacks gone"), units.Bytes(bGone)))
 		}
 		if len(parts) > 0 {
 			notes = append(notes, strings.Join(parts, "; "))
 		}
 	}
 	if !d.SameAllocations && res.New > 0 && abs64(free.Delta) > res.New/10 && abs64(free.Delta) > abs64(alloc.Delta) {
-		notes = append(notes, fmt.Sprintf("reserved but not allocated %s: more of the change is cached free memory (fragmentation, blocks kept for reuse) than live tensors", signedBytes(free.Delta)))
+		notes = append(notes, fmt.Sprintf("reserved but not allocated %s: more of the change is cached free memory (fragmentation, blocks kept for reuse) than live tensors", units.SignedBytes(free.Delta)))
 	}
 	if o := d.figure("num_ooms"); o.Delta != 0 {
 		notes = append(notes, fmt.Sprintf("OOMs: %d in base, %d in new", o.Base, o.New))
@@ -683,27 +684,4 @@ func stackLabel(frames []snapshot.Frame) string {
 		fn = fn[i+1:]
 	}
 	return fmt.Sprintf("%s:%d %s", fn, f.Line, f.Name)
-}
-
-// plainBytes and signedBytes format bytes for notes: binary units, one
-// decimal.
-func plainBytes(b int64) string {
-	v := float64(b)
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	for abs := max(v, -v); abs >= 1024 && i < len(units)-1; i++ {
-		v /= 1024
-		abs /= 1024
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", b)
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
-}
-
-func signedBytes(b int64) string {
-	if b > 0 {
-		return "+" + plainBytes(b)
-	}
-	return plainBytes(b)
 }

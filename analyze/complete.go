@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -72,9 +73,9 @@ func Complete(s *snapshot.Snapshot) (*snapshot.Snapshot, []string) {
 			return out, notes
 		}
 		note := fmt.Sprintf("the file has no segments: the end state comes from the trace alone (%s, %s left by it)",
-			infoPlural(devices, "device"), infoPlural(len(c.Segments), "segment"))
+			units.Plural(devices, "device"), units.Plural(len(c.Segments), "segment"))
 		if inconsistent > 0 {
-			note += fmt.Sprintf("; the trace of %s is not consistent from an empty allocator (%s)", infoPlural(inconsistent, "device"), first)
+			note += fmt.Sprintf("; the trace of %s is not consistent from an empty allocator (%s)", units.Plural(inconsistent, "device"), first)
 		}
 		notes = append(notes, note)
 		c.SegmentsFromTrace = true

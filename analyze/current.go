@@ -1,6 +1,9 @@
 package analyze
 
-import "github.com/snapview/snapview/snapshot"
+import (
+	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/snapshot"
+)
 
 // CurrentStats returns the Cur Usage column of torch.cuda.memory_stats()
 // for one device, computed from the snapshot's segments alone (the blocks
@@ -10,8 +13,8 @@ import "github.com/snapview/snapview/snapshot"
 // (the rule in [DecideTrust]).
 //
 // The rules mirror what c10/cuda/CUDACachingAllocator.cpp counts, as
-// torch.cuda.memory_stats() reports it (see ../shared/docs/snapshot-format.md
-// §3.4); the pool of a segment is its segment_type:
+// torch.cuda.memory_stats() reports it (see docs/format.md, "memory_stats()
+// from the segments alone"); the pool of a segment is its segment_type:
 //
 //   - reserved_bytes: Σ segment total_size;
 //   - segment: the number of segments that are not expandable (PyTorch
@@ -40,7 +43,8 @@ func CurrentStats(s *snapshot.Snapshot, device int) *MemoryStats {
 	if s.Settings != nil {
 		st.MaxSplitSize = s.Settings.MaxSplitSize
 	}
-	oversize := func(size int64) bool { return st.MaxSplitSize > 0 && size >= st.MaxSplitSize }
+	cfg := allocator.FromSettings(s.Settings)
+	oversize := cfg.IsOversize
 	lo, hi := s.DeviceSegments(device)
 	for i := lo; i < hi; i++ {
 		seg := &s.Segments[i]
@@ -48,7 +52,7 @@ func CurrentStats(s *snapshot.Snapshot, device int) *MemoryStats {
 			continue
 		}
 		pool := PoolSmall
-		if seg.IsLarge() {
+		if allocator.IsLargeSegment(seg) {
 			pool = PoolLarge
 		}
 		add := func(stat *[NumPools]Stat, v int64) {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -110,7 +111,7 @@ func SegmentUsages(s *snapshot.Snapshot, device int) []SegmentUsage {
 			Device:     seg.Device,
 			Addr:       seg.Address,
 			Size:       seg.TotalSize,
-			Large:      seg.IsLarge(),
+			Large:      allocator.IsLargeSegment(seg),
 			Pool:       seg.Pool,
 			Stream:     seg.Stream,
 			Expandable: seg.Expandable,

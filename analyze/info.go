@@ -1,10 +1,6 @@
 package analyze
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -347,55 +343,4 @@ func roundEntries(n int) bool {
 		}
 	}
 	return false
-}
-
-// infoPlural is n and noun, in the plural when n is not 1 ("entry"
-// becomes "entries").
-func infoPlural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if strings.HasSuffix(noun, "y") && !strings.HasSuffix(noun, "ey") {
-		return fmt.Sprintf("%s %sies", groupDigits(n), strings.TrimSuffix(noun, "y"))
-	}
-	return fmt.Sprintf("%s %ss", groupDigits(n), noun)
-}
-
-// ofAll is k of n nouns, agreeing with a verb in the number of k: "the
-// only free", "all 3 frees", "1 of 3 frees", "2 of 3 frees".
-func ofAll(k, n int, noun string) string {
-	switch {
-	case k == n && n == 1:
-		return "the only " + noun
-	case k == n:
-		return "all " + infoPlural(n, noun)
-	}
-	return fmt.Sprintf("%s of %s", groupDigits(k), infoPlural(n, noun))
-}
-
-// groupDigits writes n with thousands separated by commas ("5,884"), as
-// every view writes counts (report.FormatInt).
-func groupDigits(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// verb returns singular when n is 1, plural otherwise ("has"/"have").
-func verb(n int, singular, plural string) string {
-	if n == 1 {
-		return singular
-	}
-	return plural
 }

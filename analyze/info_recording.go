@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -192,40 +193,40 @@ func inferRecordingScanned(s *snapshot.Snapshot, sc recordingScan, devices []Dev
 		r.Enabled = EnabledUnknown
 		r.EnabledWhy = "the file has no device_traces (a bare segment list keeps no trace whatever was recorded)"
 		if stateStacks > 0 {
-			r.EnabledWhy += fmt.Sprintf("; %s blocks and segments carry stacks, so history recording was on", groupDigits(stateStacks))
+			r.EnabledWhy += fmt.Sprintf("; %s blocks and segments carry stacks, so history recording was on", units.Int(stateStacks))
 		}
 	case r.Entries == 0 && len(s.HostTraces) > 0:
 		r.Enabled = EnabledAll
 		r.EnabledWhy = fmt.Sprintf("the pinned host memory trace holds %s and no device trace has any: "+
-			"record_pinned_host_memory=True with record_cuda=False (PyTorch after 2.11)", infoPlural(len(s.HostTraces), "entry"))
+			"record_pinned_host_memory=True with record_cuda=False (PyTorch after 2.11)", units.Plural(len(s.HostTraces), "entry"))
 	case r.Entries == 0 && stateStacks == 0:
 		r.Enabled = EnabledOff
 		r.EnabledWhy = "no trace entries and no stacks on any block or segment"
 	case r.Entries == 0 && liveStacks == 0 && segStacks > 0:
 		r.Enabled = EnabledOff
 		r.EnabledWhy = fmt.Sprintf("no trace entries and no live block with a stack, yet %s: recording was on once and stopped before the dump "+
-			"(enabled=None clears the trace)", fmt.Sprintf("%s %s", groupDigits(segStacks), verb(segStacks, "segment keeps its stack", "segments keep their stacks")))
+			"(enabled=None clears the trace)", fmt.Sprintf("%s %s", units.Int(segStacks), units.Verb(segStacks, "segment keeps its stack", "segments keep their stacks")))
 	case maxEntries <= 1 && liveStacks > 0:
 		r.Enabled = EnabledState
 		r.EnabledWhy = fmt.Sprintf("%s %s stacks but no device's trace holds more than one entry: enabled='state' keeps only the latest event (max_entries=1), "+
 			"as did the pre-2.1 API's default trace_alloc_max_entries=1 (or recording was stopped before the dump, which clears the trace but leaves blocks their stacks)",
-			ofAll(liveStacks, liveBlocks, "live block"), verb(liveStacks, "carries", "carry"))
+			units.OfAll(liveStacks, liveBlocks, "live block"), units.Verb(liveStacks, "carries", "carry"))
 	default:
 		r.Enabled = EnabledAll
-		r.EnabledWhy = fmt.Sprintf("the trace holds %s", infoPlural(r.Entries, "entry"))
+		r.EnabledWhy = fmt.Sprintf("the trace holds %s", units.Plural(r.Entries, "entry"))
 	}
 
 	// stacks
 	switch {
 	case r.CppFrames > 0:
 		r.Stacks = StacksAll
-		r.StacksWhy = fmt.Sprintf("%s of %s distinct frames are C++ frames (line 0, file '??' or '::' in the name)", groupDigits(r.CppFrames), groupDigits(r.Frames))
+		r.StacksWhy = fmt.Sprintf("%s of %s distinct frames are C++ frames (line 0, file '??' or '::' in the name)", units.Int(r.CppFrames), units.Int(r.Frames))
 	case hasUnknownSuffix(s, ".cpp_frames"):
 		r.Stacks = StacksAll
 		r.StacksWhy = "trace entries carry cpp_frames (the 2.0 record_context_cpp=True form)"
 	case r.Frames > 0:
 		r.Stacks = StacksPython
-		r.StacksWhy = fmt.Sprintf("%s, none of them C++", infoPlural(r.Frames, "distinct frame"))
+		r.StacksWhy = fmt.Sprintf("%s, none of them C++", units.Plural(r.Frames, "distinct frame"))
 	case r.Enabled == EnabledAll || r.Enabled == EnabledState:
 		r.Stacks = StacksUnknown
 		r.StacksWhy = "context=None records no frames, so the file cannot show it (no frame anywhere, though recording was on)"
@@ -277,7 +278,7 @@ func inferRecordingScanned(s *snapshot.Snapshot, sc recordingScan, devices []Dev
 			}
 			r.MaxEntries, r.MaxEntriesAtLeast = longest, true
 			r.MaxEntriesWhy = fmt.Sprintf("the file is a window of %s cut from a bigger snapshot (its blocks lists lack inactive blocks): "+
-				"whether the recording wrapped is not known", infoPlural(longest, "entry"))
+				"whether the recording wrapped is not known", units.Plural(longest, "entry"))
 		}
 		recordedMaxEntries(s, &r, devices)
 	}
@@ -329,10 +330,10 @@ func inferContext(r *Recording, liveBlocks, liveStacks, segStacks int) (Context,
 	if r.EntriesWithFrames == 0 {
 		switch {
 		case liveStacks+segStacks > 0:
-			return ContextState, fmt.Sprintf("no trace entry has a frames key, but %s %s stacks", ofAll(liveStacks, liveBlocks, "live block"),
-				verb(liveStacks, "carries", "carry"))
+			return ContextState, fmt.Sprintf("no trace entry has a frames key, but %s %s stacks", units.OfAll(liveStacks, liveBlocks, "live block"),
+				units.Verb(liveStacks, "carries", "carry"))
 		case liveBlocks > 0:
-			return ContextNone, fmt.Sprintf("no trace entry has a frames key and none of the %s carries a stack", infoPlural(liveBlocks, "live block"))
+			return ContextNone, fmt.Sprintf("no trace entry has a frames key and none of the %s carries a stack", units.Plural(liveBlocks, "live block"))
 		}
 		return ContextNoneOrState, "no trace entry has a frames key, and no live block is left to show whether blocks had stacks"
 	}
@@ -340,9 +341,9 @@ func inferContext(r *Recording, liveBlocks, liveStacks, segStacks int) (Context,
 	case r.FreesCompared > r.FreesSameStack:
 		n := r.FreesCompared - r.FreesSameStack
 		return ContextAll, fmt.Sprintf("%s with %s alloc in the trace %s a stack other than %s alloc's (the free site)",
-			ofAll(n, r.FreesCompared, "free_requested entry"), verb(r.FreesCompared, "its", "their"), verb(n, "carries", "carry"), verb(n, "its", "their"))
+			units.OfAll(n, r.FreesCompared, "free_requested entry"), units.Verb(r.FreesCompared, "its", "their"), units.Verb(n, "carries", "carry"), units.Verb(n, "its", "their"))
 	case r.FreesCompared > 0:
-		return ContextAlloc, fmt.Sprintf("all %s carry their alloc's stack", infoPlural(r.FreesCompared, "free_requested entry"))
+		return ContextAlloc, fmt.Sprintf("all %s carry their alloc's stack", units.Plural(r.FreesCompared, "free_requested entry"))
 	}
 	return ContextAllocOrAll, "trace entries carry stacks, but no free_requested entry has its alloc in the trace to compare with"
 }
@@ -370,7 +371,7 @@ func inferMaxEntries(r *Recording, devices []DeviceInfo) {
 		if ok, why := looksWrapped(d, lengths[d.Entries]); ok {
 			d.Coverage = CoverageWrapped
 			wrapped = max(wrapped, d.Entries)
-			where = append(where, fmt.Sprintf("device %d holds %s (%s)", d.Device, infoPlural(d.Entries, "entry"), why))
+			where = append(where, fmt.Sprintf("device %d holds %s (%s)", d.Device, units.Plural(d.Entries, "entry"), why))
 		}
 	}
 	if wrapped > 0 {
@@ -382,9 +383,9 @@ func inferMaxEntries(r *Recording, devices []DeviceInfo) {
 	r.MaxEntries, r.MaxEntriesAtLeast = longest, true
 	if slices.ContainsFunc(devices, func(d DeviceInfo) bool { return d.Coverage == CoverageLate }) {
 		r.MaxEntriesWhy = fmt.Sprintf("the longest trace holds %s; a trace that misses the start but does not look full most likely started late",
-			infoPlural(longest, "entry"))
+			units.Plural(longest, "entry"))
 	} else {
-		r.MaxEntriesWhy = fmt.Sprintf("the longest trace holds %s and did not wrap", infoPlural(longest, "entry"))
+		r.MaxEntriesWhy = fmt.Sprintf("the longest trace holds %s and did not wrap", units.Plural(longest, "entry"))
 	}
 }
 
@@ -419,7 +420,7 @@ func looksWrapped(d *DeviceInfo, sameLength int) (bool, string) {
 	case sameLength > 1:
 		return true, fmt.Sprintf("the same length on %d devices", sameLength)
 	case d.OrphanFrees >= 3 && d.OrphanFrees*100 >= n:
-		return true, fmt.Sprintf("%s frees of blocks it never allocated, too many for a late start", groupDigits(d.OrphanFrees))
+		return true, fmt.Sprintf("%s frees of blocks it never allocated, too many for a late start", units.Int(d.OrphanFrees))
 	}
 	return false, ""
 }

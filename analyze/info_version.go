@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -28,8 +29,8 @@ func (v Version) less(w Version) bool {
 
 // VersionHint is a range of PyTorch releases consistent with what the
 // file holds. It is a hint, not a certainty: the release a feature first
-// shipped in is dated from its pull request (../shared/docs/snapshot-format.md
-// §2.1), and a converted or hand-made file can carry any keys.
+// shipped in is dated from its pull request (docs/format.md, "Format
+// versions"), and a converted or hand-made file can carry any keys.
 type VersionHint struct {
 	// Min is the oldest release consistent with the file (inclusive),
 	// zero when no clue bounds it from below. Max is the first release the
@@ -220,7 +221,7 @@ func inferVersion(s *snapshot.Snapshot) VersionHint {
 	case blocks > 0 && len(s.Fields) > 0 && s.FieldCount("segments[].blocks[].address") == 0:
 		before(1, "blocks without addresses: the 2.0 block layout", "#106079")
 	case inactiveStacks > 0:
-		before(1, fmt.Sprintf("%s keep a stack: the block history layout", infoPlural(inactiveStacks, "free block")), "#106079")
+		before(1, fmt.Sprintf("%s keep a stack: the block history layout", units.Plural(inactiveStacks, "free block")), "#106079")
 	}
 	var newer, unknown []string
 	if s.Settings != nil {

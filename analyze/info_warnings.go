@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -53,7 +54,7 @@ func infoWarnings(s *snapshot.Snapshot, in *Info) []string {
 		d := &in.Devices[i]
 		switch d.Coverage {
 		case CoverageWrapped:
-			wrapped = append(wrapped, fmt.Sprintf("device %d (%s)", d.Device, infoPlural(d.Entries, "entry")))
+			wrapped = append(wrapped, fmt.Sprintf("device %d (%s)", d.Device, units.Plural(d.Entries, "entry")))
 		case CoverageLate:
 			late = append(late, fmt.Sprintf("device %d (%s)", d.Device, missingStart(d)))
 		}
@@ -95,15 +96,15 @@ func infoWarnings(s *snapshot.Snapshot, in *Info) []string {
 func missingStart(d *DeviceInfo) string {
 	var why []string
 	if d.UntracedBlocks > 0 {
-		why = append(why, infoPlural(d.UntracedBlocks, "live block")+" it never allocated")
+		why = append(why, units.Plural(d.UntracedBlocks, "live block")+" it never allocated")
 	}
 	if d.OrphanFrees > 0 {
-		why = append(why, infoPlural(d.OrphanFrees, "free")+" of blocks allocated before it")
+		why = append(why, units.Plural(d.OrphanFrees, "free")+" of blocks allocated before it")
 	}
 	if len(why) == 0 {
-		return infoPlural(d.Entries, "entry")
+		return units.Plural(d.Entries, "entry")
 	}
-	return infoPlural(d.Entries, "entry") + ": " + strings.Join(why, ", ")
+	return units.Plural(d.Entries, "entry") + ": " + strings.Join(why, ", ")
 }
 
 // stackWarnings explains missing stacks (field reports 9 and 10).
@@ -153,21 +154,21 @@ func stackWarnings(s *snapshot.Snapshot, in *Info) []string {
 		var causes []string
 		if untraced > 0 {
 			causes = append(causes, fmt.Sprintf("%s %s allocated while no history was recorded (before _record_memory_history, or after it stopped) "+
-				"or %s evicted from the ring buffer", groupDigits(untraced), verb(untraced, "was", "were"), verb(untraced, "its alloc was", "their allocs were")))
+				"or %s evicted from the ring buffer", units.Int(untraced), units.Verb(untraced, "was", "were"), units.Verb(untraced, "its alloc was", "their allocs were")))
 		}
 		if n := stackless - untraced; n > 0 {
 			causes = append(causes, fmt.Sprintf("%s %s allocated inside the trace by code without Python frames "+
-				"(C++ threads such as the autograd engine in backward, with stacks='python')", groupDigits(n), verb(n, "was", "were")))
+				"(C++ threads such as the autograd engine in backward, with stacks='python')", units.Int(n), units.Verb(n, "was", "were")))
 		}
-		w = append(w, fmt.Sprintf("%s %s no stack: %s.", ofAll(stackless, rec.LiveBlocks, "live block"),
-			verb(stackless, "has", "have"), strings.Join(causes, "; ")))
+		w = append(w, fmt.Sprintf("%s %s no stack: %s.", units.OfAll(stackless, rec.LiveBlocks, "live block"),
+			units.Verb(stackless, "has", "have"), strings.Join(causes, "; ")))
 	}
 
 	if rec.Stacks == StacksPython {
 		if n := sumCounts(rec.EmptyStacks); n > 0 {
 			w = append(w, fmt.Sprintf("%s %s an empty stack (%s): they come from threads without Python frames "+
 				"(the autograd engine in backward, NCCL, the allocator's own frees). Record with stacks='all' to see their C++ frames.",
-				ofAll(n, rec.Entries, "trace entry"), verb(n, "has", "have"), countList(rec.EmptyStacks)))
+				units.OfAll(n, rec.Entries, "trace entry"), units.Verb(n, "has", "have"), countList(rec.EmptyStacks)))
 		}
 	}
 	if rec.EntriesWithFrames > 0 {
@@ -181,7 +182,7 @@ func stackWarnings(s *snapshot.Snapshot, in *Info) []string {
 		}
 		if n := sumCounts(missing); n > 0 {
 			w = append(w, fmt.Sprintf("%s %s no frames key (%s): events the allocator starts itself (segment_free from empty_cache, "+
-				"an OOM retry or garbage collection) may carry no stack, as with context='alloc' or in older releases.", infoPlural(n, "trace entry"), verb(n, "has", "have"), countList(missing)))
+				"an OOM retry or garbage collection) may carry no stack, as with context='alloc' or in older releases.", units.Plural(n, "trace entry"), units.Verb(n, "has", "have"), countList(missing)))
 		}
 	}
 	return w
@@ -199,7 +200,7 @@ func sumCounts(cs []snapshot.Count) int {
 func countList(cs []snapshot.Count) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
-		parts[i] = fmt.Sprintf("%s: %s", c.Name, groupDigits(c.Count))
+		parts[i] = fmt.Sprintf("%s: %s", c.Name, units.Int(c.Count))
 	}
 	return strings.Join(parts, ", ")
 }

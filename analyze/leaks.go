@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -1175,7 +1176,7 @@ func fileAllocations(s *snapshot.Snapshot, device int) []Allocation {
 			}
 			out = append(out, Allocation{
 				Addr: b.Address, Size: b.Size, Requested: b.RequestedSize, Stream: sg.Stream, Pool: sg.Pool,
-				Large: sg.IsLarge(), Stack: b.Stack, AllocIndex: -1, FreeRequested: -1, FreeCompleted: -1,
+				Large: allocator.IsLargeSegment(sg), Stack: b.Stack, AllocIndex: -1, FreeRequested: -1, FreeCompleted: -1,
 			})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -114,7 +115,7 @@ func (m Moment) Resolve(s *snapshot.Snapshot, r *Result) (int, error) {
 			return r.OOMs[len(r.OOMs)-1], nil
 		}
 		if m.N > len(r.OOMs) {
-			return fail(true, "--at oom:%d: device %d has %s", m.N, r.Device, countNoun(len(r.OOMs), "oom entry", "oom entries"))
+			return fail(true, "--at oom:%d: device %d has %s", m.N, r.Device, units.Count(len(r.OOMs), "oom entry", "oom entries"))
 		}
 		return r.OOMs[m.N-1], nil
 	case MomentEnd:
@@ -214,12 +215,4 @@ func (st Steps) describe() string {
 		return "an allocation repeating once per step"
 	}
 	return st.Source.String()
-}
-
-// countNoun is "1 oom entry", "2 oom entries".
-func countNoun(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

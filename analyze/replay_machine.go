@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -683,7 +684,7 @@ func (m *machine) load(segs []snapshot.Segment, device int) {
 		si := m.newSeg()
 		s := &m.segs[si]
 		s.addr, s.size, s.stream = fs.Address, fs.TotalSize, fs.Stream
-		s.large, s.expandable, s.pool, s.stack = fs.IsLarge(), fs.Expandable, fs.Pool, fs.Stack
+		s.large, s.expandable, s.pool, s.stack = allocator.IsLargeSegment(fs), fs.Expandable, fs.Pool, fs.Stack
 		m.segAt[s.addr] = si
 		if s.expandable {
 			m.segEnd[s.end()] = si

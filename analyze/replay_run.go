@@ -110,7 +110,7 @@ func (r *Result) seedState(trace []snapshot.TraceEntry) ([]snapshot.Segment, []s
 				m.problem("entry %d: segment_free at %v: a segment starts there after it", i, e.Addr)
 				continue
 			}
-			si := m.addSegment(e.Addr, e.Size, e.Stream, e.Size != allocator.SmallBuffer, false)
+			si := m.addSegment(e.Addr, e.Size, e.Stream, allocator.IsLargeSegmentSize(e.Size), false)
 			m.segs[si].stack = e.Stack
 		case snapshot.ActionSegmentMap:
 			start, end := e.Addr, e.Addr+snapshot.Addr(e.Size)
@@ -292,7 +292,7 @@ func expandableLarge(cfg *allocator.Config, trace []snapshot.TraceEntry, i int, 
 			}
 		}
 	}
-	return e.Size%allocator.LargeBuffer == 0
+	return e.Size%allocator.PageSize(false) == 0
 }
 
 // runner replays the trace forward from the seed state.
@@ -405,10 +405,10 @@ func (x *runner) step(i int) {
 		// Pool kind by size (a small-pool segment is kSmallBuffer, a
 		// large-pool one at least 10 MiB, get_allocation_size), or the
 		// file's own segment_type when the segment survives to the dump.
-		large := e.Size != allocator.SmallBuffer
+		large := allocator.IsLargeSegmentSize(e.Size)
 		var pool snapshot.PoolID
 		if fs := x.fileSeg[e.Addr]; fs != nil && fs.TotalSize == e.Size && !fs.Expandable {
-			large, pool = fs.IsLarge(), fs.Pool
+			large, pool = allocator.IsLargeSegment(fs), fs.Pool
 		}
 		m.segmentAlloc(i, e, large, pool)
 	case snapshot.ActionSegmentFree:
@@ -501,9 +501,9 @@ func (r *Result) endCheck(m *machine, seedProblems []string) EndCheck {
 
 func compareSegment(m *machine, fs *snapshot.Segment, si int32, diff func(string, ...any)) {
 	s := &m.segs[si]
-	if fs.TotalSize != s.size || fs.Stream != s.stream || fs.IsLarge() != s.large || fs.Expandable != s.expandable {
+	if fs.TotalSize != s.size || fs.Stream != s.stream || allocator.IsLargeSegment(fs) != s.large || fs.Expandable != s.expandable {
 		diff("segment %v: file has %d bytes, stream %#x, large %t, expandable %t; replay has %d bytes, stream %#x, large %t, expandable %t",
-			fs.Address, fs.TotalSize, fs.Stream, fs.IsLarge(), fs.Expandable, s.size, s.stream, s.large, s.expandable)
+			fs.Address, fs.TotalSize, fs.Stream, allocator.IsLargeSegment(fs), fs.Expandable, s.size, s.stream, s.large, s.expandable)
 	}
 	k := 0
 	b := s.head

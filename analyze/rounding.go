@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/internal/units"
 
 	"github.com/snapview/snapview/snapshot"
 )
@@ -91,7 +92,7 @@ func (r Rounding) Evidence() string {
 		odd = fmt.Sprintf(" (%d more of sizes not a multiple of 512 bytes left out)", r.Odd)
 	}
 	return fmt.Sprintf("%s%s: %d fit CUDA's round_size, %d fit round_up(request + 32, 512)%s",
-		infoPlural(r.Blocks, "active block"), odd, r.FitCUDA, r.FitNPU, ex)
+		units.Plural(r.Blocks, "active block"), odd, r.FitCUDA, r.FitNPU, ex)
 }
 
 // InferRounding reads the allocator's rounding rule from s itself: every
@@ -113,10 +114,10 @@ func InferRounding(s *snapshot.Snapshot, device int) Rounding {
 			return true
 		case size < rounded || !large || expandable:
 			return false
-		case rounded >= cfg.MaxSplitSize:
-			return size-rounded < allocator.LargeBuffer
+		case cfg.IsOversize(rounded):
+			return !cfg.RejectsCachedBlock(size, rounded)
 		}
-		return size-rounded <= allocator.SmallSize
+		return !cfg.ShouldSplit(false, size, rounded)
 	}
 	segSize := func(n int64) {
 		r.Segments++
@@ -140,8 +141,8 @@ func InferRounding(s *snapshot.Snapshot, device int) Rounding {
 				continue
 			}
 			r.Blocks++
-			c := fits(b.Size, cfg.RoundSize(b.RequestedSize), sg.IsLarge(), sg.Expandable || cfg.ExpandableSegments)
-			n := fits(b.Size, npu.Round(b.RequestedSize), sg.IsLarge(), sg.Expandable || cfg.ExpandableSegments)
+			c := fits(b.Size, cfg.RoundSize(b.RequestedSize), allocator.IsLargeSegment(sg), sg.Expandable || cfg.ExpandableSegments)
+			n := fits(b.Size, npu.Round(b.RequestedSize), allocator.IsLargeSegment(sg), sg.Expandable || cfg.ExpandableSegments)
 			if c {
 				r.FitCUDA++
 			}

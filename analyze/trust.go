@@ -14,6 +14,11 @@ import (
 // allocated), with Known.Why saying why History is not exact.
 type Trust = Known
 
+// EndStateDiffers is why History is Unknown when a replay does not end in
+// the file's segments (Result.Check not Equal); the commands warn with
+// the same words.
+const EndStateDiffers = "the replayed end state differs from the file's segments"
+
 // DecideTrust is the one trust rule, decided once per device; every view
 // takes its marks from it (through Result.Stats.Known). In order:
 //
@@ -79,7 +84,7 @@ func DecideTrust(s *snapshot.Snapshot, device int, r *Result, err error) Trust {
 	case s.SegmentsFromTrace:
 		return set(LowerBound, "the file has no segments: the end state comes from the trace alone and cannot be checked")
 	case !r.Check.Equal:
-		why := "the replayed end state differs from the file's segments"
+		why := EndStateDiffers
 		if len(r.Check.Differences) > 0 {
 			why += " (" + r.Check.Differences[0] + ")"
 		}

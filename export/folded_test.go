@@ -8,20 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
-// sharedDirs returns the ../shared/snapshots/torch2.11 folders, or skips.
+// sharedDirs returns the torch 2.11 folders of the shared corpus (all 17),
+// or ends the test when the corpus is absent (see internal/corpus).
 func sharedDirs(t *testing.T) []string {
 	t.Helper()
-	dirs, _ := filepath.Glob("../../shared/snapshots/torch2.11/*")
-	if len(dirs) == 0 {
-		dirs, _ = filepath.Glob("../shared/snapshots/torch2.11/*")
-	}
-	if len(dirs) == 0 {
-		t.Skip("../shared/snapshots/torch2.11 is absent: the shared corpus is needed")
-	}
-	return dirs
+	return corpus.Glob(t, "torch2.11/*", 17)
 }
 
 func loadShared(t *testing.T, dir string) *snapshot.Snapshot {

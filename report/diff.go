@@ -11,6 +11,7 @@ import (
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -38,48 +39,24 @@ func DescribeSide(s *analyze.Side, at string) string {
 		b.WriteString(": the state the file holds (no trace)")
 		return b.String()
 	case s.At < 0:
-		fmt.Fprintf(&b, ": before the first of %s entries", FormatInt(int64(s.Entries)))
+		fmt.Fprintf(&b, ": before the first of %s entries", units.Int(s.Entries))
 		return b.String()
 	}
-	fmt.Fprintf(&b, ": after entry %s of %s", FormatInt(int64(s.At)), FormatInt(int64(s.Entries)))
+	fmt.Fprintf(&b, ": after entry %s of %s", units.Int(s.At), units.Int(s.Entries))
 	if s.Step >= 0 {
 		fmt.Fprintf(&b, ", step %d of %d", s.Step, s.Steps.Count)
 	}
 	if s.HasTime {
-		fmt.Fprintf(&b, ", %.3f s after the first entry", float64(s.AtUS-s.FirstUS)/1e6)
+		fmt.Fprintf(&b, ", %s after the first entry", units.Seconds(s.AtUS-s.FirstUS, 3))
 	}
 	return b.String()
 }
 
-// trustMark is the mark a figure carries in text views: "" when exact,
-// "+" for a lower bound (at least this much), "?" when unknown.
-func trustMark(e analyze.Exactness) string {
-	switch e {
-	case analyze.LowerBound:
-		return "+"
-	case analyze.Unknown:
-		return "?"
-	}
-	return ""
-}
-
-// figureValue formats a figure with its trust mark.
-func figureValue(v int64, bytes bool, e analyze.Exactness) string {
-	if e == analyze.Unknown {
-		return "?"
-	}
-	s := FormatInt(v)
-	if bytes {
-		s = FormatBytes(v)
-	}
-	return s + trustMark(e)
-}
-
 // signed formats a delta with its sign ("+1.0 MiB", "-3", "0").
 func signed(v int64, bytes bool) string {
-	s := FormatInt(v)
+	s := units.Int(v)
 	if bytes {
-		s = FormatBytes(v)
+		s = units.Bytes(v)
 	}
 	if v > 0 {
 		return "+" + s
@@ -191,11 +168,11 @@ func writeStackDiffs(w io.Writer, stacks []analyze.StackDiff, o DiffOptions, req
 	var rows [][]string
 	for i, s := range shown {
 		lines := frameLines(s.Frames, o.Full, o.Frames)
-		counts := fmt.Sprintf("%s -> %s", FormatInt(int64(s.BaseCount)), FormatInt(int64(s.NewCount)))
+		counts := fmt.Sprintf("%s -> %s", units.Int(s.BaseCount), units.Int(s.NewCount))
 		if reqKnown && s.BaseRequested != s.NewRequested && s.BaseCount == s.NewCount {
 			counts += "*"
 		}
-		rows = append(rows, []string{strconv.Itoa(i + 1), string(s.Status), FormatBytes(s.BaseBytes), FormatBytes(s.NewBytes),
+		rows = append(rows, []string{strconv.Itoa(i + 1), string(s.Status), units.Bytes(s.BaseBytes), units.Bytes(s.NewBytes),
 			signed(s.DeltaBytes, true), counts, strings.Join(lines, "\n")})
 	}
 	var rest, all struct {
@@ -218,13 +195,13 @@ func writeStackDiffs(w io.Writer, stacks []analyze.StackDiff, o DiffOptions, req
 		}
 	}
 	if rest.n > 0 {
-		rows = append(rows, []string{"", "", FormatBytes(rest.base), FormatBytes(rest.new), signed(rest.new-rest.base, true),
-			fmt.Sprintf("%s -> %s", FormatInt(int64(rest.bc)), FormatInt(int64(rest.nc))),
-			plural(rest.n, "stack") + " more (--top to list them)"})
+		rows = append(rows, []string{"", "", units.Bytes(rest.base), units.Bytes(rest.new), signed(rest.new-rest.base, true),
+			fmt.Sprintf("%s -> %s", units.Int(rest.bc), units.Int(rest.nc)),
+			units.Plural(rest.n, "stack") + " more (--top to list them)"})
 	}
-	footer := []string{"", "total", FormatBytes(all.base), FormatBytes(all.new), signed(all.new-all.base, true),
-		fmt.Sprintf("%s -> %s", FormatInt(int64(all.bc)), FormatInt(int64(all.nc))),
-		plural(all.n, "stack") + ": the allocated bytes of each side"}
+	footer := []string{"", "total", units.Bytes(all.base), units.Bytes(all.new), signed(all.new-all.base, true),
+		fmt.Sprintf("%s -> %s", units.Int(all.bc), units.Int(all.nc)),
+		units.Plural(all.n, "stack") + ": the allocated bytes of each side"}
 	// Too wide: the stack wraps, then the counts and the status go.
 	ft := fitWrapped(textWidth(w), []string{"#", "Status", "Base", "New", "Delta", "Allocations", "Stack (innermost frame first)"},
 		[]tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft},

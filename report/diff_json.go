@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/snapview/snapview/analyze"
@@ -111,7 +110,5 @@ func diffToJSON(d *analyze.Diff, o DiffOptions) diffJSON {
 // WriteDiffJSON writes a diff as `snapview diff --json` does: every stack,
 // whatever o.Top says.
 func WriteDiffJSON(w io.Writer, d *analyze.Diff, o DiffOptions) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(diffToJSON(d, o))
+	return writeJSON(w, diffToJSON(d, o))
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
 )
 
 // hostLines describes pinned host memory (analyze.HostMemory) in the words
@@ -15,21 +16,21 @@ func hostLines(h *analyze.HostMemory) []string {
 		return nil
 	}
 	lines := []string{fmt.Sprintf("Segments: %s, %s pinned; %s allocated to %s, %s cached for reuse.",
-		plural(h.Segments, "segment"), FormatBytes(h.ReservedBytes), FormatBytes(h.AllocatedBytes),
-		plural(h.Allocations, "allocation"), FormatBytes(h.CachedBytes))}
+		units.Plural(h.Segments, "segment"), units.Bytes(h.ReservedBytes), units.Bytes(h.AllocatedBytes),
+		units.Plural(h.Allocations, "allocation"), units.Bytes(h.CachedBytes))}
 	if h.Entries == 0 {
 		return append(lines, "Trace: no entries.")
 	}
 	span := ""
 	if h.FirstUS != 0 && h.LastUS >= h.FirstUS {
-		span = " over " + formatSpan(h.LastUS-h.FirstUS)
+		span = " over " + units.Span(h.LastUS-h.FirstUS)
 	}
 	acts := make([]string, len(h.Actions))
 	for i, a := range h.Actions {
-		acts[i] = a.Name + " " + FormatInt(int64(a.Count))
+		acts[i] = a.Name + " " + units.Int(a.Count)
 	}
 	lines = append(lines, fmt.Sprintf("Trace: %s%s (%s); at most %s requested at once along it.",
-		plural(h.Entries, "entry"), span, strings.Join(acts, ", "), FormatBytes(h.PeakAllocatedBytes)))
+		units.Plural(h.Entries, "entry"), span, strings.Join(acts, ", "), units.Bytes(h.PeakAllocatedBytes)))
 	return lines
 }
 

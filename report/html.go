@@ -10,6 +10,7 @@ import (
 	"io"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/third_party/echarts"
 )
 
@@ -211,8 +212,8 @@ func WriteHTML(w io.Writer, r *HTMLReport) error {
 		return err
 	}
 	tmpl, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
-		"bytes": FormatBytes,
-		"num":   func(n int) string { return FormatInt(int64(n)) },
+		"bytes": units.Bytes,
+		"num":   func(n int) string { return units.Int(n) },
 		"score": func(f float64) int64 { return int64(f) },
 		"spark": htmlSparkline,
 		"stack": func(i int) []string {
@@ -485,7 +486,7 @@ func htmlSparkline(growth []int64, step0 bool) template.HTML {
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg class="spark" width="%d" height="%d" viewBox="0 0 %d %d"><title>live bytes at the end of %s, up to %s</title>`,
-		w, h, w, h, what, template.HTMLEscapeString(FormatBytes(hi)))
+		w, h, w, h, what, template.HTMLEscapeString(units.Bytes(hi)))
 	bw := float64(w) / float64(len(growth))
 	for i, v := range growth {
 		if v <= 0 || hi <= 0 {

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -165,7 +167,7 @@ func BuildHTML(s *snapshot.Snapshot, opt HTMLOptions) (*HTMLReport, error) {
 	r.Warnings = append([]string{}, info.Warnings...)
 	if r.DevicesLeftOut = all - len(devices); r.DevicesLeftOut > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the file has %s; the report shows the %d with the most trace entries and blocks (snapview report --device N shows another)",
-			plural(all, "device"), len(devices)))
+			units.Plural(all, "device"), len(devices)))
 	}
 	for k, dev := range devices {
 		d, err := b.device(dev, replays[dev], analyses[k])
@@ -218,7 +220,7 @@ func (b *htmlBuilder) device(dev int, replay analyze.DeviceReplay, a *deviceAnal
 	case len(trace) == 0:
 		d.Notes = append(d.Notes, "No trace entries for this device.")
 	case i >= 0:
-		d.Notes = append(d.Notes, fmt.Sprintf("Trace of %s entries, %s.", FormatInt(int64(len(trace))), coverageText(&b.info.Devices[i])))
+		d.Notes = append(d.Notes, fmt.Sprintf("Trace of %s entries, %s.", units.Int(len(trace)), coverageText(&b.info.Devices[i])))
 	}
 	res, err := replay.Result, replay.Err
 	if err != nil {
@@ -265,9 +267,9 @@ func (b *htmlBuilder) device(dev int, replay analyze.DeviceReplay, a *deviceAnal
 	if a.timeline != nil {
 		b.timeline(d, res, trace, timeUS, a)
 	} else {
-		d.TimelineNote = fmt.Sprintf("The trace has %s: there is nothing to draw over time; the allocator state after it is below.", plural(len(trace), "entry"))
+		d.TimelineNote = fmt.Sprintf("The trace has %s: there is nothing to draw over time; the allocator state after it is below.", units.Plural(len(trace), "entry"))
 	}
-	d.SegmentsAt = fmt.Sprintf("at the peak (after entry %s, %s allocated)", FormatInt(int64(res.PeakIndex)), FormatBytes(res.Allocated[res.PeakIndex]))
+	d.SegmentsAt = fmt.Sprintf("at the peak (after entry %s, %s allocated)", units.Int(res.PeakIndex), units.Bytes(res.Allocated[res.PeakIndex]))
 	b.stateSegments(d, a.peak)
 	rep := b.leaks(d, a.leaks)
 	if d.Timeline != nil {
@@ -380,7 +382,7 @@ func (b *htmlBuilder) leaks(d *HTMLDevice, rep *analyze.LeakReport) *analyze.Lea
 		})
 	}
 	d.LeaksNote = fmt.Sprintf("%s in %d allocations live %s, grouped by allocation stack and ranked by how steadily each group grew over %s: %d of the %d groups shown look like leaks (snapview leaks has the details).",
-		FormatBytes(rep.LiveBytes), rep.LiveCount, at, steps, suspicious, len(rep.Groups))
+		units.Bytes(rep.LiveBytes), rep.LiveCount, at, steps, suspicious, len(rep.Groups))
 	if rep.TotalGroups > len(rep.Groups) {
 		d.LeaksNote += fmt.Sprintf(" %d more groups not shown.", rep.TotalGroups-len(rep.Groups))
 	}
@@ -427,11 +429,11 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snaps
 	}
 
 	if p := res.PeakIndex; p >= 0 {
-		label := FormatBytes(res.Allocated[p]) + " allocated"
+		label := units.Bytes(res.Allocated[p]) + " allocated"
 		if timeUS != nil {
 			label += fmt.Sprintf(" at %.3f s", float64(xOf(p))/1e6)
 		} else {
-			label += " after entry " + FormatInt(int64(p))
+			label += " after entry " + units.Int(p)
 		}
 		d.Peak = &HTMLMarker{Index: p, X: xOf(p), Bytes: res.Allocated[p], Label: label}
 	}
@@ -442,12 +444,12 @@ func (b *htmlBuilder) timeline(d *HTMLDevice, res *analyze.Result, trace []snaps
 	}
 	for _, i := range res.OOMs {
 		e := &trace[i]
-		at := "entry " + FormatInt(int64(i))
+		at := "entry " + units.Int(i)
 		if timeUS != nil {
 			at += fmt.Sprintf(", %.3f s", float64(xOf(i))/1e6)
 		}
 		label := fmt.Sprintf("OOM at %s: %s requested (rounded) while %s allocated, %s reserved; the device had %s free",
-			at, FormatBytes(e.Size), FormatBytes(res.Allocated[i]), FormatBytes(res.Reserved[i]), FormatBytes(e.DeviceFree()))
+			at, units.Bytes(e.Size), units.Bytes(res.Allocated[i]), units.Bytes(res.Reserved[i]), units.Bytes(e.DeviceFree()))
 		if verdict != "" {
 			label += ". " + verdict
 		}
@@ -503,11 +505,11 @@ func htmlActiveZoom(timeUS []int64, keep []int) *HTMLZoom {
 	case 5*before <= n && !keptBefore:
 		lo, hi = gap+1, n-1
 		note = fmt.Sprintf("The chart opens on the part with the activity: before it, %s and then %s without any.",
-			plural(before, "entry"), formatSeconds(idle))
+			units.Plural(before, "entry"), units.Seconds(idle, 3))
 	case 5*after <= n && !keptAfter:
 		lo, hi = 0, gap
 		note = fmt.Sprintf("The chart opens on the part with the activity: after it, %s without any and then %s.",
-			formatSeconds(idle), plural(after, "entry"))
+			units.Seconds(idle, 3), units.Plural(after, "entry"))
 	default:
 		return nil
 	}
@@ -621,7 +623,7 @@ func (b *htmlBuilder) fileSegments(d *HTMLDevice) {
 		if sg.Device != d.Device {
 			continue
 		}
-		hs := HTMLSegment{Addr: sg.Address.String(), Size: sg.TotalSize, Stream: sg.Stream, Pool: sg.Pool.String(), Large: sg.IsLarge(), Expandable: sg.Expandable}
+		hs := HTMLSegment{Addr: sg.Address.String(), Size: sg.TotalSize, Stream: sg.Stream, Pool: sg.Pool.String(), Large: allocator.IsLargeSegment(sg), Expandable: sg.Expandable}
 		for _, bl := range sg.Blocks {
 			req := bl.RequestedSize
 			if !bl.State.Active() {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -71,7 +72,7 @@ func (b *htmlBuilder) inspect(d *HTMLDevice, res *analyze.Result, trace []snapsh
 		in.States = append(in.States, hs)
 	}
 	in.Note = fmt.Sprintf("The trace has %s entries, more than the %s whose history the page embeds: clicking the timeline shows the exact state at the nearest of %d precomputed entries (the peak and every OOM among them). `snapview state --at entry:N` shows any entry.",
-		FormatInt(int64(n)), FormatInt(int64(b.opt.MaxLiveEntries)), len(a.states))
+		units.Int(n), units.Int(b.opt.MaxLiveEntries), len(a.states))
 }
 
 // htmlSegmentLives returns every segment's life on one device: the

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -42,14 +43,16 @@ func inspectTotals(in *HTMLInspect, i int64) (allocated, reserved int64) {
 // replay's.
 func TestHTMLInspectLive(t *testing.T) {
 	paths := []string{filepath.Join("..", "testdata", "snapshots", "mlp_train.pickle")}
-	for _, rel := range []string{"torch2.11/leak_train/snapshot.pickle", "torch2.11/expandable/snapshot.pickle", "torch2.11/oom/snapshot.pickle", "public/p32-3dev-expandable-oom.pickle"} {
-		paths = append(paths, filepath.Join("..", "..", "shared", "snapshots", rel))
+	if dir := corpus.Find(t); dir != "" {
+		for _, rel := range []string{"torch2.11/leak_train/snapshot.pickle", "torch2.11/expandable/snapshot.pickle", "torch2.11/oom/snapshot.pickle", "public/p32-3dev-expandable-oom.pickle"} {
+			paths = append(paths, filepath.Join(dir, rel))
+		}
 	}
 	for _, path := range paths {
 		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
 			s, err := snapshot.Load(path)
 			if err != nil {
-				t.Skipf("%v", err)
+				t.Fatal(err)
 			}
 			for _, maxLive := range []int{0, 10} {
 				r, err := BuildHTML(s, HTMLOptions{MaxLiveEntries: maxLive, MaxStates: 5})

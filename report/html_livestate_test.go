@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -37,8 +38,10 @@ const out = data.at.map(i => liveState(data.inspect, i).map(s => ({a: s.a, size:
 console.log(JSON.stringify(out));
 `
 	paths := []string{filepath.Join("..", "testdata", "snapshots", "mlp_train.pickle")}
-	for _, rel := range []string{"torch2.11/expandable/snapshot.pickle", "public/p32-3dev-expandable-oom.pickle", "torch2.11/multistream/snapshot.pickle", "torch2.11/oom/snapshot.pickle"} {
-		paths = append(paths, filepath.Join("..", "..", "shared", "snapshots", rel))
+	if dir := corpus.Find(t); dir != "" {
+		for _, rel := range []string{"torch2.11/expandable/snapshot.pickle", "public/p32-3dev-expandable-oom.pickle", "torch2.11/multistream/snapshot.pickle", "torch2.11/oom/snapshot.pickle"} {
+			paths = append(paths, filepath.Join(dir, rel))
+		}
 	}
 	checked := 0
 	for _, path := range paths {

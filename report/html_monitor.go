@@ -12,6 +12,7 @@ import (
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -86,7 +87,7 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 			m.Reserved = append(m.Reserved, [2]float64{htmlX(tl.X[p], true), float64(tl.Reserved[p])})
 		}
 	} else {
-		m.Warnings = append(m.Warnings, fmt.Sprintf("The snapshot's trace of this device covers no time (%s, none or one with a time_us): the logs cannot be placed on it, and are drawn from their own first sample.", plural(len(trace), "entry")))
+		m.Warnings = append(m.Warnings, fmt.Sprintf("The snapshot's trace of this device covers no time (%s, none or one with a time_us): the logs cannot be placed on it, and are drawn from their own first sample.", units.Plural(len(trace), "entry")))
 	}
 	var steps *monitor.StepsDevice
 	if in.Stats != nil {
@@ -119,7 +120,7 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 		}
 	}
 	if steps != nil {
-		m.Sources = append(m.Sources, fmt.Sprintf("memory_stats() log %s (%s)", in.StatsName, plural(len(steps.Records), "record")))
+		m.Sources = append(m.Sources, fmt.Sprintf("memory_stats() log %s (%s)", in.StatsName, units.Plural(len(steps.Records), "record")))
 	}
 	if !haveOrigin {
 		switch {
@@ -173,7 +174,7 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 				m.Gap = append(m.Gap, [2]float64{x(g.Points[i].TimeUS), float64(g.Points[i].Gap)})
 			}
 			for _, j := range g.Jumps {
-				m.Jumps = append(m.Jumps, HTMLMarker{X: int64(x(j.TimeUS)), Bytes: j.Bytes, Label: signedBytes(j.Bytes)})
+				m.Jumps = append(m.Jumps, HTMLMarker{X: int64(x(j.TimeUS)), Bytes: j.Bytes, Label: units.SignedBytes(j.Bytes)})
 			}
 		}
 		m.Explanation = GapExplanation
@@ -206,9 +207,9 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *analyze.
 				tm = fmt.Sprintf("%.3f", float64(r.TimeUS-origin)/1e6)
 			}
 			m.Steps = append(m.Steps, []string{step, tm,
-				FormatBytes(st.AllocatedBytes[analyze.PoolAll].Current), FormatBytes(st.AllocatedBytes[analyze.PoolAll].Peak),
-				FormatBytes(st.ReservedBytes[analyze.PoolAll].Current), FormatBytes(st.ReservedBytes[analyze.PoolAll].Peak),
-				FormatInt(st.NumAllocRetries), FormatInt(st.NumOOMs)})
+				units.Bytes(st.AllocatedBytes[analyze.PoolAll].Current), units.Bytes(st.AllocatedBytes[analyze.PoolAll].Peak),
+				units.Bytes(st.ReservedBytes[analyze.PoolAll].Current), units.Bytes(st.ReservedBytes[analyze.PoolAll].Peak),
+				units.Int(st.NumAllocRetries), units.Int(st.NumOOMs)})
 		}
 	}
 	return m, nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 	"github.com/snapview/snapview/third_party/echarts"
 )
@@ -263,10 +263,7 @@ func TestHTMLCheckInline(t *testing.T) {
 // sharedSnapshot loads a snapshot of ../shared, skipping without it.
 func sharedSnapshot(t testing.TB, rel string) *snapshot.Snapshot {
 	t.Helper()
-	path := filepath.Join("..", "..", "shared", "snapshots", rel)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("shared snapshots not available: %v", err)
-	}
+	path := corpus.Path(t, rel)
 	s, err := snapshot.Load(path)
 	if err != nil {
 		t.Fatal(err)

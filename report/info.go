@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -41,9 +42,6 @@ func newInfoOf(path string, sizeOnDisk int64, s *snapshot.Snapshot, replay func(
 	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.InspectReplaying(s, replay, only)}
 }
 
-// infoWidth is the column text is wrapped at.
-const infoWidth = 100
-
 // WriteInfo writes v as text: sections File, Layout, PyTorch version,
 // Devices, Recording, Allocator settings, Unknown fields, Warnings.
 func WriteInfo(w io.Writer, v *Info) error {
@@ -56,10 +54,10 @@ func WriteInfo(w io.Writer, v *Info) error {
 
 	ew.printf("\nLayout\n")
 	if v.Legacy {
-		ew.printf("  a bare list of %s (torch.cuda.memory_snapshot()): no trace, no allocator settings\n", plural(v.NumSegments, "segment"))
+		ew.printf("  a bare list of %s (torch.cuda.memory_snapshot()): no trace, no allocator settings\n", units.Plural(v.NumSegments, "segment"))
 	} else {
 		ew.printf("  dict with keys: %s\n", strings.Join(escapeAll(v.TopLevelKeys), ", "))
-		ew.printf("  %s in all; device_traces lists %s", plural(v.NumSegments, "segment"), plural(v.RecordedDevices, "device"))
+		ew.printf("  %s in all; device_traces lists %s", units.Plural(v.NumSegments, "segment"), units.Plural(v.RecordedDevices, "device"))
 		if n := len(v.IdleDevices); n > 0 {
 			ew.printf(", %d of them with nothing in the file (%s)", n, joinIntRuns(v.IdleDevices))
 		}
@@ -88,9 +86,9 @@ func WriteInfo(w io.Writer, v *Info) error {
 	maxEntries := "max_entries=unknown"
 	switch {
 	case r.MaxEntries > 0 && r.MaxEntriesAtLeast:
-		maxEntries = "max_entries>=" + FormatInt(int64(r.MaxEntries))
+		maxEntries = "max_entries>=" + units.Int(r.MaxEntries)
 	case r.MaxEntries > 0:
-		maxEntries = "max_entries~" + FormatInt(int64(r.MaxEntries))
+		maxEntries = "max_entries~" + units.Int(r.MaxEntries)
 	}
 	rows := [][2]string{
 		{"enabled=" + string(r.Enabled), r.EnabledWhy},
@@ -141,7 +139,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 		width = max(width, len(Escape(c.Name)))
 	}
 	for _, c := range v.Unknown {
-		ew.printf("  %-*s  %s\n", width, Escape(c.Name), FormatInt(int64(c.Count)))
+		ew.printf("  %-*s  %s\n", width, Escape(c.Name), units.Int(c.Count))
 	}
 
 	ew.printf("\nWarnings\n")
@@ -161,9 +159,9 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo, segmentsFromTrace boo
 		ew.printf("    segments:  none (the allocator held no memory on it at dump time)\n")
 	} else {
 		ew.printf("    segments:  %s, %s reserved; %s, %s allocated\n",
-			plural(d.Segments, "segment"), FormatBytes(d.ReservedBytes), plural(d.Blocks, "block"), FormatBytes(d.AllocatedBytes))
+			units.Plural(d.Segments, "segment"), units.Bytes(d.ReservedBytes), units.Plural(d.Blocks, "block"), units.Bytes(d.AllocatedBytes))
 		if d.LiveBlocks > 0 {
-			ew.printf("    stacks:    on %s\n", ofAll(d.LiveBlockStacks, d.LiveBlocks, "live block"))
+			ew.printf("    stacks:    on %s\n", units.OfAll(d.LiveBlockStacks, d.LiveBlocks, "live block"))
 		}
 		if d.Trust.Requested == analyze.Unknown {
 			// The verdict every view marks its requested figures with.
@@ -177,18 +175,18 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo, segmentsFromTrace boo
 	}
 	span := ""
 	if d.FirstUS != 0 && d.LastUS >= d.FirstUS {
-		span = " over " + formatSpan(d.LastUS-d.FirstUS)
+		span = " over " + units.Span(d.LastUS-d.FirstUS)
 	} else {
 		span = " (no time_us: ordered by position only)"
 	}
-	ew.printf("    trace:     %s%s\n", plural(d.Entries, "entry"), span)
+	ew.printf("    trace:     %s%s\n", units.Plural(d.Entries, "entry"), span)
 	acts := make([]string, len(d.Actions))
 	for i, a := range d.Actions {
-		acts[i] = Escape(a.Name) + " " + FormatInt(int64(a.Count))
+		acts[i] = Escape(a.Name) + " " + units.Int(a.Count)
 	}
 	ew.printf("%s", wrapIndented("    actions:   ", strings.Join(acts, ", ")))
 	if d.OOMs > 0 {
-		ew.printf("    OOMs:      %s\n", plural(d.OOMs, "oom entry"))
+		ew.printf("    OOMs:      %s\n", units.Plural(d.OOMs, "oom entry"))
 	}
 	ew.printf("%s", wrapIndented("    coverage:  ", coverageText(d)))
 	if d.Replayed || d.ReplayError != "" {
@@ -199,10 +197,10 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo, segmentsFromTrace boo
 		ew.printf("%s", wrapIndented("    end state: ", "not checked: "+d.ReplayError))
 	case segmentsFromTrace:
 		ew.printf("%s", wrapIndented("    end state: ", fmt.Sprintf("not checked: the file has no segments, so the %s and %s shown are the trace's own",
-			plural(d.Check.Segments, "segment"), plural(d.Check.Blocks, "block"))))
+			units.Plural(d.Check.Segments, "segment"), units.Plural(d.Check.Blocks, "block"))))
 	case d.Check.Equal:
 		ew.printf("    end state: the replayed trace ends in the file's segments and blocks (%s, %s)\n",
-			plural(d.Check.Segments, "segment"), plural(d.Check.Blocks, "block"))
+			units.Plural(d.Check.Segments, "segment"), units.Plural(d.Check.Blocks, "block"))
 	default:
 		ew.printf("    end state: the replay differs from the file's segments:\n")
 		for _, line := range d.Check.Differences {
@@ -211,30 +209,14 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo, segmentsFromTrace boo
 	}
 }
 
-// TrustText says in words how far the history figures (peaks, totals,
-// the state at a trace entry) can be trusted, with the reason: the one
-// wording every view uses for analyze.DecideTrust's verdict.
-func TrustText(k analyze.Known) string {
-	switch k.History {
-	case analyze.Exact:
-		return "peaks and totals are exact (the replay ends in the file's segments)"
-	case analyze.LowerBound:
-		return "peaks and totals are lower bounds: " + k.Why
-	}
-	if k.Why == "" {
-		return "peaks and totals are unknown"
-	}
-	return "peaks and totals are unknown: " + k.Why
-}
-
 // coverageText explains a device's trace coverage.
 func coverageText(d *analyze.DeviceInfo) string {
 	var why []string
 	if d.UntracedBlocks > 0 {
-		why = append(why, plural(d.UntracedBlocks, "live block")+" it never allocated")
+		why = append(why, units.Plural(d.UntracedBlocks, "live block")+" it never allocated")
 	}
 	if d.OrphanFrees > 0 {
-		why = append(why, plural(d.OrphanFrees, "free")+" of blocks allocated before it")
+		why = append(why, units.Plural(d.OrphanFrees, "free")+" of blocks allocated before it")
 	}
 	missing := ""
 	if len(why) > 0 {
@@ -258,9 +240,9 @@ func coverageText(d *analyze.DeviceInfo) string {
 // bytesAndCount formats a byte count as "38.4 KiB (39,329 bytes)".
 func bytesAndCount(n int64) string {
 	if n < 1024 {
-		return FormatBytes(n)
+		return units.Bytes(n)
 	}
-	return FormatBytes(n) + " (" + FormatInt(n) + " bytes)"
+	return units.Bytes(n) + " (" + units.Int(n) + " bytes)"
 }
 
 // padRight pads s with spaces to n runes.

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/snapview/snapview/analyze"
@@ -222,9 +221,7 @@ func WriteInfoJSON(w io.Writer, v *Info) error {
 		FreesCompared:        r.FreesCompared,
 		FreesSameStack:       r.FreesSameStack,
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }
 
 func newInfoDeviceJSON(d *analyze.DeviceInfo) infoDeviceJSON {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -59,7 +60,7 @@ func TestWriteInfoGolden(t *testing.T) {
 // section.
 func TestInfoJSONLists(t *testing.T) {
 	files := []string{filepath.Join("..", "testdata", "snapshots", "newer-fields.pickle")}
-	if dir := sharedSnapshotsOrEmpty(); dir != "" {
+	if dir := sharedSnapshotsOrEmpty(t); dir != "" {
 		for _, rel := range []string{"public/p01-empty.pickle", "public/p14-legacy-list-dev1.pickle", "public/p12-torch2.0-history-layout-oom.pickle"} {
 			files = append(files, filepath.Join(dir, rel))
 		}
@@ -88,14 +89,9 @@ func TestInfoJSONLists(t *testing.T) {
 	}
 }
 
-// sharedSnapshotsOrEmpty returns ../shared/snapshots, or "" when absent.
-func sharedSnapshotsOrEmpty() string {
-	dir := filepath.Join("..", "..", "shared", "snapshots")
-	if _, err := os.Stat(dir); err != nil {
-		return ""
-	}
-	return dir
-}
+// sharedSnapshotsOrEmpty returns the shared corpus's snapshots directory,
+// or "" when it is absent and not required (corpus.Find).
+func sharedSnapshotsOrEmpty(t testing.TB) string { return corpus.Find(t) }
 
 func TestWrapIndented(t *testing.T) {
 	long := strings.Repeat("word ", 30)

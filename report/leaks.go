@@ -9,6 +9,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -28,12 +29,6 @@ type LeakOptions struct {
 
 // StackLines is the most lines a folded stack prints in the text view.
 const StackLines = 8
-
-// sparkRamp draws a group's live bytes from none to its highest.
-const sparkRamp = "_.:-=+*#%@"
-
-// sparkWidth is the most characters of a growth sparkline.
-const sparkWidth = 20
 
 // WriteLeaks writes the leak reports of one or more devices as text: per
 // device, what was looked at and how the trace was cut into steps, then a
@@ -64,10 +59,10 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 	if rep.Fold {
 		key = "the user frames of the allocation stack (--fold)"
 	}
-	head := fmt.Sprintf("%s live in %s; %s by %s", FormatBytes(rep.LiveBytes), plural(rep.LiveCount, "allocation"),
-		plural(rep.TotalGroups, "group"), key)
+	head := fmt.Sprintf("%s live in %s; %s by %s", units.Bytes(rep.LiveBytes), units.Plural(rep.LiveCount, "allocation"),
+		units.Plural(rep.TotalGroups, "group"), key)
 	if rep.TotalCount != rep.LiveCount {
-		filtered := fmt.Sprintf("(%s of %s after --focus/--ignore/--min-bytes)", plural(rep.TotalCount, "allocation"), FormatBytes(rep.TotalBytes))
+		filtered := fmt.Sprintf("(%s of %s after --focus/--ignore/--min-bytes)", units.Plural(rep.TotalCount, "allocation"), units.Bytes(rep.TotalBytes))
 		if len(head)+1+len(filtered)+1 > textWidth(ew.w) {
 			head += "\n" + filtered
 		} else {
@@ -119,12 +114,12 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 	for i, g := range rep.Groups {
 		growth := "-"
 		if g.Verdict.Kind.Suspicious() && g.Verdict.Window > 0 {
-			growth = "+" + FormatBytes(g.WindowBytes/int64(g.Verdict.Window))
+			growth = "+" + units.Bytes(g.WindowBytes/int64(g.Verdict.Window))
 		}
 		if len(g.Growth) > 0 {
 			growth += "\n" + sparklineAt(g.Growth, sw)
 		}
-		rows[i] = []string{strconv.Itoa(g.Rank), FormatBytes(g.Bytes), FormatBytes(int64(g.Score)), growth}
+		rows[i] = []string{strconv.Itoa(g.Rank), units.Bytes(g.Bytes), units.Bytes(int64(g.Score)), growth}
 	}
 	lastHeader := "Verdict, allocations, stack (innermost frame first)"
 	width := textWidth(ew.w) - tableWidth(append(rows, header)) - 3
@@ -154,7 +149,7 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 		return err
 	}
 	if more := rep.TotalGroups - len(rep.Groups); more > 0 {
-		ew.printf("%s more (--top to show them).\n", plural(more, "group"))
+		ew.printf("%s more (--top to show them).\n", units.Plural(more, "group"))
 	}
 	ew.printf("Score: live bytes weighted by how steadily they came %s after %s (see --help); 0 for groups that\n"+
 		"do not grow. Growth: bytes kept per %s, and the group's live bytes at the end of each %s, from '_' (none)\n"+
@@ -170,25 +165,25 @@ func leakMoment(rep *analyze.LeakReport, at string) string {
 	var b strings.Builder
 	switch {
 	case rep.At == rep.LastOOM:
-		fmt.Fprintf(&b, "allocations live at the last OOM, entry %s of %s", FormatInt(int64(rep.At)), FormatInt(int64(rep.Entries)))
+		fmt.Fprintf(&b, "allocations live at the last OOM, entry %s of %s", units.Int(rep.At), units.Int(rep.Entries))
 	case rep.At == rep.Entries-1:
-		fmt.Fprintf(&b, "allocations live at the end of the trace (%s)", plural(rep.Entries, "entry"))
+		fmt.Fprintf(&b, "allocations live at the end of the trace (%s)", units.Plural(rep.Entries, "entry"))
 	case rep.At < 0:
-		fmt.Fprintf(&b, "allocations live before the first entry of the trace (%s)", plural(rep.Entries, "entry"))
+		fmt.Fprintf(&b, "allocations live before the first entry of the trace (%s)", units.Plural(rep.Entries, "entry"))
 	default:
-		fmt.Fprintf(&b, "allocations live after entry %s of %s (--at %s)", FormatInt(int64(rep.At)), FormatInt(int64(rep.Entries)), at)
+		fmt.Fprintf(&b, "allocations live after entry %s of %s (--at %s)", units.Int(rep.At), units.Int(rep.Entries), at)
 	}
 	if rep.HasTime && rep.At >= 0 {
-		fmt.Fprintf(&b, ", %s after the first entry", formatSeconds(rep.AtUS-rep.FirstUS))
+		fmt.Fprintf(&b, ", %s after the first entry", units.Seconds(rep.AtUS-rep.FirstUS, 3))
 	}
 	switch {
 	case rep.LastOOM < 0:
 	case rep.At == rep.LastOOM && rep.EndAllocated < rep.OOMAllocated:
 		fmt.Fprintf(&b, ".\nThe %s freed after it are the OOM's unwinding, not memory given back (--at end looks after them)",
-			FormatBytes(rep.OOMAllocated-rep.EndAllocated))
+			units.Bytes(rep.OOMAllocated-rep.EndAllocated))
 	case rep.At > rep.LastOOM && rep.AtAllocated < rep.OOMAllocated:
 		fmt.Fprintf(&b, ".\nAn OOM at entry %s was followed by frees of %s: its unwinding, not a fix (--at oom shows what was live then)",
-			FormatInt(int64(rep.LastOOM)), FormatBytes(rep.OOMAllocated-rep.AtAllocated))
+			units.Int(rep.LastOOM), units.Bytes(rep.OOMAllocated-rep.AtAllocated))
 	}
 	return b.String()
 }
@@ -200,23 +195,23 @@ func leakStepsLine(t *frameTable, rep *analyze.LeakReport, asked analyze.StepSou
 	if st.Prologue {
 		prologue = " (step 0: what came before the first)"
 		if rep.HasTime && len(rep.Slices) > 1 {
-			prologue = " (step 0: what came before the first, which starts at " + formatSeconds(rep.Slices[1].StartUS-rep.FirstUS) + ")"
+			prologue = " (step 0: what came before the first, which starts at " + units.Seconds(rep.Slices[1].StartUS-rep.FirstUS, 3) + ")"
 		}
 	}
 	switch st.Source {
 	case analyze.StepsAnnotation:
 		return fmt.Sprintf("Growth per training step: %s found from the record_function range %q%s.",
-			plural(st.Count, "step"), st.Name, prologue)
+			units.Plural(st.Count, "step"), st.Name, prologue)
 	case analyze.StepsPattern:
 		return fmt.Sprintf("Growth per training step: %s found from the allocation made once per step at %s%s.",
-			plural(st.Count, "step"), t.where(st.Marker), prologue)
+			units.Plural(st.Count, "step"), t.where(st.Marker), prologue)
 	case analyze.StepsSlices:
 		if asked == analyze.StepsSlices {
 			return fmt.Sprintf("Growth per slice: the trace is cut into %s of equal entries, as --steps slices asks.",
-				plural(st.Count, "slice"))
+				units.Plural(st.Count, "slice"))
 		}
 		return fmt.Sprintf("Growth per slice: no training steps found, so the trace is cut into %s of equal entries.",
-			plural(st.Count, "slice"))
+			units.Plural(st.Count, "slice"))
 	}
 	return ""
 }
@@ -225,12 +220,12 @@ func leakStepsLine(t *frameTable, rep *analyze.LeakReport, asked analyze.StepSou
 // made.
 func leakAllocLine(rep *analyze.LeakReport, g *analyze.LeakGroup) string {
 	var b strings.Builder
-	b.WriteString(plural(g.Count, "allocation"))
+	b.WriteString(units.Plural(g.Count, "allocation"))
 	switch {
 	case g.Count > 1 && g.MinSize == g.MaxSize:
-		fmt.Fprintf(&b, " of %s", FormatBytes(g.MinSize))
+		fmt.Fprintf(&b, " of %s", units.Bytes(g.MinSize))
 	case g.Count > 1:
-		fmt.Fprintf(&b, " of %s to %s", FormatBytes(g.MinSize), FormatBytes(g.MaxSize))
+		fmt.Fprintf(&b, " of %s to %s", units.Bytes(g.MinSize), units.Bytes(g.MaxSize))
 	}
 	if g.BeforeTrace > 0 {
 		if g.BeforeTrace == g.Count {
@@ -247,9 +242,9 @@ func leakAllocLine(rep *analyze.LeakReport, g *analyze.LeakGroup) string {
 			return "before the trace"
 		}
 		if rep.HasTime {
-			return formatSeconds(us - rep.FirstUS)
+			return units.Seconds(us-rep.FirstUS, 3)
 		}
-		return "entry " + FormatInt(int64(entry))
+		return "entry " + units.Int(entry)
 	}
 	first, last := when(g.FirstAlloc, g.FirstAllocUS), when(g.LastAlloc, g.LastAllocUS)
 	if first == last {
@@ -258,11 +253,6 @@ func leakAllocLine(rep *analyze.LeakReport, g *analyze.LeakGroup) string {
 		fmt.Fprintf(&b, ", allocated from %s to %s", first, last)
 	}
 	return b.String()
-}
-
-// formatSeconds formats microseconds as seconds with three decimals.
-func formatSeconds(us int64) string {
-	return strconv.FormatFloat(float64(us)/1e6, 'f', 3, 64) + " s"
 }
 
 // sparkline draws live bytes per slice, at most sparkWidth characters:
@@ -282,21 +272,6 @@ func sparklineAt(g []analyze.GrowthPoint, maxWidth int) string {
 		vals[c] = g[(c+1)*n/width-1].Bytes
 	}
 	return "[" + rampChars(vals, 0, hi) + "]"
-}
-
-// rampChars draws each value as a character of sparkRamp: lo (or less)
-// as its first, hi as its last, the rest rounded up so that any value
-// above lo shows.
-func rampChars(vals []int64, lo, hi int64) string {
-	b := make([]byte, len(vals))
-	for i, v := range vals {
-		level := 0
-		if v > lo && hi > lo {
-			level = int(min((v-lo)*int64(len(sparkRamp)-1)+hi-lo-1, (hi-lo)*int64(len(sparkRamp)-1)) / (hi - lo))
-		}
-		b[i] = sparkRamp[level]
-	}
-	return string(b)
 }
 
 // LeakStackLines returns the lines that show a stack in the leak views

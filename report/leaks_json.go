@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"io"
 	"math"
 
@@ -157,9 +156,7 @@ func WriteLeaksJSON(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakRepor
 			out.Groups = append(out.Groups, gj)
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }
 
 // leakStackJSON returns the frames of a stack, innermost first, never nil.

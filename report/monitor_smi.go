@@ -8,6 +8,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/internal/units"
 )
 
 // SMIView is what `snapview smi` prints of an nvidia-smi log.
@@ -53,19 +54,19 @@ func WriteSMIText(w io.Writer, v *SMIView) error {
 		interval = max(interval, g.IntervalUS)
 	}
 	zone := v.Loc.String()
-	ew.printf("%s", wrapTo(w, "", fmt.Sprintf("%s: nvidia-smi log, %s, %d rows, %s to %s (%s, %.1f s), a sample every %s.",
-		v.File, plural(len(v.GPUs), "GPU"), v.Rows,
+	ew.printf("%s", wrapTo(w, "", fmt.Sprintf("%s: nvidia-smi log, %s, %d rows, %s to %s (%s, %s), a sample every %s.",
+		v.File, units.Plural(len(v.GPUs), "GPU"), v.Rows,
 		time.UnixMicro(first).In(v.Loc).Format("2006/01/02 15:04:05.000"), clock(last, v.Loc), zone,
-		float64(last-first)/1e6, time.Duration(interval*1000).Round(time.Millisecond))))
+		units.Seconds(last-first, 1), time.Duration(interval*1000).Round(time.Millisecond))))
 	var rows [][]string
 	for _, g := range v.GPUs {
 		total := "-"
 		if g.Total > 0 {
-			total = FormatBytes(g.Total)
+			total = units.Bytes(g.Total)
 		}
-		rows = append(rows, []string{fmt.Sprint(g.GPU), FormatInt(int64(g.Samples)), total,
-			FormatBytes(g.Min), FormatBytes(g.Median), FormatBytes(g.Max), clock(g.MaxAtUS, v.Loc),
-			bytesRange(g.First, g.Last), signedBytes(g.Last - g.First), usedOverTime(&g)})
+		rows = append(rows, []string{fmt.Sprint(g.GPU), units.Int(g.Samples), total,
+			units.Bytes(g.Min), units.Bytes(g.Median), units.Bytes(g.Max), clock(g.MaxAtUS, v.Loc),
+			bytesRange(g.First, g.Last), units.SignedBytes(g.Last - g.First), usedOverTime(&g)})
 	}
 	// Too wide: the first and last, median, least used, sample count and
 	// time of the most go.
@@ -121,21 +122,13 @@ func usedOverTime(g *monitor.GPUSummary) string {
 }
 
 // bytesRange formats "a → b" so that the two differ when a and b do: in
-// FormatBytes's units, or in MiB with one decimal when those round alike.
+// units.Bytes's units, or in MiB with one decimal when those round alike.
 func bytesRange(a, b int64) string {
-	fa, fb := FormatBytes(a), FormatBytes(b)
+	fa, fb := units.Bytes(a), units.Bytes(b)
 	if fa == fb && a != b {
 		fa, fb = fmt.Sprintf("%.1f MiB", float64(a)/(1<<20)), fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
 	}
 	return fa + " → " + fb
-}
-
-// signedBytes formats a change: "+4.0 MiB", "-1.0 GiB", "0 B".
-func signedBytes(n int64) string {
-	if n > 0 {
-		return "+" + FormatBytes(n)
-	}
-	return FormatBytes(n)
 }
 
 // SMIClimbVerdict says whether a GPU's memory.used keeps climbing.
@@ -143,14 +136,14 @@ func SMIClimbVerdict(g *monitor.GPUSummary, loc *time.Location) string {
 	c := g.Climb
 	if !c.Climbing {
 		return fmt.Sprintf("GPU %d: memory.used does not keep climbing: %s at the end, highest %s at %s.",
-			g.GPU, FormatBytes(g.Last), FormatBytes(g.Max), clock(g.MaxAtUS, loc))
+			g.GPU, units.Bytes(g.Last), units.Bytes(g.Max), clock(g.MaxAtUS, loc))
 	}
 	start := g.Series[c.Start].TimeUS
 	secs := float64(g.LastUS-g.Series[c.Start-1].TimeUS) / 1e6
-	s := fmt.Sprintf("GPU %d: memory.used keeps climbing: it started at %s (%.1f s into the log); +%s from then to the end (%s, new highs at %d of %d samples)",
-		g.GPU, clock(start, loc), float64(start-g.FirstUS)/1e6, FormatBytes(c.Rise), bytesRange(c.Base, c.End), c.Highs, c.Points)
+	s := fmt.Sprintf("GPU %d: memory.used keeps climbing: it started at %s (%s into the log); +%s from then to the end (%s, new highs at %d of %d samples)",
+		g.GPU, clock(start, loc), units.Seconds(start-g.FirstUS, 1), units.Bytes(c.Rise), bytesRange(c.Base, c.End), c.Highs, c.Points)
 	if secs > 0 {
-		s += fmt.Sprintf(", %s per minute", signedBytes(int64(float64(c.Rise)/secs*60)))
+		s += fmt.Sprintf(", %s per minute", units.SignedBytes(int64(float64(c.Rise)/secs*60)))
 	}
 	return s + "."
 }
@@ -163,8 +156,8 @@ func GapLines(gv *GapView, loc *time.Location) []string {
 		return []string{head + ": no nvidia-smi sample falls within the time the reserved bytes are known; check --tz (the zone nvidia-smi's timestamps were written in)."}
 	}
 	out := []string{fmt.Sprintf("%s, at %s from %s to %s: least %s at %s, median %s, most %s.", head,
-		plural(len(g.Points), "sample"), clock(g.Points[0].TimeUS, loc), clock(g.Points[len(g.Points)-1].TimeUS, loc),
-		FormatBytes(g.Min), clock(g.MinAtUS, loc), FormatBytes(g.Median), FormatBytes(g.Max))}
+		units.Plural(len(g.Points), "sample"), clock(g.Points[0].TimeUS, loc), clock(g.Points[len(g.Points)-1].TimeUS, loc),
+		units.Bytes(g.Min), clock(g.MinAtUS, loc), units.Bytes(g.Median), units.Bytes(g.Max))}
 	if w := negativeGapLine(gv); w != "" {
 		out = append(out, w)
 	}
@@ -176,9 +169,9 @@ func GapLines(gv *GapView, loc *time.Location) []string {
 			}
 		}
 		if j.Bytes > 0 {
-			out = append(out, fmt.Sprintf("  %s %s: memory taken outside PyTorch's caching allocator (PyTorch's reserved bytes did not change by as much): the CUDA context loading the kernels of a library the first time it runs (lazy loading, in the first steps), another library's cudaMalloc, communication buffers, or another process.", signedBytes(j.Bytes), when))
+			out = append(out, fmt.Sprintf("  %s %s: memory taken outside PyTorch's caching allocator (PyTorch's reserved bytes did not change by as much): the CUDA context loading the kernels of a library the first time it runs (lazy loading, in the first steps), another library's cudaMalloc, communication buffers, or another process.", units.SignedBytes(j.Bytes), when))
 		} else {
-			out = append(out, fmt.Sprintf("  %s %s: memory outside PyTorch's caching allocator given back.", signedBytes(j.Bytes), when))
+			out = append(out, fmt.Sprintf("  %s %s: memory outside PyTorch's caching allocator given back.", units.SignedBytes(j.Bytes), when))
 		}
 	}
 	return out
@@ -205,11 +198,11 @@ func negativeGapLine(gv *GapView) string {
 		return fmt.Sprintf("  Warning: negative at %s: nvidia-smi shows GPU %d using less than PyTorch had reserved on device %d, "+
 			"which cannot be on one GPU: GPU %d is probably not the one device %d ran on (the nvidia-smi index differs from the CUDA "+
 			"ordinal under CUDA_VISIBLE_DEVICES; --gpu names it), or --tz is wrong. The figures above do not measure memory outside PyTorch.",
-			ofAll(neg, len(g.Points), "sample"), gv.GPU, gv.Device, gv.GPU, gv.Device)
+			units.OfAll(neg, len(g.Points), "sample"), gv.GPU, gv.Device, gv.GPU, gv.Device)
 	}
 	return fmt.Sprintf("  Note: negative at %s (least %s): nvidia-smi and the reserved bytes disagree on when memory came or went "+
 		"(nvidia-smi samples on its own clock); a negative gap is no memory outside PyTorch.",
-		ofAll(neg, len(g.Points), "sample"), FormatBytes(g.Min))
+		units.OfAll(neg, len(g.Points), "sample"), units.Bytes(g.Min))
 }
 
 // GapExplanation says what the memory nvidia-smi counts beyond PyTorch's
@@ -314,5 +307,5 @@ func WriteSMIJSON(w io.Writer, v *SMIView) error {
 		}
 		out.Gaps = append(out.Gaps, gj)
 	}
-	return writeIndentedJSON(w, out)
+	return writeJSON(w, out)
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/internal/units"
 )
 
 // StatsDump is what `snapview summary` shows of a memory_stats() dump (a
@@ -31,24 +31,24 @@ func WriteStatsDumpText(w io.Writer, d *StatsDump) error {
 	if d.From != "" {
 		from = " (" + d.From + ")"
 	}
-	ew.printf("%s", wrapTo(w, "", fmt.Sprintf("%s: torch.cuda.memory_stats()%s, %s; every figure is torch's own, exact.", d.File, from, plural(len(d.Stats), "device"))))
+	ew.printf("%s", wrapTo(w, "", fmt.Sprintf("%s: torch.cuda.memory_stats()%s, %s; every figure is torch's own, exact.", d.File, from, units.Plural(len(d.Stats), "device"))))
 	for _, st := range d.Stats {
 		ew.printf("\nDevice %d\n", st.Device)
 		all := func(s *[analyze.NumPools]analyze.Stat) analyze.Stat { return s[analyze.PoolAll] }
 		ew.printf("%s", wrapTo(w, "  ", fmt.Sprintf("%s reserved in %s; %s allocated to %s; %s cached but unused.",
-			FormatBytes(all(&st.ReservedBytes).Current), plural(int(all(&st.Segment).Current), "segment"),
-			FormatBytes(all(&st.AllocatedBytes).Current), plural(int(all(&st.Allocation).Current), "tensor"),
-			FormatBytes(all(&st.ReservedBytes).Current-all(&st.AllocatedBytes).Current))))
+			units.Bytes(all(&st.ReservedBytes).Current), units.Plural(int(all(&st.Segment).Current), "segment"),
+			units.Bytes(all(&st.AllocatedBytes).Current), units.Plural(int(all(&st.Allocation).Current), "tensor"),
+			units.Bytes(all(&st.ReservedBytes).Current-all(&st.AllocatedBytes).Current))))
 		if ew.err == nil {
 			ew.err = writeStatsPoolTable(w, st)
 		}
 		ew.printf("%s", wrapTo(w, "  ", fmt.Sprintf("Peak: %s allocated, %s reserved. Lifetime: %s (%s in all), %s and %s.",
-			FormatBytes(all(&st.AllocatedBytes).Peak), FormatBytes(all(&st.ReservedBytes).Peak),
-			plural(int(all(&st.Allocation).Allocated), "allocation"), FormatBytes(all(&st.AllocatedBytes).Allocated),
-			plural(int(st.NumDeviceAlloc), "cudaMalloc"), plural(int(st.NumDeviceFree), "cudaFree"))))
+			units.Bytes(all(&st.AllocatedBytes).Peak), units.Bytes(all(&st.ReservedBytes).Peak),
+			units.Plural(int(all(&st.Allocation).Allocated), "allocation"), units.Bytes(all(&st.AllocatedBytes).Allocated),
+			units.Plural(int(st.NumDeviceAlloc), "cudaMalloc"), units.Plural(int(st.NumDeviceFree), "cudaFree"))))
 		split := "unlimited"
 		if st.MaxSplitSize >= 0 {
-			split = FormatBytes(st.MaxSplitSize)
+			split = units.Bytes(st.MaxSplitSize)
 		}
 		ew.printf("  CUDA OOMs: %d; cudaMalloc retries: %d; max_split_size: %s.\n", st.NumOOMs, st.NumAllocRetries, split)
 		findings := monitor.Check(st)
@@ -68,11 +68,11 @@ func writeStatsPoolTable(w io.Writer, st *analyze.MemoryStats) error {
 	for p, name := range []string{"all", "large", "small"} {
 		pool := analyze.Pool(p)
 		rows = append(rows, []string{name,
-			FormatBytes(st.ReservedBytes[pool].Current), FormatBytes(st.ReservedBytes[pool].Peak),
-			FormatBytes(st.AllocatedBytes[pool].Current), FormatBytes(st.AllocatedBytes[pool].Peak),
-			FormatBytes(st.RequestedBytes[pool].Current),
-			fmt.Sprintf("%s in %d", FormatBytes(st.InactiveSplitBytes[pool].Current), st.InactiveSplit[pool].Current),
-			FormatInt(st.Segment[pool].Current), FormatInt(st.Allocation[pool].Current)})
+			units.Bytes(st.ReservedBytes[pool].Current), units.Bytes(st.ReservedBytes[pool].Peak),
+			units.Bytes(st.AllocatedBytes[pool].Current), units.Bytes(st.AllocatedBytes[pool].Peak),
+			units.Bytes(st.RequestedBytes[pool].Current),
+			fmt.Sprintf("%s in %d", units.Bytes(st.InactiveSplitBytes[pool].Current), st.InactiveSplit[pool].Current),
+			units.Int(st.Segment[pool].Current), units.Int(st.Allocation[pool].Current)})
 	}
 	// Too wide: the requested bytes, then the counts go.
 	ft := fitColumns(textWidth(w), []string{"Pool", "Reserved", "Peak\nreserved", "Allocated", "Peak\nallocated", "Requested", "Non-releasable\n(inactive_split)", "Segments", "Tensors"},
@@ -93,9 +93,9 @@ func FindingText(f monitor.Finding) string {
 		return fmt.Sprintf("%s (num_alloc_retries): the caching allocator found no cached block and no room for a new cudaMalloc, "+
 			"freed its cached blocks (num_sync_all_streams: %d synchronizations of every stream) and tried again. "+
 			"The run is close to running out of memory, and every retry is slow.",
-			plural(int(v["num_alloc_retries"]), "cudaMalloc retry"), v["num_sync_all_streams"])
+			units.Plural(int(v["num_alloc_retries"]), "cudaMalloc retry"), v["num_sync_all_streams"])
 	case monitor.FindingOOMs:
-		return fmt.Sprintf("%s (num_ooms): an allocation failed even after the cache was freed.", plural(int(v["num_ooms"]), "CUDA out-of-memory error"))
+		return fmt.Sprintf("%s (num_ooms): an allocation failed even after the cache was freed.", units.Plural(int(v["num_ooms"]), "CUDA out-of-memory error"))
 	case monitor.FindingFragmentation:
 		res, alloc := v["reserved_bytes.all.current"], v["allocated_bytes.all.current"]
 		split := v["inactive_split_bytes.all.current"]
@@ -106,15 +106,15 @@ func FindingText(f monitor.Finding) string {
 		return fmt.Sprintf("reserved %s is %s allocated %s: %s cached but unused. %s of it sits in %s of split segments "+
 			"(inactive_split_bytes: %s large pool, %s small pool): fragmentation, usable only by requests that fit those pieces. "+
 			"The rest, %s, is in blocks torch.cuda.empty_cache() could return or that are pending free on another stream.",
-			FormatBytes(res), ratio, FormatBytes(alloc), FormatBytes(res-alloc),
-			FormatBytes(split), plural(int(v["inactive_split.all.current"]), "free piece"),
-			FormatBytes(v["inactive_split_bytes.large_pool.current"]), FormatBytes(v["inactive_split_bytes.small_pool.current"]),
-			FormatBytes(max(0, res-alloc-split)))
+			units.Bytes(res), ratio, units.Bytes(alloc), units.Bytes(res-alloc),
+			units.Bytes(split), units.Plural(int(v["inactive_split.all.current"]), "free piece"),
+			units.Bytes(v["inactive_split_bytes.large_pool.current"]), units.Bytes(v["inactive_split_bytes.small_pool.current"]),
+			units.Bytes(max(0, res-alloc-split)))
 	case monitor.FindingOversize:
 		return fmt.Sprintf("%s above max_split_size (%s; %d live now, in %s): such blocks are never split, and a request "+
 			"reuses a cached one only when it is at most 20 MiB larger, so varying sizes above the limit each get a new segment.",
-			plural(int(v["oversize_allocations.allocated"]), "oversize allocation"), FormatBytes(v["max_split_size"]),
-			v["oversize_allocations.current"], plural(int(v["oversize_segments.current"]), "oversize segment"))
+			units.Plural(int(v["oversize_allocations.allocated"]), "oversize allocation"), units.Bytes(v["max_split_size"]),
+			v["oversize_allocations.current"], units.Plural(int(v["oversize_segments.current"]), "oversize segment"))
 	}
 	return f.Kind
 }
@@ -152,7 +152,7 @@ func WriteStatsDumpJSON(w io.Writer, d *StatsDump) error {
 		dj.Warnings = findingsJSON(monitor.Check(st))
 		out.Devices = append(out.Devices, dj)
 	}
-	return writeIndentedJSON(w, out)
+	return writeJSON(w, out)
 }
 
 func findingsJSON(fs []monitor.Finding) []findingJSON {
@@ -165,14 +165,4 @@ func findingsJSON(fs []monitor.Finding) []findingJSON {
 		out = append(out, fj)
 	}
 	return out
-}
-
-// writeIndentedJSON writes v as indented JSON and a newline.
-func writeIndentedJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/internal/units"
 )
 
 // StepsView is what `snapview stats` prints of a memory_stats() log.
@@ -71,15 +72,15 @@ func AgreeText(d *monitor.StepsDevice, a monitor.Agreement, log, snap string) st
 func ClimbVerdict(d *monitor.StepsDevice, c monitor.Climb, what string) string {
 	if !c.Climbing {
 		return fmt.Sprintf("%s does not keep climbing: %s at the end, highest %s at %s.",
-			upperFirst(what), FormatBytes(c.End), FormatBytes(c.Max), stepLabel(d, max(c.MaxAt, 0)))
+			upperFirst(what), units.Bytes(c.End), units.Bytes(c.Max), stepLabel(d, max(c.MaxAt, 0)))
 	}
 	last := len(d.Records) - 1
 	s := fmt.Sprintf("%s keeps climbing: it started at %s; +%s from then to %s (%s, new highs at %d of %d records)",
-		upperFirst(what), stepLabel(d, c.Start), FormatBytes(c.Rise), stepLabel(d, last),
+		upperFirst(what), stepLabel(d, c.Start), units.Bytes(c.Rise), stepLabel(d, last),
 		bytesRange(c.Base, c.End), c.Highs, c.Points)
 	if d.XIsStep {
 		if n := d.Records[last].Step - d.Records[c.Start-1].Step; n > 0 {
-			s += fmt.Sprintf(", +%s per step", FormatBytes(c.Rise/n))
+			s += fmt.Sprintf(", +%s per step", units.Bytes(c.Rise/n))
 		}
 	}
 	return s + "."
@@ -144,18 +145,18 @@ func WriteStepsText(w io.Writer, v *StepsView) error {
 	for _, d := range v.Devices {
 		total += len(d.Records)
 	}
-	ew.printf("%s: %s of torch.cuda.memory_stats(), %s.\n", v.File, plural(total, "record"), plural(len(v.Devices), "device"))
+	ew.printf("%s: %s of torch.cuda.memory_stats(), %s.\n", v.File, units.Plural(total, "record"), units.Plural(len(v.Devices), "device"))
 	for i := range v.Devices {
 		d := &v.Devices[i]
 		first, last := d.Records[0], d.Records[len(d.Records)-1]
 		span := ""
 		if first.HasTime && last.HasTime {
-			span = fmt.Sprintf(" over %.1f s", float64(last.TimeUS-first.TimeUS)/1e6)
+			span = " over " + units.Seconds(last.TimeUS-first.TimeUS, 1)
 		}
 		if len(d.Records) == 1 {
 			ew.printf("\nDevice %d: 1 record, %s\n", d.Device, stepLabel(d, 0))
 		} else {
-			ew.printf("\nDevice %d: %s, %s to %s%s\n", d.Device, plural(len(d.Records), "record"), stepLabel(d, 0), stepLabel(d, len(d.Records)-1), span)
+			ew.printf("\nDevice %d: %s, %s to %s%s\n", d.Device, units.Plural(len(d.Records), "record"), stepLabel(d, 0), stepLabel(d, len(d.Records)-1), span)
 		}
 		rows := pickRows(d, v.Rows)
 		if ew.err == nil {
@@ -208,8 +209,8 @@ func writeStepsTable(w io.Writer, d *monitor.StepsDevice, rows []int) error {
 			notes = append(notes, "first OOM")
 		}
 		a, res := st.AllocatedBytes[analyze.PoolAll], st.ReservedBytes[analyze.PoolAll]
-		table = append(table, []string{step, tm, FormatBytes(a.Current), FormatBytes(a.Peak), FormatBytes(res.Current), FormatBytes(res.Peak),
-			FormatInt(st.NumAllocRetries), FormatInt(st.NumOOMs), strings.Join(notes, ", ")})
+		table = append(table, []string{step, tm, units.Bytes(a.Current), units.Bytes(a.Peak), units.Bytes(res.Current), units.Bytes(res.Peak),
+			units.Int(st.NumAllocRetries), units.Int(st.NumOOMs), strings.Join(notes, ", ")})
 	}
 	// Too wide: the note wraps, then the peaks, the time and the counts go.
 	ft := fitWrapped(textWidth(w), []string{"Step", "Time (s)", "Allocated", "Peak\nallocated", "Reserved", "Peak\nreserved", "Retries", "OOMs", "Note"},
@@ -311,5 +312,5 @@ func WriteStepsJSON(w io.Writer, v *StepsView) error {
 		}
 		out.Devices = append(out.Devices, dj)
 	}
-	return writeIndentedJSON(w, out)
+	return writeJSON(w, out)
 }

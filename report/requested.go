@@ -1,6 +1,9 @@
 package report
 
-import "github.com/snapview/snapview/analyze"
+import (
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
+)
 
 // The requested bytes a file gives (each live block's requested_size, and
 // every figure summed from them) are as trusted as analyze.Known.Requested
@@ -15,7 +18,7 @@ func requestedBytes(v int64, k analyze.Known) string {
 	if k.Requested == analyze.Unknown {
 		return "?"
 	}
-	return FormatBytes(v)
+	return units.Bytes(v)
 }
 
 // requestedNote is the note a text view prints under requested figures it

@@ -1,16 +1,15 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -155,15 +154,15 @@ func internalPct(u *analyze.SegmentUsage) string {
 func usageLine(u *analyze.SegmentUsage, k analyze.Known) string {
 	if k.Requested == analyze.Unknown {
 		return fmt.Sprintf("%s, %s reserved, largest free block %s;\n  requested by live allocations: ?, free incl. rounding slack: ?",
-			plural(u.Segments, "segment"), FormatBytes(u.Size), FormatBytes(u.LargestFree))
+			units.Plural(u.Segments, "segment"), units.Bytes(u.Size), units.Bytes(u.LargestFree))
 	}
 	slack := ""
 	if n := u.InternalFreeBytes(); n != 0 {
-		slack = fmt.Sprintf(" incl. %s rounding slack in live blocks", FormatBytes(n))
+		slack = fmt.Sprintf(" incl. %s rounding slack in live blocks", units.Bytes(n))
 	}
 	return fmt.Sprintf("%s, %s reserved, largest free block %s;\n  %s requested by live allocations, %s free%s",
-		plural(u.Segments, "segment"), FormatBytes(u.Size), FormatBytes(u.LargestFree),
-		FormatBytes(u.RequestedBytes), FormatBytes(u.FreeBytes()), slack)
+		units.Plural(u.Segments, "segment"), units.Bytes(u.Size), units.Bytes(u.LargestFree),
+		units.Bytes(u.RequestedBytes), units.Bytes(u.FreeBytes()), slack)
 }
 
 // summaryLine says how the figures of a set of segments relate to those
@@ -171,69 +170,15 @@ func usageLine(u *analyze.SegmentUsage, k analyze.Known) string {
 func summaryLine(u *analyze.SegmentUsage) string {
 	pending := ""
 	if u.PendingFreeBytes > 0 {
-		pending = fmt.Sprintf(", %s pending free", FormatBytes(u.PendingFreeBytes))
+		pending = fmt.Sprintf(", %s pending free", units.Bytes(u.PendingFreeBytes))
 	}
 	return fmt.Sprintf("snapview summary: %s allocated (requested + slack), %s free (cached blocks only)%s.",
-		FormatBytes(u.AllocatedBytes), FormatBytes(u.InactiveBytes), pending)
-}
-
-// plural formats "1 segment", "2 segments", "3 entries", "2 keys", with
-// thousands separators.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if stem, ok := strings.CutSuffix(noun, "y"); ok && !strings.HasSuffix(stem, "a") && !strings.HasSuffix(stem, "e") &&
-		!strings.HasSuffix(stem, "o") {
-		noun = stem + "ie"
-	}
-	return FormatInt(int64(n)) + " " + noun + "s"
-}
-
-// ofAll is k of n nouns: "the only entry", "all 3 entries", "2 of 3
-// entries".
-func ofAll(k, n int, noun string) string {
-	switch {
-	case k == n && n == 1:
-		return "the only " + noun
-	case k == n:
-		return "all " + plural(n, noun)
-	}
-	return FormatInt(int64(k)) + " of " + plural(n, noun)
+		units.Bytes(u.AllocatedBytes), units.Bytes(u.InactiveBytes), pending)
 }
 
 // minMapWidth is the narrowest map the segments table draws to keep
 // within the width; below it, columns are left out.
 const minMapWidth = 10
-
-// dropColumn returns row without its column c when drop is set.
-func dropColumn[T any](row []T, c int, drop bool) []T {
-	if !drop {
-		return row
-	}
-	return append(row[:c:c], row[c+1:]...)
-}
-
-// tableWidth is the width newTable draws rows of these cells in: each
-// column as wide as its widest line, plus a border and two spaces.
-func tableWidth(rows [][]string) int {
-	var widths []int
-	for _, row := range rows {
-		for c, cell := range row {
-			for _, line := range strings.Split(cell, "\n") {
-				if c >= len(widths) {
-					widths = append(widths, 0)
-				}
-				widths[c] = max(widths[c], utf8.RuneCountInString(line))
-			}
-		}
-	}
-	total := 1
-	for _, w := range widths {
-		total += w + 3
-	}
-	return total
-}
 
 // WriteSegments writes r as text: for each device its totals, a table
 // of its segments and how its totals relate to `snapview summary`'s, then
@@ -274,13 +219,13 @@ func WriteSegments(w io.Writer, r *Segments) error {
 			tw.AlignRight, tw.AlignRight, tw.AlignLeft}, streamCol, !streams)
 		header := cut([]string{"Address", "Size", "Pool", "Stream", "Live/\nblocks", "Requested", "Free incl.\nslack", "Largest\nfree", "Map"})
 		tot := &d.Total
-		footer := cut([]string{"total", FormatBytes(tot.Size), "", "", FormatInt(int64(tot.AllocatedBlocks)) + "/" + FormatInt(int64(tot.Blocks)),
-			requestedBytes(tot.RequestedBytes, d.Known), requestedBytes(tot.FreeBytes(), d.Known), FormatBytes(tot.LargestFree), ""})
+		footer := cut([]string{"total", units.Bytes(tot.Size), "", "", units.Int(tot.AllocatedBlocks) + "/" + units.Int(tot.Blocks),
+			requestedBytes(tot.RequestedBytes, d.Known), requestedBytes(tot.FreeBytes(), d.Known), units.Bytes(tot.LargestFree), ""})
 		rows := make([][]string, len(d.Segments))
 		for k, s := range d.Segments {
-			rows[k] = cut([]string{s.Addr.String(), FormatBytes(s.Size), statePoolLabel(s.Large, s.Pool, s.Expandable),
-				strconv.FormatUint(s.Stream, 10), FormatInt(int64(s.AllocatedBlocks)) + "/" + FormatInt(int64(s.Blocks)),
-				requestedBytes(s.RequestedBytes, d.Known), requestedBytes(s.FreeBytes(), d.Known), FormatBytes(s.LargestFree), s.Map})
+			rows[k] = cut([]string{s.Addr.String(), units.Bytes(s.Size), statePoolLabel(s.Large, s.Pool, s.Expandable),
+				strconv.FormatUint(s.Stream, 10), units.Int(s.AllocatedBlocks) + "/" + units.Int(s.Blocks),
+				requestedBytes(s.RequestedBytes, d.Known), requestedBytes(s.FreeBytes(), d.Known), units.Bytes(s.LargestFree), s.Map})
 		}
 		// A narrower map where the table would pass segmentsWidth.
 		mapWidth := MapWidth
@@ -419,7 +364,5 @@ func WriteSegmentsJSON(w io.Writer, r *Segments) error {
 		}
 		out.Devices = append(out.Devices, dj)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }

@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -243,29 +243,23 @@ func (v *StateView) momentLine() string {
 		if v.Entries == 0 {
 			b.WriteString("no trace entries: the state the file holds")
 		} else {
-			fmt.Fprintf(&b, "before the first of %s", plural(v.Entries, "trace entry"))
+			fmt.Fprintf(&b, "before the first of %s", units.Plural(v.Entries, "trace entry"))
 		}
 	} else {
-		fmt.Fprintf(&b, "after entry %s of %s (%s", FormatInt(int64(v.Index)), FormatInt(int64(v.Entries)), v.Entry.Action)
+		fmt.Fprintf(&b, "after entry %s of %s (%s", units.Int(v.Index), units.Int(v.Entries), v.Entry.Action)
 		switch v.Entry.Action {
 		case snapshot.ActionOOM:
-			fmt.Fprintf(&b, " of %s", FormatBytes(v.Entry.Size))
+			fmt.Fprintf(&b, " of %s", units.Bytes(v.Entry.Size))
 		case snapshot.ActionSnapshot:
 		default:
-			fmt.Fprintf(&b, " of %s at %v", FormatBytes(v.Entry.Size), v.Entry.Addr)
+			fmt.Fprintf(&b, " of %s at %v", units.Bytes(v.Entry.Size), v.Entry.Addr)
 		}
 		b.WriteString(")")
 		if v.SinceStartUS >= 0 {
-			fmt.Fprintf(&b, ", %s after the first entry", formatMicros(v.SinceStartUS))
+			fmt.Fprintf(&b, ", %s after the first entry", units.Micros(v.SinceStartUS))
 		}
 	}
 	return b.String()
-}
-
-// formatMicros formats a duration in microseconds as seconds with
-// microsecond precision ("1.234567 s").
-func formatMicros(us int64) string {
-	return strconv.FormatFloat(float64(us)/1e6, 'f', 6, 64) + " s"
 }
 
 // WriteState writes v as text: the moment, the totals, the OOM (when the
@@ -289,7 +283,7 @@ func WriteState(w io.Writer, v *StateView) error {
 	t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight)
 	t.Header("Metric", "All", "Large pool", "Small pool")
 	bytesRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
-		return []string{label, FormatBytes(f[analyze.PoolAll].Current), FormatBytes(f[analyze.PoolLarge].Current), FormatBytes(f[analyze.PoolSmall].Current)}
+		return []string{label, units.Bytes(f[analyze.PoolAll].Current), units.Bytes(f[analyze.PoolLarge].Current), units.Bytes(f[analyze.PoolSmall].Current)}
 	}
 	k := st.Stats.Known
 	requestedRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
@@ -297,7 +291,7 @@ func WriteState(w io.Writer, v *StateView) error {
 			requestedBytes(f[analyze.PoolSmall].Current, k)}
 	}
 	countRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
-		return []string{label, FormatInt(f[analyze.PoolAll].Current), FormatInt(f[analyze.PoolLarge].Current), FormatInt(f[analyze.PoolSmall].Current)}
+		return []string{label, units.Int(f[analyze.PoolAll].Current), units.Int(f[analyze.PoolLarge].Current), units.Int(f[analyze.PoolSmall].Current)}
 	}
 	var free [analyze.NumPools]analyze.Stat
 	for p := range analyze.NumPools {
@@ -324,7 +318,7 @@ func WriteState(w io.Writer, v *StateView) error {
 	}
 	if n := stateExpandable(v); n > 0 {
 		ew.printf("memory_stats() counts cudaMalloc segments only, not the %s mapped by expandable segments.\n",
-			plural(n, "range"))
+			units.Plural(n, "range"))
 	}
 
 	if o := st.OOM; o != nil {
@@ -346,8 +340,8 @@ func WriteState(w io.Writer, v *StateView) error {
 		var rows [][]string
 		for _, s := range v.Segments {
 			rows = append(rows, []string{s.Addr.String(), statePoolLabel(s.Large, s.Pool, s.Expandable), strconv.FormatUint(s.Stream, 10),
-				FormatBytes(s.Size), FormatInt(int64(len(s.Blocks))), FormatInt(int64(s.Live)), FormatBytes(s.Allocated),
-				FormatBytes(s.Free), FormatBytes(s.LargestFree), s.Map})
+				units.Bytes(s.Size), units.Int(len(s.Blocks)), units.Int(s.Live), units.Bytes(s.Allocated),
+				units.Bytes(s.Free), units.Bytes(s.LargestFree), s.Map})
 		}
 		// Too wide for the width: a narrower map (down to minMapWidth),
 		// then the map, the stream, the largest free block and the block
@@ -380,9 +374,9 @@ func WriteState(w io.Writer, v *StateView) error {
 		for i, a := range v.Largest {
 			entry := "before trace"
 			if a.AllocIndex >= 0 {
-				entry = FormatInt(int64(a.AllocIndex))
+				entry = units.Int(a.AllocIndex)
 			}
-			rows = append(rows, []string{strconv.Itoa(i + 1), FormatBytes(a.Size), requestedBytes(a.Requested, k), a.Addr.String(),
+			rows = append(rows, []string{strconv.Itoa(i + 1), units.Bytes(a.Size), requestedBytes(a.Requested, k), a.Addr.String(),
 				statePoolLabel(a.Large, a.Pool, false), entry, "S" + strconv.Itoa(a.Stack+1)})
 		}
 		ft := fitColumns(textWidth(w), []string{"#", "Size", "Requested", "Address", "Pool", "Alloc entry", "Stack"},
@@ -402,7 +396,7 @@ func WriteState(w io.Writer, v *StateView) error {
 		rows := make([][]string, v.TopStacks)
 		for i := range v.TopStacks {
 			g := &v.Stacks[i]
-			rows[i] = []string{"S" + strconv.Itoa(i+1), FormatInt(int64(g.Count)), FormatBytes(g.Bytes)}
+			rows[i] = []string{"S" + strconv.Itoa(i+1), units.Int(g.Count), units.Bytes(g.Bytes)}
 		}
 		// The last cell wraps to what the width leaves it.
 		where := max(textWidth(w)-tableWidth(append(rows, []string{"Stack", "Allocations", "Bytes"}))-3, 24)
@@ -420,7 +414,7 @@ func WriteState(w io.Writer, v *StateView) error {
 			if !v.stackShown(i) {
 				continue
 			}
-			ew.printf("S%d: %s in %s\n", i+1, FormatBytes(g.Bytes), plural(g.Count, "allocation"))
+			ew.printf("S%d: %s in %s\n", i+1, units.Bytes(g.Bytes), units.Plural(g.Count, "allocation"))
 			for _, l := range g.Lines {
 				ew.printf("    %s\n", l)
 			}
@@ -437,8 +431,8 @@ func WriteState(w io.Writer, v *StateView) error {
 	}
 	var freeRows [][]string
 	for _, f := range st.Free {
-		freeRows = append(freeRows, []string{statePoolLabel(f.Large, f.Pool, false), strconv.FormatUint(f.Stream, 10), FormatBytes(f.Reserved),
-			FormatBytes(f.FreeBytes), FormatInt(int64(f.Blocks)), FormatBytes(f.Largest)})
+		freeRows = append(freeRows, []string{statePoolLabel(f.Large, f.Pool, false), strconv.FormatUint(f.Stream, 10), units.Bytes(f.Reserved),
+			units.Bytes(f.FreeBytes), units.Int(f.Blocks), units.Bytes(f.Largest)})
 	}
 	ft := fitColumns(textWidth(w), []string{"Pool", "Stream", "Reserved", "Free in\nsegments", "Free\nblocks", "Largest\nfree block"},
 		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, freeRows, nil, 4)
@@ -461,19 +455,19 @@ func writeOOM(ew *errWriter, v *StateView, o *analyze.OOMInfo) {
 	if o.Large {
 		pool = "large"
 	}
-	ew.printf("\nOOM: a request of %s (%s pool, stream %d) failed\n", FormatBytes(o.Size), pool, o.Stream)
-	ew.printf("  free on the device (cudaMemGetInfo):    %s\n", FormatBytes(o.DeviceFree))
-	ew.printf("  largest cached free block it could use: %s\n", FormatBytes(o.LargestFree))
-	ew.printf("  free in cached blocks of that pool:     %s\n", FormatBytes(o.FreeInPool))
+	ew.printf("\nOOM: a request of %s (%s pool, stream %d) failed\n", units.Bytes(o.Size), pool, o.Stream)
+	ew.printf("  free on the device (cudaMemGetInfo):    %s\n", units.Bytes(o.DeviceFree))
+	ew.printf("  largest cached free block it could use: %s\n", units.Bytes(o.LargestFree))
+	ew.printf("  free in cached blocks of that pool:     %s\n", units.Bytes(o.FreeInPool))
 	ew.printf("  reserved %s, allocated %s\n",
-		FormatBytes(st.Stats.ReservedBytes[analyze.PoolAll].Current), FormatBytes(st.Stats.AllocatedBytes[analyze.PoolAll].Current))
+		units.Bytes(st.Stats.ReservedBytes[analyze.PoolAll].Current), units.Bytes(st.Stats.AllocatedBytes[analyze.PoolAll].Current))
 	switch {
 	case o.DeviceFree >= o.Size:
 		ew.printf("  The device had %s free, more than the request: the process hit its own limit\n"+
-			"  (torch.cuda.set_per_process_memory_fraction), or device memory was too fragmented.\n", FormatBytes(o.DeviceFree))
+			"  (torch.cuda.set_per_process_memory_fraction), or device memory was too fragmented.\n", units.Bytes(o.DeviceFree))
 	case o.FreeInPool+o.DeviceFree >= o.Size:
 		ew.printf("  Fragmentation: %s was free in cached blocks, but no block was large enough;\n"+
-			"  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True may help.\n", FormatBytes(o.FreeInPool))
+			"  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True may help.\n", units.Bytes(o.FreeInPool))
 	default:
 		ew.printf("  The memory was full of live allocations: see the largest ones below.\n")
 	}
@@ -489,7 +483,7 @@ func writeOOMWhatif(ew *errWriter, r *whatif.Result) {
 	for i := 1; i < len(r.Rows); i++ {
 		row := &r.Rows[i]
 		if row.Fits() {
-			fits = append(fits, fmt.Sprintf("%s (peak reserved %s)", row.Conf, FormatBytes(row.PeakReserved)))
+			fits = append(fits, fmt.Sprintf("%s (peak reserved %s)", row.Conf, units.Bytes(row.PeakReserved)))
 		} else {
 			fails = append(fails, row.Conf)
 		}
@@ -509,7 +503,7 @@ func writeOOMWhatif(ew *errWriter, r *whatif.Result) {
 		ew.printf("%s", wrapAt("  ", "Would still fail: "+strings.Join(fails, "; ")+".", textWidth(ew.w)))
 	}
 	if u := r.Uncapped; u != nil {
-		ew.printf("%s", wrapAt("  ", fmt.Sprintf("With no cap the file's settings reserve at most %s: the memory this run needed.", FormatBytes(u.PeakReserved)), textWidth(ew.w)))
+		ew.printf("%s", wrapAt("  ", fmt.Sprintf("With no cap the file's settings reserve at most %s: the memory this run needed.", units.Bytes(u.PeakReserved)), textWidth(ew.w)))
 	}
 }
 
@@ -691,9 +685,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 			out.OOM.Whatif = &d
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }
 
 // allocIndex returns the alloc entry of Allocation k, -1 when it is

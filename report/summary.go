@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -167,7 +167,7 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 	if st := sum.Settings; st != nil {
 		split := "unlimited"
 		if st.MaxSplitSize >= 0 {
-			split = FormatBytes(st.MaxSplitSize)
+			split = units.Bytes(st.MaxSplitSize)
 		}
 		exp := "off"
 		if st.ExpandableSegments {
@@ -190,12 +190,12 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 			ew.printf("  No segments: the allocator held no GPU memory on this device when the snapshot was taken.\n")
 		default:
 			ew.printf("%s", wrapIndented("  ", fmt.Sprintf("%s reserved in %s; %s allocated in %s; %s free inside the segments (largest free block %s).",
-				FormatBytes(t.Size), plural(t.Segments, "segment"),
-				FormatBytes(t.AllocatedBytes), plural(t.AllocatedBlocks, "allocation"),
-				FormatBytes(t.InactiveBytes), FormatBytes(t.LargestFree))))
+				units.Bytes(t.Size), units.Plural(t.Segments, "segment"),
+				units.Bytes(t.AllocatedBytes), units.Plural(t.AllocatedBlocks, "allocation"),
+				units.Bytes(t.InactiveBytes), units.Bytes(t.LargestFree))))
 			if t.PendingFreeBlocks > 0 {
 				ew.printf("%s", wrapIndented("  ", fmt.Sprintf("%s in %s freed by the program but still in use by another stream (pending free).",
-					FormatBytes(t.PendingFreeBytes), plural(t.PendingFreeBlocks, "block"))))
+					units.Bytes(t.PendingFreeBytes), units.Plural(t.PendingFreeBlocks, "block"))))
 			}
 			if ew.err == nil {
 				ew.err = writePoolTable(w, &d)
@@ -225,9 +225,9 @@ func writePoolTable(w io.Writer, d *DeviceSummary) error {
 	header := dropColumn([]string{"Pool", "Reserved", "Allocated", "Active", "Requested", "Segments", "Blocks", "Allocations", "Free", "Largest\nfree"},
 		activeCol, !active)
 	row := func(label string, u *analyze.SegmentUsage) []string {
-		return dropColumn([]string{label, FormatBytes(u.Size), FormatBytes(u.AllocatedBytes), FormatBytes(u.ActiveBytes()),
-			requestedBytes(u.ActiveRequestedBytes(), d.Stats.Known), FormatInt(int64(u.Segments)), FormatInt(int64(u.Blocks)),
-			FormatInt(int64(u.AllocatedBlocks)), FormatBytes(u.InactiveBytes), FormatBytes(u.LargestFree)}, activeCol, !active)
+		return dropColumn([]string{label, units.Bytes(u.Size), units.Bytes(u.AllocatedBytes), units.Bytes(u.ActiveBytes()),
+			requestedBytes(u.ActiveRequestedBytes(), d.Stats.Known), units.Int(u.Segments), units.Int(u.Blocks),
+			units.Int(u.AllocatedBlocks), units.Bytes(u.InactiveBytes), units.Bytes(u.LargestFree)}, activeCol, !active)
 	}
 	var rows [][]string
 	for i := range d.Pools {
@@ -277,7 +277,7 @@ func historyLines(d *DeviceSummary) []string {
 	default:
 		span := ""
 		if c.FirstUS != 0 && c.LastUS >= c.FirstUS {
-			span = " over " + formatSpan(c.LastUS-c.FirstUS)
+			span = " over " + units.Span(c.LastUS-c.FirstUS)
 		}
 		cover := "from the start"
 		if !c.FromStart() {
@@ -286,21 +286,21 @@ func historyLines(d *DeviceSummary) []string {
 		if d.Info != nil {
 			cover = coverageText(d.Info)
 		}
-		lines = append(lines, fmt.Sprintf("Trace: %s%s; %s.", plural(c.Entries, "entry"), span, cover))
+		lines = append(lines, fmt.Sprintf("Trace: %s%s; %s.", units.Plural(c.Entries, "entry"), span, cover))
 	}
 	switch {
 	case c.Entries > 0 && c.TraceStacks > 0:
 		lines = append(lines, fmt.Sprintf("Stacks: on %s and %s.",
-			ofAll(c.TraceStacks, c.Entries, "trace entry"), ofAll(c.LiveBlockStacks, c.LiveBlocks, "live block")))
+			units.OfAll(c.TraceStacks, c.Entries, "trace entry"), units.OfAll(c.LiveBlockStacks, c.LiveBlocks, "live block")))
 	case c.LiveBlockStacks > 0 && c.Entries > 0:
-		lines = append(lines, fmt.Sprintf("Stacks: on %s, none on trace entries.", ofAll(c.LiveBlockStacks, c.LiveBlocks, "live block")))
+		lines = append(lines, fmt.Sprintf("Stacks: on %s, none on trace entries.", units.OfAll(c.LiveBlockStacks, c.LiveBlocks, "live block")))
 	case c.LiveBlockStacks > 0:
-		lines = append(lines, fmt.Sprintf("Stacks: on %s.", ofAll(c.LiveBlockStacks, c.LiveBlocks, "live block")))
+		lines = append(lines, fmt.Sprintf("Stacks: on %s.", units.OfAll(c.LiveBlockStacks, c.LiveBlocks, "live block")))
 	case c.Entries > 0 || c.LiveBlocks > 0:
 		lines = append(lines, "Stacks: none recorded (context=None, or the blocks predate recording).")
 	}
 	if c.OOMs > 0 {
-		lines = append(lines, fmt.Sprintf("Out of memory: the trace holds %s.", plural(c.OOMs, "oom entry")))
+		lines = append(lines, fmt.Sprintf("Out of memory: the trace holds %s.", units.Plural(c.OOMs, "oom entry")))
 	}
 	st := d.Stats
 	if n := requestedNote(st.Known); n != "" {
@@ -310,10 +310,10 @@ func historyLines(d *DeviceSummary) []string {
 		switch k := st.Known; k.History {
 		case analyze.Exact:
 			lines = append(lines, fmt.Sprintf("Peak: %s allocated, %s reserved (exact).",
-				FormatBytes(st.AllocatedBytes[analyze.PoolAll].Peak), FormatBytes(st.ReservedBytes[analyze.PoolAll].Peak)))
+				units.Bytes(st.AllocatedBytes[analyze.PoolAll].Peak), units.Bytes(st.ReservedBytes[analyze.PoolAll].Peak)))
 		case analyze.LowerBound:
 			lines = append(lines, fmt.Sprintf("Peak: at least %s allocated, at least %s reserved (lower bounds: %s).",
-				FormatBytes(st.AllocatedBytes[analyze.PoolAll].Peak), FormatBytes(st.ReservedBytes[analyze.PoolAll].Peak), k.Why))
+				units.Bytes(st.AllocatedBytes[analyze.PoolAll].Peak), units.Bytes(st.ReservedBytes[analyze.PoolAll].Peak), k.Why))
 		case analyze.Unknown:
 			if k.Why == "" {
 				lines = append(lines, "Peak: unknown.")
@@ -340,7 +340,7 @@ func describeFormat(sum *Summary) string {
 		parts = append(parts, f.Compression+"-compressed")
 	}
 	if f.Bytes > 0 {
-		parts = append(parts, FormatBytes(f.Bytes))
+		parts = append(parts, units.Bytes(f.Bytes))
 	}
 	if sum.Legacy {
 		parts = append(parts, "a bare segment list (torch.cuda.memory_snapshot())")
@@ -350,11 +350,11 @@ func describeFormat(sum *Summary) string {
 	case idle == sum.NumDevices && idle == 1:
 		parts = append(parts, "1 device recorded, with nothing on it")
 	case idle == sum.NumDevices:
-		parts = append(parts, plural(sum.NumDevices, "device")+" recorded, nothing on any of them")
+		parts = append(parts, units.Plural(sum.NumDevices, "device")+" recorded, nothing on any of them")
 	case idle > 0:
-		parts = append(parts, fmt.Sprintf("%s recorded, nothing on %s", plural(sum.NumDevices, "device"), joinIntRuns(sum.IdleDevices)))
+		parts = append(parts, fmt.Sprintf("%s recorded, nothing on %s", units.Plural(sum.NumDevices, "device"), joinIntRuns(sum.IdleDevices)))
 	default:
-		parts = append(parts, plural(sum.NumDevices, "device")+" recorded")
+		parts = append(parts, units.Plural(sum.NumDevices, "device")+" recorded")
 	}
 	if len(parts) == 0 {
 		return "snapshot"
@@ -395,17 +395,6 @@ type deviceSummaryJSON struct {
 	// Requested is the trust of the file's requested sizes ("exact" or
 	// "unknown", and why): when unknown, every requested figure is null.
 	Requested historyJSON `json:"requested"`
-}
-
-type historyJSON struct {
-	Exactness string `json:"exactness"`
-	Why       string `json:"why,omitempty"`
-}
-
-// figureJSON is one memory_stats() figure: value is null when unknown.
-type figureJSON struct {
-	Value     *int64 `json:"value"`
-	Exactness string `json:"exactness"`
 }
 
 type poolJSON struct {
@@ -518,7 +507,5 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 		}
 		out.Devices = append(out.Devices, dj)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -102,15 +103,20 @@ func TestWriteSummaryEmpty(t *testing.T) {
 func TestSummaryCoverageAsInfo(t *testing.T) {
 	root := sharedSnapshots(t)
 	var files []string
-	for _, pat := range []string{"torch2.11/*/snapshot.pickle", "public/*.pickle", "torch2.11-probe/*.pickle"} {
-		m, _ := filepath.Glob(filepath.Join(root, pat))
-		files = append(files, m...)
+	for _, pat := range []struct {
+		glob string
+		min  int
+	}{{"torch2.11/*/snapshot.pickle", 17}, {"public/*.pickle", 34}, {"torch2.11-probe/*.pickle", 13}} {
+		files = append(files, corpus.Match(t, root, pat.glob, pat.min)...)
 	}
+	loaded := 0
+	defer func() { corpus.AtLeast(t, "snapshots loaded", loaded, 64) }()
 	for _, f := range files {
 		s, err := snapshot.Load(f)
 		if err != nil {
 			continue
 		}
+		loaded++
 		in := analyze.Inspect(s)
 		var stats []*analyze.MemoryStats
 		for _, d := range s.Devices() {

@@ -12,21 +12,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
 var update = flag.Bool("update", false, "update golden files under testdata/")
 
-// sharedSnapshots returns ../shared/snapshots (relative to the repository
-// root), or skips the test when the shared corpus is absent.
-func sharedSnapshots(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "snapshots")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared corpus absent (%v): skipping", err)
-	}
-	return dir
-}
+// sharedSnapshots returns the shared corpus's snapshots directory (see
+// internal/corpus), or ends the test when the corpus is absent.
+func sharedSnapshots(t testing.TB) string { return corpus.Dir(t) }
 
 func TestFormatTorchSize(t *testing.T) {
 	// Expected strings printed by torch/cuda/memory.py _format_size
@@ -119,9 +113,11 @@ func torchCases(t *testing.T) []torchCase {
 		}
 		return string(b)
 	}
-	for _, pat := range []string{"torch2.11/*/summary.txt", "big/*/summary.txt", "whatif/*/*/summary.txt"} {
-		files, _ := filepath.Glob(filepath.Join(root, pat))
-		for _, f := range files {
+	for _, pat := range []struct {
+		glob string
+		min  int
+	}{{"torch2.11/*/summary.txt", 16}, {"big/*/summary.txt", 1}, {"whatif/*/*/summary.txt", 15}} {
+		for _, f := range corpus.Match(t, root, pat.glob, pat.min) {
 			dir := filepath.Dir(f)
 			cases = append(cases, torchCase{
 				name:  filepath.Base(dir),
@@ -130,8 +126,7 @@ func torchCases(t *testing.T) []torchCase {
 			})
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(root, "torch2.11/*/snapshot.summary.dev*.txt"))
-	for _, f := range files {
+	for _, f := range corpus.Match(t, root, "torch2.11/*/snapshot.summary.dev*.txt", 2) {
 		dir := filepath.Dir(f)
 		stats := load(filepath.Join(dir, "snapshot.stats.json"))
 		dev := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "snapshot.summary.dev"), ".txt")
@@ -146,8 +141,7 @@ func torchCases(t *testing.T) []torchCase {
 		}
 		cases = append(cases, torchCase{name: filepath.Base(dir) + "/dev" + dev, stats: st, want: read(f)})
 	}
-	files, _ = filepath.Glob(filepath.Join(root, "torch2.11-probe/*.extra.json"))
-	for _, f := range files {
+	for _, f := range corpus.Match(t, root, "torch2.11-probe/*.extra.json", 13) {
 		var extra struct {
 			Summary       string `json:"memory_summary"`
 			SummaryAbbrev string `json:"memory_summary_abbrev"`
@@ -283,8 +277,7 @@ func TestTorchCurUsageFromSnapshot(t *testing.T) {
 		device                int
 	}
 	var cases []tcase
-	files, _ := filepath.Glob(filepath.Join(root, "torch2.11", "*", "summary.txt"))
-	for _, f := range files {
+	for _, f := range corpus.Match(t, root, "torch2.11/*/summary.txt", 16) {
 		dir := filepath.Dir(f)
 		cases = append(cases, tcase{filepath.Base(dir), filepath.Join(dir, "snapshot.pickle"), f, 0})
 	}

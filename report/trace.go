@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -98,7 +99,7 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 		if k > 0 {
 			bw.WriteByte('\n')
 		}
-		head := fmt.Sprintf("Device %d: %s, %s shown", td.Device, plural(len(trace), "trace entry"), FormatInt(int64(len(rows))))
+		head := fmt.Sprintf("Device %d: %s, %s shown", td.Device, units.Plural(len(trace), "trace entry"), units.Int(len(rows)))
 		switch {
 		case td.Filter.From > to:
 			head += " (no entry in the range)"
@@ -148,7 +149,7 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 				line = append(line, "  "...)
 				start := len(line)
 				if timed {
-					line = appendMicros(line, e.TimeUS-trace[0].TimeUS)
+					line = units.AppendMicros(line, e.TimeUS-trace[0].TimeUS)
 				} else {
 					line = append(line, '-')
 				}
@@ -160,7 +161,7 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 			line = alignLeft(line, start, lay.action)
 			line = append(line, "  "...)
 			start = len(line)
-			line = append(line, FormatBytes(e.Size)...)
+			line = append(line, units.Bytes(e.Size)...)
 			line = alignRight(line, start, lay.size)
 			if lay.addr > 0 {
 				line = append(line, "  "...)
@@ -216,11 +217,11 @@ func traceLayout(s *snapshot.Snapshot, trace []snapshot.TraceEntry, rows []int, 
 	for _, i := range rows {
 		e := &trace[i]
 		if timed {
-			buf = appendMicros(buf[:0], e.TimeUS-trace[0].TimeUS)
+			buf = units.AppendMicros(buf[:0], e.TimeUS-trace[0].TimeUS)
 			c.time = max(c.time, len(buf))
 		}
 		c.action = max(c.action, len(traceAction(s, e.Action)))
-		c.size = max(c.size, len(FormatBytes(e.Size)))
+		c.size = max(c.size, len(units.Bytes(e.Size)))
 		c.addr = max(c.addr, len(appendTraceAddr(buf[:0], e)))
 		c.stream = max(c.stream, len(strconv.FormatUint(e.Stream, 10)))
 	}
@@ -252,7 +253,7 @@ func traceLayout(s *snapshot.Snapshot, trace []snapshot.TraceEntry, rows []int, 
 // device's free bytes.
 func appendTraceAddr(line []byte, e *snapshot.TraceEntry) []byte {
 	if e.Action == snapshot.ActionOOM {
-		line = append(line, FormatBytes(e.DeviceFree())...)
+		line = append(line, units.Bytes(e.DeviceFree())...)
 		return append(line, " free"...)
 	}
 	line = append(line, "0x"...)
@@ -297,22 +298,6 @@ func alignLeft(line []byte, start, w int) []byte {
 		line = append(line, ' ')
 	}
 	return line
-}
-
-// appendMicros appends a duration in microseconds as formatMicros does
-// ("1.234567 s").
-func appendMicros(line []byte, us int64) []byte {
-	if us < 0 {
-		line = append(line, '-')
-		us = -us
-	}
-	line = strconv.AppendInt(line, us/1e6, 10)
-	line = append(line, '.')
-	frac := us % 1e6
-	for d := int64(100000); d > 0; d /= 10 {
-		line = append(line, byte('0'+frac/d%10))
-	}
-	return append(line, " s"...)
 }
 
 // traceEntryJSON is one entry of `trace --json`.

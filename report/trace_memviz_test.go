@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -15,10 +16,7 @@ import (
 // printed, byte for byte, in every torch 2.11 folder that has its output;
 // where _memory_viz failed (no device_traces) it returns ErrNoDeviceTraces.
 func TestMemvizTraceMatches(t *testing.T) {
-	dirs, _ := filepath.Glob("../../shared/snapshots/torch2.11/*")
-	if len(dirs) == 0 {
-		t.Skip("../shared/snapshots/torch2.11 is absent: the shared corpus is needed")
-	}
+	dirs := corpus.Glob(t, "torch2.11/*", 10)
 	checked := 0
 	for _, dir := range dirs {
 		want, err := os.ReadFile(filepath.Join(dir, "memviz_trace.txt"))

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/internal/units"
 )
 
 // WhatifView is what `snapview whatif` shows: one analysis per device.
@@ -52,11 +52,11 @@ func confLabel(r *whatif.Row) string {
 func whatifLimitLine(r *whatif.Result) string {
 	switch {
 	case r.LimitGiven:
-		return fmt.Sprintf("cap %s (%s B, --limit)", FormatBytes(r.Limit), FormatInt(r.Limit))
+		return fmt.Sprintf("cap %s (%s B, --limit)", units.Bytes(r.Limit), units.Int(r.Limit))
 	case r.Inferred != nil:
 		return fmt.Sprintf("cap inferred from the OOM: at least %s (%s B, the highest reserved) and less than %s (%s B, "+
 			"reserved at the failed request plus the segment it needed); simulated at the lower bound (--limit sets it)",
-			FormatBytes(r.Inferred.Min), FormatInt(r.Inferred.Min), FormatBytes(r.Inferred.Max+1), FormatInt(r.Inferred.Max+1))
+			units.Bytes(r.Inferred.Min), units.Int(r.Inferred.Min), units.Bytes(r.Inferred.Max+1), units.Int(r.Inferred.Max+1))
 	}
 	return "no cap (none given with --limit, and no OOM in the trace to infer one from)"
 }
@@ -113,15 +113,15 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 			start = "from the state the replay reconstructed before the first entry (the trace misses the start; " +
 				"the segments reserved before it stay as they were under every setting)"
 		}
-		reqs := FormatInt(int64(r.Requests)) + " requests"
+		reqs := units.Int(r.Requests) + " requests"
 		if r.Requests == 1 {
 			reqs = "1 request"
 		}
-		calls := plural(r.EmptyCaches, "empty_cache() call") + " read from the trace"
+		calls := units.Plural(r.EmptyCaches, "empty_cache() call") + " read from the trace"
 		if r.CapReleases > 0 {
 			calls += fmt.Sprintf(", and %s cached segments right before a new segment, as the allocator "+
 				"does under a cap: with no cap given (--limit), simulated as empty_cache() calls",
-				FormatInt(int64(r.CapReleases))+" releases of")
+				units.Int(r.CapReleases)+" releases of")
 		}
 		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Device %d: %s simulated %s; %s.", r.Device, reqs, start, calls), textWidth(w)))
 		fmt.Fprint(w, wrapAt("", whatifLimitLine(r), textWidth(w)))
@@ -149,7 +149,7 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 			}
 			e := whatifPeakTrust(r, i)
 			rows = append(rows, []string{mark, confLabel(row), figureValue(row.PeakReserved, true, e), figureValue(row.PeakAllocated, true, e),
-				FormatBytes(row.GapAtPeak), FormatInt(row.DeviceAllocs), FormatInt(row.AllocRetries), oom})
+				units.Bytes(row.GapAtPeak), units.Int(row.DeviceAllocs), units.Int(row.AllocRetries), oom})
 		}
 		// Too wide: the settings wrap, then the segment and retry counts
 		// and the unused bytes go.
@@ -176,10 +176,10 @@ func whatifVerdict(r *whatif.Result) string {
 		best := &r.Rows[r.Best]
 		if own.Fits() {
 			fmt.Fprintf(&b, "* Best: PYTORCH_CUDA_ALLOC_CONF=%q reserves %s at its peak, %s less than the file's settings.",
-				best.Conf, FormatBytes(best.PeakReserved), FormatBytes(own.PeakReserved-best.PeakReserved))
+				best.Conf, units.Bytes(best.PeakReserved), units.Bytes(own.PeakReserved-best.PeakReserved))
 		} else {
 			fmt.Fprintf(&b, "* Best: PYTORCH_CUDA_ALLOC_CONF=%q fits under the cap (peak reserved %s) where the file's settings fail at entry %d.",
-				best.Conf, FormatBytes(best.PeakReserved), own.FirstOOM)
+				best.Conf, units.Bytes(best.PeakReserved), own.FirstOOM)
 		}
 		var fits []string
 		for i := 1; i < len(r.Rows); i++ {
@@ -200,7 +200,7 @@ func whatifVerdict(r *whatif.Result) string {
 	}
 	if u := r.Uncapped; u != nil {
 		fmt.Fprintf(&b, " With no cap, the file's settings reserve at most %s (%s B): the memory the run needed as it was.",
-			FormatBytes(u.PeakReserved), FormatInt(u.PeakReserved))
+			units.Bytes(u.PeakReserved), units.Int(u.PeakReserved))
 	}
 	switch {
 	case !r.SelfCheck.Exact:
@@ -284,9 +284,7 @@ func WriteWhatifJSON(w io.Writer, v *WhatifView) error {
 	for _, r := range v.Devices {
 		out.Devices = append(out.Devices, whatifDevice(r))
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }
 
 // whatifDevice is one device of the JSON.
@@ -339,7 +337,7 @@ func whatifOOMVerdict(r *whatif.Result) string {
 	var fits []string
 	for i := 1; i < len(r.Rows); i++ {
 		if row := &r.Rows[i]; row.Fits() {
-			fits = append(fits, fmt.Sprintf("%s (peak reserved %s)", row.Conf, FormatBytes(row.PeakReserved)))
+			fits = append(fits, fmt.Sprintf("%s (peak reserved %s)", row.Conf, units.Bytes(row.PeakReserved)))
 		}
 	}
 	v := "What-if (snapview whatif, the cap inferred from the OOM): "
@@ -349,7 +347,7 @@ func whatifOOMVerdict(r *whatif.Result) string {
 		v += "PYTORCH_CUDA_ALLOC_CONF=" + strings.Join(fits, ", or ") + " would have fit"
 	}
 	if u := r.Uncapped; u != nil {
-		v += fmt.Sprintf("; with no cap the run reserves at most %s", FormatBytes(u.PeakReserved))
+		v += fmt.Sprintf("; with no cap the run reserves at most %s", units.Bytes(u.PeakReserved))
 	}
 	switch {
 	case !r.SelfCheck.Exact:

@@ -20,6 +20,10 @@ const (
 	MinWidth = 60
 )
 
+// infoWidth is the column the text of info and summary is wrapped at
+// (wrapIndented), whatever the terminal's width.
+const infoWidth = 100
+
 // TextWriter is the writer the text views write to when they should fit
 // a width: every line longer than Width that is not a table row is
 // wrapped at a space (or, in a long path, after a '/' or '\'), its

@@ -3,6 +3,8 @@ package snapshot
 import (
 	"fmt"
 	"slices"
+
+	"github.com/snapview/snapview/internal/units"
 )
 
 // checkSegments leaves out the segments no allocator could have held at
@@ -71,13 +73,13 @@ func (c *converter) checkSegments() {
 		return
 	}
 	if dup > 0 {
-		c.warnf("%s listed twice (%s): counted once", plural(dup, "segment"), dupText)
+		c.warnf("%s listed twice (%s): counted once", units.Plural(dup, "segment"), dupText)
 	}
 	if over > 0 {
-		c.warnf("%s overlapping a segment at a lower address (%s): left out, so no byte is counted twice", plural(over, "segment"), overText)
+		c.warnf("%s overlapping a segment at a lower address (%s): left out, so no byte is counted twice", units.Plural(over, "segment"), overText)
 	}
 	if wrap > 0 {
-		c.warnf("%s with an address range that wraps past 2^64 (%s): left out", plural(wrap, "segment"), wrapText)
+		c.warnf("%s with an address range that wraps past 2^64 (%s): left out", units.Plural(wrap, "segment"), wrapText)
 	}
 	kept := make([]Segment, 0, len(segs)-dup-over-wrap)
 	for i := range segs {
@@ -103,7 +105,7 @@ func (c *converter) checkBlocks() {
 		}
 	}
 	if n > 0 {
-		c.warnf("%s with requested_size above the block's size (%s): requested figures from the file are wrong", plural(n, "active block"), first)
+		c.warnf("%s with requested_size above the block's size (%s): requested figures from the file are wrong", units.Plural(n, "active block"), first)
 	}
 }
 
@@ -127,15 +129,7 @@ func (c *converter) checkTimes() {
 			last, have = e.TimeUS, true
 		}
 		if n > 0 {
-			c.warnf("device_traces[%d]: time_us goes backwards %s (%s): times and durations on this device may be wrong", d, plural(n, "time"), first)
+			c.warnf("device_traces[%d]: time_us goes backwards %s (%s): times and durations on this device may be wrong", d, units.Plural(n, "time"), first)
 		}
 	}
-}
-
-// plural is "1 segment", "2 segments".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

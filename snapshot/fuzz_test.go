@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/snapview/snapview/internal/corpus"
 )
 
 // FuzzDecode checks that Decode never panics or hangs, that what it accepts
@@ -18,7 +20,7 @@ import (
 //	go test -fuzz FuzzDecode -fuzztime 60s ./snapshot
 func FuzzDecode(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join(fixtures, "*"))
-	if dir := filepath.Join("..", "..", "shared", "snapshots"); dirExists(dir) {
+	if dir := corpus.Find(f); dir != "" {
 		for _, pat := range []string{"torch2.11-probe/*.pickle", "public/p0*.pickle", "public/p1[0-9]*.pickle"} {
 			m, _ := filepath.Glob(filepath.Join(dir, pat))
 			seeds = append(seeds, m...)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/snapview/snapview/internal/units"
 )
 
 // The JSON form MemoryViz accepts holds the same structure as the pickle.
@@ -253,7 +255,7 @@ func (p *jsonParser) str() (string, error) {
 			p.buf = append(p.buf, c)
 		}
 		if int64(len(p.buf)) > p.m.lim.MaxString {
-			return "", &LimitError{Limit: "string length", Detail: fmt.Sprintf("a JSON string longer than %s at byte %d", sizeText(p.m.lim.MaxString), p.off)}
+			return "", &LimitError{Limit: "string length", Detail: fmt.Sprintf("a JSON string longer than %s at byte %d", units.Bytes(p.m.lim.MaxString), p.off)}
 		}
 	}
 	if !escaped {

@@ -3,6 +3,8 @@ package snapshot
 import (
 	"fmt"
 	"io"
+
+	"github.com/snapview/snapview/internal/units"
 )
 
 // Limits bound what decoding one file may cost, so that a small hostile
@@ -131,22 +133,9 @@ func (b *budget) check() bool {
 	b.err = &LimitError{
 		Limit: "decoded-object budget",
 		Detail: fmt.Sprintf("%s of decoded objects from %s of data, more than %s plus %d bytes per byte read (a shared object referenced over and over, or a memo spread thin?)",
-			sizeText(b.spent), sizeText(read), sizeText(b.base), BudgetPerByte),
+			units.Bytes(b.spent), units.Bytes(read), units.Bytes(b.base), BudgetPerByte),
 	}
 	return false
-}
-
-// sizeText is a byte count for a limit's message: "64 MiB".
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // limitReader stops a decompressor whose output passes the limits: the
@@ -179,12 +168,12 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	if l.max > 0 && l.n > l.max {
 		hint := "if the file is genuine, raise it with --max-decompressed"
 		return n, &LimitError{Limit: "decompressed size",
-			Detail: fmt.Sprintf("the %s data decompresses to more than %s", l.what, sizeText(l.max)), Hint: hint}
+			Detail: fmt.Sprintf("the %s data decompresses to more than %s", l.what, units.Bytes(l.max)), Hint: hint}
 	}
 	if l.ratio > 0 && l.n > RatioFloor+l.ratio*l.raw() {
 		return n, &LimitError{Limit: "decompressed size",
 			Detail: fmt.Sprintf("the %s data decompresses to over %s from %s of file, more than %d times (a decompression bomb?)",
-				l.what, sizeText(l.n), sizeText(l.raw()), l.ratio),
+				l.what, units.Bytes(l.n), units.Bytes(l.raw()), l.ratio),
 			Hint: "if the file is genuine, raise the limit with --max-decompressed"}
 	}
 	return n, err

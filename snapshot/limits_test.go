@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/snapview/snapview/internal/corpus"
 )
 
 // gzipOf compresses b.
@@ -104,17 +106,14 @@ func TestRefsSaturate(t *testing.T) {
 // overlapping, wrapping and requested>size segments and backwards times
 // are each one warning, and reserved bytes are counted once.
 func TestInconsistentSegments(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "snapshots", "hostile")
-	if !dirExists(dir) {
-		t.Skip("../shared/snapshots/hostile absent")
-	}
+	dir := corpus.Path(t, "hostile")
 	for _, tt := range []struct {
 		file, warn string
 		segments   int
 	}{
 		{"duplicate_segment.pickle", "1 segment listed twice (segments[14] repeats segments[0]", 14},
 		{"overlap_segments.pickle", "1 segment overlapping a segment at a lower address (segments[1]", 13},
-		{"memo_seg_1e4x1e3.pickle", "9999 segments listed twice", 1},
+		{"memo_seg_1e4x1e3.pickle", "9,999 segments listed twice", 1},
 		{"requested_gt_size.pickle", "1 active block with requested_size above the block's size", 14},
 		{"time_backwards.pickle", "device_traces[0]: time_us goes backwards", 14},
 	} {

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/snapview/snapview/internal/corpus"
 )
 
 func TestMemoryStatsFile(t *testing.T) {
@@ -36,11 +37,7 @@ func TestMemoryStatsFile(t *testing.T) {
 		}
 	}
 	// The stats.json files of the shared corpus.
-	m, _ := filepath.Glob(filepath.Join("..", "..", "shared", "snapshots", "torch2.11", "*", "stats.json"))
-	if len(m) == 0 {
-		t.Skip("shared snapshots not available")
-	}
-	for _, f := range m {
+	for _, f := range corpus.Glob(t, "torch2.11/*/stats.json", 16) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -54,10 +51,7 @@ func TestMemoryStatsFile(t *testing.T) {
 // TestFrameLineUnknown checks that a frame line of 2^64-1 (-1 written
 // unsigned by PyTorch's unwinder) reads as -1 without a warning.
 func TestFrameLineUnknown(t *testing.T) {
-	f := filepath.Join("..", "..", "shared", "snapshots", "torch2.11-probe", "annotations.pickle")
-	if _, err := os.Stat(f); err != nil {
-		t.Skipf("shared snapshots not available: %v", err)
-	}
+	f := corpus.Path(t, "torch2.11-probe/annotations.pickle")
 	s, err := Load(f)
 	if err != nil {
 		t.Fatal(err)

@@ -199,19 +199,6 @@ type Segment struct {
 	Blocks []Block
 }
 
-// IsLarge reports whether the segment belongs to the large pool. Without a
-// segment_type it follows PyTorch's rule: segments of 2 MiB (kSmallBuffer)
-// belong to the small pool.
-func (s *Segment) IsLarge() bool {
-	switch s.Type {
-	case "small":
-		return false
-	case "large":
-		return true
-	}
-	return s.TotalSize != 2<<20
-}
-
 // BlockState is the state of a block: segment["blocks"][i]["state"].
 type BlockState uint8
 

@@ -9,11 +9,13 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/snapview/snapview/internal/units"
 )
 
 // This file is a small pickle virtual machine for the opcode subset that
-// memory snapshots use (protocols 2 to 5, see ../shared/docs/snapshot-format.md
-// §1.1): dicts, lists, tuples, str, int of any width, float, bool and None,
+// memory snapshots use (protocols 2 to 5, see docs/format.md, "Pickle
+// encoding"): dicts, lists, tuples, str, int of any width, float, bool and None,
 // with the memo. It never resolves globals: GLOBAL, STACK_GLOBAL, REDUCE,
 // BUILD, NEWOBJ and friends are errors, so a hostile file cannot run code.
 //
@@ -419,7 +421,7 @@ func (m *machine) readBytes(n uint64) ([]byte, error) {
 			}
 			left -= c
 		}
-		return nil, &LimitError{Limit: "string length", Detail: fmt.Sprintf("a string of %d bytes at byte %d, longer than %s", n, at, sizeText(m.lim.MaxString))}
+		return nil, &LimitError{Limit: "string length", Detail: fmt.Sprintf("a string of %d bytes at byte %d, longer than %s", n, at, units.Bytes(m.lim.MaxString))}
 	}
 	if n <= readBuf {
 		b, err := m.readN(int(n))

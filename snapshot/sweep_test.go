@@ -1,30 +1,26 @@
 package snapshot
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/snapview/snapview/internal/corpus"
 )
 
-// sharedDir returns ../shared/snapshots or skips the test.
-func sharedSnapshots(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "snapshots")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real snapshots not found at %s (../shared is absent): %v", dir, err)
-	}
-	return dir
-}
+// sharedSnapshots returns the shared corpus's snapshots directory (see
+// internal/corpus), or ends the test when the corpus is absent.
+func sharedSnapshots(t testing.TB) string { return corpus.Dir(t) }
 
+// realFiles returns the corpus's real snapshots: the torch 2.11
+// recordings, the probes and the public files (64 today).
 func realFiles(t testing.TB) []string {
-	dir := sharedSnapshots(t)
+	t.Helper()
 	var out []string
-	for _, pat := range []string{"torch2.11/*/snapshot.pickle", "torch2.11-probe/*.pickle", "public/*.pickle"} {
-		m, _ := filepath.Glob(filepath.Join(dir, pat))
-		out = append(out, m...)
-	}
-	if len(out) == 0 {
-		t.Skip("no real snapshots found")
+	for _, pat := range []struct {
+		glob string
+		min  int
+	}{{"torch2.11/*/snapshot.pickle", 17}, {"torch2.11-probe/*.pickle", 13}, {"public/*.pickle", 34}} {
+		out = append(out, corpus.Glob(t, pat.glob, pat.min)...)
 	}
 	return out
 }

@@ -3,6 +3,8 @@ package snapshot
 import (
 	"bufio"
 	"fmt"
+
+	"github.com/snapview/snapview/internal/units"
 )
 
 // Bounds on the dictionary an xz file may ask for (checkXZDict).
@@ -47,10 +49,10 @@ func checkXZDict(br *bufio.Reader, size int64, lim Limits) error {
 	}
 	of := ""
 	if size > 0 {
-		of = " for a file of " + sizeText(size)
+		of = " for a file of " + units.Bytes(size)
 	}
 	return &LimitError{Limit: "xz dictionary",
-		Detail: fmt.Sprintf("the xz data asks for a dictionary of %s%s, more than %s (xz -9 uses 64 MiB)", sizeText(dict), of, sizeText(allowed)),
+		Detail: fmt.Sprintf("the xz data asks for a dictionary of %s%s, more than %s (xz -9 uses 64 MiB)", units.Bytes(dict), of, units.Bytes(allowed)),
 		Hint:   "if the file is genuine, raise the limit with --max-decompressed"}
 }
 

@@ -10,7 +10,11 @@
 // may not take. All sizes are in bytes.
 package allocator
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/snapview/snapview/snapshot"
+)
 
 // Constants of CUDACachingAllocator.cpp and c10/core/AllocatorConfig.h.
 const (
@@ -102,6 +106,35 @@ func IsSmall(rounded int64) bool { return rounded <= SmallSize }
 // IsLargeRequest reports whether a request of size bytes (unrounded) goes
 // to the large pool: get_pool(round_size(size)).
 func (c *Config) IsLargeRequest(size int64) bool { return !IsSmall(c.RoundSize(size)) }
+
+// IsLargeSegmentSize reports whether a segment of size bytes belongs to
+// the large pool when nothing else says: a small-pool segment is always
+// 2 MiB (kSmallBuffer, get_allocation_size), a large-pool one is not (20
+// MiB, or a request of at least 10 MiB rounded to 2 MiB).
+func IsLargeSegmentSize(size int64) bool { return size != SmallBuffer }
+
+// IsLargeSegment reports whether a segment of a snapshot belongs to the
+// large pool: its segment_type when the file gives one, else
+// [IsLargeSegmentSize] of its total_size.
+func IsLargeSegment(s *snapshot.Segment) bool {
+	switch s.Type {
+	case "small":
+		return false
+	case "large":
+		return true
+	}
+	return IsLargeSegmentSize(s.TotalSize)
+}
+
+// PageSize is the granularity at which an expandable segment of the small
+// (small true) or large pool maps memory: kSmallBuffer or kLargeBuffer
+// (the segment_size of ExpandableSegment, CUDACachingAllocator.cpp).
+func PageSize(small bool) int64 {
+	if small {
+		return SmallBuffer
+	}
+	return LargeBuffer
+}
 
 // AllocationSize mirrors get_allocation_size(): the bytes a new segment
 // reserves for a rounded request: 2 MiB (kSmallBuffer) for the small pool,

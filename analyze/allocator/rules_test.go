@@ -73,6 +73,33 @@ func TestAllocationSize(t *testing.T) {
 	}
 }
 
+func TestSegmentPool(t *testing.T) {
+	for _, tc := range []struct {
+		seg  snapshot.Segment
+		want bool
+	}{
+		{snapshot.Segment{TotalSize: 2 * mib}, false},
+		{snapshot.Segment{TotalSize: 20 * mib}, true},
+		{snapshot.Segment{TotalSize: 12 * mib}, true},
+		{snapshot.Segment{TotalSize: 2 * mib, Type: "large"}, true}, // an expandable segment with one page mapped
+		{snapshot.Segment{TotalSize: 4 * mib, Type: "small"}, false},
+	} {
+		if got := IsLargeSegment(&tc.seg); got != tc.want {
+			t.Errorf("IsLargeSegment(%d bytes, type %q) = %t, want %t", tc.seg.TotalSize, tc.seg.Type, got, tc.want)
+		}
+	}
+	// Every segment get_allocation_size makes for a large-pool request is
+	// a large-pool size; the one for a small-pool request is not.
+	for _, rounded := range []int64{512, mib, mib + 512, 10*mib - 512, 10 * mib, 1 << 40} {
+		if got, want := IsLargeSegmentSize(AllocationSize(rounded)), !IsSmall(rounded); got != want {
+			t.Errorf("IsLargeSegmentSize(AllocationSize(%d)) = %t, want %t", rounded, got, want)
+		}
+	}
+	if PageSize(true) != 2*mib || PageSize(false) != 20*mib {
+		t.Errorf("PageSize = %d, %d; want 2 MiB and 20 MiB", PageSize(true), PageSize(false))
+	}
+}
+
 func TestShouldSplitAndRejects(t *testing.T) {
 	def := Default()
 	ms, _ := Parse("max_split_size_mb:128")

@@ -13,17 +13,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/corpus"
 )
 
-// sharedDir is the shared corpus, relative to this package.
-const sharedDir = "../../../shared"
-
+// sharedOrSkip returns the shared corpus's snapshots directory, or ends
+// the test when it is absent (see internal/corpus).
 func sharedOrSkip(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(sharedDir, "snapshots")); err != nil {
-		t.Skipf("shared corpus absent (%v): skipping", err)
-	}
-	return filepath.Join(sharedDir, "snapshots")
+	return corpus.Dir(t)
 }
 
 // flatLine returns a JSON Lines record: every memory_stats() key with

@@ -238,13 +238,13 @@ func (s *sim) load() {
 	for si := range s.prog.seed {
 		sg := &s.prog.seed[si]
 		pool := int16(0)
-		if !sg.IsLarge() {
+		if !allocator.IsLargeSegment(sg) {
 			pool = 1
 		}
 		es := int32(-1)
 		prev := int32(-1)
 		if sg.Expandable {
-			page := pageSize(pool == 1)
+			page := allocator.PageSize(pool == 1)
 			rk := resKey{sg.Stream, pool}
 			if lb, ok := last[rk]; ok {
 				end := s.blocks[lb].addr + uint64(s.blocks[lb].size)
@@ -308,13 +308,6 @@ func (s *sim) load() {
 		s.splice(t, lb, -1)
 		s.insertUnmapped(t)
 	}
-}
-
-func pageSize(small bool) int64 {
-	if small {
-		return allocator.SmallBuffer
-	}
-	return allocator.LargeBuffer
 }
 
 // run simulates the program and returns the outcome.
@@ -785,7 +778,7 @@ func (s *sim) findExpandableBlock(pi int16, stream uint64, size int64) int32 {
 	if found >= 0 {
 		return found
 	}
-	page := pageSize(p.small)
+	page := allocator.PageSize(p.small)
 	es := int32(len(s.es))
 	base := uint64(expandableBase) + uint64(es)*expandableSpan
 	s.es = append(s.es, expSeg{base: base, page: page})

@@ -5,22 +5,19 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
-const sharedDir = "../../../shared/snapshots"
-
+// sharedOrSkip returns the shared corpus's snapshots directory, or ends
+// the test when it is absent (see internal/corpus).
 func sharedOrSkip(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(sharedDir); err != nil {
-		t.Skipf("shared corpus absent (%v): skipping", err)
-	}
-	return sharedDir
+	return corpus.Dir(t)
 }
 
 // deviceTotal is the total_memory torch reported for the H200 the what-if
@@ -57,11 +54,7 @@ func (w *whatifRun) capKey() int64 {
 func loadWhatif(t *testing.T) []*whatifRun {
 	t.Helper()
 	dir := filepath.Join(sharedOrSkip(t), "whatif")
-	metas, _ := filepath.Glob(filepath.Join(dir, "*", "*", "meta.json"))
-	if len(metas) == 0 {
-		t.Skip("no what-if recordings in ../shared")
-	}
-	sort.Strings(metas)
+	metas := corpus.Match(t, dir, "*/*/meta.json", 15)
 	var runs []*whatifRun
 	for _, m := range metas {
 		d := filepath.Dir(m)
@@ -157,7 +150,7 @@ func TestCrossSetting(t *testing.T) {
 // requires the self-check to be exact.
 func TestSelfCheckTorch211(t *testing.T) {
 	dir := filepath.Join(sharedOrSkip(t), "torch2.11")
-	files, _ := filepath.Glob(filepath.Join(dir, "*", "snapshot.pickle"))
+	files := corpus.Match(t, dir, "*/snapshot.pickle", 17)
 	n := 0
 	for _, f := range files {
 		name := filepath.Base(filepath.Dir(f))
@@ -200,9 +193,7 @@ func TestSelfCheckTorch211(t *testing.T) {
 			}
 		}
 	}
-	if n == 0 {
-		t.Skip("no torch2.11 recordings with a trace")
-	}
+	corpus.AtLeast(t, "torch2.11 device traces", n, 15)
 }
 
 // TestSelfCheckCanFail: the self-check notices a simulation that does not
@@ -303,9 +294,11 @@ func TestCandidateTable(t *testing.T) {
 func TestSelfCheckPublic(t *testing.T) {
 	dir := sharedOrSkip(t)
 	var files []string
-	for _, g := range []string{"public/*.pickle", "public/*.json", "torch2.11-probe/*.pickle"} {
-		m, _ := filepath.Glob(filepath.Join(dir, g))
-		files = append(files, m...)
+	for _, g := range []struct {
+		glob string
+		min  int
+	}{{"public/*.pickle", 34}, {"public/*.json", 0}, {"torch2.11-probe/*.pickle", 13}} {
+		files = append(files, corpus.Match(t, dir, g.glob, g.min)...)
 	}
 	n := 0
 	for _, f := range files {
@@ -328,4 +321,5 @@ func TestSelfCheckPublic(t *testing.T) {
 		}
 	}
 	t.Logf("%d device traces", n)
+	corpus.AtLeast(t, "device traces of public files and probes", n, 39)
 }

@@ -218,7 +218,7 @@ func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path st
 			return err
 		}
 		if !r.Check.Equal {
-			fmt.Fprintf(stderr, "warning: %s: device %d: the replayed end state differs from the file's segments; figures may be off\n", src.name, dev)
+			warnEndState(stderr, src.name, []int{dev}, "figures", nil)
 		}
 		for k, m := range at {
 			sd, err := measureAt(s, r, m, src.name, so)

@@ -335,7 +335,7 @@ func statesAt(s *snapshot.Snapshot, at analyze.Moment, label string, name string
 // warnCheck warns when the replay of a device disagrees with the file.
 func warnCheck(stderr io.Writer, name string, r *analyze.Result) {
 	if !r.Check.Equal {
-		fmt.Fprintf(stderr, "warning: %s: device %d: the replayed end state differs from the file's segments; figures may be off\n", name, r.Device)
+		warnEndState(stderr, name, []int{r.Device}, "figures", nil)
 	}
 }
 

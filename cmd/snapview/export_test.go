@@ -11,17 +11,14 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/snapview/snapview/internal/corpus"
 )
 
-// torch211Dirs returns the ../shared/snapshots/torch2.11 folders, or skips.
+// torch211Dirs returns the torch 2.11 folders of the shared corpus (all
+// 17), or ends the test when the corpus is absent.
 func torch211Dirs(t *testing.T) []string {
 	t.Helper()
-	root := sharedSnapshot(t, "torch2.11")
-	dirs, err := filepath.Glob(filepath.Join(root, "*"))
-	if err != nil || len(dirs) == 0 {
-		t.Skipf("no folders in %s", root)
-	}
-	return dirs
+	return corpus.Glob(t, "torch2.11/*", 17)
 }
 
 func sortedLines(s string) []string {

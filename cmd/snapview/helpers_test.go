@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/snapview/snapview/internal/corpus"
 )
 
 // runSnapview runs the root command with args, as main does, and returns
@@ -33,14 +34,12 @@ func runSnapviewIn(t *testing.T, stdin io.Reader, args ...string) (stdout, stder
 	return out.String(), errOut.String(), err
 }
 
-// sharedSnapshot returns a file of ../shared/snapshots, or skips.
+// sharedSnapshot returns a file of the shared corpus (rel is
+// slash-separated under its snapshots directory), or ends the test when
+// it is absent (see internal/corpus).
 func sharedSnapshot(t *testing.T, rel string) string {
 	t.Helper()
-	p := filepath.Join("..", "..", "..", "shared", "snapshots", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared corpus absent (%v): skipping", err)
-	}
-	return p
+	return corpus.Path(t, rel)
 }
 
 // usageCase is a command line that must fail as a usage error (exit code

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -148,7 +149,7 @@ func (o *leaksOptions) analyzeOptions() (analyze.LeakOptions, error) {
 		return lo, usageErrorf("--top must be at least 1, got %d", o.top)
 	}
 	lo.Top = o.top
-	b, err := parseBytes(o.minBytes)
+	b, err := units.ParseBytes(o.minBytes)
 	if err != nil {
 		return lo, usageErrorf("--min-bytes %q: %v", o.minBytes, err)
 	}
@@ -221,10 +222,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, 
 			return err
 		}
 		if !r.Check.Equal {
-			fmt.Fprintf(stderr, "warning: device %d: the replayed end state differs from the file's segments; live allocations may be off:\n", dev)
-			for _, d := range r.Check.Differences {
-				fmt.Fprintf(stderr, "warning:   %s\n", report.Escape(d))
-			}
+			warnEndState(stderr, "", []int{dev}, "live allocations", r.Check.Differences)
 		}
 		dlo := lo
 		dlo.At = analyze.DefaultLeakMoment(r)

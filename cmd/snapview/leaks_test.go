@@ -7,39 +7,6 @@ import (
 	"testing"
 )
 
-func TestParseBytes(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    int64
-		wantErr bool
-	}{
-		{"0", 0, false},
-		{"4096", 4096, false},
-		{"512KiB", 512 << 10, false},
-		{"10MiB", 10 << 20, false},
-		{"10 MB", 10e6, false},
-		{"10MB", 10e6, false},
-		{"1kb", 1000, false},
-		{"10 mib", 10 << 20, false},
-		{"1.5GiB", 3 << 29, false},
-		{"2g", 0, true},
-		{"10M", 0, true},
-		{"1e30GiB", 0, true},
-		{"1TiB", 1 << 40, false},
-		{"12B", 12, false},
-		{"", 0, true},
-		{"MiB", 0, true},
-		{"-1", 0, true},
-		{"10 parsecs", 0, true},
-	}
-	for _, tt := range tests {
-		got, err := parseBytes(tt.in)
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("parseBytes(%q) = %d, %v; want %d, error %t", tt.in, got, err, tt.want, tt.wantErr)
-		}
-	}
-}
-
 func TestLeaksUsageErrors(t *testing.T) {
 	// The file is never opened: usage is checked first.
 	testUsageErrors(t, []usageCase{

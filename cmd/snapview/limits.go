@@ -1,12 +1,9 @@
 package main
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -20,7 +17,7 @@ func addLimitFlags(root *cobra.Command) {
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		var lim snapshot.Limits
 		if maxDecompressed != "" {
-			n, err := parseSize(maxDecompressed)
+			n, err := units.ParseBytes(maxDecompressed)
 			if err != nil {
 				return usageErrorf("--max-decompressed %q: %v", maxDecompressed, err)
 			}
@@ -32,30 +29,4 @@ func addLimitFlags(root *cobra.Command) {
 		cmd.SetContext(withLimits(cmd.Context(), lim))
 		return nil
 	}
-}
-
-// parseSize reads a byte count: a number with an optional unit, B, KB, MB,
-// GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024).
-func parseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   float64
-	}{
-		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
-	}
-	mult := 1.0
-	for _, u := range units {
-		if strings.HasSuffix(strings.ToLower(t), strings.ToLower(u.suffix)) {
-			t, mult = strings.TrimSpace(t[:len(t)-len(u.suffix)]), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	// !(f >= 0) refuses NaN, which every comparison lets through.
-	if err != nil || !(f >= 0) || f*mult > 1<<62 {
-		return 0, fmt.Errorf("want a size such as 8GiB or 500MB")
-	}
-	return int64(f * mult), nil
 }

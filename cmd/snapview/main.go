@@ -89,5 +89,9 @@ func exitCode(err error) int {
 	if errors.As(err, &u) {
 		return 2
 	}
+	var e *exitStatus
+	if errors.As(err, &e) {
+		return e.code
+	}
 	return 1
 }

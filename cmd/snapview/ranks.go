@@ -299,18 +299,7 @@ func measureRanks(ctx context.Context, path string, f *deviceFlag, so analyze.Si
 		}
 		so.Recording = analyze.NewFileRecording(s)
 		var differ []int // devices whose replay ends off the file's state
-		defer func() {
-			switch {
-			case len(differ) == 1:
-				fmt.Fprintf(notes, "warning: %s: device %d: the replayed end state differs from the file's segments; figures may be off\n", src.name, differ[0])
-			case len(differ) > 1:
-				list := joinInts(differ[:min(len(differ), 8)])
-				if len(differ) > 8 {
-					list += ", …"
-				}
-				fmt.Fprintf(notes, "warning: %s: %d devices (%s): the replayed end state differs from the file's segments; figures may be off\n", src.name, len(differ), list)
-			}
-		}()
+		defer func() { warnEndState(notes, src.name, differ, "figures", nil) }()
 		for _, dev := range devs {
 			if err := ctx.Err(); err != nil {
 				return err

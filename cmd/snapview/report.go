@@ -12,6 +12,7 @@ import (
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -254,7 +255,7 @@ func saveReport(ctx context.Context, opts *reportOptions, r *report.HTMLReport, 
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "wrote %s (%s)\n", opts.output, report.FormatBytes(int64(buf.Len())))
+	fmt.Fprintf(stderr, "wrote %s (%s)\n", opts.output, units.Bytes(int64(buf.Len())))
 	return nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime/debug"
 	"strings"
 
@@ -71,6 +72,8 @@ cap with --max-decompressed for a genuine file that passes it.`,
 		newExportCmd(),
 		newTraceCmd(),
 		newStatsCmd(),
+		newCheckCmd(),
+		newWatchCmd(),
 		newSMICmd(),
 	)
 	addProfileFlags(root)
@@ -97,13 +100,30 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
-// version returns snapview's version from the build information the Go
-// toolchain embeds: the module version for `go install ...@version`, or
-// the VCS revision (and "+dirty") for a build from a checkout.
+// commit is the commit snapview was built from when the build says so
+// with -ldflags "-X main.commit=$(git rev-parse HEAD)", for a build
+// without VCS stamping (-buildvcs=false, or a copy of the sources outside
+// git). The linker sets it; nothing changes it at run time.
+var commit string
+
+// version returns snapview's version from what the build can know: the
+// build information the Go toolchain embeds (the module version for
+// `go install ...@version`, the VCS revision and "+dirty" for a build
+// from a checkout), else the commit given to the linker, else "unknown
+// commit".
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
+	return versionOf(bi, ok, commit)
+}
+
+// versionOf is [version] of the build information bi (ok false when the
+// binary has none) and the linker's commit.
+func versionOf(bi *debug.BuildInfo, ok bool, commit string) string {
 	if !ok {
-		return "unknown (no build information)"
+		if commit != "" {
+			return "devel " + shortRev(commit)
+		}
+		return "unknown (no build information, unknown commit)"
 	}
 	v := bi.Main.Version
 	var rev, when, dirty string
@@ -122,16 +142,28 @@ func version() string {
 	if v == "" || v == "(devel)" {
 		v = "devel"
 	}
-	if rev != "" && (v == "devel" || strings.Contains(v, "-0.")) {
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		v += " " + rev + dirty
+	switch {
+	case rev != "" && (v == "devel" || strings.Contains(v, "-0.")):
+		v += " " + shortRev(rev) + dirty
 		if when != "" {
 			v += " " + when
 		}
+	case rev != "":
+		// A release version names its commit.
+	case commit != "":
+		v += " " + shortRev(commit)
+	case v == "devel":
+		v += " (unknown commit: built without VCS stamping)"
 	}
 	return v + " " + bi.GoVersion
+}
+
+// shortRev is a commit hash cut to 12 characters, as go version -m shows.
+func shortRev(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
 }
 
 // execute runs root and returns its error. cobra's "unknown command" error
@@ -141,7 +173,23 @@ func execute(ctx context.Context, root *cobra.Command) error {
 	cmd, err := root.ExecuteContextC(ctx)
 	var u *usageError
 	if err != nil && cmd == root && !errors.As(err, &u) {
-		return &usageError{err}
+		return &usageError{oneLineSuggestions(err)}
 	}
 	return err
+}
+
+// oneLineSuggestions rewrites cobra's multi-line "Did you mean this?"
+// suffix of an unknown-command error as one line, since errors print on
+// one line with their control characters escaped: `unknown command
+// "sumary" for "snapview" (did you mean summary?)`.
+func oneLineSuggestions(err error) error {
+	head, tail, ok := strings.Cut(err.Error(), "\n\nDid you mean this?\n")
+	if !ok {
+		return err
+	}
+	names := strings.Fields(tail)
+	if len(names) == 0 {
+		return errors.New(head)
+	}
+	return fmt.Errorf("%s (did you mean %s?)", head, strings.Join(names, " or "))
 }

@@ -183,10 +183,7 @@ func showState(ctx context.Context, opts *stateOptions, at analyze.Moment, s *sn
 		return err
 	}
 	if !r.Check.Equal {
-		fmt.Fprintf(stderr, "warning: device %d: the replayed end state differs from the file's segments; the state may be off:\n", dev)
-		for _, d := range r.Check.Differences {
-			fmt.Fprintf(stderr, "warning:   %s\n", report.Escape(d))
-		}
+		warnEndState(stderr, "", []int{dev}, "the state", r.Check.Differences)
 	}
 	i, err := resolveMoment(s, r, at)
 	if err != nil {
@@ -211,12 +208,4 @@ func showState(ctx context.Context, opts *stateOptions, at analyze.Moment, s *sn
 		return report.WriteStateJSON(stdout, v)
 	}
 	return report.WriteState(stdout, v)
-}
-
-// ooms says how many oom entries there are: "1 oom entry", "2 oom entries".
-func ooms(n int) string {
-	if n == 1 {
-		return "1 oom entry"
-	}
-	return fmt.Sprintf("%d oom entries", n)
 }

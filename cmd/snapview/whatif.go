@@ -11,6 +11,7 @@ import (
 
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -161,7 +162,7 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 	var limit int64
 	if opts.limit != "" {
 		var err error
-		if limit, err = parseBytes(opts.limit); err != nil {
+		if limit, err = units.ParseBytes(opts.limit); err != nil {
 			return usageErrorf("--limit %q: %v", opts.limit, err)
 		}
 		if limit <= 0 {

@@ -9,9 +9,9 @@ import (
 	"github.com/snapview/snapview/snapshot"
 )
 
-// Env names the environment variable that holds the path of the big
-// snapshot (e.g. the decompressed ../shared/snapshots/big/gpt2_2M_events
-// snapshot; scripts/bench.sh makes one).
+// Env names the environment variable that holds the path of a big
+// snapshot to benchmark on (scripts/bench.sh decompresses the 2M-entry
+// one of the shared corpus and sets it; see docs/benchmarks.md).
 const Env = "SNAPVIEW_BENCH_FILE"
 
 // Load decodes the snapshot $SNAPVIEW_BENCH_FILE names, and skips b when

@@ -18,6 +18,7 @@ import (
 
 	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/export"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -49,12 +50,11 @@ LEFT JOIN (SELECT file_id, stack_id, arg_min(filename, depth) AS filename, arg_m
 WHERE coalesce(a.alloc_entry, -1) <= s.peak_entry AND (a.free_entry IS NULL OR a.free_entry > s.peak_entry)
 GROUP BY ALL ORDER BY bytes DESC`
 
+// sharedDirs returns the torch 2.11 folders of the shared corpus (all 17),
+// or ends the test when the corpus is absent (see internal/corpus).
 func sharedDirs(t *testing.T) []string {
-	dirs, _ := filepath.Glob("../../../shared/snapshots/torch2.11/*")
-	if len(dirs) == 0 {
-		t.Skip("../shared/snapshots/torch2.11 is absent")
-	}
-	return dirs
+	t.Helper()
+	return corpus.Glob(t, "torch2.11/*", 17)
 }
 
 type key struct{ file, dev int }

@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/check"
+	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// checkOptions are the flags of `snapview check`.
+type checkOptions struct {
+	file, baseline string
+	device         deviceFlag
+	max, growth    []string
+	noLeak, noOOM  bool
+	noRetries      bool
+	strict, json   bool
+	junit          string
+}
+
+func newCheckCmd() *cobra.Command {
+	opts := &checkOptions{}
+	cmd := &cobra.Command{
+		Use:   "check FILE",
+		Short: "gate a run on its memory figures for CI: exit 0 when every check holds, 1 when one fails",
+		Long: `check holds a run's memory figures to limits, for a CI job that must fail
+when memory grows. FILE is a snapshot, a json.dump of memory_stats() or a
+JSON Lines log of them (its last record per device); --baseline BASE is the
+same kind of file of a run to compare with.
+
+Checks (each repeatable where it takes a value):
+
+  --max NAME=LIMIT        the figure at most LIMIT: bytes with a unit
+                          (12GiB, 500MB), a count for counters (retries=0),
+                          or a percentage of the baseline's figure (110%)
+  --max-growth NAME=PCT   the figure at most PCT percent above the
+                          baseline's (5 or 5%)
+  --no-oom                no OOM (num_ooms is 0)
+  --no-retries            no cudaMalloc retry (num_alloc_retries is 0)
+  --no-leak               no allocation stack judged a leak, as snapview
+                          leaks judges it ("likely leak")
+
+NAME is a torch.cuda.memory_stats() key (reserved_bytes.large_pool.peak)
+or one of the aliases allocated_peak, reserved_peak, active_peak,
+requested_peak, allocated, reserved (the .all.current figures), retries,
+ooms.
+
+It prints one line per check and device: the verdict (PASS, FAIL or
+UNKNOWN), the figure, its value and the limit; then a count. Exit status:
+0 when every check holds, 1 when one fails, 2 for a mistake in the command
+line.
+
+Which figures can be trusted: a snapshot's peaks come from replaying its
+trace, exact only when it was recorded from the first allocation. A figure
+that is a lower bound (the trace started late or wrapped) fails a check
+only when the bound itself is above the limit; a figure the file cannot
+tell is UNKNOWN. Neither fails the run unless --strict is given: then an
+UNKNOWN check fails it too.
+
+Reserved memory (and segments, inactive splits, retries) depends on the
+allocator's history: the same requests can reserve a different amount run
+to run. Such checks are marked "allocator", and against a baseline the line
+says where a difference comes from: from the requests (allocated memory
+moved), or from the allocator alone (same requests, other placement). Gate
+on allocated_peak for a figure that depends on the program alone.
+
+--json prints every check with its figures; --junit OUT.xml writes the
+checks as a JUnit report (one testcase per check; an UNKNOWN check is
+skipped, or a failure with --strict).`,
+		Example: `  snapview check --max allocated_peak=12GiB --no-oom run.pickle
+  snapview check --baseline main.pickle --max-growth allocated_peak=2% \
+      --max reserved_peak=110% --no-leak pr.pickle
+  snapview check --max retries=0 --json memory_stats.json
+  snapview check --junit memory.xml --max-growth allocated_peak=1 \
+      --baseline base_stats.jsonl stats.jsonl`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.file = args[0]
+			rules, err := opts.rules()
+			if err != nil {
+				return err
+			}
+			return withTextOutput(cmd, !opts.json, func(out io.Writer) error {
+				return runCheck(cmd.Context(), opts, rules, cmd.InOrStdin(), out, cmd.ErrOrStderr())
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.baseline, "baseline", "", "a run to compare with: a snapshot, memory_stats() dump or log")
+	addDeviceFlag(f, &opts.device, "check only this CUDA device ordinal", "every device in the file")
+	f.StringArrayVar(&opts.max, "max", nil, "NAME=LIMIT: the figure at most LIMIT (bytes, a count, or PCT% of the baseline)")
+	f.StringArrayVar(&opts.growth, "max-growth", nil, "NAME=PCT: the figure at most PCT percent above the baseline's")
+	f.BoolVar(&opts.noLeak, "no-leak", false, "fail when a stack is judged a leak (snapshots)")
+	f.BoolVar(&opts.noOOM, "no-oom", false, "fail when the run had an OOM")
+	f.BoolVar(&opts.noRetries, "no-retries", false, "fail when the run had a cudaMalloc retry")
+	f.BoolVar(&opts.strict, "strict", false, "a figure the file cannot tell (unknown, lower bound) fails its check")
+	f.BoolVar(&opts.json, "json", false, "print JSON: every check with its figures")
+	f.StringVar(&opts.junit, "junit", "", "also write the checks as a JUnit XML report to this file")
+	return cmd
+}
+
+// rules turns the flags into check rules; a malformed one is a usage
+// error naming its flag.
+func (o *checkOptions) rules() ([]check.Rule, error) {
+	var rules []check.Rule
+	for _, m := range o.max {
+		name, lim, err := splitRule("--max", m)
+		if err != nil {
+			return nil, err
+		}
+		r := check.Rule{Kind: check.Max, Name: name}
+		if r.Key, err = check.ResolveName(name); err != nil {
+			return nil, usageErrorf("--max %s: %v", m, err)
+		}
+		switch {
+		case strings.HasSuffix(lim, "%"):
+			if r.Percent, err = parsePercent(lim); err != nil {
+				return nil, usageErrorf("--max %s: %v", m, err)
+			}
+			r.IsPercent = true
+		case check.IsCount(r.Key):
+			n, err := strconv.ParseInt(lim, 10, 64)
+			if err != nil || n < 0 {
+				return nil, usageErrorf("--max %s: %s counts, so want a whole number or a percentage of the baseline (110%%), got %q", m, r.Key, lim)
+			}
+			r.Limit = n
+		default:
+			if r.Limit, err = units.ParseBytes(lim); err != nil {
+				return nil, usageErrorf("--max %s: %v, or a percentage of the baseline (110%%)", m, err)
+			}
+		}
+		rules = append(rules, r)
+	}
+	for _, g := range o.growth {
+		name, pct, err := splitRule("--max-growth", g)
+		if err != nil {
+			return nil, err
+		}
+		r := check.Rule{Kind: check.MaxGrowth, Name: name}
+		if r.Key, err = check.ResolveName(name); err != nil {
+			return nil, usageErrorf("--max-growth %s: %v", g, err)
+		}
+		if r.Percent, err = parsePercent(pct); err != nil {
+			return nil, usageErrorf("--max-growth %s: %v", g, err)
+		}
+		rules = append(rules, r)
+	}
+	if o.noOOM {
+		rules = append(rules, check.Rule{Kind: check.NoOOM})
+	}
+	if o.noRetries {
+		rules = append(rules, check.Rule{Kind: check.NoRetries})
+	}
+	if o.noLeak {
+		rules = append(rules, check.Rule{Kind: check.NoLeak, Name: "leaks"})
+	}
+	if len(rules) == 0 {
+		return nil, usageErrorf("no check given: say --max, --max-growth, --no-oom, --no-retries or --no-leak")
+	}
+	for _, r := range rules {
+		if (r.Kind == check.MaxGrowth || r.IsPercent) && o.baseline == "" {
+			return nil, usageErrorf("%s: a limit relative to the baseline needs --baseline BASE", r.Name)
+		}
+	}
+	return rules, nil
+}
+
+// splitRule splits NAME=VALUE.
+func splitRule(flag, s string) (string, string, error) {
+	name, v, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(v) == "" {
+		return "", "", usageErrorf("%s %q: want NAME=VALUE, e.g. %s allocated_peak=12GiB", flag, s, flag)
+	}
+	return strings.TrimSpace(name), strings.TrimSpace(v), nil
+}
+
+// parsePercent reads "5", "5%" or "2.5%": a finite percentage, 0 or more.
+func parsePercent(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil || v < 0 || v != v || v > 1e9 {
+		return 0, fmt.Errorf("want a percentage such as 5 or 110%%, got %q", s)
+	}
+	return v, nil
+}
+
+// checkRun is one file's inputs, by device.
+type checkRun struct {
+	name    string
+	devices []check.Input
+	traces  map[int][]snapshot.TraceEntry // exact from-start traces, for SameRequests
+}
+
+func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin io.Reader, out, errOut io.Writer) error {
+	needLeaks := opts.noLeak
+	run, err := loadCheckRun(ctx, opts.file, opts.device, needLeaks, stdin, errOut)
+	if err != nil {
+		return err
+	}
+	var base *checkRun
+	if opts.baseline != "" {
+		if opts.baseline == stdinPath && opts.file == stdinPath {
+			return usageErrorf("FILE and --baseline cannot both be standard input")
+		}
+		if base, err = loadCheckRun(ctx, opts.baseline, opts.device, false, stdin, errOut); err != nil {
+			return err
+		}
+	}
+	v := &report.CheckView{File: run.name, Strict: opts.strict}
+	if base != nil {
+		v.Baseline = base.name
+	}
+	for _, in := range run.devices {
+		var b *check.Baseline
+		if base != nil {
+			bi := -1
+			for k, d := range base.devices {
+				if d.Device == in.Device {
+					bi = k
+				}
+			}
+			if bi < 0 {
+				return usageErrorf("--baseline %s has no device %d", base.name, in.Device)
+			}
+			b = &check.Baseline{Figures: base.devices[bi].Figures}
+			ta, okA := run.traces[in.Device]
+			tb, okB := base.traces[in.Device]
+			if okA && okB {
+				b.Known, b.SameRequests = true, check.SameRequests(ta, tb)
+			}
+		}
+		res, err := check.Run(rules, in, b)
+		if err != nil {
+			return usageErrorf("%v", err)
+		}
+		v.Results = append(v.Results, res...)
+	}
+	if opts.junit != "" {
+		if err := writeFileAtomic(ctx, opts.junit, func(w io.Writer) error { return report.WriteCheckJUnit(w, v) }); err != nil {
+			return err
+		}
+	}
+	if opts.json {
+		err = report.WriteCheckJSON(out, v)
+	} else {
+		err = report.WriteCheckText(out, v)
+	}
+	if err != nil {
+		return err
+	}
+	if check.Failed(v.Results, opts.strict) {
+		_, fail, unknown := report.CheckCounts(v)
+		if opts.strict {
+			fail += unknown
+		}
+		return fmt.Errorf("%s: %d of %d checks failed", run.name, fail, len(v.Results))
+	}
+	return nil
+}
+
+// loadCheckRun reads the figures of FILE's devices: a snapshot's (the
+// figures summary prints, and its leak verdicts when leaks is set), or a
+// memory_stats() dump's or log's (its last record per device; all exact).
+func loadCheckRun(ctx context.Context, path string, dev deviceFlag, leaks bool, stdin io.Reader, errOut io.Writer) (*checkRun, error) {
+	kind, in := sniffInput(path, stdin)
+	run := &checkRun{traces: map[int][]snapshot.TraceEntry{}}
+	switch kind {
+	case monitor.KindSMI:
+		return nil, wrongKind(path, kind, "a snapshot or memory_stats() dump")
+	case monitor.KindStats, monitor.KindStatsLog:
+		name, l, err := loadStatsLog(path, in, errOut)
+		if err != nil {
+			return nil, err
+		}
+		run.name = name
+		steps, err := pickDevices(dev, name, monitor.AnalyzeSteps(l), func(d monitor.StepsDevice) int { return d.Device })
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range steps {
+			st := d.Records[len(d.Records)-1].Stats
+			run.devices = append(run.devices, check.Input{Device: d.Device, Figures: check.FiguresOf(st),
+				LeaksWhy: "a memory_stats() log has no allocation stacks: take a snapshot to judge leaks"})
+		}
+		return run, nil
+	}
+	err := withSnapshotCtx(ctx, in, errOut, path, func(s *snapshot.Snapshot, src source) error {
+		run.name = src.name
+		printWarnings(errOut, s.Warnings)
+		devices, err := dev.pick(s)
+		if err != nil {
+			return err
+		}
+		for _, d := range devices {
+			st, notes := statsFor(s, d)
+			printWarnings(errOut, notes)
+			ci := check.Input{Device: d, Figures: check.FiguresOf(st)}
+			if st.Known.History == analyze.Exact && hasTrace(s, d) {
+				run.traces[d] = s.Traces[d]
+			}
+			if leaks {
+				if err := judgeLeaks(s, d, &ci); err != nil {
+					return err
+				}
+			}
+			run.devices = append(run.devices, ci)
+		}
+		return nil
+	})
+	return run, err
+}
+
+// judgeLeaks fills in's leak verdicts as snapview leaks gives them by
+// default: the stacks whose verdict is "likely leak".
+func judgeLeaks(s *snapshot.Snapshot, d int, in *check.Input) error {
+	if !hasTrace(s, d) {
+		in.LeaksWhy = "no trace: leaks cannot be judged (record with _record_memory_history)"
+		return nil
+	}
+	r, err := analyze.Replay(s, d)
+	if err != nil {
+		in.LeaksWhy = err.Error()
+		return nil
+	}
+	rep, err := analyze.Leaks(s, r, analyze.DefaultLeakOptions(r))
+	if err != nil {
+		return err
+	}
+	in.LeaksKnown = true
+	for _, g := range rep.Groups {
+		if g.Verdict.Kind == analyze.VerdictLeak {
+			in.Leaks = append(in.Leaks, check.Leak{Where: report.StackWhere(s, g.Stack), Verdict: g.Verdict.String(), Bytes: g.Bytes})
+		}
+	}
+	return nil
+}

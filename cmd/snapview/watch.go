@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report"
+)
+
+// watchOptions are the flags of `snapview watch`.
+type watchOptions struct {
+	stats, smi string
+	every      time.Duration
+	stopOn     []string
+	pid        int
+	signal     string
+	tz         string
+	once       bool
+}
+
+// exitStatus is an error that sets the process's exit status (watch's 3
+// when a rule triggered) after its message.
+type exitStatus struct {
+	code int
+	msg  string
+}
+
+func (e *exitStatus) Error() string { return e.msg }
+
+// watchTriggered is watch's exit status when a --stop-on rule held.
+const watchTriggered = 3
+
+func newWatchCmd() *cobra.Command {
+	opts := &watchOptions{}
+	cmd := &cobra.Command{
+		Use:   "watch --stats LOG.jsonl | --smi LOG.csv",
+		Short: "follow a run's memory logs as they are written, and stop it the moment memory climbs",
+		Long: `watch follows the logs a training run writes while it runs, as tail -f does
+(rotated or truncated logs are read again from their start, a last line
+still being written waits for its newline), and redraws a compact view
+every --every: per device the last step, allocated and reserved bytes as
+sparklines, whether they keep climbing (the verdict snapview stats gives),
+cudaMalloc retries and OOMs, and nvidia-smi's used memory against PyTorch's
+reserved bytes.
+
+  --stats LOG.jsonl  a JSON Lines log of memory_stats(), one record per
+                     step (see snapview stats)
+  --smi LOG.csv      an nvidia-smi log; - reads standard input, e.g.
+                     nvidia-smi --format=csv -l 1 \
+                       --query-gpu=timestamp,index,memory.used,memory.total |
+                       snapview watch --smi -
+
+--stop-on (repeatable, or comma-separated) says when to stop:
+
+  climb     allocated or reserved memory (or nvidia-smi's used memory)
+            keeps climbing: new highs up to the latest record, as stats
+            judges it
+  retries   a cudaMalloc retry (num_alloc_retries > 0): the allocator had
+            to free its cache to serve a request; the run is near an OOM
+  oom       an OOM (num_ooms > 0)
+  LIMIT     reserved memory (or nvidia-smi's used memory) above LIMIT
+            bytes: 70GiB, 75000MB
+
+When a rule holds, watch prints why (the rule, the device and the step at
+which it first held, the figures) and exits with status 3 at once; with
+--pid it first sends --signal (default SIGTERM) to that process, the
+training run, which may catch it to save a checkpoint. Records that arrive
+while watch runs are judged one by one, so the step named is the first at
+which the rule held, however late watch read it; what a log already holds
+when watch starts is judged as a whole (a limit or a retry still names the
+first step past it, a climb the step it started at).
+
+Lines that cannot be read are left out with a warning, and watch goes on.
+Without --stop-on it only watches, until Ctrl-C (exit 130) or until every
+log it reads from a pipe has ended (exit 0). --once reads what the logs
+hold now, judges it, prints the view and exits (0, or 3).`,
+		Example: `  snapview watch --stats train_memory.jsonl --stop-on climb,retries
+  snapview watch --stats train_memory.jsonl --stop-on 70GiB \
+      --pid 4242 --signal SIGUSR1
+  nvidia-smi --format=csv -lms 500 \
+      --query-gpu=timestamp,index,memory.used,memory.total |
+      snapview watch --smi - --stop-on climb
+  snapview watch --once --stats train_memory.jsonl --stop-on oom`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rules, err := parseStopRules(opts.stopOn)
+			if err != nil {
+				return err
+			}
+			if opts.stats == "" && opts.smi == "" {
+				return usageErrorf("nothing to watch: give --stats LOG.jsonl, --smi LOG.csv or both")
+			}
+			if opts.stats == stdinPath && opts.smi == stdinPath {
+				return usageErrorf("--stats and --smi cannot both read standard input")
+			}
+			if opts.every <= 0 {
+				return usageErrorf("--every must be above 0, got %v", opts.every)
+			}
+			sig, err := parseSignal(opts.signal)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("signal") && opts.pid == 0 {
+				return usageErrorf("--signal needs --pid: the process to send it to")
+			}
+			loc, err := parseZone(opts.tz)
+			if err != nil {
+				return usageErrorf("--tz %s: %v", opts.tz, err)
+			}
+			return runWatch(cmd.Context(), opts, rules, sig, loc, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.stats, "stats", "", "a JSON Lines log of memory_stats() to follow (- for standard input)")
+	f.StringVar(&opts.smi, "smi", "", "an nvidia-smi CSV log to follow (- for standard input)")
+	f.DurationVar(&opts.every, "every", 2*time.Second, "how often the logs are read and the view redrawn")
+	f.StringArrayVar(&opts.stopOn, "stop-on", nil, "climb, retries, oom or a LIMIT in bytes (repeatable, or comma-separated)")
+	f.IntVar(&opts.pid, "pid", 0, "the training process to signal when a rule holds")
+	f.StringVar(&opts.signal, "signal", "SIGTERM", "the signal --pid gets: SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGKILL, …")
+	f.StringVar(&opts.tz, "tz", "Local", "the zone nvidia-smi's timestamps were written in: a name, UTC, Local or an offset")
+	f.BoolVar(&opts.once, "once", false, "read the logs once, judge them, print the view and exit")
+	return cmd
+}
+
+// parseStopRules reads --stop-on values.
+func parseStopRules(vals []string) ([]monitor.StopRule, error) {
+	var rules []monitor.StopRule
+	for _, v := range vals {
+		for _, s := range strings.Split(v, ",") {
+			s = strings.TrimSpace(s)
+			switch strings.ToLower(s) {
+			case "climb":
+				rules = append(rules, monitor.StopRule{Kind: monitor.StopClimb})
+			case "retries", "retry":
+				rules = append(rules, monitor.StopRule{Kind: monitor.StopRetries})
+			case "oom", "ooms":
+				rules = append(rules, monitor.StopRule{Kind: monitor.StopOOM})
+			default:
+				n, err := units.ParseBytes(s)
+				if err != nil || n == 0 {
+					return nil, usageErrorf("--stop-on %q: want climb, retries, oom or a byte limit such as 70GiB", s)
+				}
+				rules = append(rules, monitor.StopRule{Kind: monitor.StopLimit, Limit: n})
+			}
+		}
+	}
+	return rules, nil
+}
+
+// parseSignal reads a signal name (SIGUSR1, USR1) or number.
+func parseSignal(s string) (syscall.Signal, error) {
+	name := strings.ToUpper(strings.TrimSpace(s))
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	if sig := unix.SignalNum(name); sig != 0 {
+		return sig, nil
+	}
+	var n int
+	if _, err := fmt.Sscan(s, &n); err == nil && n > 0 && n < 65 {
+		return syscall.Signal(n), nil
+	}
+	return 0, usageErrorf("--signal %q: want a signal name such as SIGTERM or SIGUSR1, or its number", s)
+}
+
+// watchLog is one log followed.
+type watchLog struct {
+	name string
+	fl   *monitor.Follower
+	add  func(lines [][]byte, each bool) []string
+}
+
+// openWatchLog follows path ("-": stdin; a pipe or other non-regular file
+// is read in the background).
+func openWatchLog(path string, stdin io.Reader) (*monitor.Follower, string, error) {
+	if path == stdinPath {
+		return monitor.FollowReader(stdin), stdinName, nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, path, err
+	}
+	if !st.Mode().IsRegular() {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, path, err
+		}
+		return monitor.FollowReader(f), path, nil
+	}
+	fl, err := monitor.FollowFile(path)
+	return fl, path, err
+}
+
+func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule, sig syscall.Signal, loc *time.Location, stdin io.Reader, out, errOut io.Writer) error {
+	w := &monitor.Watch{Rules: rules, Loc: loc}
+	v := &report.WatchView{Every: opts.every.String(), W: w}
+	var logs []watchLog
+	for _, l := range []struct {
+		path string
+		name *string
+		add  func([][]byte, bool) []string
+	}{{opts.stats, &v.StatsFile, w.AddStatsLines}, {opts.smi, &v.SMIFile, w.AddSMILines}} {
+		if l.path == "" {
+			continue
+		}
+		fl, name, err := openWatchLog(l.path, stdin)
+		if err != nil {
+			return err
+		}
+		defer fl.Close()
+		*l.name = name
+		logs = append(logs, watchLog{name: name, fl: fl, add: l.add})
+	}
+	tty := false
+	if f, ok := out.(*os.File); ok {
+		tty = isTerminal(f)
+	}
+	first := true
+	tick := time.NewTicker(opts.every)
+	defer tick.Stop()
+	for {
+		grew, ended := false, true
+		for _, l := range logs {
+			lines, warns, err := l.fl.Poll()
+			if err != nil {
+				return fmt.Errorf("%s: %w", l.name, err)
+			}
+			warns = append(warns, l.add(lines, !first)...)
+			for _, m := range warns {
+				fmt.Fprintf(errOut, "warning: %s: %s\n", l.name, report.Escape(m))
+				v.Warnings = append(v.Warnings, l.name+": "+m)
+			}
+			if len(v.Warnings) > 5 {
+				v.Warnings = v.Warnings[len(v.Warnings)-5:]
+			}
+			grew = grew || len(lines) > 0
+			ended = ended && (l.fl.Done() || (opts.once && !l.fl.IsPipe()))
+		}
+		if opts.once && !ended {
+			// --once reads a pipe to its end before judging it.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		first = false
+		switch {
+		case tty:
+			fmt.Fprint(out, "\x1b[H\x1b[2J")
+			if err := report.WriteWatchFrame(out, v); err != nil {
+				return err
+			}
+		case opts.once:
+			if err := report.WriteWatchFrame(out, v); err != nil {
+				return err
+			}
+		case grew:
+			if line := report.WatchStatusLine(v); line != "" {
+				fmt.Fprintln(out, line)
+			}
+		}
+		if w.Triggered != nil {
+			msg := report.TriggerText(v)
+			fmt.Fprintln(out, msg)
+			if opts.pid != 0 {
+				if err := syscall.Kill(opts.pid, sig); err != nil {
+					return fmt.Errorf("%s; sending %v to process %d: %w", msg, sig, opts.pid, err)
+				}
+				msg += fmt.Sprintf("; sent %v to process %d", sig, opts.pid)
+			}
+			return &exitStatus{code: watchTriggered, msg: msg}
+		}
+		if opts.once || ended {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}

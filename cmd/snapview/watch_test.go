@@ -1,0 +1,326 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/snapview/snapview/analyze/monitor"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startWatch runs `snapview watch args` in the background under ctx;
+// the returned channel gets its error.
+func startWatch(ctx context.Context, args ...string) (*syncBuffer, *syncBuffer, <-chan error) {
+	root := newRootCmd()
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	root.SetIn(strings.NewReader(""))
+	root.SetOut(out)
+	root.SetErr(errOut)
+	root.SetArgs(append([]string{"watch"}, args...))
+	done := make(chan error, 1)
+	go func() { done <- execute(ctx, root) }()
+	return out, errOut, done
+}
+
+// monitorLog returns the lines of testdata's monitor_train memory_stats()
+// log (allocated memory keeps 4 MiB a step from step 10), extended to n
+// lines by records that go on adding 4 MiB a step.
+func monitorLog(t *testing.T, n int) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "snapshots", "monitor_train.stats.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var last map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatal(err)
+	}
+	for step := len(lines); len(lines) < n; step++ {
+		rec := maps.Clone(last)
+		rec["step"] = step
+		for _, k := range []string{"allocated_bytes.all.current", "allocated_bytes.large_pool.current", "reserved_bytes.all.current", "reserved_bytes.large_pool.current"} {
+			rec[k] = last[k].(float64) + float64(int64(step-29)<<22)
+		}
+		for _, k := range []string{"allocated_bytes.all.peak", "allocated_bytes.large_pool.peak", "reserved_bytes.all.peak", "reserved_bytes.large_pool.peak"} {
+			rec[k] = max(last[k].(float64), rec[strings.TrimSuffix(k, "peak")+"current"].(float64))
+		}
+		b, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	return lines
+}
+
+// firstTrigger is the step at which the climb rule first holds, judged
+// record by record as watch judges them.
+func firstTrigger(t *testing.T, lines []string) int64 {
+	t.Helper()
+	w := &monitor.Watch{Rules: []monitor.StopRule{{Kind: monitor.StopClimb}}}
+	for _, l := range lines {
+		w.AddStatsLines([][]byte{[]byte(l)}, true)
+		if w.Triggered != nil {
+			return w.Stats.Records[w.Triggered.Record].Step
+		}
+	}
+	t.Fatal("the climb never triggers on this log")
+	return -1
+}
+
+// TestWatchStopsOnClimb: a writer appends a climbing memory_stats() log
+// line by line at 10 Hz, with partial lines and a garbage line; watch
+// exits 3 naming the step at which the climb rule first held, however
+// late it read it.
+func TestWatchStopsOnClimb(t *testing.T) {
+	lines := monitorLog(t, 300)
+	want := firstTrigger(t, lines)
+	path := filepath.Join(t.TempDir(), "train_memory.jsonl")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, errOut, done := startWatch(ctx, "--stats", path, "--every", "20ms", "--stop-on", "climb")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	written := 0
+	var werr error
+write:
+	for i, l := range lines {
+		select {
+		case werr = <-done:
+			break write
+		default:
+		}
+		if i == 3 {
+			f.WriteString("{not json\n")
+		}
+		// Half a line, then the rest: watch waits for the newline.
+		f.WriteString(l[:len(l)/2])
+		time.Sleep(50 * time.Millisecond)
+		f.WriteString(l[len(l)/2:] + "\n")
+		written++
+		time.Sleep(50 * time.Millisecond)
+	}
+	if written == len(lines) {
+		werr = <-done
+	}
+	t.Logf("climb first holds at step %d; the writer had written %d records when watch exited", want, written)
+	if werr == nil || exitCode(werr) != watchTriggered {
+		t.Fatalf("watch: %v (exit %d), want exit %d\n%s", werr, exitCode(werr), watchTriggered, out)
+	}
+	wantMsg := fmt.Sprintf("device 0, step %d: allocated memory keeps climbing since step 10", want)
+	if !strings.Contains(werr.Error(), wantMsg) || !strings.Contains(out.String(), wantMsg) {
+		t.Errorf("stop message %q (stdout %q), want it to name %q", werr, out, wantMsg)
+	}
+	if !strings.Contains(errOut.String(), "line 4: not a JSON object") {
+		t.Errorf("stderr %q, want a warning about the garbage line", errOut)
+	}
+	if strings.Count(out.String(), "device 0 step") == 0 {
+		t.Errorf("no status line on stdout:\n%s", out)
+	}
+}
+
+// TestWatchFlatKeepsRunning: on a flat log watch goes on until it is
+// stopped; a log that shrinks is read again with a warning.
+func TestWatchFlatKeepsRunning(t *testing.T) {
+	flat := monitorLog(t, 30)[:10] // steps 0-9: before the leak starts
+	path := filepath.Join(t.TempDir(), "flat.jsonl")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out, errOut, done := startWatch(ctx, "--stats", path, "--every", "20ms", "--stop-on", "climb,retries,oom,10GiB")
+	for round := range 3 {
+		for _, l := range flat {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString(l + "\n")
+			f.Close()
+			time.Sleep(30 * time.Millisecond)
+			select {
+			case err := <-done:
+				t.Fatalf("watch ended on a flat log: %v\n%s", err, out)
+			default:
+			}
+		}
+		if round == 1 {
+			// The log is cut back (a restarted run truncates it).
+			os.WriteFile(path, nil, 0o644)
+		}
+	}
+	// Give watch a last read, then stop it as a person would.
+	for !strings.Contains(errOut.String(), "shrank") {
+		select {
+		case err := <-done:
+			t.Fatalf("watch ended: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("watch stopped with %v, want the cancellation", err)
+	}
+	if strings.Contains(out.String(), "stop (") {
+		t.Errorf("a rule held on a flat log:\n%s", out)
+	}
+}
+
+// TestWatchTerminal runs watch in a real terminal (tmux): the view has the
+// sparklines and verdicts, and the stop message stays on screen.
+func TestWatchTerminal(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not found (apt-get install tmux): skipping the terminal test")
+	}
+	bin := buildSnapview(t)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "train_memory.jsonl")
+	if err := os.WriteFile(log, []byte(strings.Join(monitorLog(t, 40), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "tmux.sock")
+	tmux := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %q: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	defer exec.Command("tmux", "-S", sock, "kill-server").Run()
+	// timeout: a watch that never stopped would leave the test waiting
+	// for ever; it prints exit=124 instead.
+	script := fmt.Sprintf("timeout 300 %s watch --every 50ms --stats %s --stop-on climb; echo exit=$?; tmux -S %s wait-for -S done; sleep 600", bin, log, sock)
+	tmux("new-session", "-d", "-x", "140", "-y", "40", "sh", "-c", script)
+	tmux("wait-for", "done") // blocks until watch has exited
+	screen := tmux("capture-pane", "-p", "-J")
+	for _, want := range []string{
+		"snapview watch: every 50ms, stop on climb",
+		"device 0, step 39",
+		"allocated  281.1 MiB [",
+		"Allocated memory keeps climbing: it started at step 10",
+		"stop (--stop-on climb): device 0, step 39: allocated memory keeps climbing since step 10",
+		"exit=3",
+	} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("screen lacks %q:\n%s", want, screen)
+		}
+	}
+}
+
+func TestWatchUsage(t *testing.T) {
+	testUsageErrors(t, []usageCase{
+		{"nothing", []string{"watch"}, "nothing to watch"},
+		{"bad rule", []string{"watch", "--stats", "x", "--stop-on", "soon"}, `--stop-on "soon"`},
+		{"bad signal", []string{"watch", "--stats", "x", "--pid", "1", "--signal", "SIGNOPE"}, "want a signal name"},
+		{"signal without pid", []string{"watch", "--stats", "x", "--signal", "SIGUSR1"}, "--signal needs --pid"},
+		{"both stdin", []string{"watch", "--stats", "-", "--smi", "-"}, "cannot both read standard input"},
+		{"zero every", []string{"watch", "--stats", "x", "--every", "0s"}, "--every must be above 0"},
+	})
+}
+
+// TestWatchSignalsPid: when a rule holds, --pid's process gets --signal,
+// and watch reads its log from a pipe.
+func TestWatchSignalsPid(t *testing.T) {
+	victim := exec.Command("sleep", "600")
+	if err := victim.Start(); err != nil {
+		t.Skip("no sleep command:", err)
+	}
+	defer victim.Process.Kill()
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetIn(strings.NewReader(strings.Join(monitorLog(t, 30), "\n") + "\n"))
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs([]string{"watch", "--stats", "-", "--every", "10ms", "--stop-on", "300MiB", "--pid", fmt.Sprint(victim.Process.Pid), "--signal", "SIGUSR1"})
+	err := execute(context.Background(), root)
+	if exitCode(err) != watchTriggered || !strings.Contains(err.Error(), "step 27: reserved 314.0 MiB, above 300.0 MiB; sent user defined signal 1 to process") {
+		t.Fatalf("watch: %v (exit %d), want exit 3 naming the limit and the signal sent\n%s", err, exitCode(err), out.String())
+	}
+	werr := victim.Wait()
+	var ee *exec.ExitError
+	if !errors.As(werr, &ee) || ee.ProcessState.String() != "signal: user defined signal 1" {
+		t.Errorf("the process ended with %v, want SIGUSR1", werr)
+	}
+}
+
+// TestWatchSMIPipe: an nvidia-smi log piped in (--smi -) is read to its
+// end with --once and judged as snapview smi judges it.
+func TestWatchSMIPipe(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "snapshots", "monitor_train.smi.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runSnapviewIn(t, bytes.NewReader(b), "watch", "--smi", "-", "--once", "--tz", "UTC", "--stop-on", "climb")
+	if exitCode(err) != watchTriggered {
+		t.Fatalf("watch: %v, want exit 3\n%s", err, out)
+	}
+	for _, want := range []string{"<stdin>: 240 samples", "GPU 1 used    4.0 MiB",
+		"stop (--stop-on climb): GPU 0 (nvidia-smi, line 240) used memory keeps climbing: +80.0 MiB, 1499.0 MiB → 1579.0 MiB"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestWatchBadLog: watch warns about the lines of a log it cannot read
+// and goes on; a log it cannot open at all is a one-line error naming it,
+// exit 1.
+func TestWatchBadLog(t *testing.T) {
+	for kind, path := range badFiles(t) {
+		t.Run(kind, func(t *testing.T) {
+			_, stderr, err := runSnapview(t, "watch", "--once", "--stats", path, "--stop-on", "climb")
+			if kind == "directory" {
+				if err == nil || !strings.Contains(err.Error(), path) || exitCode(err) != 1 || strings.Contains(err.Error(), "\n") {
+					t.Errorf("watch on a directory: %v (exit %d), want a one-line error naming it, exit 1", err, exitCode(err))
+				}
+				return
+			}
+			if err != nil {
+				t.Errorf("watch stopped on a bad log: %v", err)
+			}
+			if strings.Count(stderr, "\n") > 0 && !strings.HasPrefix(stderr, "warning: ") {
+				t.Errorf("stderr %q: want warnings", stderr)
+			}
+		})
+	}
+	_, _, err := runSnapview(t, "watch", "--once", "--stats", filepath.Join(t.TempDir(), "nope.jsonl"))
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "nope.jsonl") {
+		t.Errorf("missing log: %v, want exit 1 naming it", err)
+	}
+}

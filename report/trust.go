@@ -1,0 +1,70 @@
+package report
+
+import (
+	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/internal/units"
+)
+
+// How every view shows the one trust verdict (analyze.DecideTrust): in
+// words, as a mark beside a figure in text, and as an exactness in JSON.
+
+// TrustText says in words how far the history figures (peaks, totals,
+// the state at a trace entry) can be trusted, with the reason: the one
+// wording every view uses for analyze.DecideTrust's verdict.
+func TrustText(k analyze.Known) string {
+	switch k.History {
+	case analyze.Exact:
+		return "peaks and totals are exact (the replay ends in the file's segments)"
+	case analyze.LowerBound:
+		return "peaks and totals are lower bounds: " + k.Why
+	}
+	if k.Why == "" {
+		return "peaks and totals are unknown"
+	}
+	return "peaks and totals are unknown: " + k.Why
+}
+
+// trustMark is the mark a figure carries in text views: "" when exact,
+// "+" for a lower bound (at least this much), "?" when unknown.
+func trustMark(e analyze.Exactness) string {
+	switch e {
+	case analyze.LowerBound:
+		return "+"
+	case analyze.Unknown:
+		return "?"
+	}
+	return ""
+}
+
+// figureValue formats a figure with its trust mark.
+func figureValue(v int64, bytes bool, e analyze.Exactness) string {
+	if e == analyze.Unknown {
+		return "?"
+	}
+	s := units.Int(v)
+	if bytes {
+		s = units.Bytes(v)
+	}
+	return s + trustMark(e)
+}
+
+// knownOr returns &v, or nil (JSON null) when v is unknown.
+func knownOr[T any](v T, e analyze.Exactness) *T {
+	if e == analyze.Unknown {
+		return nil
+	}
+	return &v
+}
+
+// historyJSON is a verdict in JSON: "exact", "lower_bound" or
+// "unknown", and why.
+type historyJSON struct {
+	Exactness string `json:"exactness"`
+	Why       string `json:"why,omitempty"`
+}
+
+// figureJSON is one memory_stats() figure: value is null when unknown.
+type figureJSON struct {
+	Value     *int64 `json:"value"`
+	Exactness string `json:"exactness"`
+}
