@@ -1077,6 +1077,7 @@ func (c *converter) annotations(v val) {
 // error) and sorts the side tables into the snapshot.
 func (c *converter) finish() {
 	c.checkSegments()
+	c.checkSizes()
 	c.groupByDevice()
 	c.checkBlocks()
 	c.checkTimes()

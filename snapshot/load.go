@@ -201,6 +201,9 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 		return nil, &DecodeError{Err: c.err}
 	}
 	c.finish()
+	if c.err != nil {
+		return nil, &DecodeError{Err: c.err}
+	}
 	c.s.Format.Compression = compression
 	if c.s.Format.Encoding != "pickle" {
 		c.s.Format.Bytes = cr.n - int64(br.Buffered())

@@ -41,6 +41,9 @@ func DecodeReference(r io.Reader) (s *Snapshot, err error) {
 		return nil, &DecodeError{Err: c.err}
 	}
 	c.finish()
+	if c.err != nil {
+		return nil, &DecodeError{Err: c.err}
+	}
 	c.s.Format = Format{Encoding: "pickle"}
 	return c.s, nil
 }
