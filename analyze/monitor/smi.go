@@ -43,9 +43,11 @@ type SMILog struct {
 
 // GPUs returns the GPU indexes of the log, ascending.
 func (l *SMILog) GPUs() []int {
+	seen := map[int]bool{}
 	var out []int
 	for _, s := range l.Samples {
-		if !slices.Contains(out, s.GPU) {
+		if !seen[s.GPU] {
+			seen[s.GPU] = true
 			out = append(out, s.GPU)
 		}
 	}

@@ -40,6 +40,8 @@ var sweepCases = []sweepCase{
 	{kind: "frame", args: []string{"diff", "{}", "{}"}},
 	{kind: "frame", args: []string{"trace", "{}"}},
 	{kind: "frame", args: []string{"report", "-o", "{}.html", "{}"}},
+	{kind: "gpus", args: []string{"smi", "{}"}},
+	{kind: "gpus", args: []string{"smi", "--json", "{}"}},
 	{kind: "action", args: []string{"trace", "{}"}},
 	{kind: "action", args: []string{"info", "{}"}},
 	{kind: "devices", args: []string{"info", "{}"}},

@@ -22,6 +22,7 @@ Python 3 standard library only; deterministic. The kinds (N grows with SCALE):
   devices    N device traces, all empty but the first (a consistent
              trace and segment on device 0)
   pairs      allocator_settings with N key/value pairs
+  gpus       an nvidia-smi CSV log of N GPUs, two samples each
   action     2000 trace entries, one of an unknown action whose name is N
              characters (with an escape sequence)
 """
@@ -159,8 +160,17 @@ def action(scale):
     return snap([tr])
 
 
+def gpus(scale):
+    n = 2_000 * scale
+    lines = ["timestamp, index, memory.used [MiB], memory.total [MiB]"]
+    for t in range(2):
+        for i in range(n):
+            lines.append("2026/01/01 00:00:%02d.000, %d, %d MiB, 81559 MiB" % (t, i, 1000 + i % 7 + t))
+    return ("\n".join(lines) + "\n").encode()
+
+
 KINDS = {"digits": digits, "memo": memo, "line": line, "key": key, "frame": frame,
-         "devices": devices, "pairs": pairs, "action": action}
+         "devices": devices, "pairs": pairs, "action": action, "gpus": gpus}
 
 
 def main():
