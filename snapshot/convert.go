@@ -284,6 +284,21 @@ func (c *converter) asList(v val, path string) []val {
 
 func (c *converter) unknownKey(path string) { c.unknown[path]++ }
 
+// maxKeyText is the longest dict key the converter keeps whole in its
+// counts of fields and unknown keys (shortKey).
+const maxKeyText = 256
+
+// shortKey is k for the counts of fields and unknown keys: cut to its
+// first 64 bytes and its length when longer than maxKeyText, so that a
+// key of 16 MiB repeated on 10^5 entries costs no more than a short one
+// (it was copied and hashed whole on each).
+func shortKey(k string) string {
+	if len(k) <= maxKeyText {
+		return k
+	}
+	return strings.ToValidUTF8(k[:64], "") + "…(" + strconv.Itoa(len(k)) + " bytes)"
+}
+
 // frame converts one frame dict.
 func (c *converter) frame(v val, path string) FrameID {
 	if _, ok := v.x.(frameRef); ok {
@@ -309,7 +324,7 @@ func (c *converter) frame(v val, path string) FrameID {
 			f.Name = c.asString(d.kv[i+1], path+".name")
 		case "fx_node_op", "fx_node_name", "fx_node_target", "fx_original_trace":
 		default:
-			c.unknownKey("frames[]." + k)
+			c.unknownKey("frames[]." + shortKey(k))
 		}
 	}
 	id, ok := c.frames[f]
@@ -538,7 +553,7 @@ func (c *converter) entry(d *pdict) TraceEntry {
 			if !ok {
 				c.failf(path, "want str key, got %s", kv.typeName())
 			}
-			c.unknownKey(path + "." + k)
+			c.unknownKey(path + "." + shortKey(k))
 		}
 	}
 	if e.Action == ActionOOM && hasFree {
@@ -594,7 +609,7 @@ func (c *converter) root(v val) {
 			case "host_segments", "host_traces":
 				c.host(k, val)
 			default:
-				c.unknownKey(k)
+				c.unknownKey(shortKey(k))
 			}
 		}
 		if !hasSegs && !c.s.HasDeviceTraces && !c.s.HasHostTraces && c.err == nil {
@@ -671,9 +686,9 @@ func (c *converter) segment(v val, path string) Segment {
 		have[k] = true
 		host := strings.HasPrefix(path, "host_")
 		if host {
-			c.fields["host_segments[]."+k]++
+			c.fields["host_segments[]."+shortKey(k)]++
 		} else {
-			c.fields["segments[]."+k]++
+			c.fields["segments[]."+shortKey(k)]++
 		}
 		switch k {
 		case "device":
@@ -713,8 +728,8 @@ func (c *converter) segment(v val, path string) Segment {
 		case "blocks":
 			blocks = c.asList(v, p)
 		default:
-			c.fields["segments[]."+k]--
-			c.unknownKey("segments[]." + k)
+			c.fields["segments[]."+shortKey(k)]--
+			c.unknownKey("segments[]." + shortKey(k))
 		}
 	}
 	s.Blocks = make([]Block, 0, len(blocks))
@@ -775,7 +790,7 @@ func (c *converter) block(v val, path string, next Addr) (b Block, hasReq bool) 
 		k, _ := c.pool.str(d.kv[i])
 		v := d.kv[i+1]
 		p := path + "." + k
-		c.fields["segments[].blocks[]."+k]++
+		c.fields["segments[].blocks[]."+shortKey(k)]++
 		switch k {
 		case "address":
 			b.Address = Addr(c.asUint(v, p))
@@ -802,8 +817,8 @@ func (c *converter) block(v val, path string, next Addr) (b Block, hasReq bool) 
 		case "history":
 			history = c.asList(v, p)
 		default:
-			c.fields["segments[].blocks[]."+k]--
-			c.unknownKey("segments[].blocks[]." + k)
+			c.fields["segments[].blocks[]."+shortKey(k)]--
+			c.unknownKey("segments[].blocks[]." + shortKey(k))
 		}
 	}
 	if len(history) > 0 && (!hasReq || !hasFrames) {
@@ -1066,7 +1081,7 @@ func (c *converter) annotations(v val) {
 			case "time_us":
 				a.TimeUS, _ = c.asInt(v, p+".time_us")
 			default:
-				c.unknownKey("external_annotations[]." + k)
+				c.unknownKey("external_annotations[]." + shortKey(k))
 			}
 		}
 		c.s.Annotations = append(c.s.Annotations, a)
