@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 )
 
 // seeds adds the bundled logs and a few cut or odd lines to f.
@@ -96,8 +96,8 @@ func FuzzParseStatsJSON(f *testing.F) {
 		if err != nil {
 			t.Fatalf("ReadLog of %d bytes: %v", len(b), err)
 		}
-		analyze.StatsJSONNamesDevice(b)
-		st, err := analyze.ParseStatsJSON(b, 0)
+		stats.StatsJSONNamesDevice(b)
+		st, err := stats.ParseStatsJSON(b, 0)
 		if err != nil {
 			return
 		}
