@@ -35,3 +35,17 @@ func TestSizesPast4EiB(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONLeadingSpace: JSON after any amount of white space is read
+// (more than 64 bytes of it was refused as "not a pickle or JSON").
+func TestJSONLeadingSpace(t *testing.T) {
+	for _, n := range []int{0, 63, 64, 65, 5000, 1 << 20} {
+		s, err := Decode(strings.NewReader(strings.Repeat(" ", n) + "\n" + `{"segments": [], "device_traces": [[]]}`))
+		if err != nil || len(s.Traces) != 1 {
+			t.Errorf("%d spaces: %v", n, err)
+		}
+	}
+	if _, err := Decode(strings.NewReader(strings.Repeat(" ", 100000))); err == nil || !strings.Contains(err.Error(), "white space only") {
+		t.Errorf("white space only: err %v", err)
+	}
+}
