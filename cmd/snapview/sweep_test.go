@@ -193,3 +193,55 @@ func TestCostSweeps(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileLogs: the log readers on inputs with no line breaks (zeros,
+// random bytes, /dev/zero, also from a pipe) end in a one-line error
+// within their line and size limits (monitor.ReadLog), under the CPU and
+// memory limits, never out of memory (they had died after 6-26 s).
+func TestHostileLogs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildSnapview(t)
+	dir := t.TempDir()
+	zeros := filepath.Join(dir, "zeros.log")
+	random := filepath.Join(dir, "random.log")
+	if err := os.WriteFile(zeros, make([]byte, 40<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rnd := make([]byte, 20<<20)
+	for i := range rnd {
+		rnd[i] = byte(i * 7919 >> 3)
+		if rnd[i] == '\n' {
+			rnd[i] = 'x'
+		}
+	}
+	if err := os.WriteFile(random, rnd, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap := filepath.Join("..", "..", "testdata", "snapshots", "monitor_train.pickle")
+	for _, tt := range []struct {
+		name  string
+		stdin string
+		args  []string
+	}{
+		{"stats zeros", "", []string{"stats", zeros}},
+		{"smi zeros", "", []string{"smi", zeros}},
+		{"stats random", "", []string{"stats", random}},
+		{"smi random", "", []string{"smi", random}},
+		{"summary of a stats dump", "", []string{"summary", "--format", "torch", zeros}},
+		{"stats /dev/zero", "", []string{"stats", "/dev/zero"}},
+		{"smi /dev/zero", "", []string{"smi", "/dev/zero"}},
+		{"stats - from /dev/zero", "/dev/zero", []string{"stats", "-"}},
+		{"report --stats", "", []string{"report", "-o", filepath.Join(dir, "r.html"), "--stats", zeros, snap}},
+		{"report --smi", "", []string{"report", "-o", filepath.Join(dir, "r.html"), "--smi", "/dev/zero", snap}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCPU(t, bin, tt.stdin, tt.args...)
+			checkOneLineEnd(t, r)
+			if r.code != 1 {
+				t.Errorf("exit %d, want 1; stderr: %.300s", r.code, r.stderr)
+			}
+		})
+	}
+}
