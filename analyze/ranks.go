@@ -111,9 +111,15 @@ type Ranks struct {
 	Median, Outlier int
 	Diff            *Diff
 	// PeaksApart is true when the ranks' allocated peaks fall at different
-	// steps or times (more than 1% apart, from each trace's first entry):
-	// the rows compare each rank at its own peak, not one instant.
+	// steps, or apart on one clock (see peakClock): the rows compare each
+	// rank at its own peak, not one instant.
 	PeaksApart bool
+	// OneClock is true when every rank has time_us: ClockOrigin is then
+	// the earliest first entry's time_us, the origin of every rank's
+	// times, and PeakSpreadUS the distance between the earliest and the
+	// latest allocated peak on that clock (microseconds).
+	OneClock                  bool
+	ClockOrigin, PeakSpreadUS int64
 	// Unknown are the ranks whose peak figures are unknown (Stats.Known.
 	// History), left out of Spreads, Outliers, Median and PeaksApart.
 	Unknown []int
@@ -188,7 +194,7 @@ func CompareRanks(sides []*Side, top int) *Ranks {
 	for _, i := range idxKnown {
 		knownSides = append(knownSides, sides[i])
 	}
-	rk.PeaksApart = peaksApart(knownSides)
+	rk.PeaksApart, rk.OneClock, rk.ClockOrigin, rk.PeakSpreadUS = peakClock(knownSides)
 	return rk
 }
 
@@ -247,30 +253,55 @@ func varyingStacks(sides []*Side, idx []int, top int) []VaryingStack {
 	return out
 }
 
-// peaksApart reports whether the sides' allocated peaks fall at different
-// steps, or at different times: more than 1% of the later one apart,
-// measured from each trace's first entry (or, without timestamps, as
-// shares of each trace's entries).
-func peaksApart(sides []*Side) bool {
-	if len(sides) < 2 {
-		return false
+// peakClock puts the sides' allocated peaks on one clock and says
+// whether they fall apart. When every side has time_us, the clock is
+// time_us itself (microseconds since the epoch: one clock for the
+// processes of a machine, and NTP-close across machines), so ranks that
+// started recording at other times are still compared on it; origin is the
+// earliest first entry and spread the distance between the earliest and
+// the latest peak (microseconds). The peaks are apart when every side has
+// steps and they differ; else, on time_us, when spread is above 5% of the
+// time from origin to the latest peak (and at least 10 ms: ranks are never
+// in lockstep to the microsecond); else, without timestamps, when their
+// shares of each trace's entries differ by more than 1%.
+func peakClock(sides []*Side) (apart, oneClock bool, origin, spread int64) {
+	if len(sides) == 0 {
+		return false, false, 0, 0
 	}
 	steps, times := true, true
 	for _, s := range sides {
 		steps = steps && s.PeakAllocatedStep >= 0
 		times = times && s.HasTime && s.PeakAllocatedAt >= 0
 	}
+	if times {
+		origin = sides[0].FirstUS
+		lo, hi := sides[0].PeakAllocatedUS, sides[0].PeakAllocatedUS
+		for _, s := range sides[1:] {
+			origin = min(origin, s.FirstUS)
+			lo, hi = min(lo, s.PeakAllocatedUS), max(hi, s.PeakAllocatedUS)
+		}
+		spread = hi - lo
+		oneClock = true
+	}
+	if len(sides) < 2 {
+		return false, oneClock, origin, spread
+	}
 	if steps {
 		for _, s := range sides[1:] {
 			if s.PeakAllocatedStep != sides[0].PeakAllocatedStep {
-				return true
+				return true, oneClock, origin, spread
 			}
 		}
+		return false, oneClock, origin, spread
+	}
+	if times {
+		var latest int64
+		for _, s := range sides {
+			latest = max(latest, s.PeakAllocatedUS-origin)
+		}
+		return spread > max(10_000, latest/20), oneClock, origin, spread
 	}
 	at := func(s *Side) float64 {
-		if times {
-			return float64(s.PeakAllocatedUS - s.FirstUS)
-		}
 		if s.Entries == 0 {
 			return 1
 		}
@@ -280,7 +311,7 @@ func peaksApart(sides []*Side) bool {
 	for _, s := range sides[1:] {
 		lo, hi = min(lo, at(s)), max(hi, at(s))
 	}
-	return hi-lo > 0.01*hi
+	return hi-lo > 0.01*hi, oneClock, origin, spread
 }
 
 // String names the figure for a human: "peak allocated".

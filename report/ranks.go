@@ -103,8 +103,10 @@ func rankColumn(s *analyze.Side) string {
 	return "-"
 }
 
-// when says when a peak fell: "step 7, 2.310 s" or "entry 1,234, 2.310 s".
-func when(s *analyze.Side, entry, step int, us int64) string {
+// when says when a peak fell: "step 7, 2.310 s" or "entry 1,234, 2.310 s",
+// the time from origin (the ranks' one clock, see analyze.Ranks.OneClock),
+// or from the side's own first entry when origin is 0.
+func when(s *analyze.Side, origin int64, entry, step int, us int64) string {
 	if entry < 0 {
 		return "at the end (no trace)"
 	}
@@ -115,7 +117,10 @@ func when(s *analyze.Side, entry, step int, us int64) string {
 		parts = append(parts, "entry "+units.Int(entry))
 	}
 	if s.HasTime {
-		parts = append(parts, units.Seconds(us-s.FirstUS, 3))
+		if origin == 0 {
+			origin = s.FirstUS
+		}
+		parts = append(parts, units.Seconds(us-origin, 3))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -130,6 +135,10 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
 	names := rankFileNames(rk.Sides)
 	labels := rankNames(rk.Sides)
+	var origin int64 // 0: each rank's times from its own first entry
+	if rk.OneClock {
+		origin = rk.ClockOrigin
+	}
 	var rows [][]string
 	for i, s := range rk.Sides {
 		h := s.Stats.Known.History
@@ -141,8 +150,8 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 			}
 		}
 		rows = append(rows, []string{rankColumn(s) + flag, names[i], strconv.Itoa(s.Device),
-			figureValue(s.PeakAllocated, true, h), when(s, s.PeakAllocatedAt, s.PeakAllocatedStep, s.PeakAllocatedUS),
-			figureValue(s.PeakReserved, true, h), when(s, s.PeakReservedAt, s.PeakReservedStep, s.PeakReservedUS),
+			figureValue(s.PeakAllocated, true, h), when(s, origin, s.PeakAllocatedAt, s.PeakAllocatedStep, s.PeakAllocatedUS),
+			figureValue(s.PeakReserved, true, h), when(s, origin, s.PeakReservedAt, s.PeakReservedStep, s.PeakReservedUS),
 			figureValue(s.ReservedAtPeakAllocated-s.PeakAllocated, true, h),
 			units.Bytes(s.End.AllocatedBytes[analyze.PoolAll].Current),
 			figureValue(int64(s.OOMs), false, s.End.Known.NumOOMs),
@@ -195,11 +204,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 		return err
 	}
 	if len(rk.Sides)-len(rk.Unknown) > 1 {
-		if rk.PeaksApart {
-			fmt.Fprintln(w, "The ranks' peaks fall at different times (see When allocated and When reserved): each rank is compared at its own peak, not at one instant.")
-		} else {
-			fmt.Fprintln(w, "Each rank is compared at its own peak; here the peaks fall in the same step (or at the same point of the trace).")
-		}
+		fmt.Fprintln(w, peakClockText(rk))
 	}
 
 	fmt.Fprintln(w)
@@ -253,8 +258,12 @@ type ranksJSON struct {
 	MedianRank  int               `json:"median_rank"`
 	OutlierRank int               `json:"outlier_rank"`
 	PeaksApart  bool              `json:"peaks_apart"`
-	Unknown     []int             `json:"unknown_ranks"`
-	Diff        *diffJSON         `json:"diff"`
+	// ClockOriginUS and PeakSpreadUS put the ranks on one clock (time_us,
+	// microseconds since the epoch): null when a rank has no timestamps.
+	ClockOriginUS *int64    `json:"clock_origin_us"`
+	PeakSpreadUS  *int64    `json:"peak_spread_us"`
+	Unknown       []int     `json:"unknown_ranks"`
+	Diff          *diffJSON `json:"diff"`
 }
 
 type rankJSON struct {
@@ -314,6 +323,10 @@ func WriteRanksJSON(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 		Ranks: []rankJSON{}, Spreads: []rankSpreadJSON{}, Outliers: []rankOutlierJSON{}, Stacks: []rankStackJSON{},
 		MedianRank: rk.Median, OutlierRank: rk.Outlier, PeaksApart: rk.PeaksApart, Unknown: rk.Unknown,
 	}
+	if rk.OneClock {
+		origin, spread := rk.ClockOrigin, rk.PeakSpreadUS
+		j.ClockOriginUS, j.PeakSpreadUS = &origin, &spread
+	}
 	labels := rankNames(rk.Sides)
 	for i, s := range rk.Sides {
 		h := s.Stats.Known.History
@@ -372,4 +385,46 @@ func byRank(bytes int64, label string) string {
 		return units.Bytes(bytes) + " (" + label + ")"
 	}
 	return units.Bytes(bytes) + "\n" + wrapCell("("+label+")", rankCellWidth)
+}
+
+// peakClockText says whether the ranks' allocated peaks fall together, on
+// which clock, and how far apart.
+func peakClockText(rk *analyze.Ranks) string {
+	const since = " (times are from the first rank's first entry)"
+	if rk.PeaksApart {
+		var where []string
+		lo, hi := -1, -1
+		for _, s := range rk.Sides {
+			if s.PeakAllocatedStep >= 0 && (lo < 0 || s.PeakAllocatedStep < lo) {
+				lo = s.PeakAllocatedStep
+			}
+			hi = max(hi, s.PeakAllocatedStep)
+		}
+		if lo >= 0 && hi != lo {
+			where = append(where, fmt.Sprintf("in steps %d to %d", lo, hi))
+		}
+		if rk.OneClock {
+			where = append(where, units.Span(rk.PeakSpreadUS)+" apart on the time_us clock"+since)
+		}
+		if len(where) == 0 {
+			where = append(where, "at different points of their traces")
+		}
+		return "The ranks' allocated peaks fall apart, " + strings.Join(where, ", ") + ": each rank is compared at its own peak, not at one instant."
+	}
+	if rk.OneClock {
+		return fmt.Sprintf("The ranks' allocated peaks fall together: within %s of each other on the time_us clock%s; the ranks started recording up to %s apart.",
+			units.Span(rk.PeakSpreadUS), since, units.Span(latestStart(rk)-rk.ClockOrigin))
+	}
+	return "Each rank is compared at its own peak; here the peaks fall in the same step (or at the same point of the trace)."
+}
+
+// latestStart is the latest first entry's time_us of the ranks.
+func latestStart(rk *analyze.Ranks) int64 {
+	var t int64
+	for _, s := range rk.Sides {
+		if s.HasTime {
+			t = max(t, s.FirstUS)
+		}
+	}
+	return t
 }

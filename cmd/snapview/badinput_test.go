@@ -47,6 +47,11 @@ func TestBadInputEveryCommand(t *testing.T) {
 		if name == "help" || name == "completion" {
 			continue
 		}
+		if name == "watch" {
+			// A log being written may hold a bad line for a moment:
+			// watch warns and goes on (TestWatchBadLog).
+			continue
+		}
 		for kind, path := range files {
 			t.Run(name+"/"+kind, func(t *testing.T) {
 				args := []string{name, path}
@@ -55,6 +60,8 @@ func TestBadInputEveryCommand(t *testing.T) {
 					args = append(args, "-o", filepath.Join(t.TempDir(), "r.html"))
 				case "diff":
 					args = append(args, path) // BASE and NEW
+				case "check":
+					args = append(args, "--no-oom")
 				}
 				if name == "export" {
 					args = append(args, "--format", "folded", "-o", filepath.Join(t.TempDir(), "x.folded"))

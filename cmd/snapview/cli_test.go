@@ -237,7 +237,8 @@ func TestFlagConsistency(t *testing.T) {
 		{"leaks --top 0", []string{"leaks", "--top", "0", file}, "--top must be at least 1, got 0"},
 		{"state --top 0", []string{"state", "--top", "0", file}, "--top must be at least 1, got 0"},
 		{"report --top 0", []string{"report", "--top", "0", file}, "--top must be at least 1, got 0"},
-		{"unknown command", []string{"sumary", file}, `unknown command "sumary" for "snapview"`},
+		{"unknown command", []string{"sumary", file}, `unknown command "sumary" for "snapview" (did you mean summary?)`},
+		{"unknown command, two close", []string{"stat", file}, `unknown command "stat" for "snapview" (did you mean state or stats?)`},
 		{"min-bytes bare M", []string{"leaks", "--min-bytes", "10M", file}, `--min-bytes "10M": M is ambiguous: say 10MB (powers of 1000) or 10MiB (powers of 1024)`},
 	}
 	for _, tt := range tests {
@@ -249,7 +250,7 @@ func TestFlagConsistency(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) != 2 {
+			if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) != 2 || strings.ContainsAny(err.Error(), "\n\t") {
 				t.Errorf("error %v (exit %d), want one containing %q with exit code 2", err, exitCode(err), tt.want)
 			}
 		})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime/debug"
 	"strings"
 
@@ -172,7 +173,23 @@ func execute(ctx context.Context, root *cobra.Command) error {
 	cmd, err := root.ExecuteContextC(ctx)
 	var u *usageError
 	if err != nil && cmd == root && !errors.As(err, &u) {
-		return &usageError{err}
+		return &usageError{oneLineSuggestions(err)}
 	}
 	return err
+}
+
+// oneLineSuggestions rewrites cobra's multi-line "Did you mean this?"
+// suffix of an unknown-command error as one line, since errors print on
+// one line with their control characters escaped: `unknown command
+// "sumary" for "snapview" (did you mean summary?)`.
+func oneLineSuggestions(err error) error {
+	head, tail, ok := strings.Cut(err.Error(), "\n\nDid you mean this?\n")
+	if !ok {
+		return err
+	}
+	names := strings.Fields(tail)
+	if len(names) == 0 {
+		return errors.New(head)
+	}
+	return fmt.Errorf("%s (did you mean %s?)", head, strings.Join(names, " or "))
 }

@@ -297,3 +297,30 @@ func TestWatchSMIPipe(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchBadLog: watch warns about the lines of a log it cannot read
+// and goes on; a log it cannot open at all is a one-line error naming it,
+// exit 1.
+func TestWatchBadLog(t *testing.T) {
+	for kind, path := range badFiles(t) {
+		t.Run(kind, func(t *testing.T) {
+			_, stderr, err := runSnapview(t, "watch", "--once", "--stats", path, "--stop-on", "climb")
+			if kind == "directory" {
+				if err == nil || !strings.Contains(err.Error(), path) || exitCode(err) != 1 || strings.Contains(err.Error(), "\n") {
+					t.Errorf("watch on a directory: %v (exit %d), want a one-line error naming it, exit 1", err, exitCode(err))
+				}
+				return
+			}
+			if err != nil {
+				t.Errorf("watch stopped on a bad log: %v", err)
+			}
+			if strings.Count(stderr, "\n") > 0 && !strings.HasPrefix(stderr, "warning: ") {
+				t.Errorf("stderr %q: want warnings", stderr)
+			}
+		})
+	}
+	_, _, err := runSnapview(t, "watch", "--once", "--stats", filepath.Join(t.TempDir(), "nope.jsonl"))
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "nope.jsonl") {
+		t.Errorf("missing log: %v, want exit 1 naming it", err)
+	}
+}
