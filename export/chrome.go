@@ -6,7 +6,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -17,7 +17,7 @@ type ChromeInput struct {
 	// Name is the file's name, in process names when there are several
 	// inputs and in the metadata.
 	Name    string
-	Results []*analyze.Result
+	Results []*replay.Result
 }
 
 // Thread ids of the Chrome trace: memory counters and OOMs, record_function

@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 )
 
 type chromeEvent struct {
@@ -32,7 +33,7 @@ func TestChromeTraceStructure(t *testing.T) {
 			if len(s.Traces[d]) == 0 {
 				continue
 			}
-			r, err := analyze.Replay(s, d)
+			r, err := replay.Run(s, d, replay.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +107,7 @@ func TestChromeTraceStructure(t *testing.T) {
 			if got, want := peak[key{d, "allocated"}], r.Allocated[r.PeakIndex]; got != want {
 				t.Errorf("%s: device %d: allocated counter peaks at %d, want %d", dir, d, got, want)
 			}
-			if got, want := last[key{d, "reserved"}], r.Stats.ReservedBytes[analyze.PoolAll].Current; got != want {
+			if got, want := last[key{d, "reserved"}], r.Stats.ReservedBytes[stats.PoolAll].Current; got != want {
 				t.Errorf("%s: device %d: reserved counter ends at %d, want %d", dir, d, got, want)
 			}
 			if got, want := counts[key{d, "i"}], len(r.OOMs); got != want {

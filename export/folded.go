@@ -14,7 +14,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/frames"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -32,7 +34,7 @@ const (
 // FoldedOptions says how [WriteFolded] writes.
 type FoldedOptions struct {
 	View FoldedView
-	// UserFrames keeps only the user's frames (analyze.ClassifyFrame:
+	// UserFrames keeps only the user's frames (frames.ClassifyFrame:
 	// neither torch, the standard library nor C++), so that a flame graph
 	// shows the program's own call sites; a stack with none reads
 	// "<no-user-frames>".
@@ -51,7 +53,7 @@ type FoldedSegment struct {
 	Addr   snapshot.Addr
 	Blocks []FoldedBlock
 	// RequestedUnknown is set when the device's requested sizes are
-	// unknown (analyze.Known.Requested): WriteFolded then weighs each
+	// unknown (stats.Known.Requested): WriteFolded then weighs each
 	// block by its size under a "<requested unknown>" frame.
 	RequestedUnknown bool
 }
@@ -71,7 +73,7 @@ func FileSegments(s *snapshot.Snapshot) []FoldedSegment {
 	out := make([]FoldedSegment, len(s.Segments))
 	unknown := map[int]bool{}
 	for _, d := range s.Devices() {
-		if k, _ := analyze.RequestedTrust(s, d); k == analyze.Unknown {
+		if k, _ := stats.RequestedTrust(s, d); k == stats.Unknown {
 			unknown[d] = true
 		}
 	}
@@ -89,12 +91,12 @@ func FileSegments(s *snapshot.Snapshot) []FoldedSegment {
 // StateSegments returns the segments of a replayed state, in address
 // order. Inactive blocks account for no bytes (the whole block is
 // "<gaps>"), where the file keeps their stale requested_size.
-func StateSegments(st *analyze.State) []FoldedSegment {
+func StateSegments(st *replay.State) []FoldedSegment {
 	out := make([]FoldedSegment, len(st.Segments))
 	for i := range st.Segments {
 		sg := &st.Segments[i]
 		fs := FoldedSegment{Stream: sg.Stream, Addr: sg.Addr, Blocks: make([]FoldedBlock, len(sg.Blocks)),
-			RequestedUnknown: st.Stats.Known.Requested == analyze.Unknown}
+			RequestedUnknown: st.Stats.Known.Requested == stats.Unknown}
 		for j, b := range sg.Blocks {
 			fs.Blocks[j] = FoldedBlock{State: b.State, Size: b.Size, Requested: b.Requested, Stack: b.Stack}
 		}
@@ -110,7 +112,7 @@ func StateSegments(st *analyze.State) []FoldedSegment {
 //
 // with FRAMES the block's stack outermost first, each frame
 // "basename:line:name" (_frame_fmt), frames dropped by _frame_filter left
-// out (analyze.MemvizKeepsFrame), "<non-python>" for a stack without
+// out (frames.MemvizKeepsFrame), "<non-python>" for a stack without
 // frames; BYTES the block's requested size, followed, when the block is
 // larger, by a "STATE;<gaps> REST" line. S and A are decimal. Errors are
 // w's. In a segment whose requested sizes are unknown
@@ -174,17 +176,17 @@ func WriteFolded(w io.Writer, s *snapshot.Snapshot, segs []FoldedSegment, o Fold
 // foldedFrames is _write_blocks' frames_fragment: the frames of a stack
 // outermost first, joined by ';'.
 func foldedFrames(s *snapshot.Snapshot, id snapshot.StackID, userOnly bool) string {
-	frames := s.Stack(id)
-	if len(frames) == 0 {
+	stack := s.Stack(id)
+	if len(stack) == 0 {
 		return "<non-python>"
 	}
 	var parts []string
-	for k := len(frames) - 1; k >= 0; k-- {
-		f := s.Frames[frames[k]]
-		if !analyze.MemvizKeepsFrame(f) {
+	for k := len(stack) - 1; k >= 0; k-- {
+		f := s.Frames[stack[k]]
+		if !frames.MemvizKeepsFrame(f) {
 			continue
 		}
-		if userOnly && analyze.ClassifyFrame(f) != analyze.FrameUser {
+		if userOnly && frames.ClassifyFrame(f) != frames.FrameUser {
 			continue
 		}
 		parts = append(parts, MemvizFrame(f))

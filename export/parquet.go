@@ -10,7 +10,10 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/frames"
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -105,7 +108,7 @@ type StackRow struct {
 	Filename string `parquet:"filename,dict"`
 	Line     int64  `parquet:"line"`
 	Name     string `parquet:"name,dict"`
-	// Kind is analyze.ClassifyFrame's: user, torch, stdlib, cpp, noise.
+	// Kind is frames.ClassifyFrame's: user, torch, stdlib, cpp, noise.
 	Kind string `parquet:"kind,dict"`
 }
 
@@ -134,7 +137,7 @@ type SnapshotRow struct {
 	// the file's segments (figures may then be off).
 	ReplayMatchesFile bool `parquet:"replay_matches_file"`
 	// RequestedTrust is "exact", or "unknown" when the device's requested
-	// sizes cannot be right (analyze.Known.Requested): then the
+	// sizes cannot be right (stats.Known.Requested): then the
 	// requested_size and requested columns of its rows in the other
 	// tables are the file's wrong figures, not requests.
 	RequestedTrust string `parquet:"requested_trust,dict"`
@@ -253,7 +256,7 @@ func (s *slab) ptr(v int64) *int64 {
 
 // Add appends s, read from path, with the replays of its devices and its
 // labels (a value per key of the dataset; a key without one is "").
-func (d *Dataset) Add(s *snapshot.Snapshot, path string, labels []Label, results []*analyze.Result) error {
+func (d *Dataset) Add(s *snapshot.Snapshot, path string, labels []Label, results []*replay.Result) error {
 	values := make([]string, len(d.keys))
 	for _, l := range labels {
 		for k, key := range d.keys {
@@ -264,8 +267,8 @@ func (d *Dataset) Add(s *snapshot.Snapshot, path string, labels []Label, results
 	}
 	id := d.n
 	d.n++
-	row := SnapshotRow{FileID: id, Path: path, Device: -1, RequestedTrust: analyze.Exact.String()}
-	hint := analyze.InferVersion(s)
+	row := SnapshotRow{FileID: id, Path: path, Device: -1, RequestedTrust: stats.Exact.String()}
+	hint := info.InferVersion(s)
 	row.TorchVersion = hint.String()
 	if s.Settings != nil {
 		row.AllocConf = s.Settings.Conf
@@ -283,15 +286,15 @@ func (d *Dataset) Add(s *snapshot.Snapshot, path string, labels []Label, results
 		dr.Device = int32(r.Device)
 		dr.TraceEntries = int64(len(r.Allocated))
 		dr.PeakTrust = r.Stats.Known.History.String()
-		if r.Stats.Known.History != analyze.Unknown {
-			dr.PeakAllocated = ptr(r.Stats.AllocatedBytes[analyze.PoolAll].Peak)
-			dr.PeakReserved = ptr(r.Stats.ReservedBytes[analyze.PoolAll].Peak)
+		if r.Stats.Known.History != stats.Unknown {
+			dr.PeakAllocated = ptr(r.Stats.AllocatedBytes[stats.PoolAll].Peak)
+			dr.PeakReserved = ptr(r.Stats.ReservedBytes[stats.PoolAll].Peak)
 		}
 		if r.PeakIndex >= 0 {
 			dr.PeakEntry = ptr(int64(r.PeakIndex))
 		}
-		dr.CurrentAllocated = r.Stats.AllocatedBytes[analyze.PoolAll].Current
-		dr.CurrentReserved = r.Stats.ReservedBytes[analyze.PoolAll].Current
+		dr.CurrentAllocated = r.Stats.AllocatedBytes[stats.PoolAll].Current
+		dr.CurrentReserved = r.Stats.ReservedBytes[stats.PoolAll].Current
 		dr.ReplayMatchesFile = r.Check.Equal
 		dr.RequestedTrust = r.Stats.Known.Requested.String()
 		d.snaps = append(d.snaps, dr)
@@ -323,7 +326,7 @@ func (d *Dataset) Add(s *snapshot.Snapshot, path string, labels []Label, results
 			f := s.Frames[fid]
 			err := d.stacks.add(StackRow{
 				FileID: id, StackID: int32(sid), Depth: int32(depth), Filename: f.Filename, Line: f.Line,
-				Name: f.Name, Kind: analyze.ClassifyFrame(f).String(),
+				Name: f.Name, Kind: frames.ClassifyFrame(f).String(),
 			})
 			if err != nil {
 				return err
@@ -333,7 +336,7 @@ func (d *Dataset) Add(s *snapshot.Snapshot, path string, labels []Label, results
 	return nil
 }
 
-func (d *Dataset) addDevice(s *snapshot.Snapshot, id int32, r *analyze.Result) error {
+func (d *Dataset) addDevice(s *snapshot.Snapshot, id int32, r *replay.Result) error {
 	var trace []snapshot.TraceEntry
 	if r.Device < len(s.Traces) {
 		trace = s.Traces[r.Device]

@@ -8,7 +8,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -39,16 +39,16 @@ func TestParquetReadBack(t *testing.T) {
 	ds := NewDataset([]string{"job", "Rank"})
 	type dev struct {
 		s *snapshot.Snapshot
-		r *analyze.Result
+		r *replay.Result
 	}
 	devs := map[devKey]dev{}
 	var snaps []*snapshot.Snapshot
 	for i, dir := range dirs {
 		s := loadShared(t, dir)
 		snaps = append(snaps, s)
-		var results []*analyze.Result
+		var results []*replay.Result
 		for _, d := range s.Devices() {
-			r, err := analyze.Replay(s, d)
+			r, err := replay.Run(s, d, replay.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

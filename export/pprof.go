@@ -6,15 +6,17 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/frames"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
 // DeviceState is one device's allocator state at a moment, with the replay
 // it comes from: what [Profile] turns into samples.
 type DeviceState struct {
-	Result *analyze.Result
-	State  *analyze.State
+	Result *replay.Result
+	State  *replay.State
 	// Moment names the moment in the profile's comments ("peak").
 	Moment string
 }
@@ -115,7 +117,7 @@ func Profile(s *snapshot.Snapshot, states []DeviceState, o ProfileOptions) (*pro
 			}
 		}
 		for i := range r.Allocs {
-			if r.Stats.Known.History == analyze.Unknown {
+			if r.Stats.Known.History == stats.Unknown {
 				break
 			}
 			a := &r.Allocs[i]
@@ -125,7 +127,7 @@ func Profile(s *snapshot.Snapshot, states []DeviceState, o ProfileOptions) (*pro
 		}
 		trust := "exact"
 		switch {
-		case r.Stats.Known.History == analyze.Unknown:
+		case r.Stats.Known.History == stats.Unknown:
 			trust = "unknown (no trace: alloc_* are left empty)"
 		case r.Seeded:
 			trust = "lower bounds (the trace starts after the first allocation)"
@@ -219,7 +221,7 @@ func (b *profileBuilder) stack(id snapshot.StackID) []*profile.Location {
 	var locs []*profile.Location
 	for _, fid := range b.s.Stack(id) {
 		f := b.s.Frames[fid]
-		if !analyze.MemvizKeepsFrame(f) {
+		if !frames.MemvizKeepsFrame(f) {
 			continue
 		}
 		l := b.locs[fid]

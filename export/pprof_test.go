@@ -11,7 +11,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -21,7 +22,7 @@ func peakStates(t *testing.T, s *snapshot.Snapshot) []DeviceState {
 	t.Helper()
 	var out []DeviceState
 	for _, d := range s.Devices() {
-		r, err := analyze.Replay(s, d)
+		r, err := replay.Run(s, d, replay.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,14 +65,14 @@ func TestProfileTotals(t *testing.T) {
 		var want [4]int64
 		for _, ds := range states {
 			r := ds.Result
-			if r.Stats.Known.History != analyze.Unknown {
-				want[0] += r.Stats.Allocation[analyze.PoolAll].Allocated
-				want[1] += r.Stats.AllocatedBytes[analyze.PoolAll].Allocated
+			if r.Stats.Known.History != stats.Unknown {
+				want[0] += r.Stats.Allocation[stats.PoolAll].Allocated
+				want[1] += r.Stats.AllocatedBytes[stats.PoolAll].Allocated
 			}
-			want[2] += ds.State.Stats.Allocation[analyze.PoolAll].Current
-			want[3] += ds.State.Stats.AllocatedBytes[analyze.PoolAll].Current
-			if r.PeakIndex >= 0 && r.Allocated[r.PeakIndex] != ds.State.Stats.AllocatedBytes[analyze.PoolAll].Current {
-				t.Errorf("%s: state at peak has %d allocated, the series %d", dir, ds.State.Stats.AllocatedBytes[analyze.PoolAll].Current, r.Allocated[r.PeakIndex])
+			want[2] += ds.State.Stats.Allocation[stats.PoolAll].Current
+			want[3] += ds.State.Stats.AllocatedBytes[stats.PoolAll].Current
+			if r.PeakIndex >= 0 && r.Allocated[r.PeakIndex] != ds.State.Stats.AllocatedBytes[stats.PoolAll].Current {
+				t.Errorf("%s: state at peak has %d allocated, the series %d", dir, ds.State.Stats.AllocatedBytes[stats.PoolAll].Current, r.Allocated[r.PeakIndex])
 			}
 		}
 		got := sums(p)
@@ -132,7 +133,7 @@ func pprofTotal(t *testing.T, goTool string, args ...string) int64 {
 func TestDiffProfile(t *testing.T) {
 	dir := filepath.Join(filepath.Dir(sharedDirs(t)[0]), "annotations")
 	s := loadShared(t, dir)
-	r, err := analyze.Replay(s, 0)
+	r, err := replay.Run(s, 0, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -24,8 +25,8 @@ func TestExportRequestedUnknown(t *testing.T) {
 	hostile := filepath.Join(filepath.Dir(filepath.Dir(sharedDirs(t)[0])), "hostile", "requested_gt_size.pickle")
 	for _, tc := range []struct {
 		path string
-		want analyze.Exactness
-	}{{hostile, analyze.Unknown}, {filepath.Join(sharedDirs(t)[0], "snapshot.pickle"), analyze.Exact}} {
+		want stats.Exactness
+	}{{hostile, stats.Unknown}, {filepath.Join(sharedDirs(t)[0], "snapshot.pickle"), stats.Exact}} {
 		s, err := snapshot.Load(tc.path)
 		if err != nil {
 			t.Fatal(err)
@@ -46,7 +47,7 @@ func TestExportRequestedUnknown(t *testing.T) {
 				t.Fatalf("%s: folded line %q: %v", name, l, err)
 			}
 			sum += n
-			if marked := strings.Contains(l, ";<requested unknown>;"); marked != (tc.want == analyze.Unknown) {
+			if marked := strings.Contains(l, ";<requested unknown>;"); marked != (tc.want == stats.Unknown) {
 				t.Errorf("%s: requested %v, folded line %q", name, tc.want, l)
 			}
 			if n < 0 {
@@ -57,9 +58,9 @@ func TestExportRequestedUnknown(t *testing.T) {
 			t.Errorf("%s: folded lines add up to %d bytes, the segments to %d", name, sum, reserved)
 		}
 
-		var results []*analyze.Result
+		var results []*replay.Result
 		for _, d := range s.Devices() {
-			r, err := analyze.Replay(s, d)
+			r, err := replay.Run(s, d, replay.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

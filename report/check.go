@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/check"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -27,15 +27,15 @@ func StackWhere(s *snapshot.Snapshot, id snapshot.StackID) string { return stack
 
 // checkValue formats a figure with its trust mark: bytes as FormatBytes,
 // counts as integers; "+" after a lower bound, "?" when unknown.
-func checkValue(key string, v int64, e analyze.Exactness) string {
-	if e == analyze.Unknown {
+func checkValue(key string, v int64, e stats.Exactness) string {
+	if e == stats.Unknown {
 		return "?"
 	}
 	s := units.Int(v)
 	if !check.IsCount(key) {
 		s = units.Bytes(v)
 	}
-	if e == analyze.LowerBound {
+	if e == stats.LowerBound {
 		s += "+"
 	}
 	return s
@@ -63,7 +63,7 @@ func checkLimit(r check.Result) string {
 		return "<= 0"
 	case check.Max:
 		if !rule.IsPercent {
-			return "<= " + checkValue(rule.Key, rule.Limit, analyze.Exact)
+			return "<= " + checkValue(rule.Key, rule.Limit, stats.Exact)
 		}
 		return fmt.Sprintf("<= %s%% of baseline %s", trimFloat(rule.Percent), checkValue(rule.Key, r.Base, r.BaseExactness)) + boundText(r)
 	}
@@ -72,10 +72,10 @@ func checkLimit(r check.Result) string {
 
 // boundText is " = BOUND" for a relative limit the baseline fixes.
 func boundText(r check.Result) string {
-	if r.BaseExactness != analyze.Exact {
+	if r.BaseExactness != stats.Exact {
 		return ""
 	}
-	return " = " + checkValue(r.Rule.Key, r.Bound, analyze.Exact)
+	return " = " + checkValue(r.Rule.Key, r.Bound, stats.Exact)
 }
 
 // trimFloat formats a percentage without trailing zeros.
@@ -114,7 +114,7 @@ func WriteCheckText(w io.Writer, v *CheckView) error {
 		value := checkValue(r.Rule.Key, r.Value, r.Exactness)
 		if r.Rule.Kind == check.NoLeak {
 			value = units.Plural(int(r.Value), "leaking stack")
-			if r.Exactness == analyze.Unknown {
+			if r.Exactness == stats.Unknown {
 				value = "?"
 			}
 		}
@@ -220,7 +220,7 @@ func WriteCheckJSON(w io.Writer, v *CheckView) error {
 			d := r.AllocatedDelta
 			j.AllocatedDelta = &d
 		}
-		if r.Exactness != analyze.Unknown {
+		if r.Exactness != stats.Unknown {
 			val := r.Value
 			j.Value = &val
 		}
@@ -234,7 +234,7 @@ func WriteCheckJSON(w io.Writer, v *CheckView) error {
 		case r.HasBase:
 			p := r.Rule.Percent
 			j.Percent = &p
-			if r.BaseExactness == analyze.Exact {
+			if r.BaseExactness == stats.Exact {
 				b := r.Bound
 				j.Limit = &b
 			}

@@ -9,8 +9,9 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/compare"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -31,7 +32,7 @@ type DiffOptions struct {
 
 // DescribeSide says where a side was taken, in one line: "FILE, device 0
 // at peak: after entry 89 of 470, step 3, 4.402 s after the first entry".
-func DescribeSide(s *analyze.Side, at string) string {
+func DescribeSide(s *compare.Side, at string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, device %d at %s", s.File, s.Device, at)
 	switch {
@@ -69,7 +70,7 @@ func signed(v int64, bytes bool) string {
 // with their deltas and trust marks, the recording differences, notes,
 // and the stacks by |delta| with a total row that adds up to the
 // allocated delta.
-func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
+func WriteDiff(w io.Writer, d *compare.Diff, o DiffOptions) error {
 	fmt.Fprintf(w, "base: %s\n", DescribeSide(d.Base, o.BaseAt))
 	fmt.Fprintf(w, "new:  %s\n", DescribeSide(d.New, o.NewAt))
 
@@ -98,7 +99,7 @@ func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
 	var rows [][]string
 	for _, f := range d.Figures {
 		delta := signed(f.Delta, f.Bytes)
-		if f.Exactness != analyze.Exact {
+		if f.Exactness != stats.Exact {
 			delta = "?"
 		}
 		rows = append(rows, []string{f.Name, figureValue(f.Base, f.Bytes, f.BaseExactness), figureValue(f.New, f.Bytes, f.NewExactness), delta})
@@ -122,7 +123,7 @@ func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
 		return err
 	}
 	for _, f := range d.Figures {
-		if f.Exactness != analyze.Exact {
+		if f.Exactness != stats.Exact {
 			fmt.Fprintln(w, "'+': at least this much; '?': unknown. A delta with either side not exact is '?'.")
 			break
 		}
@@ -154,13 +155,13 @@ func WriteDiff(w io.Writer, d *analyze.Diff, o DiffOptions) error {
 
 // diffRequestedKnown reports whether both sides' requested sizes are
 // known: otherwise no row is marked '*' (requested bytes differ).
-func diffRequestedKnown(d *analyze.Diff) bool {
-	return d.Base.Stats.Known.Requested != analyze.Unknown && d.New.Stats.Known.Requested != analyze.Unknown
+func diffRequestedKnown(d *compare.Diff) bool {
+	return d.Base.Stats.Known.Requested != stats.Unknown && d.New.Stats.Known.Requested != stats.Unknown
 }
 
 // writeStackDiffs writes the stack table of a diff, the first o.Top rows
 // and one row for the rest, then the totals.
-func writeStackDiffs(w io.Writer, stacks []analyze.StackDiff, o DiffOptions, reqKnown bool) error {
+func writeStackDiffs(w io.Writer, stacks []compare.StackDiff, o DiffOptions, reqKnown bool) error {
 	shown := stacks
 	if o.Top > 0 && len(shown) > o.Top {
 		shown = shown[:o.Top]
@@ -257,5 +258,5 @@ func frameLines(frames []snapshot.Frame, full bool, limit int) []string {
 	for i := range frames {
 		one.Stacks[1][i] = snapshot.FrameID(i)
 	}
-	return stackLines(one, 1, stackLineOptions{Full: full, Limit: limit, More: "--frames 0 shows all"})
+	return StackLinesOf(one, 1, StackLineOptions{Full: full, Limit: limit, More: "--frames 0 shows all"})
 }

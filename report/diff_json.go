@@ -3,7 +3,7 @@ package report
 import (
 	"io"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/compare"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -76,12 +76,12 @@ func framesJSON(frames []snapshot.Frame) []diffFrameJSON {
 	return out
 }
 
-func diffSide(s *analyze.Side, at string) diffSideJSON {
+func diffSide(s *compare.Side, at string) diffSideJSON {
 	return diffSideJSON{File: s.File, Device: s.Device, At: at, Entry: s.At}
 }
 
 // diffToJSON converts a Diff; every stack is listed.
-func diffToJSON(d *analyze.Diff, o DiffOptions) diffJSON {
+func diffToJSON(d *compare.Diff, o DiffOptions) diffJSON {
 	j := diffJSON{
 		Base: diffSide(d.Base, o.BaseAt), New: diffSide(d.New, o.NewAt),
 		Settings: []diffSettingJSON{}, Figures: []diffFigureJSON{}, Stacks: []diffStackJSON{},
@@ -109,6 +109,6 @@ func diffToJSON(d *analyze.Diff, o DiffOptions) diffJSON {
 
 // WriteDiffJSON writes a diff as `snapview diff --json` does: every stack,
 // whatever o.Top says.
-func WriteDiffJSON(w io.Writer, d *analyze.Diff, o DiffOptions) error {
+func WriteDiffJSON(w io.Writer, d *compare.Diff, o DiffOptions) error {
 	return writeJSON(w, diffToJSON(d, o))
 }

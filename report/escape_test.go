@@ -36,11 +36,11 @@ func TestStackLinesEscaped(t *testing.T) {
 		Frames: []snapshot.Frame{{Filename: "/x/\x1b]0;t\a.py", Line: 3, Name: "run\u202e"}},
 		Stacks: [][]snapshot.FrameID{{}, {0}},
 	}
-	got := stackLines(s, 1, stackLineOptions{})
+	got := StackLinesOf(s, 1, StackLineOptions{})
 	if len(got) != 1 || got[0] != `/x/\x1b]0;t\a.py:3 run\u202e` {
 		t.Errorf("stackLines = %q", got)
 	}
-	raw := stackLines(s, 1, stackLineOptions{Full: true, Raw: true})
+	raw := StackLinesOf(s, 1, StackLineOptions{Full: true, Raw: true})
 	if len(raw) != 1 || raw[0] != "/x/\x1b]0;t\a.py:3 run\u202e" {
 		t.Errorf("raw stackLines = %q", raw)
 	}

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/internal/units"
 )
 
-// hostLines describes pinned host memory (analyze.HostMemory) in the words
+// hostLines describes pinned host memory (info.HostMemory) in the words
 // info and summary share, one paragraph per line; nil when the file has
 // none.
-func hostLines(h *analyze.HostMemory) []string {
+func hostLines(h *info.HostMemory) []string {
 	if !h.Present {
 		return nil
 	}
@@ -49,7 +49,7 @@ type hostJSON struct {
 }
 
 // newHostJSON returns nil when the file has no pinned host memory.
-func newHostJSON(h *analyze.HostMemory) *hostJSON {
+func newHostJSON(h *info.HostMemory) *hostJSON {
 	if !h.Present {
 		return nil
 	}

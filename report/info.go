@@ -6,13 +6,14 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
 // Info is what `snapview info` prints: the file itself, then what
-// analyze.Inspect found in it.
+// info.Inspect found in it.
 type Info struct {
 	// Path is the file as the user named it; SizeOnDisk its size in
 	// bytes (compressed, if it is).
@@ -20,26 +21,14 @@ type Info struct {
 	SizeOnDisk int64
 	// Format is how the file was encoded.
 	Format snapshot.Format
-	*analyze.Info
+	*info.Info
 }
 
-// NewInfo gathers the info view of the snapshot s read from path, whose
-// size on disk is sizeOnDisk bytes.
-func NewInfo(path string, sizeOnDisk int64, s *snapshot.Snapshot) *Info {
-	return newInfo(path, sizeOnDisk, s, nil)
-}
-
-// newInfo is [NewInfo] reusing the replays of the devices replayed has
-// (see analyze.InspectWith).
-func newInfo(path string, sizeOnDisk int64, s *snapshot.Snapshot, replayed map[int]analyze.DeviceReplay) *Info {
-	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.InspectWith(s, replayed)}
-}
-
-// newInfoOf is newInfo that describes only the devices of only and takes
-// the replays from replay, which may wait for them (see
-// analyze.InspectReplaying).
-func newInfoOf(path string, sizeOnDisk int64, s *snapshot.Snapshot, replay func(int) (analyze.DeviceReplay, bool), only []int) *Info {
-	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: s.Format, Info: analyze.InspectReplaying(s, replay, only)}
+// NewInfo is the info view of in (analysis.File.Info), the description
+// of a snapshot of the given format read from path, whose size on disk is
+// sizeOnDisk bytes.
+func NewInfo(path string, sizeOnDisk int64, format snapshot.Format, in *info.Info) *Info {
+	return &Info{Path: path, SizeOnDisk: sizeOnDisk, Format: format, Info: in}
 }
 
 // WriteInfo writes v as text: sections File, Layout, PyTorch version,
@@ -150,7 +139,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 }
 
 // writeInfoDevice writes the lines of one device.
-func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo, segmentsFromTrace bool) {
+func writeInfoDevice(ew *errWriter, d *info.DeviceInfo, segmentsFromTrace bool) {
 	ew.printf("  device %d\n", d.Device)
 	if d.Segments == 0 {
 		ew.printf("    segments:  none (the allocator held no memory on it at dump time)\n")
@@ -160,7 +149,7 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo, segmentsFromTrace boo
 		if d.LiveBlocks > 0 {
 			ew.printf("    stacks:    on %s\n", units.OfAll(d.LiveBlockStacks, d.LiveBlocks, "live block"))
 		}
-		if d.Trust.Requested == analyze.Unknown {
+		if d.Trust.Requested == stats.Unknown {
 			// The verdict every view marks its requested figures with.
 			ew.printf("%s", wrapIndented("    requested: ", "unknown: "+d.Trust.RequestedWhy))
 		}
@@ -185,7 +174,7 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo, segmentsFromTrace boo
 	if d.OOMs > 0 {
 		ew.printf("    OOMs:      %s\n", units.Plural(d.OOMs, "oom entry"))
 	}
-	ew.printf("%s", wrapIndented("    coverage:  ", coverageText(d)))
+	ew.printf("%s", wrapIndented("    coverage:  ", CoverageText(d)))
 	if d.Replayed || d.ReplayError != "" {
 		ew.printf("%s", wrapIndented("    history:   ", TrustText(d.Trust)))
 	}
@@ -206,8 +195,8 @@ func writeInfoDevice(ew *errWriter, d *analyze.DeviceInfo, segmentsFromTrace boo
 	}
 }
 
-// coverageText explains a device's trace coverage.
-func coverageText(d *analyze.DeviceInfo) string {
+// CoverageText explains a device's trace coverage.
+func CoverageText(d *info.DeviceInfo) string {
 	var why []string
 	if d.UntracedBlocks > 0 {
 		why = append(why, units.Plural(d.UntracedBlocks, "live block")+" it never allocated")
@@ -220,15 +209,15 @@ func coverageText(d *analyze.DeviceInfo) string {
 		missing = " (" + strings.Join(why, ", ") + ")"
 	}
 	switch d.Coverage {
-	case analyze.CoverageFromStart:
+	case info.CoverageFromStart:
 		return "from the start: every free and every live block has its alloc in the trace"
-	case analyze.CoverageWrapped:
+	case info.CoverageWrapped:
 		return "wrapped: the trace misses the start" + missing + " and its length looks like max_entries"
-	case analyze.CoverageLate:
+	case info.CoverageLate:
 		return "started late: the trace misses the start" + missing + "; it may also have wrapped at an unround max_entries"
-	case analyze.CoverageWindow:
+	case info.CoverageWindow:
 		return "a window: the trace misses the start" + missing + " and the file looks cut from a bigger one (its blocks lists lack inactive blocks), so whether recording started late or the ring buffer wrapped is not known"
-	case analyze.CoverageStateOnly:
+	case info.CoverageStateOnly:
 		return "state only: the single entry is the latest event, not a history"
 	}
 	return string(d.Coverage)

@@ -3,7 +3,7 @@ package report
 import (
 	"io"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -89,11 +89,11 @@ type infoReplayJSON struct {
 	Segments      int      `json:"segments_checked"`
 	Blocks        int      `json:"blocks_checked"`
 	Differences   []string `json:"differences"`
-	// History is the trust of the history figures (analyze.DecideTrust):
+	// History is the trust of the history figures (replay.DecideTrust):
 	// "exact", "lower_bound" or "unknown", and why.
 	History historyJSON `json:"history"`
 	// Requested is the trust of the file's requested sizes
-	// (analyze.Known.Requested): "exact" or "unknown", and why.
+	// (stats.Known.Requested): "exact" or "unknown", and why.
 	Requested historyJSON `json:"requested"`
 }
 
@@ -224,7 +224,7 @@ func WriteInfoJSON(w io.Writer, v *Info) error {
 	return writeJSON(w, out)
 }
 
-func newInfoDeviceJSON(d *analyze.DeviceInfo) infoDeviceJSON {
+func newInfoDeviceJSON(d *info.DeviceInfo) infoDeviceJSON {
 	return infoDeviceJSON{
 		Device:               d.Device,
 		Segments:             d.Segments,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -35,7 +36,7 @@ func loadInfo(t *testing.T, path string) *Info {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewInfo(filepath.ToSlash(path), st.Size(), s)
+	return NewInfo(filepath.ToSlash(path), st.Size(), s.Format, info.Inspect(s, nil, nil))
 }
 
 func TestWriteInfoGolden(t *testing.T) {

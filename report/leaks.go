@@ -8,7 +8,9 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/leaks"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -24,19 +26,19 @@ type LeakOptions struct {
 	Full bool
 	// Steps is how the user asked to find steps (--steps); the line that
 	// says how the trace was cut depends on it.
-	Steps analyze.StepSource
+	Steps steps.StepSource
 }
 
-// StackLines is the most lines a folded stack prints in the text view.
+// StackLinesOf is the most lines a folded stack prints in the text view.
 const StackLines = 8
 
 // WriteLeaks writes the leak reports of one or more devices as text: per
 // device, what was looked at and how the trace was cut into steps, then a
 // table of the groups with their live bytes, score, growth, verdict and
 // folded stack.
-func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport, opt LeakOptions) error {
+func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport, opt LeakOptions) error {
 	ew := &errWriter{w: w}
-	t := newFrameTable(s)
+	t := NewFrameTable(s)
 	if len(reps) == 0 {
 		ew.printf("The snapshot holds no segments and no trace entries: nothing is live, so nothing leaks.\n")
 	}
@@ -51,7 +53,7 @@ func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport, o
 	return ew.err
 }
 
-func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt LeakOptions) error {
+func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt LeakOptions) error {
 	for _, par := range strings.Split(fmt.Sprintf("Device %d: %s.", rep.Device, leakMoment(rep, opt.At)), "\n") {
 		ew.printf("%s", wrapAt("", par, textWidth(ew.w)))
 	}
@@ -72,9 +74,9 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 	for _, par := range strings.Split(head+".", "\n") {
 		ew.printf("%s", wrapAt("", par, textWidth(ew.w)))
 	}
-	if k := rep.History; rep.Entries > 0 && k.History != analyze.Exact {
+	if k := rep.History; rep.Entries > 0 && k.History != stats.Exact {
 		tail := "; growth and allocation times come from the replay and may be off."
-		if k.History == analyze.LowerBound {
+		if k.History == stats.LowerBound {
 			tail = "; allocations older than the trace carry no growth evidence."
 		}
 		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+tail, textWidth(ew.w)))
@@ -99,7 +101,7 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 	}
 	ew.printf("\n")
 	unit := "step"
-	if rep.Steps.Source != analyze.StepsAnnotation && rep.Steps.Source != analyze.StepsPattern {
+	if rep.Steps.Source != steps.StepsAnnotation && rep.Steps.Source != steps.StepsPattern {
 		unit = "slice"
 	}
 	// The columns before the last, then the last wrapped to what is left
@@ -134,7 +136,7 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 		var lines []string
 		lines = append(lines, wrapLine(g.Verdict.String(), width, "")...)
 		lines = append(lines, wrapLine(leakAllocLine(rep, &g), width, "")...)
-		for _, l := range ft.lines(g.Stack, leakStackOptions(opt.Full)) {
+		for _, l := range ft.Lines(g.Stack, leakStackOptions(opt.Full)) {
 			lines = append(lines, wrapLine("  "+l, width, "      ")...)
 		}
 		if g.Stacks > 1 {
@@ -158,7 +160,7 @@ func writeLeakDevice(ew *errWriter, ft *frameTable, rep *analyze.LeakReport, opt
 }
 
 // leakMoment describes the moment a report looks at.
-func leakMoment(rep *analyze.LeakReport, at string) string {
+func leakMoment(rep *leaks.LeakReport, at string) string {
 	if rep.Entries == 0 {
 		return "the allocations live in the file (it has no trace for this device)"
 	}
@@ -189,7 +191,7 @@ func leakMoment(rep *analyze.LeakReport, at string) string {
 }
 
 // leakStepsLine says how the trace was cut.
-func leakStepsLine(t *frameTable, rep *analyze.LeakReport, asked analyze.StepSource) string {
+func leakStepsLine(t *FrameTable, rep *leaks.LeakReport, asked steps.StepSource) string {
 	st := rep.Steps
 	prologue := ""
 	if st.Prologue {
@@ -199,14 +201,14 @@ func leakStepsLine(t *frameTable, rep *analyze.LeakReport, asked analyze.StepSou
 		}
 	}
 	switch st.Source {
-	case analyze.StepsAnnotation:
+	case steps.StepsAnnotation:
 		return fmt.Sprintf("Growth per training step: %s found from the record_function range %q%s.",
 			units.Plural(st.Count, "step"), st.Name, prologue)
-	case analyze.StepsPattern:
+	case steps.StepsPattern:
 		return fmt.Sprintf("Growth per training step: %s found from the allocation made once per step at %s%s.",
-			units.Plural(st.Count, "step"), t.where(st.Marker), prologue)
-	case analyze.StepsSlices:
-		if asked == analyze.StepsSlices {
+			units.Plural(st.Count, "step"), t.Where(st.Marker), prologue)
+	case steps.StepsSlices:
+		if asked == steps.StepsSlices {
 			return fmt.Sprintf("Growth per slice: the trace is cut into %s of equal entries, as --steps slices asks.",
 				units.Plural(st.Count, "slice"))
 		}
@@ -218,7 +220,7 @@ func leakStepsLine(t *frameTable, rep *analyze.LeakReport, asked analyze.StepSou
 
 // leakAllocLine says how many allocations a group has and when they were
 // made.
-func leakAllocLine(rep *analyze.LeakReport, g *analyze.LeakGroup) string {
+func leakAllocLine(rep *leaks.LeakReport, g *leaks.LeakGroup) string {
 	var b strings.Builder
 	b.WriteString(units.Plural(g.Count, "allocation"))
 	switch {
@@ -257,10 +259,10 @@ func leakAllocLine(rep *analyze.LeakReport, g *analyze.LeakGroup) string {
 
 // sparkline draws live bytes per slice, at most sparkWidth characters:
 // each character is the value at the end of its last slice.
-func sparkline(g []analyze.GrowthPoint) string { return sparklineAt(g, sparkWidth) }
+func sparkline(g []leaks.GrowthPoint) string { return sparklineAt(g, sparkWidth) }
 
 // sparklineAt is sparkline in at most maxWidth characters.
-func sparklineAt(g []analyze.GrowthPoint, maxWidth int) string {
+func sparklineAt(g []leaks.GrowthPoint, maxWidth int) string {
 	n := len(g)
 	width := min(n, maxWidth)
 	var hi int64
@@ -278,17 +280,17 @@ func sparklineAt(g []analyze.GrowthPoint, maxWidth int) string {
 // (see stackLines): with full every frame as "filename:line name";
 // otherwise folded, at most StackLines lines.
 func LeakStackLines(s *snapshot.Snapshot, id snapshot.StackID, full bool) []string {
-	return stackLines(s, id, leakStackOptions(full))
+	return StackLinesOf(s, id, leakStackOptions(full))
 }
 
-func leakStackOptions(full bool) stackLineOptions {
-	return stackLineOptions{Full: full, Limit: StackLines, More: "--full shows every frame"}
+func leakStackOptions(full bool) StackLineOptions {
+	return StackLineOptions{Full: full, Limit: StackLines, More: "--full shows every frame"}
 }
 
 // LeakHints returns advice for the person reading the reports: how to
 // record what is missing, and what the numbers cannot say. The CLI prints
 // them to stderr.
-func LeakHints(reps []*analyze.LeakReport) []string {
+func LeakHints(reps []*leaks.LeakReport) []string {
 	var hints []string
 	noStacks, noTrace, seeded := false, false, false
 	for _, rep := range reps {

@@ -4,7 +4,8 @@ import (
 	"io"
 	"math"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/leaks"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -100,7 +101,7 @@ type leakFrameJSON struct {
 // WriteLeaksJSON writes the leak reports as one JSON document (see
 // leaksJSON): the devices looked at, and every group kept with its growth
 // per step and its whole stack, innermost frame first.
-func WriteLeaksJSON(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakReport) error {
+func WriteLeaksJSON(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport) error {
 	out := leaksJSON{Devices: []leakDeviceJSON{}, Groups: []leakGroupJSON{}}
 	for _, rep := range reps {
 		usOf := func(us int64) *int64 {
@@ -121,7 +122,7 @@ func WriteLeaksJSON(w io.Writer, s *snapshot.Snapshot, reps []*analyze.LeakRepor
 		if rep.At >= 0 {
 			d.AtUS = usOf(rep.AtUS)
 		}
-		if rep.Steps.Source == analyze.StepsPattern {
+		if rep.Steps.Source == steps.StepsPattern {
 			d.Steps.Marker = leakStackJSON(s, rep.Steps.Marker)
 		}
 		for _, sl := range rep.Slices {

@@ -9,45 +9,47 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/leaks"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/snapshot"
 )
 
 // leakReports loads a bundled snapshot and runs Leaks on device 0 with
 // the default options, edited.
-func leakReports(t *testing.T, file string, edit func(r *analyze.Result, o *analyze.LeakOptions)) (*snapshot.Snapshot, []*analyze.LeakReport) {
+func leakReports(t *testing.T, file string, edit func(r *replay.Result, o *leaks.LeakOptions)) (*snapshot.Snapshot, []*leaks.LeakReport) {
 	t.Helper()
 	s, err := snapshot.Load(filepath.Join("..", "testdata", "snapshots", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := analyze.Replay(s, 0)
+	r, err := replay.Run(s, 0, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := analyze.DefaultLeakOptions(r)
+	opts := leaks.DefaultLeakOptions(r)
 	if edit != nil {
 		edit(r, &opts)
 	}
-	rep, err := analyze.Leaks(s, r, opts)
+	rep, err := leaks.Leaks(s, r, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, []*analyze.LeakReport{rep}
+	return s, []*leaks.LeakReport{rep}
 }
 
 func TestWriteLeaksGolden(t *testing.T) {
 	tests := []struct {
 		file   string
 		at     string
-		edit   func(r *analyze.Result, o *analyze.LeakOptions)
+		edit   func(r *replay.Result, o *leaks.LeakOptions)
 		full   bool
 		golden string
 	}{
-		{"leak_gc_oom.pickle", "auto", func(r *analyze.Result, o *analyze.LeakOptions) { o.Top = 5 }, false, "leak_gc_oom.leaks.top5"},
-		{"leak_gc_oom.pickle", "end", func(r *analyze.Result, o *analyze.LeakOptions) { o.At = len(r.Allocated) - 1 }, false, "leak_gc_oom.leaks.end"},
-		{"leak_bounded.pickle", "auto", func(r *analyze.Result, o *analyze.LeakOptions) { o.Top = 7 }, false, "leak_bounded.leaks.top7"},
-		{"leak_bounded.pickle", "auto", func(r *analyze.Result, o *analyze.LeakOptions) { o.Top, o.Fold = 2, true }, true, "leak_bounded.leaks.fold.full"},
+		{"leak_gc_oom.pickle", "auto", func(r *replay.Result, o *leaks.LeakOptions) { o.Top = 5 }, false, "leak_gc_oom.leaks.top5"},
+		{"leak_gc_oom.pickle", "end", func(r *replay.Result, o *leaks.LeakOptions) { o.At = len(r.Allocated) - 1 }, false, "leak_gc_oom.leaks.end"},
+		{"leak_bounded.pickle", "auto", func(r *replay.Result, o *leaks.LeakOptions) { o.Top = 7 }, false, "leak_bounded.leaks.top7"},
+		{"leak_bounded.pickle", "auto", func(r *replay.Result, o *leaks.LeakOptions) { o.Top, o.Fold = 2, true }, true, "leak_bounded.leaks.fold.full"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -165,15 +167,15 @@ func TestLeakStackLines(t *testing.T) {
 }
 
 func TestSparkline(t *testing.T) {
-	pts := func(v ...int64) []analyze.GrowthPoint {
-		var out []analyze.GrowthPoint
+	pts := func(v ...int64) []leaks.GrowthPoint {
+		var out []leaks.GrowthPoint
 		for _, b := range v {
-			out = append(out, analyze.GrowthPoint{Bytes: b})
+			out = append(out, leaks.GrowthPoint{Bytes: b})
 		}
 		return out
 	}
 	tests := []struct {
-		in   []analyze.GrowthPoint
+		in   []leaks.GrowthPoint
 		want string
 	}{
 		{pts(0, 0, 0), "[___]"},
@@ -193,16 +195,16 @@ func TestSparkline(t *testing.T) {
 func TestLeakHints(t *testing.T) {
 	tests := []struct {
 		name string
-		rep  analyze.LeakReport
+		rep  leaks.LeakReport
 		want []string // substrings, in order
 	}{
-		{"nothing to say", analyze.LeakReport{Entries: 10, LiveCount: 3, NoStackCount: 1}, nil},
-		{"no stacks", analyze.LeakReport{Entries: 10, LiveCount: 3, NoStackCount: 3}, []string{"'<no stack recorded>' group", "_record_memory_history("}},
-		{"no trace", analyze.LeakReport{LiveCount: 3, NoStackCount: 3}, []string{"no allocation history", "_record_memory_history("}},
-		{"late", analyze.LeakReport{Entries: 10, Seeded: true}, []string{"starts after the run did"}},
+		{"nothing to say", leaks.LeakReport{Entries: 10, LiveCount: 3, NoStackCount: 1}, nil},
+		{"no stacks", leaks.LeakReport{Entries: 10, LiveCount: 3, NoStackCount: 3}, []string{"'<no stack recorded>' group", "_record_memory_history("}},
+		{"no trace", leaks.LeakReport{LiveCount: 3, NoStackCount: 3}, []string{"no allocation history", "_record_memory_history("}},
+		{"late", leaks.LeakReport{Entries: 10, Seeded: true}, []string{"starts after the run did"}},
 	}
 	for _, tt := range tests {
-		got := LeakHints([]*analyze.LeakReport{&tt.rep})
+		got := LeakHints([]*leaks.LeakReport{&tt.rep})
 		if len(got) != len(tt.want) {
 			t.Errorf("%s: hints %q, want %d", tt.name, got, len(tt.want))
 			continue
@@ -216,7 +218,7 @@ func TestLeakHints(t *testing.T) {
 }
 
 func TestWriteLeaksNoGroups(t *testing.T) {
-	s, reps := leakReports(t, "leak_gc_oom.pickle", func(r *analyze.Result, o *analyze.LeakOptions) { o.MinBytes = 1 << 40 })
+	s, reps := leakReports(t, "leak_gc_oom.pickle", func(r *replay.Result, o *leaks.LeakOptions) { o.MinBytes = 1 << 40 })
 	var buf bytes.Buffer
 	if err := WriteLeaks(&buf, s, reps, LeakOptions{At: "auto"}); err != nil {
 		t.Fatal(err)
@@ -228,9 +230,9 @@ func TestWriteLeaksNoGroups(t *testing.T) {
 
 func TestWriteLeaksCautions(t *testing.T) {
 	s := &snapshot.Snapshot{Stacks: [][]snapshot.FrameID{{}}}
-	rep := &analyze.LeakReport{Entries: 500, At: 499, LastOOM: -1, TraceAllocs: 100, FreedShare: 0.3, Steps: analyze.Steps{Source: analyze.StepsSlices, Count: 20}}
+	rep := &leaks.LeakReport{Entries: 500, At: 499, LastOOM: -1, TraceAllocs: 100, FreedShare: 0.3, Steps: steps.Steps{Source: steps.StepsSlices, Count: 20}}
 	var buf bytes.Buffer
-	if err := WriteLeaks(&buf, s, []*analyze.LeakReport{rep}, LeakOptions{At: "auto"}); err != nil {
+	if err := WriteLeaks(&buf, s, []*leaks.LeakReport{rep}, LeakOptions{At: "auto"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"at the end of the trace (500 entries)", "cut into 20 slices", "Only 30% of the allocations", "No live allocations."} {

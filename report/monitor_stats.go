@@ -6,8 +6,8 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 )
 
@@ -18,7 +18,7 @@ type StatsDump struct {
 	// figures are ("" for the whole file, "step 29, line 30" for a log).
 	File, From string
 	// Stats has one entry per device, every figure exact.
-	Stats []*analyze.MemoryStats
+	Stats []*stats.MemoryStats
 }
 
 // WriteStatsDumpText writes the readable view of a memory_stats() dump:
@@ -34,7 +34,7 @@ func WriteStatsDumpText(w io.Writer, d *StatsDump) error {
 	ew.printf("%s", wrapTo(w, "", fmt.Sprintf("%s: torch.cuda.memory_stats()%s, %s; every figure is torch's own, exact.", d.File, from, units.Plural(len(d.Stats), "device"))))
 	for _, st := range d.Stats {
 		ew.printf("\nDevice %d\n", st.Device)
-		all := func(s *[analyze.NumPools]analyze.Stat) analyze.Stat { return s[analyze.PoolAll] }
+		all := func(s *[stats.NumPools]stats.Stat) stats.Stat { return s[stats.PoolAll] }
 		ew.printf("%s", wrapTo(w, "  ", fmt.Sprintf("%s reserved in %s; %s allocated to %s; %s cached but unused.",
 			units.Bytes(all(&st.ReservedBytes).Current), units.Plural(int(all(&st.Segment).Current), "segment"),
 			units.Bytes(all(&st.AllocatedBytes).Current), units.Plural(int(all(&st.Allocation).Current), "tensor"),
@@ -63,10 +63,10 @@ func WriteStatsDumpText(w io.Writer, d *StatsDump) error {
 }
 
 // writeStatsPoolTable writes the current and peak figures per pool.
-func writeStatsPoolTable(w io.Writer, st *analyze.MemoryStats) error {
+func writeStatsPoolTable(w io.Writer, st *stats.MemoryStats) error {
 	var rows [][]string
 	for p, name := range []string{"all", "large", "small"} {
-		pool := analyze.Pool(p)
+		pool := stats.Pool(p)
 		rows = append(rows, []string{name,
 			units.Bytes(st.ReservedBytes[pool].Current), units.Bytes(st.ReservedBytes[pool].Peak),
 			units.Bytes(st.AllocatedBytes[pool].Current), units.Bytes(st.AllocatedBytes[pool].Peak),

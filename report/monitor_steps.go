@@ -10,8 +10,8 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 )
 
@@ -25,8 +25,8 @@ type StepsView struct {
 	Rows int
 }
 
-// stepLabel names record i of d: "step 12", or "record 3 (line 3)".
-func stepLabel(d *monitor.StepsDevice, i int) string {
+// StepLabel names record i of d: "step 12", or "record 3 (line 3)".
+func StepLabel(d *monitor.StepsDevice, i int) string {
 	r := d.Records[i]
 	if r.HasStep && d.XIsStep {
 		return fmt.Sprintf("step %d", r.Step)
@@ -64,7 +64,7 @@ func AgreeText(d *monitor.StepsDevice, a monitor.Agreement, log, snap string) st
 		return fmt.Sprintf("%s and %s agree: at %d of %d records within the trace, allocated and reserved bytes equal the replay's at the record's time.", log, snap, a.Equal, a.Checked)
 	}
 	return fmt.Sprintf("%s and %s differ at %d of %d records within the trace (first: %s): another process or device, or a clock that is off.",
-		log, snap, a.Checked-a.Equal, a.Checked, stepLabel(d, a.First))
+		log, snap, a.Checked-a.Equal, a.Checked, StepLabel(d, a.First))
 }
 
 // ClimbVerdict is the sentence `snapview stats` and the report print about
@@ -72,11 +72,11 @@ func AgreeText(d *monitor.StepsDevice, a monitor.Agreement, log, snap string) st
 func ClimbVerdict(d *monitor.StepsDevice, c monitor.Climb, what string) string {
 	if !c.Climbing {
 		return fmt.Sprintf("%s does not keep climbing: %s at the end, highest %s at %s.",
-			upperFirst(what), units.Bytes(c.End), units.Bytes(c.Max), stepLabel(d, max(c.MaxAt, 0)))
+			upperFirst(what), units.Bytes(c.End), units.Bytes(c.Max), StepLabel(d, max(c.MaxAt, 0)))
 	}
 	last := len(d.Records) - 1
 	s := fmt.Sprintf("%s keeps climbing: it started at %s; +%s from then to %s (%s, new highs at %d of %d records)",
-		upperFirst(what), stepLabel(d, c.Start), units.Bytes(c.Rise), stepLabel(d, last),
+		upperFirst(what), StepLabel(d, c.Start), units.Bytes(c.Rise), StepLabel(d, last),
 		bytesRange(c.Base, c.End), c.Highs, c.Points)
 	if d.XIsStep {
 		if n := d.Records[last].Step - d.Records[c.Start-1].Step; n > 0 {
@@ -86,16 +86,16 @@ func ClimbVerdict(d *monitor.StepsDevice, c monitor.Climb, what string) string {
 	return s + "."
 }
 
-// retryVerdict says when retries and OOMs began.
-func retryVerdict(d *monitor.StepsDevice) string {
+// RetryVerdict says when retries and OOMs began.
+func RetryVerdict(d *monitor.StepsDevice) string {
 	last := d.Records[len(d.Records)-1].Stats
 	var parts []string
 	if d.FirstRetry >= 0 {
 		parts = append(parts, fmt.Sprintf("cudaMalloc retries from %s on (%d by the end): the allocator had to free its cache and try again, the run is close to running out of memory",
-			stepLabel(d, d.FirstRetry), last.NumAllocRetries))
+			StepLabel(d, d.FirstRetry), last.NumAllocRetries))
 	}
 	if d.FirstOOM >= 0 {
-		parts = append(parts, fmt.Sprintf("CUDA OOMs from %s on (%d by the end)", stepLabel(d, d.FirstOOM), last.NumOOMs))
+		parts = append(parts, fmt.Sprintf("CUDA OOMs from %s on (%d by the end)", StepLabel(d, d.FirstOOM), last.NumOOMs))
 	}
 	if len(parts) == 0 {
 		return "No cudaMalloc retry and no OOM in the log."
@@ -111,10 +111,10 @@ func upperFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// pickRows chooses the records a table shows: all when rows is 0 or
+// PickRows chooses the records a table shows: all when rows is 0 or
 // enough, else rows of them evenly spread with the first and the last,
 // plus those the verdicts point at.
-func pickRows(d *monitor.StepsDevice, rows int) []int {
+func PickRows(d *monitor.StepsDevice, rows int) []int {
 	n := len(d.Records)
 	if rows <= 0 || n <= rows {
 		out := make([]int, n)
@@ -154,11 +154,11 @@ func WriteStepsText(w io.Writer, v *StepsView) error {
 			span = " over " + units.Seconds(last.TimeUS-first.TimeUS, 1)
 		}
 		if len(d.Records) == 1 {
-			ew.printf("\nDevice %d: 1 record, %s\n", d.Device, stepLabel(d, 0))
+			ew.printf("\nDevice %d: 1 record, %s\n", d.Device, StepLabel(d, 0))
 		} else {
-			ew.printf("\nDevice %d: %s, %s to %s%s\n", d.Device, units.Plural(len(d.Records), "record"), stepLabel(d, 0), stepLabel(d, len(d.Records)-1), span)
+			ew.printf("\nDevice %d: %s, %s to %s%s\n", d.Device, units.Plural(len(d.Records), "record"), StepLabel(d, 0), StepLabel(d, len(d.Records)-1), span)
 		}
-		rows := pickRows(d, v.Rows)
+		rows := PickRows(d, v.Rows)
 		if ew.err == nil {
 			ew.err = writeStepsTable(w, d, rows)
 		}
@@ -172,7 +172,7 @@ func WriteStepsText(w io.Writer, v *StepsView) error {
 		}
 		ew.printf("%s", wrapTo(w, "", ClimbVerdict(d, d.Allocated, "allocated memory")))
 		ew.printf("%s", wrapTo(w, "", ClimbVerdict(d, d.Reserved, "reserved memory")))
-		ew.printf("%s", wrapTo(w, "", retryVerdict(d)))
+		ew.printf("%s", wrapTo(w, "", RetryVerdict(d)))
 	}
 	return ew.err
 }
@@ -208,7 +208,7 @@ func writeStepsTable(w io.Writer, d *monitor.StepsDevice, rows []int) error {
 		if i == d.FirstOOM {
 			notes = append(notes, "first OOM")
 		}
-		a, res := st.AllocatedBytes[analyze.PoolAll], st.ReservedBytes[analyze.PoolAll]
+		a, res := st.AllocatedBytes[stats.PoolAll], st.ReservedBytes[stats.PoolAll]
 		table = append(table, []string{step, tm, units.Bytes(a.Current), units.Bytes(a.Peak), units.Bytes(res.Current), units.Bytes(res.Peak),
 			units.Int(st.NumAllocRetries), units.Int(st.NumOOMs), strings.Join(notes, ", ")})
 	}
@@ -293,13 +293,13 @@ func WriteStepsJSON(w io.Writer, v *StepsView) error {
 			Allocated: climbToJSON(d, d.Allocated), Reserved: climbToJSON(d, d.Reserved),
 			FirstRetry: stepRef(d, d.FirstRetry), FirstOOM: stepRef(d, d.FirstOOM),
 			Warnings: findingsJSON(monitor.Check(d.Records[len(d.Records)-1].Stats)),
-			Verdicts: []string{ClimbVerdict(d, d.Allocated, "allocated memory"), ClimbVerdict(d, d.Reserved, "reserved memory"), retryVerdict(d)}}
+			Verdicts: []string{ClimbVerdict(d, d.Allocated, "allocated memory"), ClimbVerdict(d, d.Reserved, "reserved memory"), RetryVerdict(d)}}
 		for _, r := range d.Records {
 			st := r.Stats
 			sj := stepJSON{Line: r.Line,
-				Allocated: st.AllocatedBytes[analyze.PoolAll].Current, AllocatedPeak: st.AllocatedBytes[analyze.PoolAll].Peak,
-				Reserved: st.ReservedBytes[analyze.PoolAll].Current, ReservedPeak: st.ReservedBytes[analyze.PoolAll].Peak,
-				InactiveSplit: st.InactiveSplitBytes[analyze.PoolAll].Current, NumAllocRetry: st.NumAllocRetries, NumOOMs: st.NumOOMs}
+				Allocated: st.AllocatedBytes[stats.PoolAll].Current, AllocatedPeak: st.AllocatedBytes[stats.PoolAll].Peak,
+				Reserved: st.ReservedBytes[stats.PoolAll].Current, ReservedPeak: st.ReservedBytes[stats.PoolAll].Peak,
+				InactiveSplit: st.InactiveSplitBytes[stats.PoolAll].Current, NumAllocRetry: st.NumAllocRetries, NumOOMs: st.NumOOMs}
 			if r.HasStep {
 				s := r.Step
 				sj.Step = &s

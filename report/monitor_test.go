@@ -7,9 +7,36 @@ import (
 	"testing"
 	"time"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/stats"
 )
+
+const monitorTrainBase = "../testdata/snapshots/monitor_train"
+
+// monitorTrainLogs reads the real monitor_train recording's nvidia-smi log
+// (UTC, as its meta.json says) and memory_stats() log.
+func monitorTrainLogs(t *testing.T) (*monitor.SMILog, *monitor.StatsLog) {
+	t.Helper()
+	f, err := os.Open(monitorTrainBase + ".smi.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	smi, err := monitor.ParseSMI(f, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := os.Open(monitorTrainBase + ".stats.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	log, err := monitor.ParseStatsLog(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return smi, log
+}
 
 // TestMonitorTextGolden writes the text views of the real monitor_train
 // logs: the memory_stats() dump, the per-step log and the nvidia-smi log
@@ -19,7 +46,7 @@ func TestMonitorTextGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stats, err := analyze.ParseStatsJSON(b, 0)
+	stats, err := stats.ParseStatsJSON(b, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

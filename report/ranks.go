@@ -8,8 +8,9 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/snapview/snapview/analyze/compare"
+	"github.com/snapview/snapview/analyze/stats"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/internal/units"
 )
 
@@ -27,7 +28,7 @@ type RanksOptions struct {
 // the fewest trailing path elements that tell the files apart (its base
 // name, or "legacy_segments/snapshot.pickle" when two files share a base
 // name), the whole path where no shorter suffix does.
-func rankFileNames(sides []*analyze.Side) []string {
+func rankFileNames(sides []*compare.Side) []string {
 	files := map[string]bool{}
 	for _, s := range sides {
 		files[s.File] = true
@@ -58,11 +59,11 @@ func rankFileNames(sides []*analyze.Side) []string {
 }
 
 // rankNames names each side for the lines that point at a rank: "rank N"
-// where its file's name gives N (analyze.RankNumber), else its file name
+// where its file's name gives N (compare.RankNumber), else its file name
 // (see rankFileNames); "device D" is added for a file compared by
 // several devices. Where two sides would get the same name, every side is
 // named by its file (and device). Never the side's position.
-func rankNames(sides []*analyze.Side) []string {
+func rankNames(sides []*compare.Side) []string {
 	files := rankFileNames(sides)
 	perFile := map[string]int{}
 	for _, s := range sides {
@@ -71,7 +72,7 @@ func rankNames(sides []*analyze.Side) []string {
 	name := func(i int, byFile bool) string {
 		s := sides[i]
 		out := files[i]
-		if n, ok := analyze.RankNumber(s.File); ok && !byFile {
+		if n, ok := compare.RankNumber(s.File); ok && !byFile {
 			out = "rank " + strconv.Itoa(n)
 		}
 		if perFile[s.File] > 1 {
@@ -96,17 +97,17 @@ func rankNames(sides []*analyze.Side) []string {
 
 // rankColumn is the Rank column: the rank the file name gives, "-" when
 // it gives none.
-func rankColumn(s *analyze.Side) string {
-	if n, ok := analyze.RankNumber(s.File); ok {
+func rankColumn(s *compare.Side) string {
+	if n, ok := compare.RankNumber(s.File); ok {
 		return strconv.Itoa(n)
 	}
 	return "-"
 }
 
 // when says when a peak fell: "step 7, 2.310 s" or "entry 1,234, 2.310 s",
-// the time from origin (the ranks' one clock, see analyze.Ranks.OneClock),
+// the time from origin (the ranks' one clock, see compare.Ranks.OneClock),
 // or from the side's own first entry when origin is 0.
-func when(s *analyze.Side, origin int64, entry, step int, us int64) string {
+func when(s *compare.Side, origin int64, entry, step int, us int64) string {
 	if entry < 0 {
 		return "at the end (no trace)"
 	}
@@ -128,7 +129,7 @@ func when(s *analyze.Side, origin int64, entry, step int, us int64) string {
 // WriteRanks writes the text view of `snapview ranks`: one row per rank,
 // the spread of each figure, the flagged ranks, the stacks that vary most
 // and the outlier diffed against the median rank.
-func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
+func WriteRanks(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 	header := []string{"Rank", "File", "Dev", "Peak allocated", "When allocated", "Peak reserved", "When reserved",
 		"Cached at peak", "End allocated", "OOMs", "Retries", "Coverage"}
 	align := []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignLeft,
@@ -153,7 +154,7 @@ func WriteRanks(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 			figureValue(s.PeakAllocated, true, h), when(s, origin, s.PeakAllocatedAt, s.PeakAllocatedStep, s.PeakAllocatedUS),
 			figureValue(s.PeakReserved, true, h), when(s, origin, s.PeakReservedAt, s.PeakReservedStep, s.PeakReservedUS),
 			figureValue(s.ReservedAtPeakAllocated-s.PeakAllocated, true, h),
-			units.Bytes(s.End.AllocatedBytes[analyze.PoolAll].Current),
+			units.Bytes(s.End.AllocatedBytes[stats.PoolAll].Current),
 			figureValue(int64(s.OOMs), false, s.End.Known.NumOOMs),
 			figureValue(s.End.NumAllocRetries, false, s.End.Known.NumAllocRetries),
 			string(s.Coverage)})
@@ -318,7 +319,7 @@ type rankStackJSON struct {
 }
 
 // WriteRanksJSON writes a rank comparison as `snapview ranks --json` does.
-func WriteRanksJSON(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
+func WriteRanksJSON(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 	j := ranksJSON{
 		Ranks: []rankJSON{}, Spreads: []rankSpreadJSON{}, Outliers: []rankOutlierJSON{}, Stacks: []rankStackJSON{},
 		MedianRank: rk.Median, OutlierRank: rk.Outlier, PeaksApart: rk.PeaksApart, Unknown: rk.Unknown,
@@ -333,15 +334,15 @@ func WriteRanksJSON(w io.Writer, rk *analyze.Ranks, o RanksOptions) error {
 		rj := rankJSON{
 			Name: labels[i], File: s.File, Device: s.Device,
 			PeakAllocatedBytes: knownOr(s.PeakAllocated, h), PeakReservedBytes: knownOr(s.PeakReserved, h),
-			CurrentAllocatedBytes: s.End.AllocatedBytes[analyze.PoolAll].Current,
-			CurrentReservedBytes:  s.End.ReservedBytes[analyze.PoolAll].Current,
+			CurrentAllocatedBytes: s.End.AllocatedBytes[stats.PoolAll].Current,
+			CurrentReservedBytes:  s.End.ReservedBytes[stats.PoolAll].Current,
 			OOMs:                  knownOr(s.OOMs, s.End.Known.NumOOMs), Exactness: h.String(),
 			PeakAllocatedEntry: s.PeakAllocatedAt, PeakAllocatedStep: s.PeakAllocatedStep,
 			PeakReservedEntry: s.PeakReservedAt, PeakReservedStep: s.PeakReservedStep,
 			ReservedMinusAlloc: knownOr(s.ReservedAtPeakAllocated-s.PeakAllocated, h),
 			NumAllocRetries:    knownOr(s.End.NumAllocRetries, s.End.Known.NumAllocRetries), Coverage: string(s.Coverage),
 		}
-		if n, ok := analyze.RankNumber(s.File); ok {
+		if n, ok := compare.RankNumber(s.File); ok {
 			rj.Rank = &n
 		}
 		j.Ranks = append(j.Ranks, rj)
@@ -389,7 +390,7 @@ func byRank(bytes int64, label string) string {
 
 // peakClockText says whether the ranks' allocated peaks fall together, on
 // which clock, and how far apart.
-func peakClockText(rk *analyze.Ranks) string {
+func peakClockText(rk *compare.Ranks) string {
 	const since = " (times are from the first rank's first entry)"
 	if rk.PeaksApart {
 		var where []string
@@ -419,7 +420,7 @@ func peakClockText(rk *analyze.Ranks) string {
 }
 
 // latestStart is the latest first entry's time_us of the ranks.
-func latestStart(rk *analyze.Ranks) int64 {
+func latestStart(rk *compare.Ranks) int64 {
 	var t int64
 	for _, s := range rk.Sides {
 		if s.HasTime {

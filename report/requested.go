@@ -1,42 +1,42 @@
 package report
 
 import (
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 )
 
 // The requested bytes a file gives (each live block's requested_size, and
-// every figure summed from them) are as trusted as analyze.Known.Requested
-// says, decided once per device by analyze.DecideTrust. Every view marks
+// every figure summed from them) are as trusted as stats.Known.Requested
+// says, decided once per device by replay.DecideTrust. Every view marks
 // them the same way: "?" for the figure in a text table, a note that says
 // why under it ("Requested: unknown (...)."), null in JSON beside a
 // "requested" verdict.
 
 // requestedBytes formats a requested figure (bytes) for a text table:
 // "?" when the device's requested sizes are unknown.
-func requestedBytes(v int64, k analyze.Known) string {
-	if k.Requested == analyze.Unknown {
+func requestedBytes(v int64, k stats.Known) string {
+	if k.Requested == stats.Unknown {
 		return "?"
 	}
 	return units.Bytes(v)
 }
 
-// requestedNote is the note a text view prints under requested figures it
+// RequestedNote is the note a text view prints under requested figures it
 // marked "?", "" when it marked none.
-func requestedNote(k analyze.Known) string {
-	if k.Requested != analyze.Unknown {
+func RequestedNote(k stats.Known) string {
+	if k.Requested != stats.Unknown {
 		return ""
 	}
 	return "Requested: unknown (" + k.RequestedWhy + ")."
 }
 
 // requestedJSON is a requested figure for JSON: null when unknown.
-func requestedJSON(v int64, k analyze.Known) *int64 {
+func requestedJSON(v int64, k stats.Known) *int64 {
 	return knownOr(v, k.Requested)
 }
 
 // requestedVerdictJSON is the "requested" verdict of a device in JSON:
 // "exact" or "unknown", and why.
-func requestedVerdictJSON(k analyze.Known) historyJSON {
+func requestedVerdictJSON(k stats.Known) historyJSON {
 	return historyJSON{Exactness: k.Requested.String(), Why: k.RequestedWhy}
 }

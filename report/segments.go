@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -20,28 +21,28 @@ const MapWidth = 24
 // devices, with totals per device and over all of them.
 type Segments struct {
 	Devices []SegmentsDevice
-	// Notes say what the file lacked that analyze.Complete put back
+	// Notes say what the file lacked that replay.Complete put back
 	// (inactive blocks, segments), the same words the summary uses.
 	Notes []string
 	// Total sums every segment of every device in Devices.
-	Total analyze.SegmentUsage
+	Total replay.SegmentUsage
 }
 
 // SegmentsDevice is the segments of one device.
 type SegmentsDevice struct {
 	Device   int
 	Segments []SegmentRow
-	Total    analyze.SegmentUsage
+	Total    replay.SegmentUsage
 	// Known holds the device's verdict on its requested sizes
-	// (Known.Requested and RequestedWhy, from analyze.RequestedTrust); its
+	// (Known.Requested and RequestedWhy, from stats.RequestedTrust); its
 	// other fields are unset. The Requested and Free incl. slack figures
 	// show "?" (null in JSON) when it is Unknown.
-	Known analyze.Known
+	Known stats.Known
 }
 
 // SegmentRow is one segment: its usage, its block map and its blocks.
 type SegmentRow struct {
-	analyze.SegmentUsage
+	replay.SegmentUsage
 	// Map is the block map, MapWidth characters (see [BlockMap]).
 	Map string
 	// BlockList is the segment's blocks (shared with the snapshot).
@@ -54,12 +55,12 @@ func NewSegments(s *snapshot.Snapshot, devices []int) *Segments {
 	r := &Segments{Devices: []SegmentsDevice{}, Notes: fileLines(&Summary{
 		InactiveBlocksMissing: s.InactiveBlocksMissing, SegmentsFromTrace: s.SegmentsFromTrace,
 	})}
-	var all []analyze.SegmentUsage
+	var all []replay.SegmentUsage
 	for _, d := range devices {
-		us := analyze.SegmentUsages(s, d)
-		dev := SegmentsDevice{Device: d, Segments: make([]SegmentRow, 0, len(us)), Total: analyze.SumSegments(us)}
+		us := replay.SegmentUsages(s, d)
+		dev := SegmentsDevice{Device: d, Segments: make([]SegmentRow, 0, len(us)), Total: replay.SumSegments(us)}
 		dev.Total.Device = d
-		dev.Known.Requested, dev.Known.RequestedWhy = analyze.RequestedTrust(s, d)
+		dev.Known.Requested, dev.Known.RequestedWhy = stats.RequestedTrust(s, d)
 		for _, u := range us {
 			seg := &s.Segments[u.Index]
 			dev.Segments = append(dev.Segments, SegmentRow{SegmentUsage: u, Map: BlockMap(seg, MapWidth), BlockList: seg.Blocks})
@@ -67,17 +68,17 @@ func NewSegments(s *snapshot.Snapshot, devices []int) *Segments {
 		all = append(all, us...)
 		r.Devices = append(r.Devices, dev)
 	}
-	r.Total = analyze.SumSegments(all)
+	r.Total = replay.SumSegments(all)
 	return r
 }
 
 // requestedKnown is the verdict on the requested sizes of all of r's
 // devices: Unknown, with the first device's reason, when one is.
-func (r *Segments) requestedKnown() analyze.Known {
-	k := analyze.Known{Requested: analyze.Exact}
+func (r *Segments) requestedKnown() stats.Known {
+	k := stats.Known{Requested: stats.Exact}
 	for _, d := range r.Devices {
-		if d.Known.Requested == analyze.Unknown {
-			return analyze.Known{Requested: analyze.Unknown, RequestedWhy: fmt.Sprintf("device %d: %s", d.Device, d.Known.RequestedWhy)}
+		if d.Known.Requested == stats.Unknown {
+			return stats.Known{Requested: stats.Unknown, RequestedWhy: fmt.Sprintf("device %d: %s", d.Device, d.Known.RequestedWhy)}
 		}
 	}
 	return k
@@ -139,7 +140,7 @@ func BlockMap(seg *snapshot.Segment, width int) string {
 
 // internalPct is segsum's "(X% internal)": the share of the free bytes that
 // is rounding slack inside live blocks.
-func internalPct(u *analyze.SegmentUsage) string {
+func internalPct(u *replay.SegmentUsage) string {
 	free := u.FreeBytes()
 	if free == 0 {
 		return "0.0%"
@@ -151,8 +152,8 @@ func internalPct(u *analyze.SegmentUsage) string {
 // second indented): their bytes as `_memory_viz stats` splits them. The
 // requested bytes, and the free ones taken from them, are "unknown" when
 // k.Requested is.
-func usageLine(u *analyze.SegmentUsage, k analyze.Known) string {
-	if k.Requested == analyze.Unknown {
+func usageLine(u *replay.SegmentUsage, k stats.Known) string {
+	if k.Requested == stats.Unknown {
 		return fmt.Sprintf("%s, %s reserved, largest free block %s;\n  requested by live allocations: ?, free incl. rounding slack: ?",
 			units.Plural(u.Segments, "segment"), units.Bytes(u.Size), units.Bytes(u.LargestFree))
 	}
@@ -167,7 +168,7 @@ func usageLine(u *analyze.SegmentUsage, k analyze.Known) string {
 
 // summaryLine says how the figures of a set of segments relate to those
 // of `snapview summary`, which counts whole blocks.
-func summaryLine(u *analyze.SegmentUsage) string {
+func summaryLine(u *replay.SegmentUsage) string {
 	pending := ""
 	if u.PendingFreeBytes > 0 {
 		pending = fmt.Sprintf(", %s pending free", units.Bytes(u.PendingFreeBytes))
@@ -201,7 +202,7 @@ func WriteSegments(w io.Writer, r *Segments) error {
 		for _, n := range r.Notes {
 			ew.printf("%s", wrapAt("  ", n, 100))
 		}
-		if n := requestedNote(d.Known); n != "" {
+		if n := RequestedNote(d.Known); n != "" {
 			ew.printf("%s", wrapAt("  ", n, 100))
 		}
 		if len(d.Segments) == 0 || ew.err != nil {
@@ -315,7 +316,7 @@ type blockJSON struct {
 	State         string `json:"state"`
 }
 
-func newUsageJSON(u *analyze.SegmentUsage, k analyze.Known) usageJSON {
+func newUsageJSON(u *replay.SegmentUsage, k stats.Known) usageJSON {
 	return usageJSON{
 		Segments:          u.Segments,
 		Blocks:            u.Blocks,

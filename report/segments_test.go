@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
@@ -213,11 +214,11 @@ func TestSegmentsNameSummaryFigures(t *testing.T) {
 		if err := WriteSegments(&seg, NewSegments(s, s.Devices())); err != nil {
 			t.Fatal(err)
 		}
-		var stats []*analyze.MemoryStats
+		var all []*stats.MemoryStats
 		for _, d := range s.Devices() {
-			stats = append(stats, analyze.CurrentStats(s, d))
+			all = append(all, stats.CurrentStats(s, d))
 		}
-		sum := NewSummary(name, s, stats)
+		sum := NewSummary(name, analysis.New(s, analysis.Options{}), all)
 		var text bytes.Buffer
 		if err := WriteSummaryText(&text, sum); err != nil {
 			t.Fatal(err)

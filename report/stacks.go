@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/frames"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -20,8 +20,8 @@ import (
 // noStackText stands for a stack without recorded frames, in every view.
 const noStackText = "<no stack recorded>"
 
-// stackLineOptions says how [stackLines] shows a stack.
-type stackLineOptions struct {
+// StackLineOptions says how [stackLines] shows a stack.
+type StackLineOptions struct {
 	// Full prints every frame as "filename:line name", nothing folded or
 	// left out.
 	Full bool
@@ -36,11 +36,11 @@ type stackLineOptions struct {
 	Raw bool
 }
 
-// frameTable holds what the stack views need of each distinct frame,
+// FrameTable holds what the stack views need of each distinct frame,
 // worked out once when first asked for: a frame shared by a thousand
 // stacks (or a 1 MiB name) is classified and shortened once, not at each
 // of its occurrences.
-type frameTable struct {
+type FrameTable struct {
 	s    *snapshot.Snapshot
 	info []*frameInfo
 }
@@ -52,7 +52,7 @@ type frameTable struct {
 type frameInfo struct {
 	frame snapshot.Frame
 	text  string
-	kind  analyze.FrameKind
+	kind  frames.FrameKind
 	short string
 	alloc bool
 	glue  bool
@@ -73,11 +73,11 @@ func (fi *frameInfo) userLine() string {
 	return fi.line
 }
 
-func newFrameTable(s *snapshot.Snapshot) *frameTable {
-	return &frameTable{s: s}
+func NewFrameTable(s *snapshot.Snapshot) *FrameTable {
+	return &FrameTable{s: s}
 }
 
-func (t *frameTable) get(id snapshot.FrameID) *frameInfo {
+func (t *FrameTable) get(id snapshot.FrameID) *frameInfo {
 	if t.info == nil {
 		t.info = make([]*frameInfo, len(t.s.Frames))
 	}
@@ -86,8 +86,8 @@ func (t *frameTable) get(id snapshot.FrameID) *frameInfo {
 	}
 	raw := t.s.Frames[id]
 	f := snapshot.Frame{Filename: Escape(raw.Filename), Line: raw.Line, Name: Escape(raw.Name)}
-	fi := &frameInfo{frame: f, text: analyze.FrameText(f), kind: analyze.ClassifyFrame(raw)}
-	if fi.kind == analyze.FrameCpp || fi.kind == analyze.FrameNoise {
+	fi := &frameInfo{frame: f, text: frames.FrameText(f), kind: frames.ClassifyFrame(raw)}
+	if fi.kind == frames.FrameCpp || fi.kind == frames.FrameNoise {
 		fi.short = shortCppName(f.Name)
 		fi.alloc = isAllocatorFrame(raw)
 		fi.glue = dispatchGlue.MatchString(fi.short)
@@ -110,7 +110,7 @@ const (
 	maxStackLine = 150
 )
 
-// stackLines returns the lines that show a stack, innermost frame first:
+// StackLinesOf returns the lines that show a stack, innermost frame first:
 // with o.Full every frame as "filename:line name"; otherwise the user's
 // frames, each run of frames inside torch/ or the standard library folded
 // into one line such as "(torch) functional.py:1723 relu, _call_impl",
@@ -118,22 +118,22 @@ const (
 // packages' paths shortened. A stack without frames of the user shows all
 // its frames but the unwinder's and the allocator's, C++ ones by their
 // short name. A stack without recorded frames is "<no stack recorded>".
-func stackLines(s *snapshot.Snapshot, id snapshot.StackID, o stackLineOptions) []string {
-	return newFrameTable(s).lines(id, o)
+func StackLinesOf(s *snapshot.Snapshot, id snapshot.StackID, o StackLineOptions) []string {
+	return NewFrameTable(s).Lines(id, o)
 }
 
 // lines is stackLines with the frames' facts from t.
-func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
+func (t *FrameTable) Lines(id snapshot.StackID, o StackLineOptions) []string {
 	s := t.s
-	frames := s.Stack(id)
-	if len(frames) == 0 {
+	stack := s.Stack(id)
+	if len(stack) == 0 {
 		return []string{noStackText}
 	}
 	var out []string
 	if o.Full {
-		for _, f := range frames {
+		for _, f := range stack {
 			if o.Raw {
-				out = append(out, analyze.FrameText(s.Frames[f]))
+				out = append(out, frames.FrameText(s.Frames[f]))
 			} else {
 				out = append(out, t.get(f).text)
 			}
@@ -141,14 +141,14 @@ func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
 		return out
 	}
 	hasUser := false
-	for _, f := range frames {
-		if t.get(f).kind == analyze.FrameUser {
+	for _, f := range stack {
+		if t.get(f).kind == frames.FrameUser {
 			hasUser = true
 			break
 		}
 	}
 	var run []snapshot.Frame
-	runKind := analyze.FrameUser
+	runKind := frames.FrameUser
 	var glue []string // the dispatcher's frames in a row
 	flush := func() {
 		if len(run) > 0 {
@@ -160,12 +160,12 @@ func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
 			glue = glue[:0]
 		}
 	}
-	for _, fid := range frames {
+	for _, fid := range stack {
 		fi := t.get(fid)
 		f := fi.frame
 		switch k := fi.kind; {
-		case k == analyze.FrameNoise || hasUser && k == analyze.FrameCpp:
-		case k == analyze.FrameCpp:
+		case k == frames.FrameNoise || hasUser && k == frames.FrameCpp:
+		case k == frames.FrameCpp:
 			if fi.alloc {
 				continue
 			}
@@ -181,7 +181,7 @@ func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
 			if len(out) == 0 || out[len(out)-1] != name {
 				out = append(out, name)
 			}
-		case k == analyze.FrameUser || !hasUser:
+		case k == frames.FrameUser || !hasUser:
 			flush()
 			out = append(out, fi.userLine())
 		default:
@@ -196,7 +196,7 @@ func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
 	if len(out) == 0 {
 		// Nothing but the unwinder and the allocator: the allocator's
 		// innermost frame.
-		out = append(out, t.where(id))
+		out = append(out, t.Where(id))
 	}
 	if o.Limit > 0 && len(out) > o.Limit {
 		keep := max(o.Limit-1, 1)
@@ -217,41 +217,41 @@ func (t *frameTable) lines(id snapshot.StackID, o stackLineOptions) []string {
 // dispatcher's glue, with the autograd node it ran in ("(in
 // AddmmBackward0)").
 func stackWhere(s *snapshot.Snapshot, id snapshot.StackID) string {
-	return newFrameTable(s).where(id)
+	return NewFrameTable(s).Where(id)
 }
 
 // where is stackWhere with the frames' facts from t.
-func (t *frameTable) where(id snapshot.StackID) string {
-	frames := t.s.Stack(id)
-	if len(frames) == 0 {
+func (t *FrameTable) Where(id snapshot.StackID) string {
+	stack := t.s.Stack(id)
+	if len(stack) == 0 {
 		return noStackText
 	}
 	via := ""
-	for _, fid := range frames {
+	for _, fid := range stack {
 		fi := t.get(fid)
 		f := fi.frame
 		switch fi.kind {
-		case analyze.FrameUser:
+		case frames.FrameUser:
 			out := baseName(f.Filename) + ":" + strconv.FormatInt(f.Line, 10) + " " + f.Name
 			if via != "" {
 				out += " (via " + via + ")"
 			}
 			return clipLine(out)
-		case analyze.FrameTorch, analyze.FrameStdlib:
+		case frames.FrameTorch, frames.FrameStdlib:
 			if via == "" {
 				via = f.Name
 			}
 		}
 	}
 	name, first, node := "", "", ""
-	for _, fid := range frames {
+	for _, fid := range stack {
 		fi := t.get(fid)
 		f := fi.frame
 		k := fi.kind
-		if k == analyze.FrameNoise {
+		if k == frames.FrameNoise {
 			continue
 		}
-		if k != analyze.FrameCpp {
+		if k != frames.FrameCpp {
 			if name == "" {
 				name = baseName(f.Filename) + ":" + strconv.FormatInt(f.Line, 10) + " " + f.Name
 			}
@@ -270,7 +270,7 @@ func (t *frameTable) where(id snapshot.StackID) string {
 	}
 	switch {
 	case name == "" && first == "":
-		return clipLine(t.get(frames[0]).text)
+		return clipLine(t.get(stack[0]).text)
 	case name == "":
 		name = first
 	}
@@ -362,7 +362,7 @@ func shortCppName(name string) string {
 // foldedRun is the line of a run of folded frames: the kind, the
 // innermost frame as "file.py:line name" (it tells apart two stacks that
 // differ only there), and the names of the next ones.
-func foldedRun(k analyze.FrameKind, run []snapshot.Frame) string {
+func foldedRun(k frames.FrameKind, run []snapshot.Frame) string {
 	const maxNames = 3
 	names := []string{baseName(run[0].Filename) + ":" + strconv.FormatInt(run[0].Line, 10) + " " + run[0].Name}
 	for i, f := range run[1:] {

@@ -62,25 +62,25 @@ func TestStackLinesCpp(t *testing.T) {
 	tests := []struct {
 		name  string
 		stack snapshot.StackID
-		o     stackLineOptions
+		o     StackLineOptions
 		want  []string
 	}{
-		{"empty", 0, stackLineOptions{}, []string{"<no stack recorded>"}},
-		{"C++ only: no unwinder, allocator or at::empty", 1, stackLineOptions{}, autograd},
-		{"limit counts lines", 1, stackLineOptions{Limit: 3, More: "--frames 0 shows them all"},
+		{"empty", 0, StackLineOptions{}, []string{"<no stack recorded>"}},
+		{"C++ only: no unwinder, allocator or at::empty", 1, StackLineOptions{}, autograd},
+		{"limit counts lines", 1, StackLineOptions{Limit: 3, More: "--frames 0 shows them all"},
 			[]string{autograd[0], autograd[1], "... 4 more lines (--frames 0 shows them all)"}},
-		{"user frames: C++ left out", 2, stackLineOptions{},
+		{"user frames: C++ left out", 2, StackLineOptions{},
 			[]string{"(torch) linear.py:134 forward", "..." + strings.Repeat("/deeply/nested", 6) + "/train.py:7 main"}},
-		{"nothing but the allocator", 3, stackLineOptions{}, []string{"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc"}},
+		{"nothing but the allocator", 3, StackLineOptions{}, []string{"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc"}},
 	}
 	for _, tt := range tests {
-		got := stackLines(s, tt.stack, tt.o)
+		got := StackLinesOf(s, tt.stack, tt.o)
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s: stackLines mismatch (-want +got):\n%s", tt.name, diff)
 		}
 	}
 	for id := range s.Stacks {
-		for _, l := range stackLines(s, snapshot.StackID(id), stackLineOptions{}) {
+		for _, l := range StackLinesOf(s, snapshot.StackID(id), StackLineOptions{}) {
 			if len(l) > 160 {
 				t.Errorf("stack %d: line of %d characters: %q", id, len(l), l)
 			}

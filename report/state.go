@@ -9,7 +9,8 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
@@ -17,7 +18,7 @@ import (
 
 // stateBlockMap draws a state's segment as BlockMap does, in width
 // characters.
-func stateBlockMap(seg *analyze.StateSegment, width int) string {
+func stateBlockMap(seg *replay.StateSegment, width int) string {
 	fs := snapshot.Segment{TotalSize: seg.Size, Blocks: make([]snapshot.Block, len(seg.Blocks))}
 	for k, b := range seg.Blocks {
 		fs.Blocks[k] = snapshot.Block{Address: b.Addr, Size: b.Size, State: b.State}
@@ -49,11 +50,11 @@ func stateSegmentsLabel(v *StateView) string {
 // stateStackLineOptions returns the stackLines options for --frames n:
 // n frame lines and a "... N more lines" line (stackLines' Limit counts
 // that line too, so --frames 1 and 2 printed the same).
-func stateStackLineOptions(n int) stackLineOptions {
+func stateStackLineOptions(n int) StackLineOptions {
 	if n <= 0 {
-		return stackLineOptions{}
+		return StackLineOptions{}
 	}
-	return stackLineOptions{Limit: n + 1, More: "--frames 0 shows them all"}
+	return StackLineOptions{Limit: n + 1, More: "--frames 0 shows them all"}
 }
 
 // StateOptions says how much of a state `snapview state` shows.
@@ -68,7 +69,7 @@ type StateOptions struct {
 }
 
 // StateView is what `snapview state` prints: the allocator state of one
-// device after one trace entry, from [analyze.Result.StateAt].
+// device after one trace entry, from [replay.Result.StateAt].
 type StateView struct {
 	// At is the moment as the user named it ("peak", "oom", "end",
 	// "entry:12", "time:1.5s").
@@ -82,10 +83,10 @@ type StateView struct {
 	// SinceStartUS is the entry's time_us minus the first entry's, -1 when
 	// the trace has no timestamps.
 	SinceStartUS int64
-	// Seeded is analyze.Result.Seeded: the trace misses the start of the
+	// Seeded is replay.Result.Seeded: the trace misses the start of the
 	// run, so peaks and totals are lower bounds.
 	Seeded bool
-	State  *analyze.State
+	State  *replay.State
 	// Segments are the state's segments with their usage and block map.
 	Segments []StateSegmentRow
 	// Largest are the largest live (active_allocated) allocations, by size.
@@ -99,13 +100,13 @@ type StateView struct {
 	// simulated over the whole trace), shown with an OOM; nil when not run.
 	Whatif *whatif.Result
 
-	allocs []analyze.Allocation // analyze.Result.Allocs
+	allocs []replay.Allocation // replay.Result.Allocs
 	snap   *snapshot.Snapshot
 }
 
 // StateSegmentRow is one segment of a StateView.
 type StateSegmentRow struct {
-	analyze.StateSegment
+	replay.StateSegment
 	// Allocated, Pending and Free sum the active_allocated,
 	// active_pending_free and inactive blocks; LargestFree is the largest
 	// inactive block.
@@ -147,7 +148,7 @@ type StackGroup struct {
 
 // NewStateView gathers what `snapview state` prints about st, a state of
 // r's device, chosen as at.
-func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at string, opt StateOptions) *StateView {
+func NewStateView(s *snapshot.Snapshot, r *replay.Result, st *replay.State, at string, opt StateOptions) *StateView {
 	if opt.Top <= 0 {
 		opt.Top = 10
 	}
@@ -163,7 +164,7 @@ func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at
 		}
 	}
 	groups := map[snapshot.StackID]int{}
-	frames := newFrameTable(s)
+	frames := NewFrameTable(s)
 	var live []LiveAllocation
 	for _, seg := range st.Segments {
 		row := StateSegmentRow{StateSegment: seg}
@@ -178,8 +179,8 @@ func NewStateView(s *snapshot.Snapshot, r *analyze.Result, st *analyze.State, at
 				if !ok {
 					g = len(v.Stacks)
 					groups[b.Stack] = g
-					v.Stacks = append(v.Stacks, StackGroup{ID: b.Stack, Where: frames.where(b.Stack),
-						Lines: frames.lines(b.Stack, stateStackLineOptions(opt.Frames))})
+					v.Stacks = append(v.Stacks, StackGroup{ID: b.Stack, Where: frames.Where(b.Stack),
+						Lines: frames.Lines(b.Stack, stateStackLineOptions(opt.Frames))})
 				}
 				v.Stacks[g].Count++
 				v.Stacks[g].Bytes += b.Size
@@ -270,7 +271,7 @@ func WriteState(w io.Writer, v *StateView) error {
 	st := v.State
 	ew := &errWriter{w: w}
 	ew.printf("%s\n", v.momentLine())
-	if k := v.State.Stats.Known; v.Entries > 0 && k.History != analyze.Exact && !(k.History == analyze.LowerBound && v.Seeded) {
+	if k := v.State.Stats.Known; v.Entries > 0 && k.History != stats.Exact && !(k.History == stats.LowerBound && v.Seeded) {
 		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+"; the state at a trace entry is replayed from the trace.", 100))
 	} else if v.Seeded {
 		ew.printf("The trace starts after the run did: the state before its first entry was rebuilt from the\nsegments in the file, so \"peak\" is the peak within the trace.\n")
@@ -282,19 +283,19 @@ func WriteState(w io.Writer, v *StateView) error {
 	ew.printf("\nTotals\n")
 	t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight)
 	t.Header("Metric", "All", "Large pool", "Small pool")
-	bytesRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
-		return []string{label, units.Bytes(f[analyze.PoolAll].Current), units.Bytes(f[analyze.PoolLarge].Current), units.Bytes(f[analyze.PoolSmall].Current)}
+	bytesRow := func(label string, f *[stats.NumPools]stats.Stat) []string {
+		return []string{label, units.Bytes(f[stats.PoolAll].Current), units.Bytes(f[stats.PoolLarge].Current), units.Bytes(f[stats.PoolSmall].Current)}
 	}
 	k := st.Stats.Known
-	requestedRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
-		return []string{label, requestedBytes(f[analyze.PoolAll].Current, k), requestedBytes(f[analyze.PoolLarge].Current, k),
-			requestedBytes(f[analyze.PoolSmall].Current, k)}
+	requestedRow := func(label string, f *[stats.NumPools]stats.Stat) []string {
+		return []string{label, requestedBytes(f[stats.PoolAll].Current, k), requestedBytes(f[stats.PoolLarge].Current, k),
+			requestedBytes(f[stats.PoolSmall].Current, k)}
 	}
-	countRow := func(label string, f *[analyze.NumPools]analyze.Stat) []string {
-		return []string{label, units.Int(f[analyze.PoolAll].Current), units.Int(f[analyze.PoolLarge].Current), units.Int(f[analyze.PoolSmall].Current)}
+	countRow := func(label string, f *[stats.NumPools]stats.Stat) []string {
+		return []string{label, units.Int(f[stats.PoolAll].Current), units.Int(f[stats.PoolLarge].Current), units.Int(f[stats.PoolSmall].Current)}
 	}
-	var free [analyze.NumPools]analyze.Stat
-	for p := range analyze.NumPools {
+	var free [stats.NumPools]stats.Stat
+	for p := range stats.NumPools {
 		free[p].Current = st.Stats.ReservedBytes[p].Current - st.Stats.ActiveBytes[p].Current
 	}
 	rows := [][]string{
@@ -313,7 +314,7 @@ func WriteState(w io.Writer, v *StateView) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	if n := requestedNote(k); n != "" {
+	if n := RequestedNote(k); n != "" {
 		ew.printf("%s", wrapAt("", n, textWidth(w)))
 	}
 	if n := stateExpandable(v); n > 0 {
@@ -449,7 +450,7 @@ func (v *StateView) stackShown(i int) bool {
 }
 
 // writeOOM explains an OOM: the failed request against what was free.
-func writeOOM(ew *errWriter, v *StateView, o *analyze.OOMInfo) {
+func writeOOM(ew *errWriter, v *StateView, o *replay.OOMInfo) {
 	st := v.State
 	pool := "small"
 	if o.Large {
@@ -460,7 +461,7 @@ func writeOOM(ew *errWriter, v *StateView, o *analyze.OOMInfo) {
 	ew.printf("  largest cached free block it could use: %s\n", units.Bytes(o.LargestFree))
 	ew.printf("  free in cached blocks of that pool:     %s\n", units.Bytes(o.FreeInPool))
 	ew.printf("  reserved %s, allocated %s\n",
-		units.Bytes(st.Stats.ReservedBytes[analyze.PoolAll].Current), units.Bytes(st.Stats.AllocatedBytes[analyze.PoolAll].Current))
+		units.Bytes(st.Stats.ReservedBytes[stats.PoolAll].Current), units.Bytes(st.Stats.AllocatedBytes[stats.PoolAll].Current))
 	switch {
 	case o.DeviceFree >= o.Size:
 		ew.printf("  The device had %s free, more than the request: the process hit its own limit\n"+
@@ -667,7 +668,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 	for _, g := range v.Stacks {
 		frames := []string{}
 		if len(v.snap.Stack(g.ID)) > 0 {
-			frames = stackLines(v.snap, g.ID, stackLineOptions{Full: true, Raw: true})
+			frames = StackLinesOf(v.snap, g.ID, StackLineOptions{Full: true, Raw: true})
 		}
 		out.Stacks = append(out.Stacks, stackJSON{Allocations: g.Count, Bytes: g.Bytes, Where: g.Where, Lines: g.Lines, Frames: frames})
 	}

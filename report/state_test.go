@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -58,7 +58,7 @@ func stateSnapshot() *snapshot.Snapshot {
 
 func TestWriteStateGolden(t *testing.T) {
 	s := stateSnapshot()
-	r, err := analyze.Replay(s, 0)
+	r, err := replay.Run(s, 0, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestWriteStateGolden(t *testing.T) {
 
 func TestStateStacks(t *testing.T) {
 	s := stateSnapshot()
-	r, err := analyze.Replay(s, 0)
+	r, err := replay.Run(s, 0, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestStateCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := analyze.Replay(s, 0)
+		r, err := replay.Run(s, 0, replay.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,10 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -26,7 +29,7 @@ type Summary struct {
 	// NumDevices is the number of devices the allocator recorded
 	// (len(device_traces)), 0 when the file has no device_traces;
 	// IdleDevices are those of them with neither segments nor trace
-	// entries (analyze.Info.IdleDevices).
+	// entries (info.Info.IdleDevices).
 	NumDevices  int
 	IdleDevices []int
 	Devices     []DeviceSummary
@@ -34,14 +37,14 @@ type Summary struct {
 	// CLI prints them to stderr).
 	Warnings []string
 	// InactiveBlocksMissing and SegmentsFromTrace are the snapshot's (see
-	// analyze.Complete): the text says them under each device.
+	// replay.Complete): the text says them under each device.
 	InactiveBlocksMissing bool `json:"inactive_blocks_missing"`
 	SegmentsFromTrace     bool `json:"segments_from_trace"`
-	// Host is the pinned host memory (analyze.Host), in its own section.
-	Host analyze.HostMemory
+	// Host is the pinned host memory (info.Host), in its own section.
+	Host info.HostMemory
 	// Rounding is the allocator's rounding inferred from the file; the
 	// text names it when it is not CUDA's.
-	Rounding analyze.Rounding
+	Rounding replay.Rounding
 }
 
 // DeviceSummary is the summary of one device.
@@ -49,31 +52,26 @@ type DeviceSummary struct {
 	Device int
 	// Stats are the memory_stats() figures: Cur Usage from the segments,
 	// the rest from a replay of the trace when one could be made.
-	Stats *analyze.MemoryStats
+	Stats *stats.MemoryStats
 	// Pools is the current use per pool (default large and small pools,
 	// then private pools), Total their sum.
-	Pools []analyze.SegmentUsage
-	Total analyze.SegmentUsage
+	Pools []replay.SegmentUsage
+	Total replay.SegmentUsage
 	// Coverage says what the trace holds; Info is the device as `snapview
 	// info` describes it (its Coverage kind and evidence), nil for a
 	// device with neither segments nor trace entries.
-	Coverage analyze.Coverage
-	Info     *analyze.DeviceInfo
+	Coverage replay.Coverage
+	Info     *info.DeviceInfo
 
 	hostHistory bool // the file has pinned host memory trace entries
 }
 
-// NewSummary gathers the summary of s for the devices of stats (one
-// MemoryStats per device, in the order to print).
-func NewSummary(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats) *Summary {
-	return NewSummaryOf(file, s, stats, nil)
-}
-
-// NewSummaryOf is NewSummary for a caller that replayed the devices: the
-// coverage of each device's trace is coverage[device] (the replay's
-// analyze.Result.Coverage), which spares a pass over the trace; a device
-// coverage lacks is scanned.
-func NewSummaryOf(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStats, coverage map[int]*analyze.Coverage) *Summary {
+// NewSummary gathers the summary of the file f for the devices of stats
+// (one MemoryStats per device, in the order to print, from f.Stats or
+// stats.CurrentStats). The coverage of each device's trace comes from f's
+// replay of it when f has made one, else from a pass over the trace.
+func NewSummary(file string, f *analysis.File, stats []*stats.MemoryStats) *Summary {
+	s := f.Snap
 	sum := &Summary{
 		File:       file,
 		Format:     s.Format,
@@ -85,8 +83,8 @@ func NewSummaryOf(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStat
 
 		InactiveBlocksMissing: s.InactiveBlocksMissing,
 		SegmentsFromTrace:     s.SegmentsFromTrace,
-		Host:                  analyze.Host(s),
-		Rounding:              analyze.InferRounding(s, -1),
+		Host:                  info.Host(s),
+		Rounding:              replay.InferRounding(s, -1),
 	}
 	// The coverage of each trace as `snapview info` tells it (from the
 	// start, wrapped, started late, state only), from the replays the
@@ -96,7 +94,7 @@ func NewSummaryOf(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStat
 	for _, st := range stats {
 		seeded[st.Device] = st.Known.Seeded
 	}
-	infos := analyze.InspectCoverage(s, func(d int) (bool, *analyze.Coverage) { return seeded[d], coverage[d] })
+	infos := f.DeviceInfos(seeded)
 	have := map[int]bool{}
 	for _, d := range s.Devices() {
 		have[d] = true
@@ -107,18 +105,18 @@ func NewSummaryOf(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStat
 			sum.IdleDevices = append(sum.IdleDevices, d)
 		}
 	}
-	infoOf := make(map[int]*analyze.DeviceInfo, len(infos))
+	infoOf := make(map[int]*info.DeviceInfo, len(infos))
 	for i := range infos {
 		infoOf[infos[i].Device] = &infos[i]
 	}
 	for _, st := range stats {
-		us := analyze.SegmentUsages(s, st.Device)
-		total := analyze.SumSegments(us)
+		us := replay.SegmentUsages(s, st.Device)
+		total := replay.SumSegments(us)
 		total.Device = st.Device
 		d := DeviceSummary{
 			Device: st.Device,
 			Stats:  st,
-			Pools:  analyze.PoolUsages(us),
+			Pools:  replay.PoolUsages(us),
 			Total:  total,
 
 			hostHistory: len(s.HostTraces) > 0,
@@ -126,11 +124,7 @@ func NewSummaryOf(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStat
 		if info, ok := infoOf[st.Device]; ok {
 			d.Info = info
 		}
-		if c := coverage[st.Device]; c != nil {
-			d.Coverage = *c
-		} else {
-			d.Coverage = analyze.TraceCoverage(s, st.Device)
-		}
+		d.Coverage = f.TraceCoverage(st.Device)
 		sum.Devices = append(sum.Devices, d)
 	}
 	return sum
@@ -138,7 +132,7 @@ func NewSummaryOf(file string, s *snapshot.Snapshot, stats []*analyze.MemoryStat
 
 // summaryPoolLabel names a pool row: "large", "small", or
 // "private (1, 0) large" for a CUDA-graph or MemPool pool.
-func summaryPoolLabel(u *analyze.SegmentUsage) string {
+func summaryPoolLabel(u *replay.SegmentUsage) string {
 	s := "small"
 	if u.Large {
 		s = "large"
@@ -175,7 +169,7 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 		}
 		ew.printf("%s", wrapIndented("Allocator: ", fmt.Sprintf("expandable_segments %s, max_split_size %s, PYTORCH_CUDA_ALLOC_CONF=%q", exp, split, st.Conf)))
 	}
-	if r := sum.Rounding; r.Rule != analyze.RoundCUDA {
+	if r := sum.Rounding; r.Rule != replay.RoundCUDA {
 		ew.printf("%s", wrapIndented("Rounding: ", r.Rule.Formula()+", inferred from "+r.Evidence()+"."))
 	}
 	for _, d := range sum.Devices {
@@ -224,7 +218,7 @@ func writePoolTable(w io.Writer, d *DeviceSummary) error {
 		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, activeCol, !active)
 	header := dropColumn([]string{"Pool", "Reserved", "Allocated", "Active", "Requested", "Segments", "Blocks", "Allocations", "Free", "Largest\nfree"},
 		activeCol, !active)
-	row := func(label string, u *analyze.SegmentUsage) []string {
+	row := func(label string, u *replay.SegmentUsage) []string {
 		return dropColumn([]string{label, units.Bytes(u.Size), units.Bytes(u.AllocatedBytes), units.Bytes(u.ActiveBytes()),
 			requestedBytes(u.ActiveRequestedBytes(), d.Stats.Known), units.Int(u.Segments), units.Int(u.Blocks),
 			units.Int(u.AllocatedBlocks), units.Bytes(u.InactiveBytes), units.Bytes(u.LargestFree)}, activeCol, !active)
@@ -245,7 +239,7 @@ func writePoolTable(w io.Writer, d *DeviceSummary) error {
 	return ft.render(w, "snapview summary --json has every figure")
 }
 
-// fileLines says what the file lacks that analyze.Complete put back.
+// fileLines says what the file lacks that replay.Complete put back.
 func fileLines(sum *Summary) []string {
 	var lines []string
 	if sum.InactiveBlocksMissing {
@@ -284,7 +278,7 @@ func historyLines(d *DeviceSummary) []string {
 			cover = "missing the start of the run"
 		}
 		if d.Info != nil {
-			cover = coverageText(d.Info)
+			cover = CoverageText(d.Info)
 		}
 		lines = append(lines, fmt.Sprintf("Trace: %s%s; %s.", units.Plural(c.Entries, "entry"), span, cover))
 	}
@@ -303,18 +297,18 @@ func historyLines(d *DeviceSummary) []string {
 		lines = append(lines, fmt.Sprintf("Out of memory: the trace holds %s.", units.Plural(c.OOMs, "oom entry")))
 	}
 	st := d.Stats
-	if n := requestedNote(st.Known); n != "" {
+	if n := RequestedNote(st.Known); n != "" {
 		lines = append(lines, n)
 	}
 	if c.Entries > 0 {
 		switch k := st.Known; k.History {
-		case analyze.Exact:
+		case stats.Exact:
 			lines = append(lines, fmt.Sprintf("Peak: %s allocated, %s reserved (exact).",
-				units.Bytes(st.AllocatedBytes[analyze.PoolAll].Peak), units.Bytes(st.ReservedBytes[analyze.PoolAll].Peak)))
-		case analyze.LowerBound:
+				units.Bytes(st.AllocatedBytes[stats.PoolAll].Peak), units.Bytes(st.ReservedBytes[stats.PoolAll].Peak)))
+		case stats.LowerBound:
 			lines = append(lines, fmt.Sprintf("Peak: at least %s allocated, at least %s reserved (lower bounds: %s).",
-				units.Bytes(st.AllocatedBytes[analyze.PoolAll].Peak), units.Bytes(st.ReservedBytes[analyze.PoolAll].Peak), k.Why))
-		case analyze.Unknown:
+				units.Bytes(st.AllocatedBytes[stats.PoolAll].Peak), units.Bytes(st.ReservedBytes[stats.PoolAll].Peak), k.Why))
+		case stats.Unknown:
 			if k.Why == "" {
 				lines = append(lines, "Peak: unknown.")
 			} else {
@@ -390,7 +384,7 @@ type deviceSummaryJSON struct {
 	Total       poolJSON              `json:"total"`
 	Trace       traceJSON             `json:"trace"`
 	// History is the trust of the history figures: "exact",
-	// "lower_bound" or "unknown", and why (analyze.DecideTrust).
+	// "lower_bound" or "unknown", and why (replay.DecideTrust).
 	History historyJSON `json:"history"`
 	// Requested is the trust of the file's requested sizes ("exact" or
 	// "unknown", and why): when unknown, every requested figure is null.
@@ -429,7 +423,7 @@ type traceJSON struct {
 	OOMs            int    `json:"oom_entries"`
 }
 
-func newPoolJSON(label string, u *analyze.SegmentUsage, k analyze.Known) poolJSON {
+func newPoolJSON(label string, u *replay.SegmentUsage, k stats.Known) poolJSON {
 	return poolJSON{
 		Pool:             label,
 		PoolID:           u.Pool,
@@ -475,7 +469,7 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 		}
 		for _, f := range d.Stats.Figures() {
 			fj := figureJSON{Exactness: f.Exactness.String()}
-			if f.Exactness != analyze.Unknown {
+			if f.Exactness != stats.Unknown {
 				v := f.Value
 				fj.Value = &v
 			}
@@ -489,7 +483,7 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 		c := &d.Coverage
 		dj.Trace = traceJSON{
 			Recorded:        c.HasTraces,
-			Coverage:        string(analyze.CoverageNone),
+			Coverage:        string(info.CoverageNone),
 			Entries:         c.Entries,
 			FirstTimeUS:     c.FirstUS,
 			LastTimeUS:      c.LastUS,
@@ -503,7 +497,7 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 		}
 		if d.Info != nil {
 			dj.Trace.Coverage = string(d.Info.Coverage)
-			dj.Trace.FromStart = d.Info.Coverage == analyze.CoverageFromStart
+			dj.Trace.FromStart = d.Info.Coverage == info.CoverageFromStart
 		}
 		out.Devices = append(out.Devices, dj)
 	}

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -21,27 +24,27 @@ func TestWriteSummaryGolden(t *testing.T) {
 		{Action: snapshot.ActionAlloc, Addr: 0x7f0000000000, Size: 400, Flags: snapshot.FlagTime, TimeUS: 2_500_000},
 		{Action: snapshot.ActionOOM, Addr: 1 << 30, Size: 1 << 40, Flags: snapshot.FlagTime, TimeUS: 3_000_000},
 	}
-	replayed := func(dev int, history analyze.Exactness) *analyze.MemoryStats {
-		st := analyze.CurrentStats(s, dev)
-		st.AllocatedBytes[analyze.PoolAll].Peak = 100 << 20
-		st.ReservedBytes[analyze.PoolAll].Peak = 130 << 20
+	replayed := func(dev int, history stats.Exactness) *stats.MemoryStats {
+		st := stats.CurrentStats(s, dev)
+		st.AllocatedBytes[stats.PoolAll].Peak = 100 << 20
+		st.ReservedBytes[stats.PoolAll].Peak = 130 << 20
 		st.NumOOMs = 1
 		st.Known.History, st.Known.NumOOMs = history, history
-		if history == analyze.LowerBound {
+		if history == stats.LowerBound {
 			st.Known.Why, st.Known.Seeded = "the trace misses the start of the run", true
 		}
 		return st
 	}
 	tests := []struct {
 		name  string
-		stats []*analyze.MemoryStats
+		stats []*stats.MemoryStats
 	}{
-		{"current", []*analyze.MemoryStats{analyze.CurrentStats(s, 0), analyze.CurrentStats(s, 1)}},
-		{"replayed", []*analyze.MemoryStats{replayed(0, analyze.LowerBound), replayed(1, analyze.Exact)}},
+		{"current", []*stats.MemoryStats{stats.CurrentStats(s, 0), stats.CurrentStats(s, 1)}},
+		{"replayed", []*stats.MemoryStats{replayed(0, stats.LowerBound), replayed(1, stats.Exact)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sum := NewSummary("synthetic.pickle", s, tt.stats)
+			sum := NewSummary("synthetic.pickle", analysis.New(s, analysis.Options{}), tt.stats)
 			var text, js bytes.Buffer
 			if err := WriteSummaryText(&text, sum); err != nil {
 				t.Fatal(err)
@@ -83,7 +86,7 @@ func TestWriteSummaryGolden(t *testing.T) {
 
 func TestWriteSummaryEmpty(t *testing.T) {
 	s := &snapshot.Snapshot{HasDeviceTraces: true, Traces: [][]snapshot.TraceEntry{{}}}
-	sum := NewSummary("empty.pickle", s, []*analyze.MemoryStats{analyze.CurrentStats(s, 0)})
+	sum := NewSummary("empty.pickle", analysis.New(s, analysis.Options{}), []*stats.MemoryStats{stats.CurrentStats(s, 0)})
 	var text, js bytes.Buffer
 	if err := WriteSummaryText(&text, sum); err != nil {
 		t.Fatal(err)
@@ -98,7 +101,7 @@ func TestWriteSummaryEmpty(t *testing.T) {
 }
 
 // TestSummaryCoverageAsInfo checks that summary tells each trace's
-// coverage as `snapview info` does (analyze.Inspect), on every shared
+// coverage as `snapview info` does (info.Inspect), on every shared
 // snapshot, from stats replayed as the CLI replays them.
 func TestSummaryCoverageAsInfo(t *testing.T) {
 	root := sharedSnapshots(t)
@@ -117,18 +120,18 @@ func TestSummaryCoverageAsInfo(t *testing.T) {
 			continue
 		}
 		loaded++
-		in := analyze.Inspect(s)
-		var stats []*analyze.MemoryStats
+		in := info.Inspect(s, nil, nil)
+		var all []*stats.MemoryStats
 		for _, d := range s.Devices() {
-			st := analyze.CurrentStats(s, d)
+			st := stats.CurrentStats(s, d)
 			if d < len(s.Traces) && len(s.Traces[d]) > 0 {
-				if r, err := analyze.ReplayStats(s, d); err == nil && r.Check.Equal {
+				if r, err := replay.Run(s, d, replay.Options{Mode: replay.StatsOnly}); err == nil && r.Check.Equal {
 					st.Known.History = r.Stats.Known.History
 				}
 			}
-			stats = append(stats, st)
+			all = append(all, st)
 		}
-		sum := NewSummary(f, s, stats)
+		sum := NewSummary(f, analysis.New(s, analysis.Options{}), all)
 		for _, d := range sum.Devices {
 			for _, want := range in.Devices {
 				if want.Device != d.Device {
@@ -155,16 +158,16 @@ func TestSummaryStateOnlyAndEmpty(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st := analyze.CurrentStats(s, 0)
+		st := stats.CurrentStats(s, 0)
 		if len(s.Traces) > 0 && len(s.Traces[0]) > 0 {
-			r, err := analyze.ReplayStats(s, 0)
+			r, err := replay.Run(s, 0, replay.Options{Mode: replay.StatsOnly})
 			if err != nil {
 				t.Fatal(err)
 			}
 			st.Known.History = r.Stats.Known.History
 		}
 		var b bytes.Buffer
-		if err := WriteSummaryText(&b, NewSummary(name, s, []*analyze.MemoryStats{st})); err != nil {
+		if err := WriteSummaryText(&b, NewSummary(name, analysis.New(s, analysis.Options{}), []*stats.MemoryStats{st})); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()

@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 )
 
 // torchWidth is the width of memory_summary()'s table between the outer
@@ -33,21 +33,21 @@ const torchWidth = 75
 // The Requested memory rows take their marks from Known.RequestedCurrent
 // and Known.RequestedHistory: "?" throughout when the file's requested
 // sizes are unknown (Known.Requested).
-func WriteTorchSummary(w io.Writer, st *analyze.MemoryStats) error {
+func WriteTorchSummary(w io.Writer, st *stats.MemoryStats) error {
 	return writeTorchSummary(w, st, false)
 }
 
 // torchMetric is one metric block of memory_summary(), in print order.
 type torchMetric struct {
 	label     string
-	stat      *[analyze.NumPools]analyze.Stat
+	stat      *[stats.NumPools]stats.Stat
 	bytes     bool // _format_size, else _format_count
 	requested bool // requested_bytes: its cells also follow Known.Requested
 }
 
 // writeTorchSummary is memory_summary(device, abbreviated): abbreviated
 // drops the "from large pool" and "from small pool" rows.
-func writeTorchSummary(w io.Writer, st *analyze.MemoryStats, abbreviated bool) error {
+func writeTorchSummary(w io.Writer, st *stats.MemoryStats, abbreviated bool) error {
 	metrics := []torchMetric{
 		{"Allocated memory", &st.AllocatedBytes, true, false},
 		{"Active memory", &st.ActiveBytes, true, false},
@@ -71,26 +71,26 @@ func writeTorchSummary(w io.Writer, st *analyze.MemoryStats, abbreviated bool) e
 		"        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  ",
 	}
 	pools := []struct {
-		pool  analyze.Pool
+		pool  stats.Pool
 		label string
 	}{
-		{analyze.PoolAll, ""},
-		{analyze.PoolLarge, "      from large pool"},
-		{analyze.PoolSmall, "      from small pool"},
+		{stats.PoolAll, ""},
+		{stats.PoolLarge, "      from large pool"},
+		{stats.PoolSmall, "      from small pool"},
 	}
 	if abbreviated {
 		pools = pools[:1]
 	}
 	for _, m := range metrics {
 		lines = append(lines, rule("-"))
-		all := m.stat[analyze.PoolAll]
+		all := m.stat[stats.PoolAll]
 		known := st.Known
 		if m.requested {
 			known.Current, known.History = known.RequestedCurrent(), known.RequestedHistory()
 		}
 		for _, p := range pools {
 			label := p.label
-			if p.pool == analyze.PoolAll {
+			if p.pool == stats.PoolAll {
 				label = m.label
 			}
 			lines = append(lines, torchRow(label, m.stat[p.pool], all, m.bytes, known))
@@ -98,7 +98,7 @@ func writeTorchSummary(w io.Writer, st *analyze.MemoryStats, abbreviated bool) e
 	}
 	for _, m := range []struct {
 		label string
-		stat  analyze.Stat
+		stat  stats.Stat
 	}{
 		{"Oversize allocations", st.OversizeAllocations},
 		{"Oversize GPU segments", st.OversizeSegments},
@@ -112,9 +112,9 @@ func writeTorchSummary(w io.Writer, st *analyze.MemoryStats, abbreviated bool) e
 
 // torchRow formats one row: f" {label:<21} | {cur} | {peak} | {alloc} |
 // {freed} ", each figure in the unit its column has in the pref row.
-func torchRow(label string, v, pref analyze.Stat, bytes bool, known analyze.Known) string {
-	cell := func(v, pref int64, e analyze.Exactness) string {
-		if e == analyze.Unknown {
+func torchRow(label string, v, pref stats.Stat, bytes bool, known stats.Known) string {
+	cell := func(v, pref int64, e stats.Exactness) string {
+		if e == stats.Unknown {
 			if bytes {
 				return fmt.Sprintf(" %6s %3s ", "?", "")
 			}
@@ -126,7 +126,7 @@ func torchRow(label string, v, pref analyze.Stat, bytes bool, known analyze.Know
 		} else {
 			s = FormatTorchCount(v, pref)
 		}
-		if e == analyze.LowerBound {
+		if e == stats.LowerBound {
 			return " " + s + "+"
 		}
 		return " " + s + " "
@@ -140,11 +140,11 @@ func torchRow(label string, v, pref analyze.Stat, bytes bool, known analyze.Know
 
 // torchHeaderValue formats CUDA OOMs or cudaMalloc retries: the number,
 // "N+" for a lower bound, "?" when unknown.
-func torchHeaderValue(v int64, e analyze.Exactness) string {
+func torchHeaderValue(v int64, e stats.Exactness) string {
 	switch e {
-	case analyze.Unknown:
+	case stats.Unknown:
 		return "?"
-	case analyze.LowerBound:
+	case stats.LowerBound:
 		return fmt.Sprintf("%d+", v)
 	}
 	return fmt.Sprintf("%d", v)

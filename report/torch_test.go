@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -83,7 +83,7 @@ func TestFormatTorchCount(t *testing.T) {
 // memory_stats() it was printed from.
 type torchCase struct {
 	name        string
-	stats       *analyze.MemoryStats
+	stats       *stats.MemoryStats
 	want        string
 	abbreviated bool
 }
@@ -95,12 +95,12 @@ func torchCases(t *testing.T) []torchCase {
 	t.Helper()
 	root := sharedSnapshots(t)
 	var cases []torchCase
-	load := func(statsPath string) []*analyze.MemoryStats {
+	load := func(statsPath string) []*stats.MemoryStats {
 		data, err := os.ReadFile(statsPath)
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := analyze.ParseStatsJSON(data, 0)
+		st, err := stats.ParseStatsJSON(data, 0)
 		if err != nil {
 			t.Fatalf("%s: %v", statsPath, err)
 		}
@@ -128,10 +128,10 @@ func torchCases(t *testing.T) []torchCase {
 	}
 	for _, f := range corpus.Match(t, root, "torch2.11/*/snapshot.summary.dev*.txt", 2) {
 		dir := filepath.Dir(f)
-		stats := load(filepath.Join(dir, "snapshot.stats.json"))
+		all := load(filepath.Join(dir, "snapshot.stats.json"))
 		dev := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "snapshot.summary.dev"), ".txt")
-		var st *analyze.MemoryStats
-		for _, s := range stats {
+		var st *stats.MemoryStats
+		for _, s := range all {
 			if dev == strconv.Itoa(s.Device) {
 				st = s
 			}
@@ -187,12 +187,12 @@ func TestWriteTorchSummaryCorpus(t *testing.T) {
 
 // markedStats is a MemoryStats with recognisable figures, for the golden
 // tests of the '?' and '+' markers.
-func markedStats(known analyze.Known) *analyze.MemoryStats {
+func markedStats(known stats.Known) *stats.MemoryStats {
 	m := map[string]int64{}
-	for i, f := range (&analyze.MemoryStats{}).Figures() {
+	for i, f := range (&stats.MemoryStats{}).Figures() {
 		m[f.Key] = int64(i+1) * 1_234_567
 	}
-	st, err := analyze.StatsFromFlat(1, m)
+	st, err := stats.StatsFromFlat(1, m)
 	if err != nil {
 		panic(err)
 	}
@@ -203,16 +203,16 @@ func markedStats(known analyze.Known) *analyze.MemoryStats {
 func TestWriteTorchSummaryMarkers(t *testing.T) {
 	tests := []struct {
 		name   string
-		known  analyze.Known
+		known  stats.Known
 		golden string
 	}{
-		{"exact", analyze.Known{Current: analyze.Exact, History: analyze.Exact, NumOOMs: analyze.Exact, NumAllocRetries: analyze.Exact, Requested: analyze.Exact}, "torch.exact.txt"},
-		{"current only", analyze.Known{Current: analyze.Exact, Requested: analyze.Exact}, "torch.current_only.txt"},
-		{"lower bounds", analyze.Known{Current: analyze.Exact, History: analyze.LowerBound, NumOOMs: analyze.LowerBound, Requested: analyze.Exact}, "torch.lower_bound.txt"},
+		{"exact", stats.Known{Current: stats.Exact, History: stats.Exact, NumOOMs: stats.Exact, NumAllocRetries: stats.Exact, Requested: stats.Exact}, "torch.exact.txt"},
+		{"current only", stats.Known{Current: stats.Exact, Requested: stats.Exact}, "torch.current_only.txt"},
+		{"lower bounds", stats.Known{Current: stats.Exact, History: stats.LowerBound, NumOOMs: stats.LowerBound, Requested: stats.Exact}, "torch.lower_bound.txt"},
 		// The requested sizes unknown: every Requested memory cell is "?",
 		// every other cell as in torch.exact.txt.
-		{"requested unknown", analyze.Known{Current: analyze.Exact, History: analyze.Exact, NumOOMs: analyze.Exact, NumAllocRetries: analyze.Exact,
-			Requested: analyze.Unknown, RequestedWhy: "1 active block requests more bytes than it holds"}, "torch.requested_unknown.txt"},
+		{"requested unknown", stats.Known{Current: stats.Exact, History: stats.Exact, NumOOMs: stats.Exact, NumAllocRetries: stats.Exact,
+			Requested: stats.Unknown, RequestedWhy: "1 active block requests more bytes than it holds"}, "torch.requested_unknown.txt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -268,7 +268,7 @@ func curUsageColumn(text string) []string {
 
 // TestTorchCurUsageFromSnapshot decodes each real snapshot that has a
 // memory_summary() next to it, derives the Cur Usage column from its
-// segments alone (analyze.CurrentStats) and requires every cell of that
+// segments alone (stats.CurrentStats) and requires every cell of that
 // column to equal torch's.
 func TestTorchCurUsageFromSnapshot(t *testing.T) {
 	root := sharedSnapshots(t)
@@ -306,7 +306,7 @@ func TestTorchCurUsageFromSnapshot(t *testing.T) {
 			continue
 		}
 		var buf bytes.Buffer
-		if err := WriteTorchSummary(&buf, analyze.CurrentStats(s, c.device)); err != nil {
+		if err := WriteTorchSummary(&buf, stats.CurrentStats(s, c.device)); err != nil {
 			t.Fatal(err)
 		}
 		w, g := curUsageColumn(string(want)), curUsageColumn(buf.String())

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/frames"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -53,7 +53,7 @@ func (f *TraceFilter) keep(s *snapshot.Snapshot, e *snapshot.TraceEntry, focus m
 		ok, seen := focus[e.Stack]
 		if !seen {
 			for _, fid := range s.Stack(e.Stack) {
-				if f.Focus.MatchString(analyze.FrameText(s.Frames[fid])) {
+				if f.Focus.MatchString(frames.FrameText(s.Frames[fid])) {
 					ok = true
 					break
 				}
@@ -309,7 +309,7 @@ func WriteTraceJSON(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error
 	bw := bufio.NewWriterSize(w, 1<<16)
 	bw.WriteString("{\"entries\": [")
 	first := true
-	frames := map[snapshot.StackID][]string{}
+	byStack := map[snapshot.StackID][]string{}
 	var jb bytes.Buffer
 	enc := json.NewEncoder(&jb)
 	enc.SetEscapeHTML(false)
@@ -325,13 +325,13 @@ func WriteTraceJSON(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error
 			if !td.Filter.keep(s, e, focus) {
 				continue
 			}
-			fr, ok := frames[e.Stack]
+			fr, ok := byStack[e.Stack]
 			if !ok {
 				fr = []string{}
 				for _, fid := range s.Stack(e.Stack) {
-					fr = append(fr, analyze.FrameText(s.Frames[fid]))
+					fr = append(fr, frames.FrameText(s.Frames[fid]))
 				}
-				frames[e.Stack] = fr
+				byStack[e.Stack] = fr
 			}
 			j := traceEntryJSON{Device: td.Device, Entry: i, Action: s.ActionName(e.Action), Size: e.Size,
 				Stream: e.Stream, Where: stackWhere(s, e.Stack), Frames: fr}

@@ -1,21 +1,21 @@
 package report
 
 import (
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 )
 
-// How every view shows the one trust verdict (analyze.DecideTrust): in
+// How every view shows the one trust verdict (replay.DecideTrust): in
 // words, as a mark beside a figure in text, and as an exactness in JSON.
 
 // TrustText says in words how far the history figures (peaks, totals,
 // the state at a trace entry) can be trusted, with the reason: the one
-// wording every view uses for analyze.DecideTrust's verdict.
-func TrustText(k analyze.Known) string {
+// wording every view uses for replay.DecideTrust's verdict.
+func TrustText(k stats.Known) string {
 	switch k.History {
-	case analyze.Exact:
+	case stats.Exact:
 		return "peaks and totals are exact (the replay ends in the file's segments)"
-	case analyze.LowerBound:
+	case stats.LowerBound:
 		return "peaks and totals are lower bounds: " + k.Why
 	}
 	if k.Why == "" {
@@ -26,19 +26,19 @@ func TrustText(k analyze.Known) string {
 
 // trustMark is the mark a figure carries in text views: "" when exact,
 // "+" for a lower bound (at least this much), "?" when unknown.
-func trustMark(e analyze.Exactness) string {
+func trustMark(e stats.Exactness) string {
 	switch e {
-	case analyze.LowerBound:
+	case stats.LowerBound:
 		return "+"
-	case analyze.Unknown:
+	case stats.Unknown:
 		return "?"
 	}
 	return ""
 }
 
 // figureValue formats a figure with its trust mark.
-func figureValue(v int64, bytes bool, e analyze.Exactness) string {
-	if e == analyze.Unknown {
+func figureValue(v int64, bytes bool, e stats.Exactness) string {
+	if e == stats.Unknown {
 		return "?"
 	}
 	s := units.Int(v)
@@ -49,8 +49,8 @@ func figureValue(v int64, bytes bool, e analyze.Exactness) string {
 }
 
 // knownOr returns &v, or nil (JSON null) when v is unknown.
-func knownOr[T any](v T, e analyze.Exactness) *T {
-	if e == analyze.Unknown {
+func knownOr[T any](v T, e stats.Exactness) *T {
+	if e == stats.Unknown {
 		return nil
 	}
 	return &v

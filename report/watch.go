@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 )
 
@@ -78,13 +78,13 @@ func WriteWatchFrame(out io.Writer, v *WatchView) error {
 			alloc := make([]int64, len(d.Records))
 			res := make([]int64, len(d.Records))
 			for i, r := range d.Records {
-				alloc[i] = r.Stats.AllocatedBytes[analyze.PoolAll].Current
-				res[i] = r.Stats.ReservedBytes[analyze.PoolAll].Current
+				alloc[i] = r.Stats.AllocatedBytes[stats.PoolAll].Current
+				res[i] = r.Stats.ReservedBytes[stats.PoolAll].Current
 			}
 			reserved[d.Device] = res[last]
-			ew.printf("device %d, %s\n", d.Device, stepLabel(&d, last))
-			ew.printf("  allocated %10s %s peak %s\n", units.Bytes(alloc[last]), watchSparkline(alloc), units.Bytes(st.AllocatedBytes[analyze.PoolAll].Peak))
-			ew.printf("  reserved  %10s %s peak %s\n", units.Bytes(res[last]), watchSparkline(res), units.Bytes(st.ReservedBytes[analyze.PoolAll].Peak))
+			ew.printf("device %d, %s\n", d.Device, StepLabel(&d, last))
+			ew.printf("  allocated %10s %s peak %s\n", units.Bytes(alloc[last]), watchSparkline(alloc), units.Bytes(st.AllocatedBytes[stats.PoolAll].Peak))
+			ew.printf("  reserved  %10s %s peak %s\n", units.Bytes(res[last]), watchSparkline(res), units.Bytes(st.ReservedBytes[stats.PoolAll].Peak))
 			ew.printf("  %s\n", ClimbVerdict(&d, d.Allocated, "allocated memory"))
 			ew.printf("  %s\n", ClimbVerdict(&d, d.Reserved, "reserved memory"))
 			ew.printf("  cudaMalloc retries %d, OOMs %d\n", st.NumAllocRetries, st.NumOOMs)
@@ -126,8 +126,8 @@ func WatchStatusLine(v *WatchView) string {
 	for _, d := range monitor.AnalyzeSteps(&v.W.Stats) {
 		last := len(d.Records) - 1
 		st := d.Records[last].Stats
-		parts = append(parts, fmt.Sprintf("device %d %s: allocated %s, reserved %s, retries %d, OOMs %d", d.Device, stepLabel(&d, last),
-			units.Bytes(st.AllocatedBytes[analyze.PoolAll].Current), units.Bytes(st.ReservedBytes[analyze.PoolAll].Current), st.NumAllocRetries, st.NumOOMs))
+		parts = append(parts, fmt.Sprintf("device %d %s: allocated %s, reserved %s, retries %d, OOMs %d", d.Device, StepLabel(&d, last),
+			units.Bytes(st.AllocatedBytes[stats.PoolAll].Current), units.Bytes(st.ReservedBytes[stats.PoolAll].Current), st.NumAllocRetries, st.NumOOMs))
 	}
 	gpus := v.W.SMI.GPUs()
 	for _, gpu := range gpus {
@@ -167,11 +167,11 @@ func TriggerText(v *WatchView) string {
 	if dev == nil || t.Record < 0 || t.Record >= len(dev.Records) {
 		return fmt.Sprintf("stop (--stop-on %s): device %d", rule, t.Device)
 	}
-	where := fmt.Sprintf("device %d, %s", t.Device, stepLabel(dev, t.Record))
+	where := fmt.Sprintf("device %d, %s", t.Device, StepLabel(dev, t.Record))
 	switch t.Rule.Kind {
 	case monitor.StopClimb:
 		return fmt.Sprintf("stop (--stop-on climb): %s: %s memory keeps climbing since %s: +%s (%s)", where, t.What,
-			stepLabel(dev, t.Climb.Start), units.Bytes(t.Climb.Rise), bytesRange(t.Climb.Base, t.Climb.End))
+			StepLabel(dev, t.Climb.Start), units.Bytes(t.Climb.Rise), bytesRange(t.Climb.Base, t.Climb.End))
 	case monitor.StopLimit:
 		return fmt.Sprintf("stop (--stop-on %s): %s: reserved %s, above %s", rule, where, units.Bytes(t.Value), rule)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/internal/units"
 )
@@ -62,20 +62,20 @@ func whatifLimitLine(r *whatif.Result) string {
 }
 
 // whatifPeakTrust is the exactness the peaks of row i carry: the file's
-// row takes the file's history trust (analyze.DecideTrust); a simulated
+// row takes the file's history trust (replay.DecideTrust); a simulated
 // row is a lower bound where the file's are (the part of the run before
 // the trace is not simulated), else it prints plain (the self-check says
 // how far to trust it).
-func whatifPeakTrust(r *whatif.Result, i int) analyze.Exactness {
-	if i == 0 || r.Trust.History == analyze.LowerBound {
+func whatifPeakTrust(r *whatif.Result, i int) stats.Exactness {
+	if i == 0 || r.Trust.History == stats.LowerBound {
 		return r.Trust.History
 	}
-	return analyze.Exact
+	return stats.Exact
 }
 
 // whatifTrustNote says what the marks mean in the table.
-func whatifTrustNote(k analyze.Known) string {
-	if k.History == analyze.LowerBound {
+func whatifTrustNote(k stats.Known) string {
+	if k.History == stats.LowerBound {
 		return "; peaks marked '+' are at least that much, and the comparisons below hold only over the part of the run the trace covers."
 	}
 	return "; the file row's peaks are shown as '?', and the comparisons below are approximate."
@@ -85,7 +85,7 @@ func whatifTrustNote(k analyze.Known) string {
 // with the file.
 func whatifSelfCheckLine(r *whatif.Result) string {
 	sc := r.SelfCheck
-	if sc.Exact && r.Trust.History != analyze.Exact {
+	if sc.Exact && r.Trust.History != stats.Exact {
 		return "Self-check: matches the trace. Simulated under its own settings from the first trace entry, the run makes every " +
 			"segment_alloc the trace records in order, puts every allocation in the same segment at the same offset, and " +
 			"reaches the trace's peaks and OOMs; the trace is not the whole run, so this is not exact for the run."
@@ -126,7 +126,7 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Device %d: %s simulated %s; %s.", r.Device, reqs, start, calls), textWidth(w)))
 		fmt.Fprint(w, wrapAt("", whatifLimitLine(r), textWidth(w)))
 		fmt.Fprint(w, wrapAt("", whatifSelfCheckLine(r), textWidth(w)))
-		if r.Trust.History != analyze.Exact {
+		if r.Trust.History != stats.Exact {
 			fmt.Fprint(w, wrapAt("", "The file's "+TrustText(r.Trust)+whatifTrustNote(r.Trust), textWidth(w)))
 		}
 		fmt.Fprintln(w)
@@ -190,7 +190,7 @@ func whatifVerdict(r *whatif.Result) string {
 		if len(fits) > 0 {
 			fmt.Fprintf(&b, " Also fitting: %s.", strings.Join(fits, "; "))
 		}
-	} else if own.Fits() && r.Trust.History != analyze.Exact {
+	} else if own.Fits() && r.Trust.History != stats.Exact {
 		b.WriteString("No setting tried does better than the file's own over the part of the run the trace covers; " +
 			"before it, unknown.")
 	} else if own.Fits() {
@@ -205,7 +205,7 @@ func whatifVerdict(r *whatif.Result) string {
 	switch {
 	case !r.SelfCheck.Exact:
 		b.WriteString(" (Approximate: see the self-check.)")
-	case r.Best >= 0 && r.Trust.History != analyze.Exact:
+	case r.Best >= 0 && r.Trust.History != stats.Exact:
 		b.WriteString(" (Over the part of the run the trace covers.)")
 	}
 	return b.String()
@@ -221,7 +221,7 @@ type whatifDeviceJSON struct {
 	LimitInferred *whatifBoundsJSON   `json:"limit_inferred"`
 	SelfCheck     whatifSelfCheckJSON `json:"self_check"`
 	// History is the trust of the file's history figures
-	// (analyze.DecideTrust), as summary --json gives it.
+	// (replay.DecideTrust), as summary --json gives it.
 	History         historyJSON `json:"history"`
 	EmptyCacheCalls int         `json:"empty_cache_calls"`
 	CapReleases     int         `json:"releases_before_new_segment"`
@@ -270,7 +270,7 @@ type whatifCandidateJSON struct {
 // ({"min_bytes","max_bytes"} or null), "self_check" ({"exact" (matches
 // the trace and history is exact), "matches_trace", "diverged_at_entry"
 // (null when none), "reason"}), "history" ({"exactness", "why"}:
-// analyze.DecideTrust), "empty_cache_calls", "releases_before_new_segment",
+// replay.DecideTrust), "empty_cache_calls", "releases_before_new_segment",
 // "cap_below_file", "candidates" ([{"conf", "source" ("file", "conf" or
 // "candidate"), "peak_reserved_bytes", "peak_allocated_bytes",
 // "peaks_exactness", "oom", "oom_kind" ("none", "oom", or "ends": the file
@@ -297,7 +297,7 @@ func whatifDevice(r *whatif.Result) whatifDeviceJSON {
 	if b := r.Inferred; b != nil {
 		d.LimitInferred = &whatifBoundsJSON{Min: b.Min, Max: b.Max}
 	}
-	d.SelfCheck = whatifSelfCheckJSON{Exact: r.SelfCheck.Exact && r.Trust.History == analyze.Exact,
+	d.SelfCheck = whatifSelfCheckJSON{Exact: r.SelfCheck.Exact && r.Trust.History == stats.Exact,
 		MatchesTrace: r.SelfCheck.Exact, Reason: r.SelfCheck.Reason}
 	d.History = historyJSON{Exactness: r.Trust.History.String(), Why: r.Trust.Why}
 	d.EmptyCacheCalls, d.CapReleases, d.CapBelowFile = r.EmptyCaches, r.CapReleases, r.CapBelowFile
@@ -330,10 +330,10 @@ func whatifDevice(r *whatif.Result) whatifDeviceJSON {
 	return d
 }
 
-// whatifOOMVerdict is the what-if verdict in one sentence, for the HTML
+// WhatifOOMVerdict is the what-if verdict in one sentence, for the HTML
 // report's OOM marker: the candidate settings that would have run the
 // whole trace without an OOM, with their predicted peak reserved.
-func whatifOOMVerdict(r *whatif.Result) string {
+func WhatifOOMVerdict(r *whatif.Result) string {
 	var fits []string
 	for i := 1; i < len(r.Rows); i++ {
 		if row := &r.Rows[i]; row.Fits() {
@@ -352,7 +352,7 @@ func whatifOOMVerdict(r *whatif.Result) string {
 	switch {
 	case !r.SelfCheck.Exact:
 		v += " (approximate: the simulation of the file's own settings diverges from the file)"
-	case r.Trust.History != analyze.Exact:
+	case r.Trust.History != stats.Exact:
 		v += " (over the part of the run the trace covers: the file's " + TrustText(r.Trust) + ")"
 	}
 	return v + "."

@@ -2,31 +2,15 @@ package report
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
-
-// TestWhatifOOMMarker: the HTML report's OOM marker carries the what-if
-// verdict: the settings that would have fit.
-func TestWhatifOOMMarker(t *testing.T) {
-	s := sharedSnapshot(t, "whatif/varlen_train/default_cap4656M/snapshot.pickle.xz")
-	r, err := BuildHTML(s, HTMLOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Devices) != 1 || len(r.Devices[0].OOMs) != 1 {
-		t.Fatalf("want one device with one OOM marker")
-	}
-	label := r.Devices[0].OOMs[0].Label
-	if !strings.Contains(label, "What-if") || !strings.Contains(label, "expandable_segments:True (peak reserved") {
-		t.Errorf("OOM marker %q lacks the what-if verdict", label)
-	}
-}
 
 // TestWhatifText: the table of a what-if analysis keeps within 120
 // columns, marks the file's row and the best one, and the JSON has the
@@ -90,15 +74,29 @@ func TestWhatifGolden(t *testing.T) {
 }
 
 // TestWhatifOOMVerdictTrust: the HTML marker's verdict carries the
-// file's trust (analyze.DecideTrust) as the text view does: on a trace
+// file's trust (replay.DecideTrust) as the text view does: on a trace
 // that misses the start it holds only over what the trace covers.
 func TestWhatifOOMVerdictTrust(t *testing.T) {
-	r := &whatif.Result{SelfCheck: whatif.SelfCheck{Exact: true, DivergedAt: -1}, Rows: []whatif.Row{{}}, Trust: analyze.Known{History: analyze.Exact}}
-	if v := whatifOOMVerdict(r); strings.Contains(v, "trace covers") {
+	r := &whatif.Result{SelfCheck: whatif.SelfCheck{Exact: true, DivergedAt: -1}, Rows: []whatif.Row{{}}, Trust: stats.Known{History: stats.Exact}}
+	if v := WhatifOOMVerdict(r); strings.Contains(v, "trace covers") {
 		t.Errorf("exact history: %q", v)
 	}
-	r.Trust = analyze.Known{History: analyze.LowerBound, Why: "the trace misses the start of the run"}
-	if v := whatifOOMVerdict(r); !strings.Contains(v, "over the part of the run the trace covers: the file's peaks and totals are lower bounds: the trace misses the start") {
+	r.Trust = stats.Known{History: stats.LowerBound, Why: "the trace misses the start of the run"}
+	if v := WhatifOOMVerdict(r); !strings.Contains(v, "over the part of the run the trace covers: the file's peaks and totals are lower bounds: the trace misses the start") {
 		t.Errorf("lower bound: %q", v)
 	}
+}
+
+// sharedSnapshot loads a snapshot of ../shared, skipping without it.
+func sharedSnapshot(t testing.TB, rel string) *snapshot.Snapshot {
+	t.Helper()
+	path := filepath.Join("..", "..", "shared", "snapshots", rel)
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("shared snapshots not available: %v", err)
+	}
+	s, err := snapshot.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

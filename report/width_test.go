@@ -9,7 +9,12 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/leaks"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -63,20 +68,20 @@ func TestTextViewsWidth(t *testing.T) {
 		}
 		loaded++
 		name, _ := filepath.Rel(root, f)
-		var reps []*analyze.LeakReport
-		var stats []*analyze.MemoryStats
+		var reps []*leaks.LeakReport
+		var all []*stats.MemoryStats
 		var states []*StateView
 		for _, d := range s.Devices() {
-			r, err := analyze.Replay(s, d)
+			r, err := replay.Run(s, d, replay.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := analyze.Leaks(s, r, analyze.DefaultLeakOptions(r))
+			rep, err := leaks.Leaks(s, r, leaks.DefaultLeakOptions(r))
 			if err != nil {
 				t.Fatal(err)
 			}
 			reps = append(reps, rep)
-			stats = append(stats, analyze.CurrentStats(s, d))
+			all = append(all, stats.CurrentStats(s, d))
 			for _, at := range append([]int{r.PeakIndex}, r.OOMs...) {
 				if at < 0 {
 					continue
@@ -109,9 +114,11 @@ func TestTextViewsWidth(t *testing.T) {
 			}
 			check("leaks", func(w io.Writer) error { return WriteLeaks(w, s, reps, LeakOptions{At: "auto"}) })
 			check("leaks --full", func(w io.Writer) error { return WriteLeaks(w, s, reps, LeakOptions{At: "auto", Full: true}) })
-			check("info", func(w io.Writer) error { return WriteInfo(w, NewInfo(f, 0, s)) })
+			check("info", func(w io.Writer) error { return WriteInfo(w, NewInfo(f, 0, s.Format, info.Inspect(s, nil, nil))) })
 			check("segments", func(w io.Writer) error { return WriteSegments(w, NewSegments(s, s.Devices())) })
-			check("summary", func(w io.Writer) error { return WriteSummaryText(w, NewSummary(f, s, stats)) })
+			check("summary", func(w io.Writer) error {
+				return WriteSummaryText(w, NewSummary(f, analysis.New(s, analysis.Options{}), all))
+			})
 			for _, v := range states {
 				check("state", func(w io.Writer) error { return WriteState(w, v) })
 			}
@@ -166,18 +173,18 @@ func TestLeaksPatternStepName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := analyze.Replay(s, 0)
+	r, err := replay.Run(s, 0, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := analyze.Leaks(s, r, analyze.DefaultLeakOptions(r))
+	rep, err := leaks.Leaks(s, r, leaks.DefaultLeakOptions(r))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Steps.Source != analyze.StepsPattern {
+	if rep.Steps.Source != steps.StepsPattern {
 		t.Fatalf("steps from %v, want pattern", rep.Steps.Source)
 	}
-	line := leakStepsLine(newFrameTable(s), rep, analyze.StepsAuto)
+	line := leakStepsLine(NewFrameTable(s), rep, steps.StepsAuto)
 	if !strings.Contains(line, "once per step at modeling_qwen2.py:218 forward") || strings.Contains(line, ".c:") {
 		t.Errorf("steps line %q, want the step named modeling_qwen2.py:218 forward", line)
 	}

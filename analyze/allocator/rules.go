@@ -3,7 +3,7 @@
 // 2.11) and its settings (PYTORCH_CUDA_ALLOC_CONF, parsed as
 // c10/core/AllocatorConfig.cpp and c10/cuda/CUDAAllocatorConfig.cpp do).
 //
-// Both the replay of a recorded trace (package analyze) and the what-if
+// Both the replay of a recorded trace (package analyze/replay) and the what-if
 // simulation (package analyze/whatif) take every rule from here: how a
 // request is rounded, which pool it goes to, how much a new segment
 // reserves, when a free block is split, and which cached blocks a request

@@ -20,7 +20,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -87,7 +87,7 @@ func ResolveName(name string) (string, error) {
 	if k, ok := aliases[name]; ok {
 		return k, nil
 	}
-	if analyze.IsStatsKey(name) {
+	if stats.IsStatsKey(name) {
 		return name, nil
 	}
 	return "", fmt.Errorf("%q is not a memory_stats() key nor one of %s", name, strings.Join(AliasNames(), ", "))
@@ -116,10 +116,10 @@ func DependsOnAllocator(key string) bool {
 }
 
 // Figures are one device's memory_stats() figures by key.
-type Figures map[string]analyze.Figure
+type Figures map[string]stats.Figure
 
 // FiguresOf returns st's figures by key.
-func FiguresOf(st *analyze.MemoryStats) Figures {
+func FiguresOf(st *stats.MemoryStats) Figures {
 	f := Figures{}
 	for _, fig := range st.Figures() {
 		f[fig.Key] = fig
@@ -177,9 +177,9 @@ type Result struct {
 	// Value is the figure (bytes or a count) and Exactness how far it is
 	// trusted; Base and BaseExactness the baseline's (HasBase).
 	Value         int64
-	Exactness     analyze.Exactness
+	Exactness     stats.Exactness
 	Base          int64
-	BaseExactness analyze.Exactness
+	BaseExactness stats.Exactness
 	HasBase       bool
 	// Bound is the limit the value was held to, in the figure's unit
 	// (for MaxGrowth and percentage rules, the baseline's figure times
@@ -203,11 +203,11 @@ type Result struct {
 // interval is what a figure's true value may be: [lo, hi].
 type interval struct{ lo, hi float64 }
 
-func span(v int64, e analyze.Exactness) interval {
+func span(v int64, e stats.Exactness) interval {
 	switch e {
-	case analyze.Exact:
+	case stats.Exact:
 		return interval{float64(v), float64(v)}
-	case analyze.LowerBound:
+	case stats.LowerBound:
 		return interval{float64(v), math.Inf(1)}
 	}
 	return interval{math.Inf(-1), math.Inf(1)}
@@ -246,11 +246,11 @@ func Run(rules []Rule, in Input, base *Baseline) ([]Result, error) {
 		res := Result{Rule: r, Device: in.Device}
 		switch r.Kind {
 		case NoLeak:
-			res.Exactness = analyze.Exact
+			res.Exactness = stats.Exact
 			res.Value = int64(len(in.Leaks))
 			switch {
 			case !in.LeaksKnown:
-				res.Verdict, res.Exactness, res.Why = Unknown, analyze.Unknown, in.LeaksWhy
+				res.Verdict, res.Exactness, res.Why = Unknown, stats.Unknown, in.LeaksWhy
 			case len(in.Leaks) > 0:
 				res.Verdict = Fail
 				var w []string
@@ -296,7 +296,7 @@ func Run(rules []Rule, in Input, base *Baseline) ([]Result, error) {
 			}
 			b := span(bf.Value, bf.Exactness)
 			bound = interval{b.lo * share, b.hi * share}
-			if bf.Exactness == analyze.Exact {
+			if bf.Exactness == stats.Exact {
 				res.Bound = int64(math.Floor(b.lo * share))
 			}
 			cause(&res, in.Figures, base)
@@ -311,17 +311,17 @@ func Run(rules []Rule, in Input, base *Baseline) ([]Result, error) {
 }
 
 // unknownWhy says which figure left a verdict open.
-func unknownWhy(key string, e, be analyze.Exactness, hasBase bool) string {
+func unknownWhy(key string, e, be stats.Exactness, hasBase bool) string {
 	switch {
-	case key == "num_alloc_retries" && e == analyze.LowerBound:
+	case key == "num_alloc_retries" && e == stats.LowerBound:
 		return "a cudaMalloc retry that succeeds leaves no trace entry: a snapshot counts only the retries that ended in an OOM (log memory_stats() to know)"
-	case e == analyze.Unknown:
+	case e == stats.Unknown:
 		return "the file cannot tell this figure"
-	case e == analyze.LowerBound:
+	case e == stats.LowerBound:
 		return "the figure is a lower bound (the trace started late or wrapped): the true value may be higher"
-	case hasBase && be == analyze.Unknown:
+	case hasBase && be == stats.Unknown:
 		return "the baseline cannot tell this figure"
-	case hasBase && be == analyze.LowerBound:
+	case hasBase && be == stats.LowerBound:
 		return "the baseline's figure is a lower bound"
 	}
 	return ""
@@ -360,12 +360,12 @@ func cause(res *Result, f Figures, base *Baseline) {
 	}
 	a, ok1 := f["allocated_bytes.all.peak"]
 	b, ok2 := base.Figures["allocated_bytes.all.peak"]
-	exact := ok1 && ok2 && a.Exactness == analyze.Exact && b.Exactness == analyze.Exact
+	exact := ok1 && ok2 && a.Exactness == stats.Exact && b.Exactness == stats.Exact
 	if exact {
 		res.AllocatedDelta = a.Value - b.Value
 	}
 	if !DependsOnAllocator(res.Rule.Key) {
-		if base.Known && base.SameRequests && res.Value != res.Base && res.Exactness == analyze.Exact && res.BaseExactness == analyze.Exact {
+		if base.Known && base.SameRequests && res.Value != res.Base && res.Exactness == stats.Exact && res.BaseExactness == stats.Exact {
 			res.Cause = CauseRounding
 		}
 		return

@@ -3,24 +3,24 @@ package check
 import (
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
-func fig(key string, v int64, e analyze.Exactness) analyze.Figure {
-	return analyze.Figure{Key: key, Value: v, Exactness: e}
+func fig(key string, v int64, e stats.Exactness) stats.Figure {
+	return stats.Figure{Key: key, Value: v, Exactness: e}
 }
 
 // TestRunIntervals checks that a verdict holds over everything a lower
 // bound or an unknown figure allows, never at one end only.
 func TestRunIntervals(t *testing.T) {
 	const key = "reserved_bytes.all.peak"
-	ex, lb, un := analyze.Exact, analyze.LowerBound, analyze.Unknown
+	ex, lb, un := stats.Exact, stats.LowerBound, stats.Unknown
 	tests := []struct {
 		name      string
 		rule      Rule
-		value     analyze.Figure
-		base      *analyze.Figure
+		value     stats.Figure
+		base      *stats.Figure
 		want      Verdict
 		wantBound int64
 	}{
@@ -29,13 +29,13 @@ func TestRunIntervals(t *testing.T) {
 		{"lower bound under", Rule{Kind: Max, Key: key, Limit: 100}, fig(key, 50, lb), nil, Unknown, 100},
 		{"lower bound over", Rule{Kind: Max, Key: key, Limit: 100}, fig(key, 150, lb), nil, Fail, 100},
 		{"unknown", Rule{Kind: Max, Key: key, Limit: 100}, fig(key, 0, un), nil, Unknown, 100},
-		{"growth within", Rule{Kind: MaxGrowth, Key: key, Percent: 10}, fig(key, 110, ex), &analyze.Figure{Key: key, Value: 100, Exactness: ex}, Pass, 110},
-		{"growth over", Rule{Kind: MaxGrowth, Key: key, Percent: 10}, fig(key, 111, ex), &analyze.Figure{Key: key, Value: 100, Exactness: ex}, Fail, 110},
+		{"growth within", Rule{Kind: MaxGrowth, Key: key, Percent: 10}, fig(key, 110, ex), &stats.Figure{Key: key, Value: 100, Exactness: ex}, Pass, 110},
+		{"growth over", Rule{Kind: MaxGrowth, Key: key, Percent: 10}, fig(key, 111, ex), &stats.Figure{Key: key, Value: 100, Exactness: ex}, Fail, 110},
 		// The baseline is at least 100: the allowed bound is at least 110,
 		// so 105 passes whatever the true baseline; 200 may or may not.
-		{"base lower bound, pass", Rule{Kind: MaxGrowth, Key: key, Percent: 10}, fig(key, 105, ex), &analyze.Figure{Key: key, Value: 100, Exactness: lb}, Pass, 0},
-		{"base lower bound, open", Rule{Kind: MaxGrowth, Key: key, Percent: 10}, fig(key, 200, ex), &analyze.Figure{Key: key, Value: 100, Exactness: lb}, Unknown, 0},
-		{"percent of base", Rule{Kind: Max, Key: key, Percent: 50, IsPercent: true}, fig(key, 60, ex), &analyze.Figure{Key: key, Value: 100, Exactness: ex}, Fail, 50},
+		{"base lower bound, pass", Rule{Kind: MaxGrowth, Key: key, Percent: 10}, fig(key, 105, ex), &stats.Figure{Key: key, Value: 100, Exactness: lb}, Pass, 0},
+		{"base lower bound, open", Rule{Kind: MaxGrowth, Key: key, Percent: 10}, fig(key, 200, ex), &stats.Figure{Key: key, Value: 100, Exactness: lb}, Unknown, 0},
+		{"percent of base", Rule{Kind: Max, Key: key, Percent: 50, IsPercent: true}, fig(key, 60, ex), &stats.Figure{Key: key, Value: 100, Exactness: ex}, Fail, 50},
 		{"no oom", Rule{Kind: NoOOM}, fig("num_ooms", 0, ex), nil, Pass, 0},
 		{"oom lower bound above 0", Rule{Kind: NoOOM}, fig("num_ooms", 1, lb), nil, Fail, 0},
 	}

@@ -1,8 +1,6 @@
 package monitor
 
-import (
-	"github.com/snapview/snapview/analyze"
-)
+import "github.com/snapview/snapview/analyze/stats"
 
 // Finding kinds of [Check].
 const (
@@ -18,7 +16,7 @@ type Finding struct {
 	Kind string
 	// Figures are the memory_stats() keys and values it rests on, in the
 	// order a message cites them.
-	Figures []analyze.Figure
+	Figures []stats.Figure
 }
 
 // FragmentationRatio and FragmentationMin are when [Check] calls reserved
@@ -49,34 +47,34 @@ const (
 //     20 MiB larger (CUDACachingAllocator.cpp get_free_block).
 //
 // Figures that are not exact are not judged.
-func Check(st *analyze.MemoryStats) []Finding {
+func Check(st *stats.MemoryStats) []Finding {
 	var out []Finding
-	fig := func(key string, v int64) analyze.Figure {
-		return analyze.Figure{Key: key, Value: v, Exactness: analyze.Exact}
+	fig := func(key string, v int64) stats.Figure {
+		return stats.Figure{Key: key, Value: v, Exactness: stats.Exact}
 	}
 	k := st.Known
-	if k.NumAllocRetries == analyze.Exact && st.NumAllocRetries > 0 {
-		out = append(out, Finding{Kind: FindingRetries, Figures: []analyze.Figure{
+	if k.NumAllocRetries == stats.Exact && st.NumAllocRetries > 0 {
+		out = append(out, Finding{Kind: FindingRetries, Figures: []stats.Figure{
 			fig("num_alloc_retries", st.NumAllocRetries), fig("num_sync_all_streams", st.NumSyncAllStreams)}})
 	}
-	if k.NumOOMs == analyze.Exact && st.NumOOMs > 0 {
-		out = append(out, Finding{Kind: FindingOOMs, Figures: []analyze.Figure{fig("num_ooms", st.NumOOMs)}})
+	if k.NumOOMs == stats.Exact && st.NumOOMs > 0 {
+		out = append(out, Finding{Kind: FindingOOMs, Figures: []stats.Figure{fig("num_ooms", st.NumOOMs)}})
 	}
-	if k.Current == analyze.Exact {
-		res, alloc := st.ReservedBytes[analyze.PoolAll].Current, st.AllocatedBytes[analyze.PoolAll].Current
+	if k.Current == stats.Exact {
+		res, alloc := st.ReservedBytes[stats.PoolAll].Current, st.AllocatedBytes[stats.PoolAll].Current
 		if res-alloc > FragmentationMin && float64(res) >= FragmentationRatio*float64(alloc) {
-			out = append(out, Finding{Kind: FindingFragmentation, Figures: []analyze.Figure{
+			out = append(out, Finding{Kind: FindingFragmentation, Figures: []stats.Figure{
 				fig("reserved_bytes.all.current", res),
 				fig("allocated_bytes.all.current", alloc),
-				fig("inactive_split_bytes.all.current", st.InactiveSplitBytes[analyze.PoolAll].Current),
-				fig("inactive_split.all.current", st.InactiveSplit[analyze.PoolAll].Current),
-				fig("inactive_split_bytes.large_pool.current", st.InactiveSplitBytes[analyze.PoolLarge].Current),
-				fig("inactive_split_bytes.small_pool.current", st.InactiveSplitBytes[analyze.PoolSmall].Current),
+				fig("inactive_split_bytes.all.current", st.InactiveSplitBytes[stats.PoolAll].Current),
+				fig("inactive_split.all.current", st.InactiveSplit[stats.PoolAll].Current),
+				fig("inactive_split_bytes.large_pool.current", st.InactiveSplitBytes[stats.PoolLarge].Current),
+				fig("inactive_split_bytes.small_pool.current", st.InactiveSplitBytes[stats.PoolSmall].Current),
 			}})
 		}
 	}
-	if k.History == analyze.Exact && st.OversizeAllocations.Allocated > 0 {
-		out = append(out, Finding{Kind: FindingOversize, Figures: []analyze.Figure{
+	if k.History == stats.Exact && st.OversizeAllocations.Allocated > 0 {
+		out = append(out, Finding{Kind: FindingOversize, Figures: []stats.Figure{
 			fig("oversize_allocations.allocated", st.OversizeAllocations.Allocated),
 			fig("oversize_allocations.current", st.OversizeAllocations.Current),
 			fig("oversize_segments.current", st.OversizeSegments.Current),

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/snapview/snapview/analyze/stats"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/internal/corpus"
 )
 
@@ -28,7 +28,7 @@ func sharedOrSkip(t *testing.T) string {
 func flatLine(t *testing.T, alloc, reserved int64, extra map[string]any) string {
 	t.Helper()
 	m := map[string]any{}
-	for _, f := range (&analyze.MemoryStats{}).Figures() {
+	for _, f := range (&stats.MemoryStats{}).Figures() {
 		m[f.Key] = 0
 	}
 	m["allocated_bytes.all.current"] = alloc
@@ -99,8 +99,8 @@ func TestParseStatsLog(t *testing.T) {
 		t.Fatalf("got %d records, warnings %q", len(log.Records), log.Warnings)
 	}
 	r := log.Records[2]
-	if r.Line != 3 || !r.HasStep || r.Step != 2 || r.TimeUS != 1764514802250000 || r.Stats.AllocatedBytes[analyze.PoolAll].Current != 102 {
-		t.Errorf("record 2 = line %d step %d time %d alloc %d", r.Line, r.Step, r.TimeUS, r.Stats.AllocatedBytes[analyze.PoolAll].Current)
+	if r.Line != 3 || !r.HasStep || r.Step != 2 || r.TimeUS != 1764514802250000 || r.Stats.AllocatedBytes[stats.PoolAll].Current != 102 {
+		t.Errorf("record 2 = line %d step %d time %d alloc %d", r.Line, r.Step, r.TimeUS, r.Stats.AllocatedBytes[stats.PoolAll].Current)
 	}
 
 	// A cut-short last line is left out with a warning.
@@ -298,7 +298,7 @@ func TestCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := analyze.ParseStatsJSON(b, 0)
+		st, err := stats.ParseStatsJSON(b, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

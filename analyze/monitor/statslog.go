@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 )
 
 // StatsRecord is one line of a memory_stats() log.
@@ -26,7 +26,7 @@ type StatsRecord struct {
 	TimeUS  int64
 	HasTime bool
 	// Stats are the memory_stats() figures, all exact.
-	Stats *analyze.MemoryStats
+	Stats *stats.MemoryStats
 }
 
 // StatsLog is a JSON Lines log of memory_stats() dumps, in file order.
@@ -122,17 +122,17 @@ func parseStatsRecord(b []byte) (StatsRecord, error) {
 		}
 		rec.TimeUS, rec.HasTime = us, true
 	}
-	stats := obj
+	fields := obj
 	if raw, ok := obj["memory_stats"]; ok {
-		if err := json.Unmarshal(raw, &stats); err != nil || stats == nil {
+		if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 			return rec, fmt.Errorf(`"memory_stats": want a JSON object, got %s`, short(raw))
 		}
 	}
-	flat, err := analyze.FlatFromJSON(stats)
+	flat, err := stats.FlatFromJSON(fields)
 	if err != nil {
 		return rec, err
 	}
-	st, err := analyze.StatsFromFlat(device, flat)
+	st, err := stats.StatsFromFlat(device, flat)
 	if err != nil {
 		return rec, err
 	}

@@ -3,7 +3,7 @@ package monitor
 import (
 	"slices"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 )
 
 // StepsDevice is one device's records of a memory_stats() log, with the
@@ -61,8 +61,8 @@ func AnalyzeSteps(l *StatsLog) []StepsDevice {
 				x[i] = float64(i)
 			}
 			st := r.Stats
-			alloc[i] = st.AllocatedBytes[analyze.PoolAll].Current
-			res[i] = st.ReservedBytes[analyze.PoolAll].Current
+			alloc[i] = st.AllocatedBytes[stats.PoolAll].Current
+			res[i] = st.ReservedBytes[stats.PoolAll].Current
 			if st.NumAllocRetries > 0 && d.FirstRetry < 0 {
 				d.FirstRetry = i
 			}
@@ -71,8 +71,8 @@ func AnalyzeSteps(l *StatsLog) []StepsDevice {
 			}
 			if i > 0 {
 				prev := d.Records[i-1].Stats
-				if st.AllocatedBytes[analyze.PoolAll].Peak < prev.AllocatedBytes[analyze.PoolAll].Peak ||
-					st.ReservedBytes[analyze.PoolAll].Peak < prev.ReservedBytes[analyze.PoolAll].Peak {
+				if st.AllocatedBytes[stats.PoolAll].Peak < prev.AllocatedBytes[stats.PoolAll].Peak ||
+					st.ReservedBytes[stats.PoolAll].Peak < prev.ReservedBytes[stats.PoolAll].Peak {
 					d.PeaksReset = true
 				}
 			}
@@ -102,7 +102,7 @@ func (d *StepsDevice) ReservedSeries() Series {
 			continue
 		}
 		s.TimesUS = append(s.TimesUS, r.TimeUS)
-		s.Values = append(s.Values, r.Stats.ReservedBytes[analyze.PoolAll].Current)
+		s.Values = append(s.Values, r.Stats.ReservedBytes[stats.PoolAll].Current)
 	}
 	return s
 }
@@ -135,7 +135,7 @@ func Agree(d *StepsDevice, allocated, reserved Series) Agreement {
 			continue
 		}
 		a.Checked++
-		if al == r.Stats.AllocatedBytes[analyze.PoolAll].Current && re == r.Stats.ReservedBytes[analyze.PoolAll].Current {
+		if al == r.Stats.AllocatedBytes[stats.PoolAll].Current && re == r.Stats.ReservedBytes[stats.PoolAll].Current {
 			a.Equal++
 		} else if a.First < 0 {
 			a.First = i

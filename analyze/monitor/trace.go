@@ -1,17 +1,17 @@
 package monitor
 
 import (
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
 // TraceSeries returns a snapshot's allocated and reserved bytes after each
 // trace entry of one device against the entry's time_us (microseconds
-// since the Unix epoch), for [FindGap] and [Agree]. r is analyze.Replay's
+// since the Unix epoch), for [FindGap] and [Agree]. r is replay.Run's
 // result for that device. Entries without a time_us, and those whose time
 // goes back, are left out; the series are empty when the trace has no
 // times (PyTorch before 2.2) or r does not match it.
-func TraceSeries(trace []snapshot.TraceEntry, r *analyze.Result) (allocated, reserved Series) {
+func TraceSeries(trace []snapshot.TraceEntry, r *replay.Result) (allocated, reserved Series) {
 	if r == nil || len(r.Reserved) != len(trace) || len(r.Allocated) != len(trace) {
 		return Series{}, Series{}
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/stats"
 )
 
 // StopKind is what a [StopRule] watches for.
@@ -196,12 +196,12 @@ func (w *Watch) judgeStats() {
 				t.What, t.Value, t.Record = "OOMs", st.NumOOMs, d.FirstOOM
 			case StopLimit:
 				first := slices.IndexFunc(d.Records, func(rec StatsRecord) bool {
-					return rec.Stats.ReservedBytes[analyze.PoolAll].Current > r.Limit
+					return rec.Stats.ReservedBytes[stats.PoolAll].Current > r.Limit
 				})
 				if first < 0 {
 					continue
 				}
-				t.What, t.Value, t.Record = "reserved", d.Records[first].Stats.ReservedBytes[analyze.PoolAll].Current, first
+				t.What, t.Value, t.Record = "reserved", d.Records[first].Stats.ReservedBytes[stats.PoolAll].Current, first
 			}
 			w.Triggered = &t
 			return

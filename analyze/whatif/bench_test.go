@@ -5,19 +5,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/internal/benchfile"
 )
 
 // BenchmarkWhatif compares one candidate's simulation with the replay
-// summary runs (analyze.ReplayStats), on $SNAPVIEW_BENCH_FILE (an absolute
+// summary runs (replay.Run, StatsOnly), on $SNAPVIEW_BENCH_FILE (an absolute
 // path, e.g. the decompressed big/gpt2_2M_events snapshot; skipped when
 // unset). compile is the per-file preparation the simulations share.
 func BenchmarkWhatif(b *testing.B) {
 	s := benchfile.Load(b)
 	n := len(s.Traces[0])
-	r, err := analyze.ReplayStats(s, 0)
+	r, err := replay.Run(s, 0, replay.Options{Mode: replay.StatsOnly})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func BenchmarkWhatif(b *testing.B) {
 	b.Run("replay_stats", func(b *testing.B) {
 		cpu0 = cpuTime()
 		for b.Loop() {
-			if _, err := analyze.ReplayStats(s, 0); err != nil {
+			if _, err := replay.Run(s, 0, replay.Options{Mode: replay.StatsOnly}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -22,8 +22,9 @@ package whatif
 import (
 	"fmt"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -104,15 +105,15 @@ type program struct {
 // decide whether a run of segment_free entries right before a new segment
 // was the allocator making room (garbage collection, or the retry after a
 // failed cudaMalloc) or an empty_cache() call.
-func compile(s *snapshot.Snapshot, r *analyze.Result, own allocator.Config, limit int64) *program {
+func compile(s *snapshot.Snapshot, r *replay.Result, own allocator.Config, limit int64) *program {
 	device := r.Device
 	var trace []snapshot.TraceEntry
 	if device < len(s.Traces) {
 		trace = s.Traces[device]
 	}
 	p := &program{device: device, trace: trace, seed: r.InitialState()}
-	p.peakReserved = r.Stats.ReservedBytes[analyze.PoolAll].Peak
-	p.peakAllocated = r.Stats.AllocatedBytes[analyze.PoolAll].Peak
+	p.peakReserved = r.Stats.ReservedBytes[stats.PoolAll].Peak
+	p.peakAllocated = r.Stats.AllocatedBytes[stats.PoolAll].Peak
 
 	live := make(map[snapshot.Addr]int32, 1024)
 	var reserved int64

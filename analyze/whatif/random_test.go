@@ -4,8 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -54,7 +54,7 @@ func TestRandomTraces(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for k := range 40 {
 		s := randomTrace(rng, 400+rng.IntN(800))
-		r, err := analyze.ReplayStats(s, 0)
+		r, err := replay.Run(s, 0, replay.Options{Mode: replay.StatsOnly})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,8 +6,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -92,11 +93,11 @@ type Result struct {
 	// The self-check then names the entry where the file went over it.
 	CapBelowFile bool
 	// Trust is the trust of the file's history figures, decided once in
-	// analyze ([analyze.DecideTrust], the replay's Stats.Known): the file
+	// analyze ([replay.DecideTrust], the replay's Stats.Known): the file
 	// row's peaks carry its marks, and an exact self-check or "no setting
 	// does better" hold only over what the trace covers when History is
 	// not Exact.
-	Trust analyze.Known
+	Trust stats.Known
 	// Seeded is true when the trace misses the start of the run: the
 	// simulation starts from the state the replay reconstructed.
 	Seeded bool
@@ -142,11 +143,11 @@ func Candidates(own allocator.Config, limit int64) []allocator.Config {
 
 // Analyze simulates device's trace of s under the file's own settings
 // (the self-check) and under opts.Confs or the [Candidates], in parallel.
-// r is the replay of the device ([analyze.Replay] or
-// [analyze.ReplayStats]; nil: Analyze replays it). It returns an error when
+// r is the replay of the device (a Full [replay.Run] or
+// a StatsOnly [replay.Run]; nil: Analyze replays it). It returns an error when
 // the device has no trace, or a --conf value does not parse (a
 // *allocator.ParseError).
-func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) (*Result, error) {
+func Analyze(s *snapshot.Snapshot, device int, r *replay.Result, opts Options) (*Result, error) {
 	if device < 0 || device >= len(s.Traces) || len(s.Traces[device]) == 0 {
 		return nil, fmt.Errorf("device %d: no trace entries to simulate (record with torch.cuda.memory._record_memory_history())", device)
 	}
@@ -160,7 +161,7 @@ func Analyze(s *snapshot.Snapshot, device int, r *analyze.Result, opts Options) 
 	}
 	if r == nil {
 		var err error
-		if r, err = analyze.ReplayStats(s, device); err != nil {
+		if r, err = replay.Run(s, device, replay.Options{Mode: replay.StatsOnly}); err != nil {
 			return nil, err
 		}
 	}
@@ -275,7 +276,7 @@ func best(rows []Row) int {
 // and segment_map, less every segment_free and segment_unmap) exceed
 // limit, and the reserved bytes there; -1 when they never do. Seeded
 // segments over the cap give entry 0.
-func overCap(trace []snapshot.TraceEntry, r *analyze.Result, limit int64) (int, int64) {
+func overCap(trace []snapshot.TraceEntry, r *replay.Result, limit int64) (int, int64) {
 	var reserved int64
 	for _, sg := range r.InitialState() {
 		reserved += sg.TotalSize
@@ -305,7 +306,7 @@ func overCap(trace []snapshot.TraceEntry, r *analyze.Result, limit int64) (int, 
 // reserved bytes when the request failed plus the segment it needed
 // (get_allocation_size of the rounded request, which the entry records).
 // nil when the trace has no oom entry or the bounds contradict each other.
-func inferLimit(trace []snapshot.TraceEntry, r *analyze.Result, own allocator.Config) *Bounds {
+func inferLimit(trace []snapshot.TraceEntry, r *replay.Result, own allocator.Config) *Bounds {
 	var reserved int64
 	for _, sg := range r.InitialState() {
 		reserved += sg.TotalSize

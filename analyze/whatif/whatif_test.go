@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -230,7 +230,7 @@ func TestSelfCheckCanFail(t *testing.T) {
 
 func compileFor(t *testing.T, w *whatifRun, limit int64) *program {
 	t.Helper()
-	r, err := analyze.ReplayStats(w.snap, 0)
+	r, err := replay.Run(w.snap, 0, replay.Options{Mode: replay.StatsOnly})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/check"
+	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
@@ -300,18 +303,26 @@ func loadCheckRun(ctx context.Context, path string, dev deviceFlag, leaks bool, 
 		if err != nil {
 			return err
 		}
+		// One replay per device: the figures, and the leaks when asked for
+		// (a Full replay's figures are a StatsOnly replay's).
+		mode := replay.StatsOnly
+		if leaks {
+			mode = replay.Full
+		}
+		an := analysis.New(s, analysis.Options{Mode: mode})
 		for _, d := range devices {
-			st, notes := statsFor(s, d)
+			st, notes := an.Stats(d)
 			printWarnings(errOut, notes)
 			ci := check.Input{Device: d, Figures: check.FiguresOf(st)}
-			if st.Known.History == analyze.Exact && hasTrace(s, d) {
+			if st.Known.History == stats.Exact && hasTrace(s, d) {
 				run.traces[d] = s.Traces[d]
 			}
 			if leaks {
-				if err := judgeLeaks(s, d, &ci); err != nil {
+				if err := judgeLeaks(an, d, &ci); err != nil {
 					return err
 				}
 			}
+			an.Forget(d) // one device at a time
 			run.devices = append(run.devices, ci)
 		}
 		return nil
@@ -321,23 +332,24 @@ func loadCheckRun(ctx context.Context, path string, dev deviceFlag, leaks bool, 
 
 // judgeLeaks fills in's leak verdicts as snapview leaks gives them by
 // default: the stacks whose verdict is "likely leak".
-func judgeLeaks(s *snapshot.Snapshot, d int, in *check.Input) error {
-	if !hasTrace(s, d) {
+func judgeLeaks(an *analysis.File, d int, in *check.Input) error {
+	s := an.Snap
+	if !an.HasTrace(d) {
 		in.LeaksWhy = "no trace: leaks cannot be judged (record with _record_memory_history)"
 		return nil
 	}
-	r, err := analyze.Replay(s, d)
+	r, err := an.Replay(d)
 	if err != nil {
 		in.LeaksWhy = err.Error()
 		return nil
 	}
-	rep, err := analyze.Leaks(s, r, analyze.DefaultLeakOptions(r))
+	rep, err := an.Leaks(d, leaks.DefaultLeakOptions(r))
 	if err != nil {
 		return err
 	}
 	in.LeaksKnown = true
 	for _, g := range rep.Groups {
-		if g.Verdict.Kind == analyze.VerdictLeak {
+		if g.Verdict.Kind == leaks.VerdictLeak {
 			in.Leaks = append(in.Leaks, check.Leak{Where: report.StackWhere(s, g.Stack), Verdict: g.Verdict.String(), Bytes: g.Bytes})
 		}
 	}

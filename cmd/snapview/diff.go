@@ -8,7 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/compare"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -140,11 +143,11 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdin io.Rea
 	if err != nil {
 		return err
 	}
-	so := analyze.SideOptions{Full: opts.full}
-	var base, new *analyze.Side
+	so := compare.SideOptions{Full: opts.full}
+	var base, new *compare.Side
 	var idle []string // notes on a --device the allocator never used, shown with the diff's
 	if len(args) == 1 {
-		sides, err := measureFile(ctx, stdin, stderr, args[0], &opts.device, []analyze.Moment{baseAt, newAt}, []string{"--base-at", "--at"}, so, &idle)
+		sides, err := measureFile(ctx, stdin, stderr, args[0], &opts.device, []steps.Moment{baseAt, newAt}, []string{"--base-at", "--at"}, so, &idle)
 		if err != nil {
 			return err
 		}
@@ -152,17 +155,17 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdin io.Rea
 	} else {
 		// One file at a time: the first model is dropped before the
 		// second is loaded.
-		sides, err := measureFile(ctx, stdin, stderr, args[0], &opts.device, []analyze.Moment{baseAt}, []string{"--base-at"}, so, &idle)
+		sides, err := measureFile(ctx, stdin, stderr, args[0], &opts.device, []steps.Moment{baseAt}, []string{"--base-at"}, so, &idle)
 		if err != nil {
 			return err
 		}
 		base = sides[0]
-		if sides, err = measureFile(ctx, stdin, stderr, args[1], &opts.device, []analyze.Moment{newAt}, []string{"--at"}, so, &idle); err != nil {
+		if sides, err = measureFile(ctx, stdin, stderr, args[1], &opts.device, []steps.Moment{newAt}, []string{"--at"}, so, &idle); err != nil {
 			return err
 		}
 		new = sides[0]
 	}
-	d := analyze.Compare(base, new)
+	d := compare.Compare(base, new)
 	d.Notes = append(idle, d.Notes...)
 	ro := report.DiffOptions{BaseAt: baseAt.String(), NewAt: newAt.String(), Top: opts.top, Full: opts.full, Frames: opts.frames}
 	if opts.json {
@@ -176,8 +179,8 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdin io.Rea
 // errors name the flag of the same index in flags). When f names
 // a device the allocator was never used on in the file, a note saying so
 // is appended to idle. Errors name the file.
-func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path string, f *deviceFlag, at []analyze.Moment, flags []string, so analyze.SideOptions, idle *[]string) ([]*analyze.Side, error) {
-	var sides []*analyze.Side
+func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path string, f *deviceFlag, at []steps.Moment, flags []string, so compare.SideOptions, idle *[]string) ([]*compare.Side, error) {
+	var sides []*compare.Side
 	err := withSnapshotCtx(ctx, stdin, stderr, path, func(s *snapshot.Snapshot, src source) error {
 		for _, w := range s.Warnings {
 			fmt.Fprintf(stderr, "warning: %s: %s\n", src.name, w)
@@ -202,57 +205,28 @@ func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path st
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		so.Recording = analyze.NewFileRecording(s)
-		if !hasTrace(s, dev) {
-			// The state the file holds, whatever the moment: there is no
-			// other, and summary reads it so, with no replay.
-			for range at {
-				sd := analyze.MeasureFileState(s, dev, so)
-				sd.File = src.name
-				sides = append(sides, sd)
+		so.Recording = compare.NewFileRecording(s)
+		// Without a trace, the state the file holds, whatever the moment:
+		// there is no other, and summary reads it so, with no replay.
+		an := analysis.New(s, analysis.Options{Mode: replay.Peaks})
+		if an.HasTrace(dev) {
+			r, err := an.Replay(dev)
+			if err != nil {
+				return err
 			}
-			return nil
-		}
-		r, err := analyze.ReplayPeaks(s, dev)
-		if err != nil {
-			return err
-		}
-		if !r.Check.Equal {
-			warnEndState(stderr, src.name, []int{dev}, "figures", nil)
+			if !r.Check.Equal {
+				warnEndState(stderr, src.name, []int{dev}, "figures", nil)
+			}
 		}
 		for k, m := range at {
-			sd, err := measureAt(s, r, m, src.name, so)
+			sd, err := an.Side(dev, m, so)
 			if err != nil {
-				return renameFlag(err, flags[k])
+				return renameFlag(momentError(s, dev, m, err), flags[k])
 			}
+			sd.File = src.name
 			sides = append(sides, sd)
 		}
 		return nil
 	})
 	return sides, err
-}
-
-// measureAt measures device r.Device of s, the file name, at the moment m
-// (see resolveSideMoment): one side of diff or ranks.
-func measureAt(s *snapshot.Snapshot, r *analyze.Result, m analyze.Moment, name string, so analyze.SideOptions) (*analyze.Side, error) {
-	i, err := resolveSideMoment(s, r, m)
-	if err != nil {
-		return nil, err
-	}
-	sd, err := analyze.MeasureSide(s, r, i, so)
-	if err != nil {
-		return nil, err
-	}
-	sd.File = name
-	return sd, nil
-}
-
-// resolveSideMoment is resolveMoment, except that a device without a
-// trace is taken at the state the file holds whatever the moment (there
-// is no other).
-func resolveSideMoment(s *snapshot.Snapshot, r *analyze.Result, m analyze.Moment) (int, error) {
-	if len(r.Allocated) == 0 && r.PeakIndex < 0 {
-		return -1, nil
-	}
-	return resolveMoment(s, r, m)
 }

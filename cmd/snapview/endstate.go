@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/report"
 )
 
 // warnEndState warns that the replay of devs ends in a state other than
-// the file's segments (analyze.Check not Equal), so the figures drawn from
+// the file's segments (replay.Result.Check not Equal), so the figures drawn from
 // it may be off: "warning: FILE: device 3: the replayed end state differs
 // from the file's segments; figures may be off". file is left out when
 // empty; more than one device are listed (at most 8, then "…"). effect
@@ -36,7 +36,7 @@ func warnEndState(w io.Writer, file string, devs []int, effect string, differenc
 	if len(differences) > 0 {
 		colon = ":"
 	}
-	fmt.Fprintf(w, "%s%s; %s may be off%s\n", prefix, analyze.EndStateDiffers, effect, colon)
+	fmt.Fprintf(w, "%s%s; %s may be off%s\n", prefix, replay.EndStateDiffers, effect, colon)
 	for _, d := range differences {
 		fmt.Fprintf(w, "warning:   %s\n", report.Escape(d))
 	}

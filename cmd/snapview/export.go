@@ -14,7 +14,9 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/export"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -286,11 +288,12 @@ func eachSnapshot(ctx context.Context, files []string, stdin io.Reader, stderr i
 // A device that lacks the moment (no oom entry) is left out with a note;
 // when every device lacks it, the first one's error is returned, with no
 // note.
-func statesAt(s *snapshot.Snapshot, at analyze.Moment, label string, name string, stderr io.Writer) ([]export.DeviceState, error) {
+func statesAt(s *snapshot.Snapshot, at steps.Moment, label string, name string, stderr io.Writer) ([]export.DeviceState, error) {
 	var out []export.DeviceState
 	var firstErr error
 	var notes []string // devices left out, printed when another is kept
 	idle := idleDevices(s)
+	an := analysis.New(s, analysis.Options{})
 	for _, d := range s.Devices() {
 		if slices.Contains(idle, d) {
 			// Another rank's device in a distributed process's file: it
@@ -298,13 +301,13 @@ func statesAt(s *snapshot.Snapshot, at analyze.Moment, label string, name string
 			fmt.Fprintf(stderr, "note: %s: device %d left out: the allocator was never used on it (a lone snapshot entry)\n", name, d)
 			continue
 		}
-		r, err := analyze.Replay(s, d)
+		r, err := an.Replay(d)
 		if err != nil {
 			return nil, err
 		}
 		warnCheck(stderr, name, r)
 		var i int
-		if len(r.Allocated) == 0 && (at.Kind == analyze.MomentPeak || at.Kind == analyze.MomentEnd) {
+		if len(r.Allocated) == 0 && (at.Kind == steps.MomentPeak || at.Kind == steps.MomentEnd) {
 			i = -1
 		} else if i, err = resolveMoment(s, r, at); err != nil {
 			var a *absentError
@@ -333,7 +336,7 @@ func statesAt(s *snapshot.Snapshot, at analyze.Moment, label string, name string
 }
 
 // warnCheck warns when the replay of a device disagrees with the file.
-func warnCheck(stderr io.Writer, name string, r *analyze.Result) {
+func warnCheck(stderr io.Writer, name string, r *replay.Result) {
 	if !r.Check.Equal {
 		warnEndState(stderr, name, []int{r.Device}, "figures", nil)
 	}
@@ -461,11 +464,12 @@ func exportChrome(ctx context.Context, opts *exportOptions, stdin io.Reader, std
 	var inputs []export.ChromeInput
 	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
 		in := export.ChromeInput{Snapshot: s, Name: src.name}
+		an := analysis.New(s, analysis.Options{})
 		for d := range s.Traces {
 			if len(s.Traces[d]) == 0 {
 				continue
 			}
-			r, err := analyze.Replay(s, d)
+			r, err := an.Replay(d)
 			if err != nil {
 				return err
 			}
@@ -489,9 +493,10 @@ func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, st
 	}
 	ds := export.NewDataset(opts.labelKeys())
 	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
-		var results []*analyze.Result
+		var results []*replay.Result
+		an := analysis.New(s, analysis.Options{})
 		for _, d := range s.Devices() {
-			r, err := analyze.Replay(s, d)
+			r, err := an.Replay(d)
 			if err != nil {
 				return err
 			}

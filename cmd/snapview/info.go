@@ -7,7 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -82,9 +84,10 @@ func runInfo(ctx context.Context, opts *infoOptions, stdin io.Reader, out, errOu
 		if err := opts.device.check(s); err != nil {
 			return err
 		}
-		v := report.NewInfo(src.name, src.size, s)
+		f := analysis.New(s, analysis.Options{Mode: replay.StatsOnly})
+		v := report.NewInfo(src.name, src.size, s.Format, f.Info(nil))
 		if opts.device.set {
-			v.Devices = slices.DeleteFunc(v.Devices, func(d analyze.DeviceInfo) bool { return d.Device != opts.device.n })
+			v.Devices = slices.DeleteFunc(v.Devices, func(d info.DeviceInfo) bool { return d.Device != opts.device.n })
 		}
 		if opts.json {
 			return report.WriteInfoJSON(out, v)

@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -57,7 +57,7 @@ func withSnapshotCtx(ctx context.Context, stdin io.Reader, errOut io.Writer, pat
 	}
 	// What other producers leave out (inactive blocks, segments) is put
 	// back once, here, so that every command sees the same state.
-	s, _ = analyze.Complete(s)
+	s, _ = replay.Complete(s)
 	return inFile(src.name, f(s, src))
 }
 

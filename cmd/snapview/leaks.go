@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/leaks"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
@@ -143,8 +145,8 @@ says there is nothing to show and exits 0.`,
 
 // analyzeOptions checks the flags and turns them into analyze options
 // (At left unset); errors are usage errors.
-func (o *leaksOptions) analyzeOptions() (analyze.LeakOptions, error) {
-	var lo analyze.LeakOptions
+func (o *leaksOptions) analyzeOptions() (leaks.LeakOptions, error) {
+	var lo leaks.LeakOptions
 	if o.top < 1 {
 		return lo, usageErrorf("--top must be at least 1, got %d", o.top)
 	}
@@ -154,10 +156,10 @@ func (o *leaksOptions) analyzeOptions() (analyze.LeakOptions, error) {
 		return lo, usageErrorf("--min-bytes %q: %v", o.minBytes, err)
 	}
 	lo.MinBytes = b
-	if lo.Sort, err = analyze.ParseLeakSort(o.sort); err != nil {
+	if lo.Sort, err = leaks.ParseLeakSort(o.sort); err != nil {
 		return lo, usageErrorf("--sort: %v", err)
 	}
-	if lo.Steps, err = analyze.ParseStepSource(o.steps); err != nil {
+	if lo.Steps, err = steps.ParseStepSource(o.steps); err != nil {
 		return lo, usageErrorf("--steps: %v", err)
 	}
 	for _, re := range []struct {
@@ -180,7 +182,7 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdin io.Reader, stdout, 
 	if err != nil {
 		return err
 	}
-	var at analyze.Moment
+	var at steps.Moment
 	if opts.at != "auto" {
 		if at, err = parseMoment(opts.at); err != nil {
 			return err
@@ -192,7 +194,7 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdin io.Reader, stdout, 
 }
 
 // findLeaks prints the leak report of s.
-func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, at analyze.Moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
+func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at steps.Moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
 	for _, w := range s.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", report.Escape(w))
 	}
@@ -212,12 +214,13 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, 
 	if len(devices) == 0 && !opts.json {
 		return writeNothing(stdout, what)
 	}
-	var reps []*analyze.LeakReport
+	var reps []*leaks.LeakReport
+	an := analysis.New(s, analysis.Options{})
 	for _, dev := range devices {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r, err := analyze.Replay(s, dev)
+		r, err := an.Replay(dev)
 		if err != nil {
 			return err
 		}
@@ -225,7 +228,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, 
 			warnEndState(stderr, "", []int{dev}, "live allocations", r.Check.Differences)
 		}
 		dlo := lo
-		dlo.At = analyze.DefaultLeakMoment(r)
+		dlo.At = leaks.DefaultLeakMoment(r)
 		if opts.at != "auto" && len(r.Allocated) > 0 { // without a trace only the file's state exists
 			if dlo.At, err = resolveMoment(s, r, at); err != nil {
 				var a *absentError
@@ -237,10 +240,11 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo analyze.LeakOptions, 
 				continue
 			}
 		}
-		rep, err := analyze.Leaks(s, r, dlo)
+		rep, err := an.Leaks(dev, dlo)
 		if err != nil {
 			return err
 		}
+		an.Forget(dev) // one device at a time, as a file of many devices needs
 		reps = append(reps, rep)
 	}
 	if len(reps) == 0 && len(devices) > 0 {

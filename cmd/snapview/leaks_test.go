@@ -165,7 +165,7 @@ func TestLeaksLeakTrain(t *testing.T) {
 	}
 	// meta.json: 30 training steps. The file's Optimizer.step ranges end
 	// each iteration; the steps are the iterations, from the allocation
-	// that starts each (see analyze.FindSteps).
+	// that starts each (see steps.FindSteps).
 	for _, want := range []string{"30 steps found from the allocation made once per step", "grows every 3 steps, never freed: likely leak", "snapgen.py:180 leak_train"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)

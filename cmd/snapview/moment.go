@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -30,80 +31,87 @@ const momentHelp = `  peak       the entry after which allocated bytes are highe
              step, step:last the last step`
 
 // parseMoment parses a MOMENT flag (--at, --base-at); errors are usage
-// errors. Resolving it to a trace entry is analyze.Moment.Resolve's job.
-func parseMoment(s string) (analyze.Moment, error) {
+// errors. Resolving it to a trace entry is steps.Moment.Resolve's job.
+func parseMoment(s string) (steps.Moment, error) {
 	return parseMomentFlag("--at", s)
 }
 
 // parseMomentFlag is parseMoment for the flag named flag ("--from"): its
 // errors name that flag.
-func parseMomentFlag(flag, s string) (analyze.Moment, error) {
+func parseMomentFlag(flag, s string) (steps.Moment, error) {
 	name, arg, hasArg := strings.Cut(s, ":")
 	switch {
 	case name == "peak" && !hasArg:
-		return analyze.Moment{Kind: analyze.MomentPeak}, nil
+		return steps.Moment{Kind: steps.MomentPeak}, nil
 	case name == "end" && !hasArg:
-		return analyze.Moment{Kind: analyze.MomentEnd}, nil
+		return steps.Moment{Kind: steps.MomentEnd}, nil
 	case name == "oom" && !hasArg:
-		return analyze.Moment{Kind: analyze.MomentOOM}, nil
+		return steps.Moment{Kind: steps.MomentOOM}, nil
 	case name == "oom":
 		k, err := strconv.Atoi(arg)
 		if err != nil || k < 1 {
-			return analyze.Moment{}, usageErrorf("%s %s: want oom:K with K = 1, 2, ...", flag, s)
+			return steps.Moment{}, usageErrorf("%s %s: want oom:K with K = 1, 2, ...", flag, s)
 		}
-		return analyze.Moment{Kind: analyze.MomentOOM, N: k}, nil
+		return steps.Moment{Kind: steps.MomentOOM, N: k}, nil
 	case name == "entry" && hasArg:
 		n, err := strconv.Atoi(arg)
 		if err != nil || n < -1 {
-			return analyze.Moment{}, usageErrorf("%s %s: want entry:N with N = -1, 0, 1, ...", flag, s)
+			return steps.Moment{}, usageErrorf("%s %s: want entry:N with N = -1, 0, 1, ...", flag, s)
 		}
-		return analyze.Moment{Kind: analyze.MomentEntry, N: n}, nil
+		return steps.Moment{Kind: steps.MomentEntry, N: n}, nil
 	case name == "step" && hasArg:
 		if arg == "last" {
-			return analyze.Moment{Kind: analyze.MomentStep, N: -1}, nil
+			return steps.Moment{Kind: steps.MomentStep, N: -1}, nil
 		}
 		k, err := strconv.Atoi(arg)
 		if err != nil || k < 0 {
-			return analyze.Moment{}, usageErrorf("%s %s: want step:K with K = 0, 1, ... or step:last", flag, s)
+			return steps.Moment{}, usageErrorf("%s %s: want step:K with K = 0, 1, ... or step:last", flag, s)
 		}
-		return analyze.Moment{Kind: analyze.MomentStep, N: k}, nil
+		return steps.Moment{Kind: steps.MomentStep, N: k}, nil
 	case name == "time" && hasArg:
 		if us, err := strconv.ParseInt(arg, 10, 64); err == nil && us >= 0 {
-			return analyze.Moment{Kind: analyze.MomentTime, US: us, Abs: true}, nil
+			return steps.Moment{Kind: steps.MomentTime, US: us, Abs: true}, nil
 		}
 		d, err := time.ParseDuration(arg)
 		if err != nil || d < 0 {
-			return analyze.Moment{}, usageErrorf("%s %s: want time:T with T a duration (1.5s, 250ms) or a time_us value", flag, s)
+			return steps.Moment{}, usageErrorf("%s %s: want time:T with T a duration (1.5s, 250ms) or a time_us value", flag, s)
 		}
-		return analyze.Moment{Kind: analyze.MomentTime, Dur: d}, nil
+		return steps.Moment{Kind: steps.MomentTime, Dur: d}, nil
 	}
-	return analyze.Moment{}, usageErrorf("%s %q: want peak, oom, oom:K, end, entry:N, time:T or step:K", flag, s)
+	return steps.Moment{}, usageErrorf("%s %q: want peak, oom, oom:K, end, entry:N, time:T or step:K", flag, s)
 }
 
-// resolveMoment is m.Resolve with its errors as the commands report them:
-// usage errors, an *absentError inside when the device lacks the moment
-// while another may have it (for oom, naming the devices that have one).
-func resolveMoment(s *snapshot.Snapshot, r *analyze.Result, m analyze.Moment) (int, error) {
+// resolveMoment resolves m on the replay r of a device of s; its errors
+// are command errors (see momentError).
+func resolveMoment(s *snapshot.Snapshot, r *replay.Result, m steps.Moment) (int, error) {
 	i, err := m.Resolve(s, r)
-	if err == nil {
-		return i, nil
+	if err != nil {
+		return 0, momentError(s, r.Device, m, err)
 	}
-	var me *analyze.MomentError
+	return i, nil
+}
+
+// momentError turns an error of resolving m on device of s into the
+// command's: a moment the file lacks is an absent error (exit 1, with a
+// hint for a missing OOM), one that does not apply a usage error; other
+// errors are returned as they are.
+func momentError(s *snapshot.Snapshot, device int, m steps.Moment, err error) error {
+	var me *steps.MomentError
 	if !errors.As(err, &me) {
-		return 0, err
+		return err
 	}
 	switch {
-	case me.Absent && me.Kind == analyze.MomentOOM && m.N == 0:
-		return 0, noOOM(s, r.Device)
+	case me.Absent && me.Kind == steps.MomentOOM && m.N == 0:
+		return noOOM(s, device)
 	case me.Absent:
-		return 0, absentf("", "%s", me.Msg)
+		return absentf("", "%s", me.Msg)
 	}
-	return 0, usageErrorf("%s", me.Msg)
+	return usageErrorf("%s", me.Msg)
 }
 
 // resolveMomentFlag is resolveMoment for the flag named flag ("--to"):
 // its errors name that flag where Resolve's name --at.
-func resolveMomentFlag(flag string, s *snapshot.Snapshot, r *analyze.Result, m analyze.Moment) (int, error) {
+func resolveMomentFlag(flag string, s *snapshot.Snapshot, r *replay.Result, m steps.Moment) (int, error) {
 	i, err := resolveMoment(s, r, m)
 	return i, renameFlag(err, flag)
 }

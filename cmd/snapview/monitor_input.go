@@ -10,8 +10,8 @@ import (
 	"time"
 	_ "time/tzdata" // --tz zone names on machines without a zoneinfo database
 
-	"github.com/snapview/snapview/analyze"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/stats"
 )
 
 // sniffInput says what the file at path holds (monitor.Sniff). For "-" it
@@ -59,17 +59,17 @@ func readInput(path string, r io.Reader) (string, []byte, error) {
 // device d: it is taken as device, or 0 when device is not set; named is
 // false then, and --device is no filter. A dump that names its devices
 // (named true) is filtered by --device as usual.
-func loadStatsDump(path string, r io.Reader, device deviceFlag) (name string, st []*analyze.MemoryStats, named bool, err error) {
+func loadStatsDump(path string, r io.Reader, device deviceFlag) (name string, st []*stats.MemoryStats, named bool, err error) {
 	name, b, err := readInput(path, r)
 	if err != nil {
 		return name, nil, false, err
 	}
-	named = analyze.StatsJSONNamesDevice(b)
+	named = stats.StatsJSONNamesDevice(b)
 	def := 0
 	if device.set && !named {
 		def = device.n
 	}
-	st, err = analyze.ParseStatsJSON(b, def)
+	st, err = stats.ParseStatsJSON(b, def)
 	if err != nil {
 		return name, nil, false, fmt.Errorf("%s: %w", name, err)
 	}
@@ -100,7 +100,7 @@ func loadStatsLog(path string, r io.Reader, errOut io.Writer) (string, *monitor.
 				return name, l, nil
 			}
 		}
-		stats, err := analyze.ParseStatsJSON(b, 0)
+		stats, err := stats.ParseStatsJSON(b, 0)
 		if err != nil {
 			return name, nil, fmt.Errorf("%s: %w", name, err)
 		}

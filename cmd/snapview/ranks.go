@@ -15,7 +15,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/semaphore"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/compare"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -224,8 +227,8 @@ func runRanks(ctx context.Context, opts *ranksOptions, args []string, stdout, st
 			seen[abs] = true
 		}
 	}
-	so := analyze.SideOptions{Full: opts.full}
-	sides := make([][]*analyze.Side, len(files))
+	so := compare.SideOptions{Full: opts.full}
+	sides := make([][]*compare.Side, len(files))
 	errs := make([]error, len(files))
 	notes := make([]strings.Builder, len(files))
 	sem := semaphore.NewWeighted(ranksMemBudget)
@@ -256,7 +259,7 @@ func runRanks(ctx context.Context, opts *ranksOptions, args []string, stdout, st
 		}()
 	}
 	wg.Wait()
-	var all []*analyze.Side
+	var all []*compare.Side
 	for i := range files {
 		io.WriteString(stderr, notes[i].String())
 		if errs[i] != nil {
@@ -267,7 +270,7 @@ func runRanks(ctx context.Context, opts *ranksOptions, args []string, stdout, st
 	if len(all) == 0 {
 		return usageErrorf("nothing to compare: no file holds a device with segments or trace entries")
 	}
-	rk := analyze.CompareRanks(all, opts.top)
+	rk := compare.CompareRanks(all, opts.top)
 	ro := report.RanksOptions{Top: opts.top, Frames: opts.frames, Full: opts.full}
 	if opts.json {
 		return report.WriteRanksJSON(stdout, rk, ro)
@@ -278,8 +281,8 @@ func runRanks(ctx context.Context, opts *ranksOptions, args []string, stdout, st
 // measureRanks loads one file and measures each of its devices (or the
 // one f names) at its allocated peak. Warnings and notes go to notes, so
 // that parallel loads do not mix their lines. Errors name the file.
-func measureRanks(ctx context.Context, path string, f *deviceFlag, so analyze.SideOptions, notes io.Writer) ([]*analyze.Side, error) {
-	var sides []*analyze.Side
+func measureRanks(ctx context.Context, path string, f *deviceFlag, so compare.SideOptions, notes io.Writer) ([]*compare.Side, error) {
+	var sides []*compare.Side
 	err := withSnapshotCtx(ctx, nil, io.Discard, path, func(s *snapshot.Snapshot, src source) error {
 		for _, w := range s.Warnings {
 			fmt.Fprintf(notes, "warning: %s: %s\n", src.name, w)
@@ -297,30 +300,29 @@ func measureRanks(ctx context.Context, path string, f *deviceFlag, so analyze.Si
 		if len(devs) == 0 {
 			fmt.Fprintf(notes, "note: %s: no device the allocator was used on: left out\n", src.name)
 		}
-		so.Recording = analyze.NewFileRecording(s)
+		so.Recording = compare.NewFileRecording(s)
 		var differ []int // devices whose replay ends off the file's state
 		defer func() { warnEndState(notes, src.name, differ, "figures", nil) }()
+		an := analysis.New(s, analysis.Options{Mode: replay.Peaks})
+		peak := steps.Moment{Kind: steps.MomentPeak}
 		for _, dev := range devs {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if !hasTrace(s, dev) {
-				sd := analyze.MeasureFileState(s, dev, so)
-				sd.File = src.name
-				sides = append(sides, sd)
-				continue
+			if an.HasTrace(dev) {
+				r, err := an.Replay(dev)
+				if err != nil {
+					return err
+				}
+				if !r.Check.Equal {
+					differ = append(differ, dev)
+				}
 			}
-			r, err := analyze.ReplayPeaks(s, dev)
+			sd, err := an.Side(dev, peak, so)
 			if err != nil {
-				return err
+				return momentError(s, dev, peak, err)
 			}
-			if !r.Check.Equal {
-				differ = append(differ, dev)
-			}
-			sd, err := measureAt(s, r, analyze.Moment{Kind: analyze.MomentPeak}, src.name, so)
-			if err != nil {
-				return err
-			}
+			sd.File = src.name
 			sides = append(sides, sd)
 		}
 		return nil

@@ -10,10 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/compare"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/html"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -162,7 +165,7 @@ func runReport(ctx context.Context, opts *reportOptions, stdin io.Reader, stdout
 
 // monitorInput reads the logs of --smi and --stats; nil without them.
 // They are read before the snapshot, so that a bad log fails fast.
-func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*report.MonitorInput, error) {
+func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*html.MonitorInput, error) {
 	if opts.smi == "" && opts.stats == "" {
 		return nil, checkGPUFlag(opts.gpu, false, "--smi", "", nil)
 	}
@@ -175,7 +178,7 @@ func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*repo
 	if err != nil {
 		return nil, err
 	}
-	in := &report.MonitorInput{Loc: loc}
+	in := &html.MonitorInput{Loc: loc}
 	if opts.smi != "" {
 		name, l, err := loadSMI(opts.smi, nil, loc, stderr)
 		if err != nil {
@@ -197,7 +200,7 @@ func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*repo
 }
 
 // writeReport writes the HTML report of s.
-func writeReport(ctx context.Context, opts *reportOptions, mon *report.MonitorInput, s *snapshot.Snapshot, src source, stdout, stderr io.Writer) error {
+func writeReport(ctx context.Context, opts *reportOptions, mon *html.MonitorInput, s *snapshot.Snapshot, src source, stdout, stderr io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -215,13 +218,11 @@ func writeReport(ctx context.Context, opts *reportOptions, mon *report.MonitorIn
 		}
 		mon.GPU = func(device int) (int, bool, error) { return smiGPUFor(gpus, device, opts.gpu, len(devices) > 1) }
 	}
-	// statsFromReplay makes the memory_summary() table the one `snapview
-	// summary --format torch` prints, from the replay BuildHTML made.
-	ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Stats: statsFromReplay, Monitor: mon}
+	ho := html.Options{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Monitor: mon}
 	if src.size > 0 {
 		ho.SizeOnDisk = src.size
 	}
-	r, err := report.BuildHTML(s, ho)
+	r, err := html.Build(analysis.New(s, ho.Analysis()), ho)
 	if err != nil {
 		return fmt.Errorf("analysing the snapshot: %w", err)
 	}
@@ -237,9 +238,9 @@ func writeReport(ctx context.Context, opts *reportOptions, mon *report.MonitorIn
 const pageTextWidth = 240
 
 // saveReport writes r where --output says.
-func saveReport(ctx context.Context, opts *reportOptions, r *report.HTMLReport, stdout, stderr io.Writer) error {
+func saveReport(ctx context.Context, opts *reportOptions, r *html.Report, stdout, stderr io.Writer) error {
 	var buf bytes.Buffer
-	if err := report.WriteHTML(&buf, r); err != nil {
+	if err := html.Write(&buf, r); err != nil {
 		return err
 	}
 	if opts.output == "-" {
@@ -264,10 +265,10 @@ func saveReport(ctx context.Context, opts *reportOptions, r *report.HTMLReport, 
 // one at a time; only each one's report and comparison figures are kept.
 func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
 	var (
-		reports []*report.HTMLReport
-		sides   []*analyze.Side
+		reports []*html.Report
+		sides   []*compare.Side
 	)
-	peak := analyze.Moment{Kind: analyze.MomentPeak}
+	peak := steps.Moment{Kind: steps.MomentPeak}
 	for i, path := range opts.files {
 		err := withSnapshotCtx(ctx, stdin, stderr, path, func(s *snapshot.Snapshot, src source) error {
 			if err := ctx.Err(); err != nil {
@@ -285,11 +286,12 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				// lone snapshot entry: nothing to draw.
 				devices = used
 			}
-			ho := report.HTMLOptions{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices, Stats: statsFromReplay}
+			ho := html.Options{Title: src.name, SizeOnDisk: s.Format.Bytes, Top: opts.top, Devices: devices}
 			if src.size > 0 {
 				ho.SizeOnDisk = src.size
 			}
-			r, err := report.BuildHTML(s, ho)
+			f := analysis.New(s, ho.Analysis())
+			r, err := html.Build(f, ho)
 			if err != nil {
 				return fmt.Errorf("analysing the snapshot: %w", err)
 			}
@@ -302,29 +304,16 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				}
 				devices = []int{dev}
 			}
-			so := analyze.SideOptions{Recording: analyze.NewFileRecording(s)}
+			so := compare.SideOptions{Recording: compare.NewFileRecording(s)}
 			used := usedDevices(s)
 			for _, dev := range devices {
 				if !slices.Contains(used, dev) {
 					continue
 				}
-				if !hasTrace(s, dev) {
-					sd := analyze.MeasureFileState(s, dev, so)
-					sd.File = src.name
-					sides = append(sides, sd)
-					continue
-				}
-				res, err := analyze.ReplayPeaks(s, dev)
+				// The replay the page was drawn from.
+				sd, err := f.Side(dev, peak, so)
 				if err != nil {
-					return err
-				}
-				at, err := resolveSideMoment(s, res, peak)
-				if err != nil {
-					return err
-				}
-				sd, err := analyze.MeasureSide(s, res, at, so)
-				if err != nil {
-					return err
+					return momentError(s, dev, peak, err)
 				}
 				sd.File = src.name
 				sides = append(sides, sd)
@@ -345,12 +334,12 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 	title := "Ranks"
 	if opts.base != "" {
 		title = "Diff"
-		d := analyze.Compare(sides[0], sides[1])
+		d := compare.Compare(sides[0], sides[1])
 		if err := report.WriteDiff(tw, d, report.DiffOptions{BaseAt: "peak", NewAt: "peak", Top: 20, Frames: 8}); err != nil {
 			return err
 		}
 	} else if len(sides) > 0 {
-		if err := report.WriteRanks(tw, analyze.CompareRanks(sides, 10), report.RanksOptions{Top: 10, Frames: 6}); err != nil {
+		if err := report.WriteRanks(tw, compare.CompareRanks(sides, 10), report.RanksOptions{Top: 10, Frames: 6}); err != nil {
 			return err
 		}
 	}
@@ -361,5 +350,5 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 	if opts.base != "" {
 		name = opts.files[1] + " against " + opts.files[0]
 	}
-	return saveReport(ctx, opts, report.MergeHTML(reports, name, title, text.String()), stdout, stderr)
+	return saveReport(ctx, opts, html.Merge(reports, name, title, text.String()), stdout, stderr)
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
@@ -140,12 +140,13 @@ func runSMI(ctx context.Context, opts *smiOptions, stdin io.Reader, out, errOut 
 			return snapshotHint(opts.snapshot, err)
 		}
 		devs := s.Devices()
+		an := analysis.New(s, analysis.Options{})
 		for _, dev := range devs {
 			var trace []snapshot.TraceEntry
 			if dev < len(s.Traces) {
 				trace = s.Traces[dev]
 			}
-			r, err := analyze.Replay(s, dev)
+			r, err := an.Replay(dev)
 			if err != nil {
 				return inFile(opts.snapshot, err)
 			}

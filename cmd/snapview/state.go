@@ -8,7 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
@@ -95,7 +96,7 @@ entries) is not an error: state says there is nothing to show ({} with
 // the one --device names; else, for --at oom, the first device with an
 // oom entry (with at least K of them for oom:K, when one has); else the
 // first device with trace entries, else the first with segments.
-func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at analyze.Moment) (dev int, note string, err error) {
+func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at steps.Moment) (dev int, note string, err error) {
 	if f.set {
 		return f.n, "", f.check(s)
 	}
@@ -109,7 +110,7 @@ func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at analyze.Moment) (dev in
 		}
 		return d, note, nil
 	}
-	if at.Kind == analyze.MomentOOM {
+	if at.Kind == steps.MomentOOM {
 		counts, with := oomCounts(s)
 		for _, d := range with {
 			if counts[d] >= at.N {
@@ -148,7 +149,7 @@ func runState(ctx context.Context, opts *stateOptions, stdin io.Reader, stdout, 
 }
 
 // showState prints the state of s at the moment at.
-func showState(ctx context.Context, opts *stateOptions, at analyze.Moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
+func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
 	for _, w := range s.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", report.Escape(w))
 	}
@@ -176,9 +177,10 @@ func showState(ctx context.Context, opts *stateOptions, at analyze.Moment, s *sn
 	label := opts.at
 	if !opts.atSet && !hasTrace(s, dev) {
 		fmt.Fprintf(stderr, "note: device %d has no trace entries, so no peak: showing the state the file holds (--at end)\n", dev)
-		at, label = analyze.Moment{Kind: analyze.MomentEnd}, "end"
+		at, label = steps.Moment{Kind: steps.MomentEnd}, "end"
 	}
-	r, err := analyze.Replay(s, dev)
+	an := analysis.New(s, analysis.Options{})
+	r, err := an.Replay(dev)
 	if err != nil {
 		return err
 	}
@@ -200,7 +202,7 @@ func showState(ctx context.Context, opts *stateOptions, at analyze.Moment, s *sn
 	if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
 		// The what-if verdict: which candidate settings would have fit
 		// (the cap inferred from the OOM, as whatif does without --limit).
-		if w, err := whatif.Analyze(s, dev, r, whatif.Options{}); err == nil {
+		if w, err := an.WhatIf(dev, whatif.Options{}); err == nil {
 			v.Whatif = w
 		}
 	}

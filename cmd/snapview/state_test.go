@@ -7,42 +7,41 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/steps"
 )
 
 func TestParseMoment(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    analyze.Moment
+		want    steps.Moment
 		wantErr bool
 	}{
-		{"peak", analyze.Moment{Kind: analyze.MomentPeak}, false},
-		{"end", analyze.Moment{Kind: analyze.MomentEnd}, false},
-		{"oom", analyze.Moment{Kind: analyze.MomentOOM}, false},
-		{"oom:2", analyze.Moment{Kind: analyze.MomentOOM, N: 2}, false},
-		{"entry:0", analyze.Moment{Kind: analyze.MomentEntry}, false},
-		{"entry:-1", analyze.Moment{Kind: analyze.MomentEntry, N: -1}, false},
-		{"entry:1200", analyze.Moment{Kind: analyze.MomentEntry, N: 1200}, false},
-		{"time:1.5s", analyze.Moment{Kind: analyze.MomentTime, Dur: 1500 * time.Millisecond}, false},
-		{"time:250ms", analyze.Moment{Kind: analyze.MomentTime, Dur: 250 * time.Millisecond}, false},
-		{"time:1795997783981075", analyze.Moment{Kind: analyze.MomentTime, US: 1795997783981075, Abs: true}, false},
-		{"", analyze.Moment{}, true},
-		{"Peak", analyze.Moment{}, true},
-		{"peak:1", analyze.Moment{}, true},
-		{"oom:0", analyze.Moment{}, true},
-		{"entry", analyze.Moment{}, true},
-		{"entry:-2", analyze.Moment{}, true},
-		{"entry:x", analyze.Moment{}, true},
-		{"time:", analyze.Moment{}, true},
-		{"time:-1s", analyze.Moment{}, true},
-		{"time:soon", analyze.Moment{}, true},
-		{"start", analyze.Moment{}, true},
-		{"step:3", analyze.Moment{Kind: analyze.MomentStep, N: 3}, false},
-		{"step:0", analyze.Moment{Kind: analyze.MomentStep}, false},
-		{"step:last", analyze.Moment{Kind: analyze.MomentStep, N: -1}, false},
-		{"step:-1", analyze.Moment{}, true},
-		{"step", analyze.Moment{}, true},
+		{"peak", steps.Moment{Kind: steps.MomentPeak}, false},
+		{"end", steps.Moment{Kind: steps.MomentEnd}, false},
+		{"oom", steps.Moment{Kind: steps.MomentOOM}, false},
+		{"oom:2", steps.Moment{Kind: steps.MomentOOM, N: 2}, false},
+		{"entry:0", steps.Moment{Kind: steps.MomentEntry}, false},
+		{"entry:-1", steps.Moment{Kind: steps.MomentEntry, N: -1}, false},
+		{"entry:1200", steps.Moment{Kind: steps.MomentEntry, N: 1200}, false},
+		{"time:1.5s", steps.Moment{Kind: steps.MomentTime, Dur: 1500 * time.Millisecond}, false},
+		{"time:250ms", steps.Moment{Kind: steps.MomentTime, Dur: 250 * time.Millisecond}, false},
+		{"time:1795997783981075", steps.Moment{Kind: steps.MomentTime, US: 1795997783981075, Abs: true}, false},
+		{"", steps.Moment{}, true},
+		{"Peak", steps.Moment{}, true},
+		{"peak:1", steps.Moment{}, true},
+		{"oom:0", steps.Moment{}, true},
+		{"entry", steps.Moment{}, true},
+		{"entry:-2", steps.Moment{}, true},
+		{"entry:x", steps.Moment{}, true},
+		{"time:", steps.Moment{}, true},
+		{"time:-1s", steps.Moment{}, true},
+		{"time:soon", steps.Moment{}, true},
+		{"start", steps.Moment{}, true},
+		{"step:3", steps.Moment{Kind: steps.MomentStep, N: 3}, false},
+		{"step:0", steps.Moment{Kind: steps.MomentStep}, false},
+		{"step:last", steps.Moment{Kind: steps.MomentStep, N: -1}, false},
+		{"step:-1", steps.Moment{}, true},
+		{"step", steps.Moment{}, true},
 	}
 	for _, tt := range tests {
 		got, err := parseMoment(tt.in)

@@ -4,15 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -161,118 +161,21 @@ func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, e
 	}
 	// The devices' replays are independent: side by side, on up to
 	// GOMAXPROCS goroutines; warnings in device order.
-	stats := make([]*analyze.MemoryStats, len(devices))
-	covs := make([]*analyze.Coverage, len(devices))
-	notes := make([][]string, len(devices))
-	var g errgroup.Group
-	g.SetLimit(max(1, runtime.GOMAXPROCS(0)))
+	f := analysis.New(s, analysis.Options{Mode: replay.StatsOnly})
+	f.ReplayAll(slices.DeleteFunc(slices.Clone(devices), func(d int) bool { return !f.HasTrace(d) }))
+	all := make([]*stats.MemoryStats, len(devices))
 	for k, d := range devices {
-		g.Go(func() error {
-			stats[k], covs[k], notes[k] = statsAndCoverage(s, d)
-			return nil
-		})
-	}
-	_ = g.Wait()                            // the goroutines return no error
-	coverage := map[int]*analyze.Coverage{} // from the replays' first pass
-	for k, d := range devices {
-		printWarnings(errOut, notes[k])
-		if covs[k] != nil {
-			coverage[d] = covs[k]
-		}
+		var notes []string
+		all[k], notes = f.Stats(d)
+		printWarnings(errOut, notes)
 	}
 	switch opts.format {
 	case "torch":
-		return writeTorchTables(out, stats)
+		return writeTorchTables(out, all)
 	case "json":
-		return report.WriteSummaryJSON(out, report.NewSummaryOf(src.name, s, stats, coverage))
+		return report.WriteSummaryJSON(out, report.NewSummary(src.name, f, all))
 	}
-	return report.WriteSummaryText(out, report.NewSummaryOf(src.name, s, stats, coverage))
-}
-
-// statsFor returns the memory_stats() figures of one device of s, and
-// notes for stderr:
-//
-//   - the Cur Usage figures come from the segments (analyze.CurrentStats);
-//   - the Peak, Tot Alloc and Tot Freed figures, CUDA OOMs, cudaMalloc
-//     retries and the num_device_* counters come from the allocator replay
-//     (analyze.ReplayStats), marked as the one trust rule decides
-//     (analyze.DecideTrust, in Result.Stats.Known).
-func statsFor(s *snapshot.Snapshot, device int) (*analyze.MemoryStats, []string) {
-	st, _, notes := statsAndCoverage(s, device)
-	return st, notes
-}
-
-// statsAndCoverage is statsFor that also returns the coverage of the
-// device's trace its replay found (nil without a replay).
-func statsAndCoverage(s *snapshot.Snapshot, device int) (*analyze.MemoryStats, *analyze.Coverage, []string) {
-	if !hasTrace(s, device) {
-		st, notes := statsFromReplay(s, device, nil, nil)
-		return st, nil, notes
-	}
-	r, err := analyze.ReplayStats(s, device)
-	st, notes := statsFromReplay(s, device, r, err)
-	if err != nil {
-		return st, nil, notes
-	}
-	return st, &r.Coverage, notes
-}
-
-// statsFromReplay is [statsFor] given the device's replay: r and err are
-// what analyze.Replay or analyze.ReplayStats returned for it (only its
-// Stats are read). Without a trace they are not looked at. The HTML
-// report, which replays each device once for everything it draws, calls
-// it with its own replay.
-func statsFromReplay(s *snapshot.Snapshot, device int, r *analyze.Result, err error) (*analyze.MemoryStats, []string) {
-	st := analyze.CurrentStats(s, device)
-	if !hasTrace(s, device) {
-		st.Known = analyze.DecideTrust(s, device, nil, nil)
-		return st, nil
-	}
-	if err != nil {
-		st.Known = analyze.DecideTrust(s, device, nil, err)
-		return st, []string{fmt.Sprintf("device %d: %v; the Peak and Tot columns are unknown", device, err)}
-	}
-	mergeHistory(st, &r.Stats)
-	if st.Known.History == analyze.Unknown {
-		return st, []string{fmt.Sprintf("device %d: %s; the Peak and Tot columns are unknown", device, st.Known.Why)}
-	}
-	return st, nil
-}
-
-// mergeHistory copies every figure but the Cur Usage ones, with their
-// exactness, from src into dst.
-func mergeHistory(dst, src *analyze.MemoryStats) {
-	pooled := []struct {
-		d, s *[analyze.NumPools]analyze.Stat
-	}{
-		{&dst.Allocation, &src.Allocation},
-		{&dst.Segment, &src.Segment},
-		{&dst.Active, &src.Active},
-		{&dst.InactiveSplit, &src.InactiveSplit},
-		{&dst.AllocatedBytes, &src.AllocatedBytes},
-		{&dst.ReservedBytes, &src.ReservedBytes},
-		{&dst.ActiveBytes, &src.ActiveBytes},
-		{&dst.InactiveSplitBytes, &src.InactiveSplitBytes},
-		{&dst.RequestedBytes, &src.RequestedBytes},
-	}
-	keep := func(d *analyze.Stat, s analyze.Stat) {
-		cur := d.Current
-		*d = s
-		d.Current = cur
-	}
-	for _, f := range pooled {
-		for p := range analyze.NumPools {
-			keep(&f.d[p], f.s[p])
-		}
-	}
-	keep(&dst.OversizeAllocations, src.OversizeAllocations)
-	keep(&dst.OversizeSegments, src.OversizeSegments)
-	dst.NumAllocRetries = src.NumAllocRetries
-	dst.NumOOMs = src.NumOOMs
-	dst.NumSyncAllStreams = src.NumSyncAllStreams
-	dst.NumDeviceAlloc = src.NumDeviceAlloc
-	dst.NumDeviceFree = src.NumDeviceFree
-	dst.Known = src.Known
+	return report.WriteSummaryText(out, report.NewSummary(src.name, f, all))
 }
 
 // printWarnings prints each warning on its own "warning:" line.
@@ -318,7 +221,7 @@ func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out,
 	// taken on.
 	if filter {
 		var err error
-		if dump.Stats, err = pickDevices(opts.device, dump.File, dump.Stats, func(st *analyze.MemoryStats) int { return st.Device }); err != nil {
+		if dump.Stats, err = pickDevices(opts.device, dump.File, dump.Stats, func(st *stats.MemoryStats) int { return st.Device }); err != nil {
 			return err
 		}
 	}
@@ -336,7 +239,7 @@ func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out,
 
 // writeTorchTables writes the memory_summary() table of each device, a
 // blank line between two.
-func writeTorchTables(out io.Writer, stats []*analyze.MemoryStats) error {
+func writeTorchTables(out io.Writer, stats []*stats.MemoryStats) error {
 	for i, st := range stats {
 		if i > 0 {
 			if _, err := io.WriteString(out, "\n"); err != nil {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -159,10 +159,11 @@ func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, 
 			return err
 		}
 		var tds []report.TraceDevice
+		an := analysis.New(s, analysis.Options{})
 		for _, d := range devs {
 			f := report.TraceFilter{From: 0, To: -1}
 			if opts.from != "" || opts.to != "" {
-				r, err := analyze.Replay(s, d)
+				r, err := an.Replay(d)
 				if err != nil {
 					return err
 				}

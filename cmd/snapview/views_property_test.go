@@ -9,10 +9,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/leaks"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/html"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -20,7 +25,7 @@ import (
 // ../shared/snapshots: for each device, the models behind summary,
 // segments, state --at end, leaks and info agree on the live allocations,
 // the free bytes inside the segments and the largest free block; every view
-// carries the one trust verdict (analyze.DecideTrust) for the history
+// carries the one trust verdict (replay.DecideTrust) for the history
 // figures; and no output calls them exact where the verdict is not, or
 // prints a history figure the verdict calls unknown. Files that do not
 // decode (hostile ones) are left to the bad-input tests.
@@ -45,35 +50,35 @@ func TestViewsAgree(t *testing.T) {
 		return nil
 	})
 	var checked, devices, undecoded int
-	byTrust := map[analyze.Exactness]int{}
-	byRequested := map[analyze.Exactness]int{}
+	byTrust := map[stats.Exactness]int{}
+	byRequested := map[stats.Exactness]int{}
 	for _, p := range files {
 		raw, err := snapshot.Load(p)
 		if err != nil {
 			undecoded++
 			continue
 		}
-		s, _ := analyze.Complete(raw)
+		s, _ := replay.Complete(raw)
 		name, _ := filepath.Rel(root, p)
 		checked++
-		info := analyze.Inspect(s)
+		info := info.Inspect(s, nil, nil)
 		devs := s.Devices()
 		if len(devs) > 4 {
 			// hostile/devices_10000_memo: every view builds its model per
 			// device from the whole file; four devices show the property.
 			devs = devs[:4]
 		}
-		var html *report.HTMLReport
+		var page *html.Report
 		if !strings.Contains(name, "hostile") {
-			if html, err = report.BuildHTML(s, report.HTMLOptions{Title: name, Top: 5, Devices: devs, Stats: statsFromReplay}); err != nil {
+			if page, err = buildHTML(s, html.Options{Title: name, Top: 5, Devices: devs}); err != nil {
 				t.Errorf("%s: report: %v", name, err)
 			}
 		}
 		for _, dev := range devs {
 			devices++
 			checkDeviceViews(t, name, s, dev, info)
-			if html != nil {
-				checkHTMLDevice(t, name, s, dev, html)
+			if page != nil {
+				checkHTMLDevice(t, name, s, dev, page)
 			}
 			st, _ := statsFor(s, dev)
 			byTrust[st.Known.History]++
@@ -87,11 +92,11 @@ func TestViewsAgree(t *testing.T) {
 	}
 	corpus.AtLeast(t, "snapshots decoded", checked, minFiles)
 	t.Logf("%d files (%d did not decode), %d devices; history exact on %d, lower bounds on %d, unknown on %d; requested sizes exact on %d, unknown on %d",
-		checked, undecoded, devices, byTrust[analyze.Exact], byTrust[analyze.LowerBound], byTrust[analyze.Unknown],
-		byRequested[analyze.Exact], byRequested[analyze.Unknown])
+		checked, undecoded, devices, byTrust[stats.Exact], byTrust[stats.LowerBound], byTrust[stats.Unknown],
+		byRequested[stats.Exact], byRequested[stats.Unknown])
 }
 
-func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, info *analyze.Info) {
+func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, info *info.Info) {
 	t.Helper()
 	errorf := func(format string, args ...any) {
 		t.Helper()
@@ -99,12 +104,12 @@ func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, 
 	}
 	// summary (each format takes the same stats and model).
 	st, _ := statsFor(s, dev)
-	sum := report.NewSummary(name, s, []*analyze.MemoryStats{st})
+	sum := report.NewSummary(name, analysis.New(s, analysis.Options{}), []*stats.MemoryStats{st})
 	total := sum.Devices[0].Total
 	// segments.
 	seg := report.NewSegments(s, []int{dev}).Devices[0].Total
 	// state --at end, from the replay.
-	r, err := analyze.Replay(s, dev)
+	r, err := replay.Run(s, dev, replay.Options{})
 	if err != nil {
 		errorf("replay: %v", err)
 		return
@@ -122,11 +127,11 @@ func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, 
 		stFree += f.FreeBytes
 		stLargest = max(stLargest, f.Largest)
 	}
-	stLive := end.Stats.Allocation[analyze.PoolAll].Current
+	stLive := end.Stats.Allocation[stats.PoolAll].Current
 	// leaks at the end.
-	lo := analyze.DefaultLeakOptions(r)
+	lo := leaks.DefaultLeakOptions(r)
 	lo.At = len(r.Allocated) - 1
-	rep, err := analyze.Leaks(s, r, lo)
+	rep, err := leaks.Leaks(s, r, lo)
 	if err != nil {
 		errorf("leaks: %v", err)
 		return
@@ -140,7 +145,7 @@ func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, 
 	}{
 		{"live allocations (summary, segments, state, leaks)", int64(total.AllocatedBlocks), int64(seg.AllocatedBlocks), stLive, int64(rep.LiveCount)},
 		{"free bytes (summary, segments, state, summary stats)", total.InactiveBytes, seg.InactiveBytes, stFree,
-			st.ReservedBytes[analyze.PoolAll].Current - st.ActiveBytes[analyze.PoolAll].Current},
+			st.ReservedBytes[stats.PoolAll].Current - st.ActiveBytes[stats.PoolAll].Current},
 		{"largest free block (summary, segments, state)", total.LargestFree, seg.LargestFree, stLargest, stLargest},
 	} {
 		if c.a != c.b || c.a != c.c || c.a != c.d {
@@ -164,7 +169,7 @@ func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, 
 	}
 	k := st.Known
 	switch k.History {
-	case analyze.Exact:
+	case stats.Exact:
 		if strings.Contains(text.String(), "Peak: unknown") || strings.Contains(text.String(), "at least") {
 			errorf("history exact, but the summary says otherwise:\n%s", text.String())
 		}
@@ -175,10 +180,10 @@ func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, 
 		if strings.Contains(text.String(), "(exact)") || strings.Contains(text.String(), "are exact") {
 			errorf("history %v, but the summary calls a figure exact:\n%s", k.History, text.String())
 		}
-		if k.History == analyze.Unknown && !strings.Contains(torch.String(), "?") {
+		if k.History == stats.Unknown && !strings.Contains(torch.String(), "?") {
 			errorf("history unknown, but the torch table has no '?':\n%s", torch.String())
 		}
-		if k.History == analyze.LowerBound && !strings.Contains(torch.String(), "+|") {
+		if k.History == stats.LowerBound && !strings.Contains(torch.String(), "+|") {
 			errorf("history a lower bound, but the torch table has no '+':\n%s", torch.String())
 		}
 		if hasTrace(s, dev) && k.Why == "" {
@@ -190,7 +195,7 @@ func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, 
 		if err := report.WriteInfo(&in, &report.Info{Path: name, Info: info}); err != nil {
 			t.Fatal(err)
 		}
-		if k.History != analyze.Exact && strings.Contains(in.String(), "are exact") {
+		if k.History != stats.Exact && strings.Contains(in.String(), "are exact") {
 			errorf("history %v, but info calls peaks exact:\n%s", k.History, in.String())
 		}
 		if want := report.TrustText(k); hasTrace(s, dev) && !strings.Contains(strings.Join(strings.Fields(in.String()), " "), want) {
@@ -198,7 +203,7 @@ func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, 
 		}
 	}
 	for _, f := range st.Figures() {
-		if f.Exactness == analyze.Exact && k.History != analyze.Exact && isHistoryKey(f.Key) {
+		if f.Exactness == stats.Exact && k.History != stats.Exact && isHistoryKey(f.Key) {
 			errorf("%s is exact while the history is %v", f.Key, k.History)
 		}
 	}
@@ -213,7 +218,7 @@ func isHistoryKey(key string) bool {
 // checkHTMLDevice checks the report's section of dev: the memory_summary()
 // table is the summary's, and a history that is not exact is said there in
 // the words of every view.
-func checkHTMLDevice(t *testing.T, name string, s *snapshot.Snapshot, dev int, r *report.HTMLReport) {
+func checkHTMLDevice(t *testing.T, name string, s *snapshot.Snapshot, dev int, r *html.Report) {
 	t.Helper()
 	st, _ := statsFor(s, dev)
 	var torch bytes.Buffer
@@ -227,7 +232,7 @@ func checkHTMLDevice(t *testing.T, name string, s *snapshot.Snapshot, dev int, r
 		if d.Summary != torch.String() {
 			t.Errorf("%s device %d: the report's memory_summary() differs from the summary's", name, dev)
 		}
-		if k := st.Known; hasTrace(s, dev) && k.History != analyze.Exact {
+		if k := st.Known; hasTrace(s, dev) && k.History != stats.Exact {
 			want := "History: " + report.TrustText(k)
 			found := false
 			for _, n := range d.Notes {
@@ -244,24 +249,24 @@ func checkHTMLDevice(t *testing.T, name string, s *snapshot.Snapshot, dev int, r
 
 // checkRequestedViews is the property for the requested bytes: every view
 // of dev carries the one verdict on its requested sizes
-// (analyze.RequestedTrust, in Known.Requested); where it is Unknown no
+// (stats.RequestedTrust, in Known.Requested); where it is Unknown no
 // view prints the file's requested figure unmarked: the torch table has
 // "?" in every Requested memory cell, the text views say why and show no
 // requested total, the JSON views carry "requested": unknown and null
 // figures; where it is Exact the figures are printed as before.
-func checkRequestedViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, st *analyze.MemoryStats, sum *report.Summary,
-	r *analyze.Result, end *analyze.State) {
+func checkRequestedViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, st *stats.MemoryStats, sum *report.Summary,
+	r *replay.Result, end *replay.State) {
 	t.Helper()
 	errorf := func(format string, args ...any) {
 		t.Helper()
 		t.Errorf("%s device %d: "+format, append([]any{name, dev}, args...)...)
 	}
 	k := st.Known
-	want, why := analyze.RequestedTrust(s, dev)
+	want, why := stats.RequestedTrust(s, dev)
 	segs := report.NewSegments(s, []int{dev})
 	for _, v := range []struct {
 		view string
-		k    analyze.Known
+		k    stats.Known
 	}{{"summary", k}, {"replay", r.Stats.Known}, {"state", end.Stats.Known}, {"segments", segs.Devices[0].Known}} {
 		if v.k.Requested != want || v.k.RequestedWhy != why {
 			errorf("%s: requested %v (%q), the rule says %v (%q)", v.view, v.k.Requested, v.k.RequestedWhy, want, why)
@@ -337,7 +342,7 @@ func checkRequestedViews(t *testing.T, name string, s *snapshot.Snapshot, dev in
 	total := sum.Devices[0].Total.ActiveRequestedBytes()
 	figure := units.Bytes(total)
 	texts := map[string]string{"summary": text.String(), "segments": segText.String(), "state": stText.String()}
-	if want == analyze.Unknown {
+	if want == stats.Unknown {
 		for i, row := range torchReq {
 			if strings.ContainsAny(row, "0123456789") || strings.Count(row, "?") != 4 {
 				errorf("requested unknown, but Requested memory row %d of the torch table is %q", i, row)
@@ -370,12 +375,12 @@ func checkRequestedViews(t *testing.T, name string, s *snapshot.Snapshot, dev in
 			}
 		}
 		// The report: the note, and the tooltips' "?".
-		html, err := report.BuildHTML(s, report.HTMLOptions{Title: name, Top: 5, Devices: []int{dev}, Stats: statsFromReplay})
+		page, err := buildHTML(s, html.Options{Title: name, Top: 5, Devices: []int{dev}})
 		if err != nil {
 			errorf("report: %v", err)
 			return
 		}
-		if d := html.Devices[0]; !slices.Contains(d.Notes, note) || !d.RequestedUnknown || d.Summary != torch.String() {
+		if d := page.Devices[0]; !slices.Contains(d.Notes, note) || !d.RequestedUnknown || d.Summary != torch.String() {
 			errorf("requested unknown, but the report's notes are %q (RequestedUnknown %v)", d.Notes, d.RequestedUnknown)
 		}
 		return
@@ -386,7 +391,7 @@ func checkRequestedViews(t *testing.T, name string, s *snapshot.Snapshot, dev in
 			errorf("requested exact, but %s says it is unknown:\n%s", v, out)
 		}
 	}
-	if k.Current != analyze.Unknown && strings.Contains(torchReq[0][:12], "?") {
+	if k.Current != stats.Unknown && strings.Contains(torchReq[0][:12], "?") {
 		errorf("requested exact, but the torch table's Requested memory is %q", torchReq[0])
 	}
 	if strings.Contains(text.String(), "| Requested") && !strings.Contains(text.String(), figure) {
@@ -395,7 +400,17 @@ func checkRequestedViews(t *testing.T, name string, s *snapshot.Snapshot, dev in
 	if p := sj.Devices[0].Total.RequestedBytes; p == nil || *p != total {
 		errorf("requested exact, but summary --json gives total requested_bytes %v, want %d", p, total)
 	}
-	if p := sj.Devices[0].MemoryStats["requested_bytes.all.current"].Value; k.Current != analyze.Unknown && (p == nil || *p != st.RequestedBytes[analyze.PoolAll].Current) {
+	if p := sj.Devices[0].MemoryStats["requested_bytes.all.current"].Value; k.Current != stats.Unknown && (p == nil || *p != st.RequestedBytes[stats.PoolAll].Current) {
 		errorf("requested exact, but summary --json gives requested_bytes.all.current %v", p)
 	}
+}
+
+// statsFor is the summary's memory_stats() figures of device dev of s.
+func statsFor(s *snapshot.Snapshot, dev int) (*stats.MemoryStats, []string) {
+	return analysis.New(s, analysis.Options{Mode: replay.StatsOnly}).Stats(dev)
+}
+
+// buildHTML is the report of s, analysed as the report command does.
+func buildHTML(s *snapshot.Snapshot, opt html.Options) (*html.Report, error) {
+	return html.Build(analysis.New(s, opt.Analysis()), opt)
 }

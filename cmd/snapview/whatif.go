@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
@@ -25,6 +27,9 @@ type whatifOptions struct {
 	json   bool
 }
 
+// newWhatifCmd builds the whatif command. It is long for its help text
+// (the candidate settings, the verdicts and the JSON keys, printed by
+// --help as written here), not for its logic, which is runWhatif's.
 func newWhatifCmd() *cobra.Command {
 	opts := &whatifOptions{}
 	cmd := &cobra.Command{
@@ -190,8 +195,9 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 		}
 		v := &report.WhatifView{}
 		prog := newSimProgress(errOut)
+		an := analysis.New(s, analysis.Options{Mode: replay.StatsOnly})
 		for _, d := range withTrace {
-			r, err := whatif.Analyze(s, d, nil, whatif.Options{
+			r, err := an.WhatIf(d, whatif.Options{
 				Limit: limit, Confs: confs,
 				Progress: func(done, total int) { prog.update(d, done, total) },
 			})

@@ -261,7 +261,7 @@ func TestWhatifLimitBelowFile(t *testing.T) {
 }
 
 // TestWhatifTrustMarks: on a trace that misses the start, the file row's
-// peaks carry summary's '+' (analyze.DecideTrust), and neither "exact"
+// peaks carry summary's '+' (replay.DecideTrust), and neither "exact"
 // nor "no setting does better" is claimed for the run (TESTER finding 5).
 func TestWhatifTrustMarks(t *testing.T) {
 	file := sharedSnapshot(t, "big/gpt2_2M_events/snapshot.pickle.xz")

@@ -16,7 +16,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
-	"github.com/snapview/snapview/analyze"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/export"
 	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
@@ -75,9 +75,9 @@ func TestDuckDBReproducesPeakAndStacks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var results []*analyze.Result
+		var results []*replay.Result
 		for _, d := range s.Devices() {
-			r, err := analyze.Replay(s, d)
+			r, err := replay.Run(s, d, replay.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,195 @@
+// Package analysis is the per-file analysis handle: one decoded snapshot,
+// each of its devices replayed at most once (package analyze/replay), and
+// every view a query on it: the memory_stats() figures with their trust
+// (Stats), the trace's coverage, `info`'s description (Info), leaks, the
+// states at moments, the timeline, the what-if inputs and the sides that
+// `diff` and `ranks` compare.
+//
+// A File replays a device the first time a view asks for it; views of one
+// device share that replay, and views may run on several goroutines at
+// once (a device's replay runs once, the others wait for it). ReplayAll
+// and Start replay several devices side by side. How much of each replay
+// is kept (Options.Mode) is chosen once per File, by the command that
+// knows which views it will ask for: the figures at the end only
+// (`summary`, `info`), the peaks (`diff`, `ranks`), or the series and
+// allocations (`leaks`, `report`, ...).
+//
+// The package never prints and never does I/O.
+package analysis
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// Options says how a File replays its devices.
+type Options struct {
+	// Mode says how much of each replay is kept (the zero Mode: all of
+	// it, replay.Full).
+	Mode replay.Mode
+	// States, when set, gives for a device's trace the entries whose
+	// allocator state its replay captures in its one pass, with the
+	// peak's (replay.Options.States and PeakState; Full mode only). nil
+	// from States: none for that device.
+	States func(trace []snapshot.TraceEntry) []int
+}
+
+// File is the analysis of one decoded snapshot. Its methods are safe for
+// concurrent use. The File keeps Snap, which must not change while the
+// File is in use.
+type File struct {
+	// Snap is the decoded snapshot.
+	Snap *snapshot.Snapshot
+
+	opt  Options
+	mu   sync.Mutex
+	devs map[int]*deviceReplay
+}
+
+// deviceReplay is the one replay of one device.
+type deviceReplay struct {
+	once sync.Once
+	done atomic.Bool // once has run
+	res  *replay.Result
+	err  error
+}
+
+// New returns the analysis of s. It replays nothing until a view asks.
+func New(s *snapshot.Snapshot, opt Options) *File {
+	return &File{Snap: s, opt: opt, devs: map[int]*deviceReplay{}}
+}
+
+// Replay returns the replay of device (replay.Run with the File's
+// Options), replaying it on the first call; later and concurrent calls
+// get the same Result and error. The error is replay.Run's: a negative
+// device, or one the file holds nothing for.
+func (f *File) Replay(device int) (*replay.Result, error) {
+	f.mu.Lock()
+	d := f.devs[device]
+	if d == nil {
+		d = &deviceReplay{}
+		f.devs[device] = d
+	}
+	f.mu.Unlock()
+	d.once.Do(func() {
+		d.res, d.err = f.run(device)
+		d.done.Store(true)
+	})
+	return d.res, d.err
+}
+
+// run replays device with the File's options.
+func (f *File) run(device int) (*replay.Result, error) {
+	opt := replay.Options{Mode: f.opt.Mode}
+	if f.opt.States != nil {
+		if opt.States = f.opt.States(replay.DeviceTrace(f.Snap, device)); opt.States != nil {
+			opt.PeakState = true
+		}
+	}
+	return replay.Run(f.Snap, device, opt)
+}
+
+// Forget drops the File's replay of device, for a caller that has done
+// with it and visits many devices: a file of 10^5 devices is then not
+// held in memory replay by replay. A later view replays the device again;
+// views waiting for the replay still get it.
+func (f *File) Forget(device int) {
+	f.mu.Lock()
+	delete(f.devs, device)
+	f.mu.Unlock()
+}
+
+// begun reports whether the File has a replay of device, done or running.
+func (f *File) begun(device int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.devs[device] != nil
+}
+
+// replayed returns the replay of device when it is done, without
+// replaying or waiting; ok is false otherwise.
+func (f *File) replayed(device int) (r *replay.Result, err error, ok bool) {
+	f.mu.Lock()
+	d := f.devs[device]
+	f.mu.Unlock()
+	if d == nil || !d.done.Load() {
+		return nil, nil, false
+	}
+	return d.res, d.err, true
+}
+
+// Start replays devices side by side, on up to GOMAXPROCS goroutines, and
+// returns at once: the views that need a device's replay wait for it
+// (Replay), the others run meanwhile.
+func (f *File) Start(devices []int) {
+	work := make(chan int, len(devices))
+	for _, d := range devices {
+		work <- d
+	}
+	close(work)
+	for range min(runtime.GOMAXPROCS(0), len(devices)) {
+		go func() {
+			for d := range work {
+				f.Replay(d) // the result stays in f
+			}
+		}()
+	}
+}
+
+// ReplayAll replays devices side by side, on up to GOMAXPROCS goroutines,
+// and returns when every one is done.
+func (f *File) ReplayAll(devices []int) {
+	f.Start(devices)
+	for _, d := range devices {
+		f.Replay(d) // waits for the replay Start began
+	}
+}
+
+// HasTrace reports whether device has trace entries.
+func (f *File) HasTrace(device int) bool {
+	return len(replay.DeviceTrace(f.Snap, device)) > 0
+}
+
+// Info is what `snapview info` says about the file, describing in Devices
+// the devices of only (every device when only is nil). The end-state
+// check and seeding of each device come from the File's replay of it when
+// one was begun (Start, ReplayAll, another view), waiting for it: Info
+// reads the file while the replays Start began run. A device without one
+// is replayed for Info alone and the replay is not kept, so that `info` on
+// a file of 10^5 devices does not hold them all.
+func (f *File) Info(only []int) *info.Info {
+	return info.Inspect(f.Snap, func(device int) (*replay.Result, error) {
+		if f.begun(device) {
+			return f.Replay(device)
+		}
+		return f.run(device)
+	}, only)
+}
+
+// DeviceInfos are the Devices of [File.Info] with their coverage, for
+// every device with segments or trace entries, as the summary shows them:
+// seeded[device] says whether the figures shown for device come from a
+// seeded replay, and the coverage comes from the replays the File has
+// made so far, or a pass over the trace of any other device. Nothing is
+// replayed or waited for, and Replayed is false.
+func (f *File) DeviceInfos(seeded map[int]bool) []info.DeviceInfo {
+	return info.InspectCoverage(f.Snap, func(d int) (bool, *replay.Coverage) {
+		c := f.TraceCoverage(d)
+		return seeded[d], &c
+	})
+}
+
+// TraceCoverage returns how the trace of device covers the run: from the
+// File's replay of it when that is done, else from a pass over the trace
+// (replay.TraceCoverage). Nothing is replayed or waited for.
+func (f *File) TraceCoverage(device int) replay.Coverage {
+	if r, err, ok := f.replayed(device); ok && err == nil && f.HasTrace(device) {
+		return r.Coverage
+	}
+	return replay.TraceCoverage(f.Snap, device)
+}

@@ -1,0 +1,74 @@
+package info
+
+import "github.com/snapview/snapview/snapshot"
+
+// HostMemory is what a snapshot says about pinned host memory: the
+// segments and trace of the CUDA host (pinned) allocator, which PyTorch
+// after 2.11 records with _record_memory_history(record_pinned_host_memory=True)
+// in the keys host_segments and host_traces (pytorch/pytorch#182407). The
+// pinned allocator keeps its own books (torch.cuda.host_memory_stats()); it
+// is not replayed.
+type HostMemory struct {
+	// Present is true when the file has host_segments or host_traces.
+	Present bool
+	// Segments counts the host segments; ReservedBytes sums their sizes;
+	// AllocatedBytes and Allocations are their active_allocated blocks;
+	// CachedBytes their inactive blocks (pinned memory kept for reuse).
+	Segments, Allocations                      int
+	ReservedBytes, AllocatedBytes, CachedBytes int64
+	// Entries is the length of host_traces; FirstUS and LastUS the time_us
+	// of its first and last entries (0 without); Actions counts entries per
+	// action, in action order.
+	Entries         int
+	FirstUS, LastUS int64
+	Actions         []snapshot.Count
+	// PeakAllocatedBytes is the highest sum of the sizes of allocations
+	// live at once along the trace (alloc adds its size, free_requested
+	// takes it off; a block allocated before the trace is not counted, so
+	// it is a lower bound unless the trace starts from nothing).
+	PeakAllocatedBytes int64
+}
+
+// Host summarises the pinned host memory of s.
+func Host(s *snapshot.Snapshot) HostMemory {
+	h := HostMemory{Present: s.HasHostTraces, Segments: len(s.HostSegments), Entries: len(s.HostTraces)}
+	for i := range s.HostSegments {
+		sg := &s.HostSegments[i]
+		h.ReservedBytes += sg.TotalSize
+		for j := range sg.Blocks {
+			switch b := &sg.Blocks[j]; b.State {
+			case snapshot.StateActiveAllocated:
+				h.Allocations++
+				h.AllocatedBytes += b.Size
+			case snapshot.StateInactive:
+				h.CachedBytes += b.Size
+			}
+		}
+	}
+	var counts actionTally
+	live := map[snapshot.Addr]int64{}
+	var cur int64
+	for i := range s.HostTraces {
+		e := &s.HostTraces[i]
+		counts[e.Action]++
+		if e.Flags&snapshot.FlagTime != 0 {
+			if h.FirstUS == 0 {
+				h.FirstUS = e.TimeUS
+			}
+			h.LastUS = e.TimeUS
+		}
+		switch e.Action {
+		case snapshot.ActionAlloc:
+			live[e.Addr] = e.Size
+			cur += e.Size
+			h.PeakAllocatedBytes = max(h.PeakAllocatedBytes, cur)
+		case snapshot.ActionFreeRequested, snapshot.ActionFreeCompleted:
+			if n, ok := live[e.Addr]; ok {
+				cur -= n
+				delete(live, e.Addr)
+			}
+		}
+	}
+	h.Actions = counts.counts(s)
+	return h
+}
