@@ -2,13 +2,13 @@ package report
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -87,13 +87,11 @@ func TestWhatifOOMVerdictTrust(t *testing.T) {
 	}
 }
 
-// sharedSnapshot loads a snapshot of ../shared, skipping without it.
+// sharedSnapshot loads a snapshot of the shared corpus (see
+// internal/corpus), or ends the test when it is absent.
 func sharedSnapshot(t testing.TB, rel string) *snapshot.Snapshot {
 	t.Helper()
-	path := filepath.Join("..", "..", "shared", "snapshots", rel)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("shared snapshots not available: %v", err)
-	}
+	path := corpus.Path(t, rel)
 	s, err := snapshot.Load(path)
 	if err != nil {
 		t.Fatal(err)
