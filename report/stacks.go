@@ -220,6 +220,33 @@ func stackWhere(s *snapshot.Snapshot, id snapshot.StackID) string {
 	return NewFrameTable(s).Where(id)
 }
 
+// BranchFrame names the frame at which stack id leaves stack other,
+// "adam.py:182 _init_group": walking both from their outermost frame,
+// the first of id's frames that other does not have at the same depth.
+// It tells apart two stacks that [FrameTable.Where] names alike. "" when
+// id has no frame other lacks (a prefix of other, or the same stack).
+func (t *FrameTable) BranchFrame(id, other snapshot.StackID) string {
+	a, b := t.s.Stack(id), t.s.Stack(other)
+	for k := 1; k <= len(a); k++ {
+		fa := a[len(a)-k]
+		if k <= len(b) && b[len(b)-k] == fa {
+			continue
+		}
+		fi := t.get(fa)
+		f := fi.frame
+		if k <= len(b) {
+			if fb := t.get(b[len(b)-k]).frame; fb == f {
+				continue // the same frame under another id
+			}
+		}
+		if fi.kind == frames.FrameCpp && fi.short != "" {
+			return clipLine(fi.short)
+		}
+		return clipLine(baseName(f.Filename) + ":" + strconv.FormatInt(f.Line, 10) + " " + f.Name)
+	}
+	return ""
+}
+
 // where is stackWhere with the frames' facts from t.
 func (t *FrameTable) Where(id snapshot.StackID) string {
 	stack := t.s.Stack(id)

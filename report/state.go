@@ -477,35 +477,13 @@ func writeOOM(ew *errWriter, v *StateView, o *replay.OOMInfo) {
 	}
 }
 
-// writeOOMWhatif is the what-if verdict under an OOM: which candidate
-// settings would have run the whole trace without one.
+// writeOOMWhatif is the what-if verdict under an OOM (WhatifCapVerdict,
+// as whatif prints it).
 func writeOOMWhatif(ew *errWriter, r *whatif.Result) {
-	var fits, fails []string
-	for i := 1; i < len(r.Rows); i++ {
-		row := &r.Rows[i]
-		if row.Fits() {
-			fits = append(fits, fmt.Sprintf("%s (peak reserved %s)", row.Conf, units.Bytes(row.PeakReserved)))
-		} else {
-			fails = append(fails, row.Conf)
-		}
-	}
 	ew.printf("\nWhat-if (snapview whatif): the requests of the whole trace simulated under other settings;\n")
 	ew.printf("%s", wrapAt("  ", whatifLimitLine(r)+".", textWidth(ew.w)))
 	ew.printf("%s", wrapAt("  ", whatifSelfCheckLine(r), textWidth(ew.w)))
-	if len(fits) == 0 {
-		ew.printf("  No candidate setting would have avoided the OOM.\n")
-	} else {
-		ew.printf("  Would have fit:\n")
-		for _, f := range fits {
-			ew.printf("    PYTORCH_CUDA_ALLOC_CONF=%s\n", f)
-		}
-	}
-	if len(fails) > 0 {
-		ew.printf("%s", wrapAt("  ", "Would still fail: "+strings.Join(fails, "; ")+".", textWidth(ew.w)))
-	}
-	if u := r.Uncapped; u != nil {
-		ew.printf("%s", wrapAt("  ", fmt.Sprintf("With no cap the file's settings reserve at most %s: the memory this run needed.", units.Bytes(u.PeakReserved)), textWidth(ew.w)))
-	}
+	ew.printf("%s", wrapAt("  ", WhatifCapVerdict(r), textWidth(ew.w)))
 }
 
 // statePoolLabel names a pool: "large" or "small", the private pool id

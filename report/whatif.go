@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
@@ -19,10 +20,11 @@ type WhatifView struct {
 
 // confWidth is the width the table's PYTORCH_CUDA_ALLOC_CONF cells wrap
 // at.
-const confWidth = 32
+const confWidth = 29
 
 // confLabel is how a row's PYTORCH_CUDA_ALLOC_CONF prints in the table:
-// one setting a line, a long one broken after its key.
+// one setting a line, each line but the last ending in its comma so that
+// a combined setting reads as one value, a long one broken after its key.
 func confLabel(r *whatif.Row) string {
 	c := strings.TrimSpace(r.Conf)
 	if c == "" {
@@ -38,7 +40,10 @@ func confLabel(r *whatif.Row) string {
 		lines = append(lines, part)
 	}
 	var out []string
-	for _, l := range lines {
+	for i, l := range lines {
+		if i < len(lines)-1 {
+			l += ","
+		}
 		if k := strings.IndexByte(l, ':'); len(l) > confWidth && k > 0 {
 			out = append(out, l[:k+1], "  "+l[k+1:])
 			continue
@@ -50,15 +55,68 @@ func confLabel(r *whatif.Row) string {
 
 // whatifLimitLine says which cap was simulated and where it came from.
 func whatifLimitLine(r *whatif.Result) string {
-	switch {
-	case r.LimitGiven:
-		return fmt.Sprintf("cap %s (%s B, --limit)", units.Bytes(r.Limit), units.Int(r.Limit))
-	case r.Inferred != nil:
-		return fmt.Sprintf("cap inferred from the OOM: at least %s (%s B, the highest reserved) and less than %s (%s B, "+
-			"reserved at the failed request plus the segment it needed); simulated at the lower bound (--limit sets it)",
-			units.Bytes(r.Inferred.Min), units.Int(r.Inferred.Min), units.Bytes(r.Inferred.Max+1), units.Int(r.Inferred.Max+1))
+	var b strings.Builder
+	switch r.LimitSource {
+	case whatif.LimitFlag:
+		fmt.Fprintf(&b, "cap %s (%s B, --limit)", units.Bytes(r.Limit), units.Int(r.Limit))
+	case whatif.LimitOOMMessage:
+		how := "its \"" + msgFigure(r.Message.Allowed) + " allowed\""
+		if r.Message.Allowed == nil {
+			how = "the reserved bytes at the oom entry plus its \"" + msgFigure(r.Message.Free) + " is free\""
+		}
+		if b2 := r.Inferred; b2 != nil {
+			fmt.Fprintf(&b, "cap from the OOM message (--oom-message: %s, printed to two decimals) and the trace: "+
+				"%s to %s B; each setting simulated at both ends", how, units.Int(b2.Min), units.Int(b2.Max))
+		} else {
+			fmt.Fprintf(&b, "cap from the OOM message (--oom-message: %s): %s (%s B)", how, units.Bytes(r.Limit), units.Int(r.Limit))
+		}
+	case whatif.LimitInferredOOM, whatif.LimitInferredReleases:
+		what := "the OOM: at least the highest reserved, less than the reserved bytes at the failed request plus the segment it needed"
+		if r.LimitSource == whatif.LimitInferredReleases {
+			what = "the frees of cached segments right before new ones (the allocator making room under a cap): at least the " +
+				"highest reserved, less than the reserved bytes before such frees plus the segment needed"
+		}
+		if b2 := r.Inferred; b2 != nil {
+			fmt.Fprintf(&b, "cap inferred from %s; the cap lies in %s to %s (%s to %s B): each setting simulated at both ends "+
+				"(the table at the lower; --limit or --oom-message fixes it)", what, units.Bytes(b2.Min), units.Bytes(b2.Max),
+				units.Int(b2.Min), units.Int(b2.Max))
+		} else {
+			if r.LimitSource == whatif.LimitInferredOOM {
+				what = "the OOM: the reserved bytes there plus the free device memory the oom entry recorded (device_free, " +
+					"less than the segment it needed: the device was full)"
+			}
+			fmt.Fprintf(&b, "cap inferred from %s: %s (%s B)", what, units.Bytes(r.Limit), units.Int(r.Limit))
+		}
+	default:
+		b.WriteString("no cap (none given with --limit or --oom-message, and none the trace shows: no OOM, no frees of cached " +
+			"segments to make room)")
 	}
-	return "no cap (none given with --limit, and no OOM in the trace to infer one from)"
+	if m := r.Message; m != nil {
+		var figs []string
+		if m.Capacity != nil {
+			figs = append(figs, "device capacity "+m.Capacity.Text)
+		}
+		if m.InUse != nil {
+			figs = append(figs, "this process "+m.InUse.Text+" in use")
+		}
+		for _, o := range m.Others {
+			figs = append(figs, "another process "+o.Text)
+		}
+		if len(figs) > 0 {
+			fmt.Fprintf(&b, "; from the message: %s", strings.Join(figs, ", "))
+		}
+	}
+	if r.MessageNote != "" {
+		b.WriteString("; " + r.MessageNote)
+	}
+	return b.String()
+}
+
+func msgFigure(f *whatif.Figure) string {
+	if f == nil {
+		return "?"
+	}
+	return f.Text
 }
 
 // whatifPeakTrust is the exactness the peaks of row i carry: the file's
@@ -148,67 +206,167 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 				oom = fmt.Sprintf("yes, %d", row.FirstOOM)
 			}
 			e := whatifPeakTrust(r, i)
-			rows = append(rows, []string{mark, confLabel(row), figureValue(row.PeakReserved, true, e), figureValue(row.PeakAllocated, true, e),
-				units.Bytes(row.GapAtPeak), units.Int(row.DeviceAllocs), units.Int(row.AllocRetries), oom})
+			cells := []string{mark, confLabel(row), figureValue(row.PeakReserved, true, e), figureValue(row.PeakAllocated, true, e),
+				units.Bytes(row.GapAtPeak), units.Int(row.DeviceAllocs), units.Int(row.AllocRetries), oom}
+			if r.Inferred != nil {
+				cells = append(cells, fitsFromCell(row))
+			}
+			rows = append(rows, cells)
+		}
+		head := []string{"", "PYTORCH_CUDA_ALLOC_CONF", "Peak\nreserved", "Peak\nallocated", "Unused at\nreserved\npeak",
+			"Segments", "Retries", "OOM,\nentry"}
+		aligns := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
+		if r.Inferred != nil {
+			head = append(head, "Fits if\ncap at\nleast")
+			aligns = append(aligns, tw.AlignRight)
 		}
 		// Too wide: the settings wrap, then the segment and retry counts
 		// and the unused bytes go.
-		ft := fitWrapped(textWidth(w), []string{"", "PYTORCH_CUDA_ALLOC_CONF", "Peak\nreserved", "Peak\nallocated", "Unused\nat peak", "Segments", "Retries", "OOM,\nentry"},
-			[]tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft},
-			rows, nil, 1, 5, 6, 4)
+		ft := fitWrapped(textWidth(w), head, aligns, rows, nil, 1, 5, 6, 4, 8)
 		if err := ft.render(w, "--json has them"); err != nil {
 			return err
 		}
 		fmt.Fprint(w, wrapAt("", whatifVerdict(r), textWidth(w)))
+		own := &r.Rows[0]
+		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Unused (reserved minus allocated) under the file's settings: %s at the reserved peak, "+
+			"%s at the allocated peak.", units.Bytes(own.GapAtPeak), units.Bytes(own.GapAtAllocPeak)), textWidth(w)))
 	}
-	fmt.Fprint(w, wrapAt("", "Peaks are reserved_bytes and allocated_bytes .all.peak; Unused at peak is reserved minus allocated "+
-		"when reserved peaked; Segments counts cudaMalloc calls and expandable-segment mappings; Retries counts "+
+	fmt.Fprint(w, wrapAt("", "Peaks are reserved_bytes and allocated_bytes .all.peak; Unused at reserved peak is reserved minus allocated "+
+		"when reserved first reached its peak, once the request that raised it was served (--json has it at the allocated "+
+		"peak too); Fits if cap at least "+
+		"(with a cap interval) is the smallest cap from the interval's lower bound up under which the setting fits, to 2 MiB "+
+		"('<=' where the search stopped on its budget: it fits there); Segments counts cudaMalloc calls and expandable-segment mappings; Retries counts "+
 		"cudaMalloc retried after freeing the cache (num_alloc_retries); OOM gives the trace entry of the first "+
 		"request that fails ('ends': the file served that request, so the run would have ended there).", textWidth(w)))
 	return nil
 }
 
+// fitsFromCell is the "Fits if cap at least" cell of a row.
+func fitsFromCell(row *whatif.Row) string {
+	c := row.Cap
+	switch {
+	case c == nil:
+		return ""
+	case c.From == 0:
+		return "none"
+	case !c.FromExact:
+		return "<= " + units.Bytes(c.From)
+	}
+	return units.Bytes(c.From)
+}
+
 // whatifVerdict is the sentence under a device's table.
 func whatifVerdict(r *whatif.Result) string {
+	if r.LimitSource != whatif.LimitNone {
+		return WhatifCapVerdict(r)
+	}
 	own := &r.Rows[0]
 	var b strings.Builder
 	if r.Best >= 0 {
 		best := &r.Rows[r.Best]
-		if own.Fits() {
-			fmt.Fprintf(&b, "* Best: PYTORCH_CUDA_ALLOC_CONF=%q reserves %s at its peak, %s less than the file's settings.",
-				best.Conf, units.Bytes(best.PeakReserved), units.Bytes(own.PeakReserved-best.PeakReserved))
-		} else {
-			fmt.Fprintf(&b, "* Best: PYTORCH_CUDA_ALLOC_CONF=%q fits under the cap (peak reserved %s) where the file's settings fail at entry %d.",
-				best.Conf, units.Bytes(best.PeakReserved), own.FirstOOM)
-		}
-		var fits []string
-		for i := 1; i < len(r.Rows); i++ {
-			if i != r.Best && r.Rows[i].Fits() && !own.Fits() {
-				fits = append(fits, r.Rows[i].Conf)
-			}
-		}
-		if len(fits) > 0 {
-			fmt.Fprintf(&b, " Also fitting: %s.", strings.Join(fits, "; "))
-		}
-	} else if own.Fits() && r.Trust.History != stats.Exact {
+		fmt.Fprintf(&b, "* Best: PYTORCH_CUDA_ALLOC_CONF=%q reserves %s at its peak, %s less than the file's settings.",
+			best.Conf, units.Bytes(best.PeakReserved), units.Bytes(own.PeakReserved-best.PeakReserved))
+	} else if r.Trust.History != stats.Exact {
 		b.WriteString("No setting tried does better than the file's own over the part of the run the trace covers; " +
 			"before it, unknown.")
-	} else if own.Fits() {
-		b.WriteString("No setting tried does better than the file's own.")
 	} else {
-		b.WriteString("No setting tried fits under the cap.")
+		b.WriteString("No setting tried does better than the file's own.")
 	}
-	if u := r.Uncapped; u != nil {
-		fmt.Fprintf(&b, " With no cap, the file's settings reserve at most %s (%s B): the memory the run needed as it was.",
-			units.Bytes(u.PeakReserved), units.Int(u.PeakReserved))
-	}
-	switch {
-	case !r.SelfCheck.Exact:
+	if !r.SelfCheck.Exact {
 		b.WriteString(" (Approximate: see the self-check.)")
-	case r.Best >= 0 && r.Trust.History != stats.Exact:
+	} else if r.Best >= 0 && r.Trust.History != stats.Exact {
 		b.WriteString(" (Over the part of the run the trace covers.)")
 	}
 	return b.String()
+}
+
+// capText names the caps a verdict holds over.
+func capText(v whatif.Verdict) string {
+	if v.Lo == v.Hi {
+		return "under the cap of " + units.Bytes(v.Lo) + " (" + units.Int(v.Lo) + " B)"
+	}
+	return "at any cap from " + units.Bytes(v.Lo) + " to " + units.Bytes(v.Hi) + " (" + units.Int(v.Lo) + " to " + units.Int(v.Hi) + " B)"
+}
+
+// WhatifCapVerdict is the what-if verdict of a run under a cap, stated
+// over the caps the file allows (whatif.Result.Verdict): which settings
+// fit at every cap of the interval, which fit from a cap on, which fail.
+// whatif, state --at oom and the report's OOM marker all print it.
+func WhatifCapVerdict(r *whatif.Result) string {
+	v := r.Verdict()
+	var b strings.Builder
+	where := capText(v)
+	switch v.Own.Kind {
+	case whatif.FitsAll:
+		fmt.Fprintf(&b, "The file's settings fit %s.", where)
+	case whatif.FitsFrom:
+		at := "at " + units.Bytes(v.Lo)
+		if v.Own.From > v.Hi {
+			at = where
+		}
+		fmt.Fprintf(&b, "The file's settings fail %s; they fit from a cap of %s.", at, fromText(v.Own))
+	default:
+		fmt.Fprintf(&b, "The file's settings fail %s.", where)
+	}
+	var all, from, none []string
+	// Settings that fit from the same cap are named together, in the
+	// table's order.
+	fromIdx := map[string]int{}
+	var fromConfs [][]string
+	for _, f := range v.Settings {
+		c := strconv.Quote(f.Conf)
+		switch f.Kind {
+		case whatif.FitsAll:
+			all = append(all, fmt.Sprintf("%s (peak reserved %s)", c, units.Bytes(f.PeakReserved)))
+		case whatif.FitsFrom:
+			k := fromText(f)
+			i, ok := fromIdx[k]
+			if !ok {
+				i = len(from)
+				fromIdx[k] = i
+				from = append(from, k)
+				fromConfs = append(fromConfs, nil)
+			}
+			fromConfs[i] = append(fromConfs[i], c)
+		default:
+			none = append(none, c)
+		}
+	}
+	for i, k := range from {
+		from[i] = fmt.Sprintf("%s from %s", strings.Join(fromConfs[i], ", "), k)
+	}
+	if len(all) > 0 {
+		fmt.Fprintf(&b, " Fit %s: %s.", where, strings.Join(all, ", "))
+	}
+	if len(from) > 0 {
+		fmt.Fprintf(&b, " Fit only from a higher cap: %s.", strings.Join(from, "; "))
+	}
+	if len(all) == 0 && len(from) == 0 && len(none) > 0 {
+		fmt.Fprintf(&b, " No setting tried fits %s.", where)
+	} else if len(none) > 0 {
+		fmt.Fprintf(&b, " Fail at every cap tried: %s.", strings.Join(none, ", "))
+	}
+	if v.Best >= 0 {
+		fmt.Fprintf(&b, " * Best: PYTORCH_CUDA_ALLOC_CONF=%q.", r.Rows[v.Best].Conf)
+	}
+	if v.Uncapped > 0 {
+		fmt.Fprintf(&b, " With no cap, the file's settings reserve at most %s (%s B): the memory the run needed as it was.",
+			units.Bytes(v.Uncapped), units.Int(v.Uncapped))
+	}
+	switch {
+	case v.Approximate:
+		b.WriteString(" (Approximate: the simulation of the file's own settings diverges from the file.)")
+	case v.TraceOnly:
+		b.WriteString(" (Over the part of the run the trace covers: the file's " + TrustText(r.Trust) + ".)")
+	}
+	return b.String()
+}
+
+func fromText(f whatif.SettingFit) string {
+	if !f.FromExact {
+		return fmt.Sprintf("%s or less, more than %s", units.Bytes(f.From), units.Bytes(f.FromLow))
+	}
+	return units.Bytes(f.From) + " = " + units.Int(f.From) + " B"
 }
 
 type whatifJSON struct {
@@ -216,8 +374,11 @@ type whatifJSON struct {
 }
 
 type whatifDeviceJSON struct {
-	Device        int                 `json:"device"`
-	LimitBytes    *int64              `json:"limit_bytes"`
+	Device     int    `json:"device"`
+	LimitBytes *int64 `json:"limit_bytes"`
+	// LimitSource is "flag", "oom-message", "inferred-oom",
+	// "inferred-releases" or null (no cap).
+	LimitSource   *string             `json:"limit_source"`
 	LimitInferred *whatifBoundsJSON   `json:"limit_inferred"`
 	SelfCheck     whatifSelfCheckJSON `json:"self_check"`
 	// History is the trust of the file's history figures
@@ -230,6 +391,9 @@ type whatifDeviceJSON struct {
 	// with no cap (null when not simulated).
 	UncappedPeakReserved *int64                `json:"uncapped_peak_reserved_bytes"`
 	Candidates           []whatifCandidateJSON `json:"candidates"`
+	// Verdict is the sentence the text prints under the table (under a
+	// cap, WhatifCapVerdict: state --at oom and the report say the same).
+	Verdict string `json:"verdict"`
 }
 
 type whatifBoundsJSON struct {
@@ -259,8 +423,20 @@ type whatifCandidateJSON struct {
 	OOMEntry *int   `json:"oom_entry"`
 	Retries  int64  `json:"alloc_retries"`
 	Segments int64  `json:"segments_allocated"`
-	// UnusedAtPeak is reserved minus allocated when reserved peaked.
-	UnusedAtPeak int64 `json:"unused_at_peak_bytes"`
+	// UnusedAtPeak is reserved minus allocated when reserved peaked;
+	// UnusedAtAllocPeak when allocated peaked.
+	UnusedAtPeak      int64 `json:"unused_at_peak_bytes"`
+	UnusedAtAllocPeak int64 `json:"unused_at_allocated_peak_bytes"`
+	// FitsAtMinCap and FitsAtMaxCap: no request fails at the cap's lower
+	// and upper bound (one cap, or none: both are !oom); FitsFrom is the
+	// smallest cap from the lower bound up under which it fits (null:
+	// none found; with one cap, the cap when it fits).
+	FitsAtMinCap bool   `json:"fits_at_min_cap"`
+	FitsAtMaxCap bool   `json:"fits_at_max_cap"`
+	FitsFrom     *int64 `json:"fits_from_bytes"`
+	// FitsFromExact is false when the search stopped on its budget:
+	// fits_from_bytes is then a cap it fits under.
+	FitsFromExact bool `json:"fits_from_exact"`
 	// Best marks the row the text marks '*'.
 	Best bool `json:"best"`
 }
@@ -276,9 +452,13 @@ type whatifCandidateJSON struct {
 // "peaks_exactness", "oom", "oom_kind" ("none", "oom", or "ends": the file
 // served that request, so the run would have ended there), "oom_entry"
 // (null when none), "alloc_retries", "segments_allocated",
-// "unused_at_peak_bytes", "best" (the text's '*')}], the file's own
-// first), "uncapped_peak_reserved_bytes" (with no cap, the file's
-// settings; null when not simulated)}]}.
+// "unused_at_peak_bytes" (at the reserved peak),
+// "unused_at_allocated_peak_bytes", "fits_at_min_cap", "fits_at_max_cap",
+// "fits_from_bytes" (null: none found), "fits_from_exact", "best" (the
+// text's '*')}], the file's own first), "uncapped_peak_reserved_bytes"
+// (with no cap, the file's settings; null when not simulated),
+// "limit_source" ("flag", "oom-message", "inferred-oom",
+// "inferred-releases" or null), "verdict" (the text's sentence)}]}.
 func WriteWhatifJSON(w io.Writer, v *WhatifView) error {
 	out := whatifJSON{Devices: []whatifDeviceJSON{}}
 	for _, r := range v.Devices {
@@ -289,10 +469,14 @@ func WriteWhatifJSON(w io.Writer, v *WhatifView) error {
 
 // whatifDevice is one device of the JSON.
 func whatifDevice(r *whatif.Result) whatifDeviceJSON {
-	d := whatifDeviceJSON{Device: r.Device, Candidates: []whatifCandidateJSON{}}
+	d := whatifDeviceJSON{Device: r.Device, Candidates: []whatifCandidateJSON{}, Verdict: whatifVerdict(r)}
 	if r.Limit > 0 {
 		l := r.Limit
 		d.LimitBytes = &l
+	}
+	if r.LimitSource != whatif.LimitNone {
+		src := r.LimitSource
+		d.LimitSource = &src
 	}
 	if b := r.Inferred; b != nil {
 		d.LimitInferred = &whatifBoundsJSON{Min: b.Min, Max: b.Max}
@@ -313,7 +497,21 @@ func whatifDevice(r *whatif.Result) whatifDeviceJSON {
 		c := whatifCandidateJSON{
 			Conf: row.Conf, Source: row.Source, PeakReserved: row.PeakReserved, PeakAllocated: row.PeakAllocated,
 			OOM: !row.Fits(), OOMKind: "none", Retries: row.AllocRetries, Segments: row.DeviceAllocs,
-			PeaksExact: whatifPeakTrust(r, i).String(), UnusedAtPeak: row.GapAtPeak, Best: i == r.Best,
+			PeaksExact: whatifPeakTrust(r, i).String(), UnusedAtPeak: row.GapAtPeak, UnusedAtAllocPeak: row.GapAtAllocPeak,
+			Best: i == r.Best, FitsFromExact: true,
+		}
+		if cf := row.Cap; cf != nil {
+			c.FitsAtMinCap, c.FitsAtMaxCap, c.FitsFromExact = cf.AtMin, cf.AtMax, cf.FromExact
+			if cf.From > 0 {
+				from := cf.From
+				c.FitsFrom = &from
+			}
+		} else {
+			c.FitsAtMinCap, c.FitsAtMaxCap = row.Fits(), row.Fits()
+			if row.Fits() && r.Limit > 0 {
+				l := r.Limit
+				c.FitsFrom = &l
+			}
 		}
 		switch {
 		case row.Stopped:
@@ -331,29 +529,8 @@ func whatifDevice(r *whatif.Result) whatifDeviceJSON {
 }
 
 // WhatifOOMVerdict is the what-if verdict in one sentence, for the HTML
-// report's OOM marker: the candidate settings that would have run the
-// whole trace without an OOM, with their predicted peak reserved.
+// report's OOM marker: WhatifCapVerdict, as whatif and state --at oom
+// print it.
 func WhatifOOMVerdict(r *whatif.Result) string {
-	var fits []string
-	for i := 1; i < len(r.Rows); i++ {
-		if row := &r.Rows[i]; row.Fits() {
-			fits = append(fits, fmt.Sprintf("%s (peak reserved %s)", row.Conf, units.Bytes(row.PeakReserved)))
-		}
-	}
-	v := "What-if (snapview whatif, the cap inferred from the OOM): "
-	if len(fits) == 0 {
-		v += "no candidate PYTORCH_CUDA_ALLOC_CONF setting would have avoided it"
-	} else {
-		v += "PYTORCH_CUDA_ALLOC_CONF=" + strings.Join(fits, ", or ") + " would have fit"
-	}
-	if u := r.Uncapped; u != nil {
-		v += fmt.Sprintf("; with no cap the run reserves at most %s", units.Bytes(u.PeakReserved))
-	}
-	switch {
-	case !r.SelfCheck.Exact:
-		v += " (approximate: the simulation of the file's own settings diverges from the file)"
-	case r.Trust.History != stats.Exact:
-		v += " (over the part of the run the trace covers: the file's " + TrustText(r.Trust) + ")"
-	}
-	return v + "."
+	return "What-if (snapview whatif): " + WhatifCapVerdict(r)
 }

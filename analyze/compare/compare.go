@@ -473,6 +473,22 @@ func Compare(base, new *Side) *Diff {
 			Exactness: bothExact(be, ne), BaseExactness: be, NewExactness: ne,
 		})
 	}
+	// torch's own peaks (memory_stats() .peak after the last entry): the
+	// .peak rows above are the peaks up to each side's moment.
+	for _, f := range []struct {
+		name string
+		get  func(s *stats.MemoryStats) int64
+	}{
+		{"allocated_bytes.all.peak (whole trace)", func(s *stats.MemoryStats) int64 { return s.AllocatedBytes[stats.PoolAll].Peak }},
+		{"reserved_bytes.all.peak (whole trace)", func(s *stats.MemoryStats) int64 { return s.ReservedBytes[stats.PoolAll].Peak }},
+	} {
+		b, n := f.get(&base.End), f.get(&new.End)
+		be, ne := base.End.Known.History, new.End.Known.History
+		d.Figures = append(d.Figures, FigureDiff{
+			Name: f.name, Base: b, New: n, Delta: n - b, Bytes: true,
+			Exactness: bothExact(be, ne), BaseExactness: be, NewExactness: ne,
+		})
+	}
 	rec := func(what, b, n string) {
 		if b != n {
 			d.Recording = append(d.Recording, RecordingDiff{What: what, Base: b, New: n})

@@ -57,6 +57,27 @@ func BenchmarkWhatif(b *testing.B) {
 			perEntry(b)
 		})
 	}
+	// The cap interval's search: a cap interval below the peak the file's
+	// settings reach with no cap (90% to 95% of it), each setting run at
+	// the lower bound with its checkpoint, then searchCap; compare its
+	// cpu-ms/op with simulate_ (the issue asks at most 3x).
+	peak := newSim(p, own, 0, nil).run().PeakReserved
+	lo, hi := peak/10*9, peak/20*19
+	for _, conf := range []string{"", "expandable_segments:True", "max_split_size_mb:128"} {
+		cfg, _ := allocator.Parse(conf)
+		b.Run("interval_"+conf, func(b *testing.B) {
+			cpu0 = cpuTime()
+			var f CapFit
+			for b.Loop() {
+				sm := newSim(p, cfg, lo, nil)
+				sm.ckptOn = true
+				out := sm.run()
+				f = searchCap(sm, out, lo, hi, searchBudget(len(p.ops)))
+			}
+			perEntry(b)
+			b.ReportMetric(float64(f.Ops)/float64(len(p.ops)), "extra-runs")
+		})
+	}
 	b.Run("selfcheck", func(b *testing.B) {
 		cpu0 = cpuTime()
 		for b.Loop() {

@@ -32,6 +32,11 @@ type checker struct {
 	esBase map[int32]uint64 // trace address of each simulated expandable segment's base
 	res    SelfCheck
 	failed bool
+	// capSide says, at the divergence, which way the cap simulated was
+	// off: -1 too low (the simulation frees cached segments, or fails a
+	// request, where the file did not), +1 too high (the file frees or
+	// fails where the simulation does not), 0 neither or unknown.
+	capSide int
 }
 
 func newChecker(p *program) *checker {
@@ -72,6 +77,12 @@ func (c *checker) segment(ev segEvent) {
 	j := int(segs[c.cursor])
 	e := &c.p.trace[j]
 	if e.Action != ev.action || e.Size != ev.size {
+		switch fr, sr := isRelease(e.Action), isRelease(ev.action); {
+		case sr && !fr:
+			c.capSide = -1
+		case fr && !sr:
+			c.capSide = +1
+		}
 		c.fail(j, "the file has a %s of %d bytes, the simulation a %s of %d bytes", e.Action, e.Size, ev.action, ev.size)
 		return
 	}
@@ -113,14 +124,19 @@ func (c *checker) done(o *op, ok bool, b int32) {
 	if c.cursor < len(c.p.segEntries) && int(c.p.segEntries[c.cursor]) < i {
 		j := int(c.p.segEntries[c.cursor])
 		e := &c.p.trace[j]
+		if isRelease(e.Action) {
+			c.capSide = +1
+		}
 		c.fail(j, "the file's %s of %d bytes does not happen in the simulation (it serves the request at entry %d from its cache)", e.Action, e.Size, i)
 		return
 	}
 	e := &c.p.trace[i]
 	switch {
 	case o.kind == opAlloc && !ok:
+		c.capSide = -1
 		c.fail(i, "the request of %d bytes fails in the simulation; the file served it", e.Size)
 	case o.kind == opOOM && ok:
+		c.capSide = +1
 		c.fail(i, "the request of %d bytes fails in the file; the simulation serves it", e.Size)
 	case o.kind == opAlloc:
 		x := &c.s.blocks[b]

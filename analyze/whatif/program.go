@@ -16,7 +16,17 @@
 // Before predicting anything, [Analyze] simulates the file under its own
 // settings and compares the result with the file (the self-check): every
 // segment_alloc (or segment_map) size and address in order, every
-// allocation's segment and offset, the peaks and the OOMs.
+// allocation's segment and offset, the peaks and the OOMs. The file's row
+// and any other setting are one computation (a setting given as the
+// file's own gives the file's row).
+//
+// The cap the run had is given (Options.Limit), read from torch's OOM
+// message ([ParseOOMMessage]), or bounded by the trace (its oom entry, or
+// the cached-segment frees the allocator makes for room under a cap).
+// Where only bounds are known, each setting is simulated at both ends and
+// the smallest cap under which it fits is searched ([CapFit]); [Verdict]
+// states the answer over the bounds, and [OOMVerdict] is the one every
+// view of an OOM prints.
 package whatif
 
 import (

@@ -84,6 +84,9 @@ type Outcome struct {
 	// GapAtPeak is reserved minus allocated bytes when reserved first
 	// reached its peak, once the request that raised it was served.
 	GapAtPeak int64
+	// GapAtAllocPeak is reserved minus allocated bytes when allocated
+	// first reached its peak.
+	GapAtAllocPeak int64
 	// DeviceAllocs counts cudaMalloc calls and expandable-segment page
 	// mappings (num_device_alloc).
 	DeviceAllocs int64
@@ -123,7 +126,16 @@ type sim struct {
 	newPeak             bool // reserved peaked since the last served request
 
 	nextSynthetic uint64
-	nextMalloc    int // index into prog.segEntries of the next segment_alloc to borrow an address from
+	nextMalloc    int  // index into prog.segEntries of the next segment_alloc to borrow an address from
+	offTrace      bool // a cudaMalloc did not match the trace's: addresses are simulated from then on
+
+	// ckptOn asks run to keep, in ckpt, a copy of the state before the
+	// first request the cap could change (op ckptOp): the start of a
+	// search over higher caps (searchCap).
+	ckptOn bool
+	ckpt   *sim
+	ckptOp int
+	steps  int64 // ops simulated
 }
 
 const (
@@ -219,7 +231,10 @@ func (s *sim) addReserved(n int64) {
 
 func (s *sim) addAllocated(n int64) {
 	s.allocated += n
-	s.out.PeakAllocated = max(s.out.PeakAllocated, s.allocated)
+	if s.allocated > s.out.PeakAllocated {
+		s.out.PeakAllocated = s.allocated
+		s.out.GapAtAllocPeak = s.reserved - s.allocated
+	}
 }
 
 // load builds the state before the first entry from the program's seed.
@@ -311,11 +326,20 @@ func (s *sim) load() {
 }
 
 // run simulates the program and returns the outcome.
-func (s *sim) run() Outcome {
-	for i := range s.prog.ops {
-		o := &s.prog.ops[i]
+func (s *sim) run() Outcome { return s.runFrom(0) }
+
+// runFrom simulates the program from op start (the state being the one
+// before it) and returns the outcome.
+func (s *sim) runFrom(start int) Outcome {
+	ops := s.prog.ops
+	for i := start; i < len(ops); i++ {
+		o := &ops[i]
+		s.steps++
 		switch o.kind {
 		case opAlloc, opOOM:
+			if s.ckptOn && s.ckpt == nil && s.mayBind(o) {
+				s.ckpt, s.ckptOp = s.clone(), i
+			}
 			ok := s.malloc(o)
 			if s.obs != nil {
 				s.obs.done(o, ok, s.blockOf[o.id])
@@ -465,15 +489,17 @@ func (s *sim) allocBlock(pi int16, stream uint64, size, allocSize int64, retry b
 
 // mallocAddr is the address cudaMalloc returns for size bytes. The
 // address decides between cached blocks of equal size (BlockComparatorSize
-// ends with it). Under the file's own settings (the self-check) it is the
-// trace's next segment_alloc address when that segment has the same size:
-// the driver's actual choice. Otherwise it is the next address below the
-// previous simulated segments, as the CUDA driver hands out addresses in
-// the recordings (each new segment below the last): the driver's choice
-// for a run that did not happen cannot be known, and this one predicts
-// the what-if recordings to the byte.
+// ends with it). Every simulation, under any setting, takes it the same
+// way, so that a setting simulated with --conf and the file's own row are
+// one computation: while the simulation's cudaMalloc calls have matched
+// the trace's segment_alloc entries one for one, size for size, the
+// trace's address is the driver's choice. From the first that does not,
+// the address is the next one below every segment so far, as the CUDA
+// driver hands out addresses in the recordings (each new segment below
+// the last): the driver's choice for a run that did not happen cannot be
+// known, and this one predicts the what-if recordings to the byte.
 func (s *sim) mallocAddr(size int64) uint64 {
-	if s.obs != nil {
+	if !s.offTrace {
 		segs := s.prog.segEntries
 		for s.nextMalloc < len(segs) && s.prog.trace[segs[s.nextMalloc]].Action != snapshot.ActionSegmentAlloc {
 			s.nextMalloc++
@@ -482,9 +508,11 @@ func (s *sim) mallocAddr(size int64) uint64 {
 			e := &s.prog.trace[segs[s.nextMalloc]]
 			s.nextMalloc++
 			if e.Size == size {
+				s.nextSynthetic = min(s.nextSynthetic, uint64(e.Addr))
 				return uint64(e.Addr)
 			}
 		}
+		s.offTrace = true
 	}
 	s.nextSynthetic -= uint64((size + allocator.SmallBuffer - 1) / allocator.SmallBuffer * allocator.SmallBuffer)
 	return s.nextSynthetic

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/snapview/snapview/analyze/allocator"
@@ -23,9 +24,16 @@ const (
 type Options struct {
 	// Limit is the cap the process ran under, bytes
 	// (set_per_process_memory_fraction x the device's memory, or the
-	// device's memory); 0 means none was given: it is inferred from an
-	// oom entry when the trace has one, else the run is taken as uncapped.
+	// device's memory); 0 means none was given: it is taken from
+	// OOMMessage, else bounded by the trace's first oom entry, else by the
+	// frees of cached segments right before new ones (the allocator making
+	// room under a cap), else the run is taken as uncapped.
 	Limit int64
+	// OOMMessage is torch's OutOfMemoryError message for the run
+	// ([ParseOOMMessage]), nil when not given: its "N allowed" (or, with
+	// no fraction, its free memory over the reserved bytes at the oom
+	// entry) fixes the cap to format_size's precision.
+	OOMMessage *OOMMessage
 	// Confs are PYTORCH_CUDA_ALLOC_CONF values to simulate; when empty,
 	// [Candidates] are.
 	Confs []string
@@ -37,15 +45,6 @@ type Options struct {
 	Progress func(done, total int)
 }
 
-// Bounds are the bounds of a cap inferred from an OOM, bytes.
-type Bounds struct {
-	// Min is the highest reserved seen: the cap is at least that.
-	Min int64
-	// Max is the reserved bytes when the request failed plus the segment
-	// it needed, minus one: the cap is below that sum.
-	Max int64
-}
-
 // Row is one simulated setting.
 type Row struct {
 	// Conf is the PYTORCH_CUDA_ALLOC_CONF value: as recorded for the file's
@@ -54,6 +53,9 @@ type Row struct {
 	Source string
 	Config allocator.Config
 	Outcome
+	// Cap is how the setting fares over the cap interval (nil when the
+	// cap is one value or none); Outcome is the run at its lower bound.
+	Cap *CapFit
 }
 
 // Fits reports whether no request failed under the row's setting.
@@ -62,22 +64,34 @@ func (r *Row) Fits() bool { return r.OOMs == 0 }
 // Result is the what-if analysis of one device.
 type Result struct {
 	Device int
-	// Limit is the cap simulated, bytes (0: none). LimitGiven is true when
-	// it came from Options.Limit; Inferred holds the bounds an OOM gives
-	// (nil without an oom entry, or when a cap was given).
-	Limit      int64
-	LimitGiven bool
-	Inferred   *Bounds
+	// Limit is the cap the rows were simulated under, bytes (0: none): the
+	// lower bound of Inferred when the file only bounds the cap.
+	// LimitGiven is true when it came from Options.Limit. LimitSource says
+	// where it came from (LimitNone, LimitFlag, LimitOOMMessage,
+	// LimitInferredOOM, LimitInferredReleases). Inferred holds the bounds
+	// when the cap is an interval (nil when it is one value or none): each
+	// row's Cap then says how it fares over it.
+	Limit       int64
+	LimitGiven  bool
+	LimitSource string
+	Inferred    *Bounds
+	// Message is Options.OOMMessage; MessageNote says why its cap was not
+	// used ("" when it was, or none was given).
+	Message     *OOMMessage
+	MessageNote string
 	// SelfCheck compares the file's own row with the file. When it is not
 	// exact, every prediction is approximate.
 	SelfCheck SelfCheck
 	// Rows: the file's own settings first, then the --conf values or the
 	// candidates.
 	Rows []Row
-	// Best indexes the row to recommend: the one that fits with the
-	// lowest peak reserved, when it is not the file's own setting and
-	// does better than it (fits where the file failed, or reserves less);
-	// -1 when none does.
+	// Best indexes the row to recommend: of the rows that fit (at every
+	// cap of the interval, when the cap is an interval), the one with the lowest
+	// peak reserved, the simpler on a tie; when none fits and the file's
+	// row fails, the one that fits from the lowest cap; only when it is
+	// not the file's own setting and does better than it (fits where the
+	// file failed, reserves less, or fits from a lower cap); -1 when none
+	// does.
 	Best int
 	// EmptyCaches counts the empty_cache() calls read from the trace: runs
 	// of segment_free or segment_unmap entries that are not the allocator
@@ -110,12 +124,14 @@ type Result struct {
 }
 
 // Candidates returns the settings snapview tries besides the file's own
-// settings own: each changes one setting of own (expandable_segments:True;
+// settings own: torch's defaults ("") and own with each of its settings
+// removed (so that no change is recommended where a simpler setting does
+// as well), then own with one setting changed: expandable_segments:True;
 // max_split_size_mb 64, 128, 256 and 512; roundup_power2_divisions 4, 8
 // and the interval form of torch's documentation; and, under a cap
 // (limit > 0), garbage_collection_threshold 0.6 and 0.8, which torch
-// applies only under a per-process memory fraction). A candidate equal to
-// own is left out.
+// applies only under a per-process memory fraction. A candidate equal to
+// own or to an earlier one is left out.
 func Candidates(own allocator.Config, limit int64) []allocator.Config {
 	var out []allocator.Config
 	add := func(f func(*allocator.Config)) {
@@ -125,6 +141,13 @@ func Candidates(own allocator.Config, limit int64) []allocator.Config {
 			out = append(out, c)
 		}
 	}
+	def := allocator.Default()
+	add(func(c *allocator.Config) { *c = def })
+	add(func(c *allocator.Config) { c.ExpandableSegments = false })
+	add(func(c *allocator.Config) { c.MaxSplitSize = def.MaxSplitSize })
+	add(func(c *allocator.Config) { c.MaxNonSplitRounding = def.MaxNonSplitRounding })
+	add(func(c *allocator.Config) { c.GarbageCollectionThreshold = 0 })
+	add(func(c *allocator.Config) { c.Divisions = def.Divisions })
 	add(func(c *allocator.Config) { c.ExpandableSegments = true })
 	for _, mb := range []int64{64, 128, 256, 512} {
 		add(func(c *allocator.Config) { c.MaxSplitSize = mb << 20 })
@@ -170,12 +193,32 @@ func Analyze(s *snapshot.Snapshot, device int, r *replay.Result, opts Options) (
 	own := r.Config()
 	res := &Result{Device: device, Best: -1, Seeded: r.Seeded, Trust: r.Stats.Known}
 
-	res.Limit, res.LimitGiven = opts.Limit, opts.Limit > 0
-	if b := inferLimit(s.Traces[device], r, own); b != nil && !res.LimitGiven {
-		res.Inferred = b
-		res.Limit = b.Min
+	res.LimitGiven = opts.Limit > 0
+	res.Message = opts.OOMMessage
+	var bounds Bounds
+	bounds, res.LimitSource, res.MessageNote = capBounds(s.Traces[device], r, own, opts)
+	res.Limit = bounds.Min
+	if bounds.Max > bounds.Min {
+		res.Inferred = &bounds
 	}
 	p := compile(s, r, own, res.Limit)
+	if res.LimitSource == LimitInferredReleases {
+		// The file's own settings must reproduce the file under the
+		// cap simulated: with garbage collection, whose threshold is a
+		// fraction of the cap, not every cap the frees allow does; the
+		// frees may also have been empty_cache() calls after all.
+		if nb, ok := fitCapToFile(s, r, own, bounds); ok && nb != bounds {
+			bounds = nb
+			res.Limit, res.Inferred = nb.Min, nil
+			if nb.Max > nb.Min {
+				res.Inferred = &nb
+			}
+			p = compile(s, r, own, res.Limit)
+		} else if !ok {
+			res.Limit, res.LimitSource, res.Inferred = 0, LimitNone, nil
+			p = compile(s, r, own, 0)
+		}
+	}
 	res.EmptyCaches = p.emptyCaches - p.capHints
 	res.CapReleases = p.capHints
 	res.Requests = p.ooms
@@ -215,14 +258,23 @@ func Analyze(s *snapshot.Snapshot, device int, r *replay.Result, opts Options) (
 			defer wg.Done()
 			defer func() { <-sem }()
 			row := &res.Rows[i]
+			var sm *sim
+			var chk *checker
 			if i == 0 {
-				chk := newChecker(p)
-				sm := newSim(p, row.Config, res.Limit, chk)
+				chk = newChecker(p)
+				sm = newSim(p, row.Config, res.Limit, chk)
 				chk.s = sm
-				row.Outcome = sm.run()
-				res.SelfCheck = chk.finish(row.Outcome)
 			} else {
-				row.Outcome = newSim(p, row.Config, res.Limit, nil).run()
+				sm = newSim(p, row.Config, res.Limit, nil)
+			}
+			sm.ckptOn = res.Inferred != nil
+			row.Outcome = sm.run()
+			if chk != nil {
+				res.SelfCheck = chk.finish(row.Outcome)
+			}
+			if b := res.Inferred; b != nil {
+				f := searchCap(sm, row.Outcome, b.Min, b.Max, searchBudget(len(p.ops)))
+				row.Cap = &f
 			}
 			if opts.Progress != nil {
 				mu.Lock()
@@ -253,19 +305,129 @@ func Analyze(s *snapshot.Snapshot, device int, r *replay.Result, opts Options) (
 	return res, nil
 }
 
-// best picks the row to recommend (see Result.Best).
+// fitCapToFile narrows the bounds b of a cap inferred from releases to
+// the caps under which the file's own settings reproduce the file (the
+// self-check): it bisects on the side the self-check says the cap was off
+// (too low: the simulation frees cached segments the file kept), then
+// finds the lowest such cap, to 2 MiB, at most fitCapRuns simulations in
+// all. It returns false when none was found.
+func fitCapToFile(s *snapshot.Snapshot, r *replay.Result, own allocator.Config, b Bounds) (Bounds, bool) {
+	runs := 0
+	check := func(limit int64) (bool, int) {
+		runs++
+		p := compile(s, r, own, limit)
+		chk := newChecker(p)
+		sm := newSim(p, own, limit, chk)
+		chk.s = sm
+		sc := chk.finish(sm.run())
+		return sc.Exact, chk.capSide
+	}
+	if ok, _ := check(b.Min); ok {
+		return b, true
+	}
+	if own.GarbageCollectionThreshold == 0 {
+		return b, false // the cap check alone: every cap in b gives the same run
+	}
+	low, high := b.Min, b.Max+1 // low too low, high too high or past the bounds
+	found := int64(-1)
+	for runs < fitCapRuns && high-low > capStep {
+		mid := low + (high-low)/2/capStep*capStep
+		if mid <= low {
+			mid = low + capStep
+		}
+		ok, side := check(mid)
+		switch {
+		case ok:
+			found, high = mid, mid
+		case side < 0:
+			low = mid
+		case side > 0:
+			high = mid
+		default:
+			return b, false
+		}
+		if found >= 0 {
+			break
+		}
+	}
+	if found < 0 {
+		return b, false
+	}
+	// The lowest cap that reproduces the file, above low.
+	for runs < fitCapRuns && found-low > capStep {
+		mid := low + (found-low)/2/capStep*capStep
+		if mid <= low {
+			mid = low + capStep
+		}
+		if ok, _ := check(mid); ok {
+			found = mid
+		} else {
+			low = mid
+		}
+	}
+	return Bounds{Min: found, Max: b.Max}, true
+}
+
+// fitCapRuns is the most self-check runs fitCapToFile makes.
+const fitCapRuns = 24
+
+// searchBudget is the most simulation steps the cap search of one row
+// may take beyond the row's own run: two runs' worth, so that the search
+// costs at most three times one candidate, but at least minSearchSteps,
+// which a short trace searches to 2 MiB in a few milliseconds.
+func searchBudget(nops int) int64 { return max(2*int64(nops), minSearchSteps) }
+
+const minSearchSteps = 1 << 20
+
+// best picks the row to recommend (see Result.Best): of the rows that
+// fit over the whole cap interval, the one with the lowest peak reserved
+// (on a tie, the one naming fewer settings); when none does and the
+// file's row fails, the one that fits from the lowest cap. A row is
+// recommended only when it does better than the file's own settings.
 func best(rows []Row) int {
+	class := func(r *Row) int {
+		switch c := r.Cap; {
+		case c == nil && r.Fits(), c != nil && c.AtMin && c.AtMax:
+			return 0
+		case c != nil && c.From > 0:
+			return 1
+		}
+		return 2
+	}
+	nkeys := func(r *Row) int {
+		if c := r.Config.String(); c != "" {
+			return strings.Count(c, ",") + 1
+		}
+		return 0
+	}
+	better := func(a, b *Row) bool {
+		ca, cb := class(a), class(b)
+		switch {
+		case ca != cb:
+			return ca < cb
+		case ca == 1 && a.Cap.From != b.Cap.From:
+			return a.Cap.From < b.Cap.From
+		case a.PeakReserved != b.PeakReserved:
+			return a.PeakReserved < b.PeakReserved
+		}
+		return nkeys(a) < nkeys(b)
+	}
 	b := -1
 	for i := 1; i < len(rows); i++ {
 		r := &rows[i]
-		if !r.Fits() || r.Config == rows[0].Config {
+		if class(r) == 2 || r.Config == rows[0].Config {
 			continue
 		}
-		if b < 0 || r.PeakReserved < rows[b].PeakReserved {
+		if b < 0 || better(r, &rows[b]) {
 			b = i
 		}
 	}
-	if b >= 0 && rows[0].Fits() && rows[b].PeakReserved >= rows[0].PeakReserved {
+	if b < 0 {
+		return -1
+	}
+	own, cand := class(&rows[0]), class(&rows[b])
+	if cand > own || (cand == own && cand == 0 && rows[b].PeakReserved >= rows[0].PeakReserved) ||
+		(cand == own && cand == 1 && rows[b].Cap.From >= rows[0].Cap.From) {
 		return -1
 	}
 	return b
@@ -297,57 +459,4 @@ func overCap(trace []snapshot.TraceEntry, r *replay.Result, limit int64) (int, i
 		}
 	}
 	return -1, 0
-}
-
-// inferLimit bounds the cap from the first oom entry of trace: the cap is
-// at least the highest reserved seen (every segment the run got fit under
-// it; with expandable segments, alloc_block checked the request's whole
-// get_allocation_size before mapping what was missing) and less than the
-// reserved bytes when the request failed plus the segment it needed
-// (get_allocation_size of the rounded request, which the entry records).
-// nil when the trace has no oom entry or the bounds contradict each other.
-func inferLimit(trace []snapshot.TraceEntry, r *replay.Result, own allocator.Config) *Bounds {
-	var reserved int64
-	for _, sg := range r.InitialState() {
-		reserved += sg.TotalSize
-	}
-	low := reserved
-	var oomAt int64 = -1
-	var need int64
-	mapStart := int64(-1) // reserved before a run of segment_map entries
-	for i := range trace {
-		e := &trace[i]
-		switch e.Action {
-		case snapshot.ActionSegmentAlloc:
-			reserved += e.Size
-			low = max(low, reserved)
-		case snapshot.ActionSegmentMap:
-			if mapStart < 0 {
-				mapStart = reserved
-			}
-			reserved += e.Size
-			low = max(low, reserved)
-		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
-			reserved -= e.Size
-		case snapshot.ActionAlloc:
-			if mapStart >= 0 {
-				low = max(low, mapStart+allocator.AllocationSize(own.RoundSize(e.Size)))
-				mapStart = -1
-			}
-		case snapshot.ActionOOM:
-			mapStart = -1
-			if oomAt < 0 {
-				oomAt = reserved
-				need = allocator.AllocationSize(e.Size)
-			}
-		}
-	}
-	if oomAt < 0 {
-		return nil
-	}
-	b := &Bounds{Min: low, Max: oomAt + need - 1}
-	if b.Max < b.Min {
-		return nil
-	}
-	return b
 }

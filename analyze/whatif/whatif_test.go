@@ -5,6 +5,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"testing"
 
 	"github.com/snapview/snapview/analyze/allocator"
@@ -38,6 +40,7 @@ type whatifRun struct {
 		PeakAlloc    int64    `json:"peak_allocated"`
 		NumOOMs      int      `json:"num_ooms"`
 		NumRetries   int64    `json:"num_alloc_retries"`
+		OOMMessage   string   `json:"oom_message"`
 	}
 	limit int64 // allowed_memory_maximum, 0 without a fraction
 	snap  *snapshot.Snapshot
@@ -51,14 +54,31 @@ func (w *whatifRun) capKey() int64 {
 	return 0
 }
 
+// whatifDirs are the folders of what-if recordings: ../shared's, this
+// repository's testdata/snapshots/whatif, and $SNAPVIEW_WHATIF_REC.
+func whatifDirs(t *testing.T) []string {
+	dirs := []string{filepath.Join(sharedOrSkip(t), "whatif"), filepath.Join("..", "..", "testdata", "snapshots", "whatif")}
+	if d := os.Getenv("SNAPVIEW_WHATIF_REC"); d != "" {
+		dirs = append(dirs, d)
+	}
+	return dirs
+}
+
 func loadWhatif(t *testing.T) []*whatifRun {
 	t.Helper()
-	dir := filepath.Join(sharedOrSkip(t), "whatif")
-	metas := corpus.Match(t, dir, "*/*/meta.json", 15)
+	metas := corpus.Match(t, filepath.Join(sharedOrSkip(t), "whatif"), "*/*/meta.json", 15)
+	for _, dir := range whatifDirs(t)[1:] {
+		m, _ := filepath.Glob(filepath.Join(dir, "*", "*", "meta.json"))
+		metas = append(metas, m...)
+	}
+	sort.Strings(metas)
 	var runs []*whatifRun
 	for _, m := range metas {
 		d := filepath.Dir(m)
 		w := &whatifRun{path: filepath.Join(d, "snapshot.pickle.xz"), workload: filepath.Base(filepath.Dir(d))}
+		if _, err := os.Stat(w.path); err != nil {
+			continue
+		}
 		w.name = w.workload + "/" + filepath.Base(d)
 		b, err := os.ReadFile(m)
 		if err != nil {
@@ -300,26 +320,156 @@ func TestSelfCheckPublic(t *testing.T) {
 	}{{"public/*.pickle", 34}, {"public/*.json", 0}, {"torch2.11-probe/*.pickle", 13}} {
 		files = append(files, corpus.Match(t, dir, g.glob, g.min)...)
 	}
-	n := 0
-	for _, f := range files {
-		s, err := snapshot.Load(f)
-		if err != nil {
-			continue // not every file there is a snapshot with a trace
+	n := eachDeviceTrace(t, files, func(f string, _ *snapshot.Snapshot, d int, res *Result) {
+		if !res.SelfCheck.Exact {
+			t.Errorf("%s device %d: self-check %+v", filepath.Base(f), d, res.SelfCheck)
 		}
-		for d := range s.Traces {
-			if len(s.Traces[d]) == 0 {
-				continue
+	})
+	t.Logf("%d device traces", n)
+	corpus.AtLeast(t, "device traces of public files and probes", n, 39)
+}
+
+// TestInferredCap: on every capped what-if recording, without a cap
+// given, the cap is inferred (from the OOM, or from the frees of cached
+// segments before new segments) as bounds that hold the real cap, the
+// file's row reproduces the file under the lower bound, and the verdict
+// over the bounds says right whether each other recording of the
+// workload under that cap ran out of memory (it fits from a cap at most
+// the real one, or not). With the recording's OOM message the bounds hold
+// the cap too.
+func TestInferredCap(t *testing.T) {
+	runs := loadWhatif(t)
+	for _, a := range runs {
+		if a.meta.CapBytes == nil {
+			continue
+		}
+		var confs []string
+		var others []*whatifRun
+		for _, b := range runs {
+			if b != a && b.workload == a.workload && b.capKey() == a.capKey() {
+				confs = append(confs, b.meta.AllocConf)
+				others = append(others, b)
 			}
-			res, err := Analyze(s, d, nil, Options{Confs: []string{}})
+		}
+		res, err := Analyze(a.snap, 0, nil, Options{Confs: confs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := res.Limit, res.Limit
+		if b := res.Inferred; b != nil {
+			lo, hi = b.Min, b.Max
+		}
+		t.Logf("%s: %s cap [%d, %d] (real %d), self-check %v", a.name, res.LimitSource, lo, hi, a.limit, res.SelfCheck.Exact)
+		if res.LimitSource == LimitNone {
+			if a.meta.OOM {
+				t.Errorf("%s: an OOM and no cap inferred", a.name)
+			}
+			continue // no frees to make room: the cap never acted
+		}
+		if lo > a.limit || hi < a.limit {
+			t.Errorf("%s: %s bounds [%d, %d] miss the real cap %d", a.name, res.LimitSource, lo, hi, a.limit)
+		}
+		if !res.SelfCheck.Exact {
+			t.Errorf("%s: self-check under the inferred cap: %+v", a.name, res.SelfCheck)
+		}
+		for i, b := range others {
+			got := &res.Rows[i+1]
+			if a.meta.OOM && !b.meta.OOM {
+				continue // a stopped at its OOM: fewer requests than b made
+			}
+			// Whether the verdict says it fits at the real cap.
+			fits := got.Fits()
+			if c := got.Cap; c != nil {
+				fits = c.From > 0 && c.From <= a.limit
+			}
+			t.Logf("  under %q: fits at the real cap %t (cap fit %+v), recorded oom %t", b.meta.AllocConf, fits, got.Cap, b.meta.OOM)
+			if fits == b.meta.OOM {
+				t.Errorf("%s under %q: the verdict over [%d, %d] says fits at the real cap %d: %t; %s recorded an OOM: %t",
+					a.name, b.meta.AllocConf, lo, hi, a.limit, fits, b.name, b.meta.OOM)
+			}
+		}
+		if a.meta.OOMMessage != "" {
+			msg, err := ParseOOMMessage(a.meta.OOMMessage)
 			if err != nil {
-				t.Fatalf("%s device %d: %v", f, d, err)
+				t.Fatalf("%s: %v", a.name, err)
 			}
-			n++
-			if !res.SelfCheck.Exact {
-				t.Errorf("%s device %d: self-check %+v", filepath.Base(f), d, res.SelfCheck)
+			res, err := Analyze(a.snap, 0, nil, Options{Confs: []string{}, OOMMessage: msg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lo, hi := res.Limit, res.Limit
+			if b := res.Inferred; b != nil {
+				lo, hi = b.Min, b.Max
+			}
+			if res.LimitSource != LimitOOMMessage || lo > a.limit || hi < a.limit {
+				t.Errorf("%s with its OOM message: %s [%d, %d], real cap %d", a.name, res.LimitSource, lo, hi, a.limit)
 			}
 		}
 	}
-	t.Logf("%d device traces", n)
-	corpus.AtLeast(t, "device traces of public files and probes", n, 39)
+}
+
+// TestPathologies: the allocator behaviours users pick settings from,
+// simulated from one recording and compared with the recording made
+// under the setting (rec's testdata/snapshots/whatif; skipped without
+// them): pytorch#123548 (max_split_size_mb:128 with expandable_segments,
+// where a kept 2 MiB tensor fences each freed range off the segment's
+// unmapped tail: get_free_block's max_split_size filter and
+// release_cached_blocks unmapping whole free pages), vLLM#41268 (weights
+// pinned in cached blocks they split; max_split_size_mb:20 avoids it under
+// the cap), garbage_collection_threshold under a cap
+// (garbage_collect_cached_blocks) on the Llama run that runs out of
+// memory in its 4th step (a 902 MiB request in rec's recording).
+func TestPathologies(t *testing.T) {
+	byName := map[string]*whatifRun{}
+	for _, w := range loadWhatif(t) {
+		byName[w.name] = w
+	}
+	cases := []struct {
+		from, under string
+		check       func(t *testing.T, got Outcome, from *whatifRun)
+	}{
+		{"pt123548/default", "pt123548/max_split_128_expandable", func(t *testing.T, got Outcome, _ *whatifRun) {
+			// Either setting alone stays near the default's 2.9 GiB.
+			if got.PeakReserved < 10*byName["pt123548/expandable"].meta.PeakReserved {
+				t.Errorf("the combination reserves %d, not the runaway growth", got.PeakReserved)
+			}
+		}},
+		{"vllm_load/default_cap7680M", "vllm_load/max_split_20_cap7680M", nil},
+		{"vllm_load/max_split_20_cap7680M", "vllm_load/default_cap7680M", nil},
+		{"llama_varlen/default_cap5360M", "llama_varlen/gc_06_cap5360M", func(t *testing.T, got Outcome, from *whatifRun) {
+			// The request the gc_06 run failed (902 MiB, in its 4th step).
+			gc := byName["llama_varlen/gc_06_cap5360M"].snap.Traces[0]
+			k := slices.IndexFunc(gc, func(e snapshot.TraceEntry) bool { return e.Action == snapshot.ActionOOM })
+			if e := from.snap.Traces[0][got.FirstOOM]; k < 0 || e.Action != snapshot.ActionOOM || e.Size != gc[k].Size {
+				t.Errorf("first OOM at entry %d (%s of %d bytes), want the request the gc_06 run failed", got.FirstOOM, e.Action, e.Size)
+			}
+		}},
+	}
+	n := 0
+	for _, c := range cases {
+		a, b := byName[c.from], byName[c.under]
+		if a == nil || b == nil {
+			continue
+		}
+		n++
+		res, err := Analyze(a.snap, 0, nil, Options{Limit: b.limit, Confs: []string{b.meta.AllocConf}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Rows[1].Outcome
+		t.Logf("%s under %q: peak reserved %d (recorded %d), oom %t (recorded %t)", a.name, b.meta.AllocConf,
+			got.PeakReserved, b.meta.PeakReserved, got.OOMs > 0, b.meta.OOM)
+		if got.OOMs > 0 != b.meta.OOM {
+			t.Errorf("%s under %q: oom %t, recorded %t", a.name, b.meta.AllocConf, got.OOMs > 0, b.meta.OOM)
+		}
+		if !b.meta.OOM && math.Abs(float64(got.PeakReserved-b.meta.PeakReserved)) > 0.05*float64(b.meta.PeakReserved) {
+			t.Errorf("%s under %q: peak reserved %d, recorded %d", a.name, b.meta.AllocConf, got.PeakReserved, b.meta.PeakReserved)
+		}
+		if c.check != nil {
+			c.check(t, got, a)
+		}
+	}
+	if n == 0 {
+		t.Skip("rec's what-if recordings absent")
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -23,6 +25,7 @@ type whatifOptions struct {
 	file   string
 	confs  []string
 	limit  string
+	oomMsg string
 	device deviceFlag
 	json   bool
 }
@@ -50,8 +53,9 @@ order, with its size and address, every allocation's segment and offset,
 the peaks and the OOMs. The result is printed; when the simulation diverges,
 the entry and the reason are given and the predictions are approximate.
 
-Without --conf, these candidates are tried, each changing one setting of the
-file's own (one the file already has is not tried):
+Without --conf, these candidates are tried: torch's defaults ("") and the
+file's settings with each of its settings removed, then these, each changing
+one setting of the file's own (one the file already has is not tried):
 
   expandable_segments:True
       torch: "If set to True, this setting instructs the allocator to
@@ -92,20 +96,36 @@ release_lock_on_cudamalloc, pinned_*, graph_capture_record_stream_reuse);
 settings it does not name take torch's defaults, and --conf "" is all
 defaults. Repeat it to compare several; then only those are simulated.
 
+--oom-message TEXT (or @FILE) is torch's OutOfMemoryError message for the
+run. Its "N allowed" (set_per_process_memory_fraction) fixes the cap to the
+message's two decimals, intersected with what the trace allows; without
+it, the reserved bytes at the oom entry plus "of which F is free". The
+device's capacity ("total capacity of"), this process's use and other
+processes' ("Process P has N memory in use") are printed with the cap.
+
 --limit BYTES is the cap the process ran under:
 set_per_process_memory_fraction(f) x the device's memory (f x
 torch.cuda.get_device_properties(0).total_memory), or the device's memory.
-Plain bytes or with a unit: 4656MiB, 4.5GiB, 5GB. Without it, a trace with an
-OOM bounds the cap (at least the highest reserved seen, less than the
-reserved bytes at the failed request plus the segment it needed) and the
-simulation uses the lower bound; a trace without one is simulated uncapped.
+Plain bytes or with a unit: 4656MiB, 4.5GiB, 5GB. Without it or
+--oom-message, a trace with an OOM bounds the cap (at least the highest
+reserved seen, less than the reserved bytes at the failed request plus the
+segment it needed); a trace without one but with frees of cached segments
+right before new ones (the allocator making room under a cap) bounds it from
+those; else the run is simulated uncapped. Where the cap is an interval,
+each setting is simulated at both ends, and where it fails at the lower
+end, the smallest cap under which it fits is searched (to 2 MiB, from a
+copy of the simulation taken where the cap first mattered); the verdict
+says which settings fit at any cap of the interval, which from a cap on,
+which at none.
 
 The table has one row per setting, the file's own first; '*' marks the
 best: the setting that fits with the lowest peak reserved, when it does
 better than the file's own (a setting the file already has is never
 recommended).
 
---json prints {"devices":[{"device", "limit_bytes" (null: none),
+--json prints {"devices":[{"device", "limit_bytes" (null: none; the lower
+bound of an interval), "limit_source" ("flag", "oom-message",
+"inferred-oom", "inferred-releases" or null),
 "limit_inferred" ({"min_bytes","max_bytes"} or null), "self_check"
 ({"exact" (matches the trace, and the trace is the whole run),
 "matches_trace", "diverged_at_entry" (null), "reason"}), "history"
@@ -119,7 +139,11 @@ not simulated), "candidates" ([{"conf" (as given for --conf), "source"
 "peak_allocated_bytes", "peaks_exactness", "oom", "oom_kind" ("none",
 "oom", or "ends": the file served that request, so the run would have
 ended there), "oom_entry" (null), "alloc_retries", "segments_allocated",
-"unused_at_peak_bytes", "best" (the row marked '*')}])}]}.
+"unused_at_peak_bytes" (at the reserved peak),
+"unused_at_allocated_peak_bytes", "fits_at_min_cap", "fits_at_max_cap",
+"fits_from_bytes" (the smallest cap under which it fits; null where none
+was found), "fits_from_exact", "best" (the row marked '*')}]), "verdict"
+(the sentence under the table)}]}.
 
 Trust. The file's peaks carry the marks summary gives them: '+' a lower
 bound (the trace misses the start of the run), '?' unknown. On such a
@@ -151,6 +175,7 @@ under the file's settings.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&opts.confs, "conf", nil, "simulate `CONF`, a whole PYTORCH_CUDA_ALLOC_CONF value (repeatable; default: the candidates above)")
+	cmd.Flags().StringVar(&opts.oomMsg, "oom-message", "", "torch's OutOfMemoryError message for the run, `TEXT` or @FILE: fixes the cap (\"N allowed\", else the free memory) and names the device's capacity and the processes' use")
 	cmd.Flags().StringVar(&opts.limit, "limit", "", "the cap the process ran under: `BYTES`, or with a unit, 4656MiB, 4.5GiB (default: inferred from an OOM, else none)")
 	addDeviceFlag(cmd.Flags(), &opts.device, "simulate only this CUDA device ordinal", "every device with a trace")
 	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON instead of tables")
@@ -172,6 +197,24 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 		}
 		if limit <= 0 {
 			return usageErrorf("--limit %q: want a positive byte count", opts.limit)
+		}
+	}
+	var msg *whatif.OOMMessage
+	if opts.oomMsg != "" {
+		text := opts.oomMsg
+		if name, ok := strings.CutPrefix(text, "@"); ok {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				return usageErrorf("--oom-message: %v", err)
+			}
+			text = string(b)
+		}
+		var err error
+		if msg, err = whatif.ParseOOMMessage(text); err != nil {
+			return usageErrorf("--oom-message: %v", err)
+		}
+		if limit > 0 {
+			return usageErrorf("--oom-message and --limit both set the cap: give one")
 		}
 	}
 	confs := opts.confs
@@ -198,7 +241,7 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 		an := analysis.New(s, analysis.Options{Mode: replay.StatsOnly})
 		for _, d := range withTrace {
 			r, err := an.WhatIf(d, whatif.Options{
-				Limit: limit, Confs: confs,
+				Limit: limit, Confs: confs, OOMMessage: msg,
 				Progress: func(done, total int) { prog.update(d, done, total) },
 			})
 			if err != nil {

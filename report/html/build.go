@@ -16,6 +16,7 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/analyze/timeline"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
@@ -405,8 +406,8 @@ func (b *htmlBuilder) timeline(d *DeviceView, res *replay.Result, trace []snapsh
 		return timeUS[i] - timeUS[0]
 	}
 
-	seen := map[string]int{}
-	for _, g := range tl.Groups {
+	byLabel := map[string][]int{} // groups by the label Where gives
+	for k, g := range tl.Groups {
 		hg := Group{Stack: -1, Other: g.Other}
 		switch {
 		case g.Other:
@@ -417,13 +418,11 @@ func (b *htmlBuilder) timeline(d *DeviceView, res *replay.Result, trace []snapsh
 		default:
 			hg.Stack = b.stack(g.Stack)
 			hg.Label = b.frames.Where(g.Stack)
-		}
-		seen[hg.Label]++
-		if k := seen[hg.Label]; k > 1 {
-			hg.Label += " #" + strconv.Itoa(k)
+			byLabel[hg.Label] = append(byLabel[hg.Label], k)
 		}
 		d.Groups = append(d.Groups, hg)
 	}
+	b.disambiguate(d, tl, byLabel)
 
 	if p := res.PeakIndex; p >= 0 {
 		label := units.Bytes(res.Allocated[p]) + " allocated"
@@ -650,5 +649,39 @@ func (b *htmlBuilder) limitSegments(d *DeviceView) {
 	slices.SortStableFunc(d.Segments, func(p, q Segment) int { return cmp.Compare(q.Size, p.Size) })
 	if len(d.Segments) > b.opt.MaxSegments {
 		d.Segments = d.Segments[:b.opt.MaxSegments]
+	}
+}
+
+// disambiguate tells apart the groups whose stacks [report.FrameTable.Where]
+// names alike (two optimizer calls through one line of the program,
+// leaving it at adam.py:178 and adam.py:182): each gets the frame where
+// its stack leaves the others' ("at adam.py:182 _init_group"); only
+// stacks that still read alike get " #2", " #3".
+func (b *htmlBuilder) disambiguate(d *DeviceView, tl *timeline.Timeline, byLabel map[string][]int) {
+	for label, ks := range byLabel {
+		if len(ks) < 2 {
+			continue
+		}
+		used := map[string]int{}
+		for _, k := range ks {
+			branch := ""
+			for _, o := range ks {
+				if o != k {
+					if f := b.frames.BranchFrame(tl.Groups[k].Stack, tl.Groups[o].Stack); f != "" {
+						branch = f
+						break
+					}
+				}
+			}
+			l := label
+			if branch != "" {
+				l += " at " + branch
+			}
+			used[l]++
+			if n := used[l]; n > 1 {
+				l += " #" + strconv.Itoa(n)
+			}
+			d.Groups[k].Label = l
+		}
 	}
 }

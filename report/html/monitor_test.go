@@ -125,6 +125,12 @@ func TestMonitorInChromium(t *testing.T) {
 	if !regexp.MustCompile(`id="monitor_d0"[^>]*_echarts_instance_|_echarts_instance_[^>]*id="monitor_d0"`).MatchString(dom) {
 		t.Error("the monitoring chart was not drawn")
 	}
+	// nvidia-smi's 1.5 GiB (a 512 MiB CuPy buffer and the CUDA context
+	// beside PyTorch's 314 MiB) would squeeze PyTorch's areas into the
+	// bottom fifth of a shared axis: it gets its own.
+	if !strings.Contains(dom, `data-smi-axis="right"`) {
+		t.Error(`the nvidia-smi overlay is not on an axis of its own (data-smi-axis="right")`)
+	}
 	if *htmlScreenshots != "" {
 		shot := filepath.Join(*htmlScreenshots, "monitor_train.png")
 		runChromium(t, bin, page, "--screenshot="+shot, "--hide-scrollbars", "--window-size=1400,2400")

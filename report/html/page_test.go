@@ -435,3 +435,36 @@ func TestBuildHTMLShared(t *testing.T) {
 func buildHTML(s *snapshot.Snapshot, opt Options) (*Report, error) {
 	return Build(analysis.New(s, opt.Analysis()), opt)
 }
+
+// TestGroupLabelsTellStacksApart: two stacks that leave the program at
+// one line (Adam's _init_group making exp_avg at adam.py:178 and
+// exp_avg_sq at :182) are labelled by the frame where they part, not by
+// " #2".
+func TestGroupLabelsTellStacksApart(t *testing.T) {
+	s, err := snapshot.Load(filepath.Join("..", "..", "testdata", "snapshots", "mlp_train.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := buildHTML(s, Options{Top: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var got []string
+	for _, g := range r.Devices[0].Groups {
+		if seen[g.Label] {
+			t.Errorf("two groups labelled %q", g.Label)
+		}
+		seen[g.Label] = true
+		if regexp.MustCompile(` #\d+$`).MatchString(g.Label) {
+			t.Errorf("label %q: a number instead of the frame that differs", g.Label)
+		}
+		got = append(got, g.Label)
+	}
+	for _, want := range []string{"snapgen.py:80 train_steps (via _init_group) at adam.py:178 _init_group",
+		"snapgen.py:80 train_steps (via _init_group) at adam.py:182 _init_group"} {
+		if !seen[want] {
+			t.Errorf("no group labelled %q; labels: %q", want, got)
+		}
+	}
+}

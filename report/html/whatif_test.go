@@ -17,7 +17,7 @@ func TestWhatifOOMMarker(t *testing.T) {
 		t.Fatalf("want one device with one OOM marker")
 	}
 	label := r.Devices[0].OOMs[0].Label
-	if !strings.Contains(label, "What-if") || !strings.Contains(label, "expandable_segments:True (peak reserved") {
+	if !strings.Contains(label, "What-if") || !strings.Contains(label, `"expandable_segments:True" (peak reserved`) {
 		t.Errorf("OOM marker %q lacks the what-if verdict", label)
 	}
 }

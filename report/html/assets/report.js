@@ -397,24 +397,48 @@
     });
   }
 
+  // overlaySMI draws nvidia-smi's memory.used over the timeline. When it
+  // would more than double the axis (a CUDA context, another library or
+  // process holding memory PyTorch does not see), it gets an axis of its
+  // own on the right, so that PyTorch's areas keep their scale; the
+  // chart's element says which (data-smi-axis).
   function overlaySMI(dev, opt, rows) {
-    var hi = 0;
+    var hi = 0, top = 0;
     dev.overlay.forEach(function (p) { hi = Math.max(hi, p[1]); });
+    opt.yAxis = [].concat(opt.yAxis || []);
+    opt.yAxis.forEach(function (ax) {
+      if (typeof ax.max === "number") { top = Math.max(top, ax.max); }
+    });
+    var own = top > 0 && hi > 2 * top;
     opt.series = opt.series || [];
     opt.series.push({
       type: "line", name: "nvidia-smi memory.used", data: overlayData(dev, rows), showSymbol: false,
-      lineStyle: {width: 2, color: "#e15759"}, itemStyle: {color: "#e15759"}, z: 5
+      lineStyle: {width: 2, color: "#e15759"}, itemStyle: {color: "#e15759"}, z: 5, yAxisIndex: own ? 1 : 0
     });
     [].concat(opt.legend || []).forEach(function (lg) {
       if (lg.data) { lg.data.push("nvidia-smi memory.used"); }
     });
-    (opt.yAxis || []).forEach(function (ax) {
-      if (typeof ax.max === "number" && ax.max < hi) {
-        var t = pow2Ticks(hi);
-        ax.interval = t[0];
-        ax.max = t[1];
-      }
-    });
+    var t = pow2Ticks(hi);
+    if (own) {
+      opt.yAxis.push({
+        type: "value", position: "right", min: 0, max: t[1], interval: t[0], name: "nvidia-smi",
+        nameTextStyle: {color: "#e15759"}, splitLine: {show: false},
+        axisLine: {show: true, lineStyle: {color: "#e15759"}},
+        axisLabel: {formatter: fmtAxisBytes, color: "#e15759"}
+      });
+      [].concat(opt.grid || []).forEach(function (g) {
+        g.right = String((parseInt(g.right, 10) || 0) + 60);
+      });
+    } else {
+      opt.yAxis.forEach(function (ax) {
+        if (typeof ax.max === "number" && ax.max < hi) {
+          ax.interval = t[0];
+          ax.max = t[1];
+        }
+      });
+    }
+    var el = document.getElementById(dev.timeline.id);
+    if (el) { el.setAttribute("data-smi-axis", own ? "right" : "shared"); }
   }
 
   // pow2Ticks returns [interval, top] for bytes up to hi: the smallest
