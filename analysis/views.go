@@ -46,17 +46,17 @@ func (f *File) Side(device int, m steps.Moment, so compare.SideOptions) (*compar
 	if err != nil {
 		return nil, err
 	}
-	at, err := SideMoment(f.Snap, r, m)
+	at, err := sideMoment(f.Snap, r, m)
 	if err != nil {
 		return nil, err
 	}
 	return compare.MeasureSide(f.Snap, r, at, so)
 }
 
-// SideMoment is m.Resolve, except that a replay without trace entries is
+// sideMoment is m.Resolve, except that a replay without trace entries is
 // taken at the state the file holds whatever the moment (-1: there is no
 // other).
-func SideMoment(s *snapshot.Snapshot, r *replay.Result, m steps.Moment) (int, error) {
+func sideMoment(s *snapshot.Snapshot, r *replay.Result, m steps.Moment) (int, error) {
 	if len(r.Allocated) == 0 && r.PeakIndex < 0 {
 		return -1, nil
 	}

@@ -89,12 +89,11 @@ func TestWhatifOOMVerdictTrust(t *testing.T) {
 	}
 }
 
-// sharedSnapshot loads a snapshot of the shared corpus (see
-// internal/corpus), or ends the test when it is absent.
+// sharedSnapshot loads the corpus snapshot rel (corpus.Path: skipped
+// without the corpus, failed when it is required).
 func sharedSnapshot(t testing.TB, rel string) *snapshot.Snapshot {
 	t.Helper()
-	path := corpus.Path(t, rel)
-	s, err := snapshot.Load(path)
+	s, err := snapshot.Load(corpus.Path(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}
