@@ -112,7 +112,7 @@ func TestWhatifTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Self-check: exact.", "cap 4.5 GiB (4,882,169,856 B, --limit)", "| file | expandable_segments:True"} {
+	for _, want := range []string{"Self-check: exact.", "cap 4,656 MiB (4,882,169,856 B, --limit)", "| file | expandable_segments:True"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
 		}
@@ -160,7 +160,7 @@ func TestStateOOMWhatif(t *testing.T) {
 		t.Fatal(err)
 	}
 	flat := strings.Join(strings.Fields(out), " ")
-	for _, want := range []string{"What-if (snapview whatif)", "Fit at any cap from 4.3 GiB to 4.7 GiB", `"expandable_segments:True" (peak reserved`} {
+	for _, want := range []string{"What-if (snapview whatif)", "Fit at any cap from 4,370 MiB to 4,815.9 MiB", `"expandable_segments:True" (peak reserved`} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
 		}
