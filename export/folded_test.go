@@ -77,3 +77,44 @@ func firstDiff(g, w []string) string {
 	}
 	return ""
 }
+
+// TestSlicesFoldedMatchMemviz: the folded stacks of each slice and
+// conversion in testdata/slices (written by snapview slice and convert)
+// are the lines PyTorch's _memory_viz memory and segments make of the same
+// file (recorded on the device machine with torch 2.11:
+// testdata/gen/memviz_collapsed.py).
+func TestSlicesFoldedMatchMemviz(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "slices")
+	files, err := filepath.Glob(filepath.Join(dir, "*.memviz_memory.collapsed"))
+	if err != nil || len(files) < 11 {
+		t.Fatalf("%d reference files in %s (%v), want at least 11", len(files), dir, err)
+	}
+	for _, ref := range files {
+		name := strings.TrimSuffix(filepath.Base(ref), ".memviz_memory.collapsed")
+		path := filepath.Join(dir, name+".pickle")
+		if _, err := os.Stat(path); err != nil {
+			path = filepath.Join(dir, name+".json")
+		}
+		s, err := snapshot.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			view FoldedView
+			file string
+		}{{FoldedMemory, ".memviz_memory.collapsed"}, {FoldedSegments, ".memviz_segments.collapsed"}} {
+			want, err := os.ReadFile(filepath.Join(dir, name+c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := WriteFolded(&got, s, FileSegments(s), FoldedOptions{View: c.view}); err != nil {
+				t.Fatal(err)
+			}
+			g, w := sortedLines(got.Bytes()), sortedLines(want)
+			if !slices.Equal(g, w) {
+				t.Errorf("%s: %s: %d lines, want %d; first difference:\n%s", name, c.file, len(g), len(w), firstDiff(g, w))
+			}
+		}
+	}
+}
