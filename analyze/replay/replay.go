@@ -345,6 +345,12 @@ type Allocation struct {
 	// (active_pending_free) before the first entry: the program freed it,
 	// so it is not alive, though still active.
 	FreedBefore bool
+	// Annotations are the user_metadata of the annotate entries
+	// (torch.cuda.memory._annotate_tensor, pytorch/pytorch#190575) that
+	// named this allocation while it was allocated, in trace order; they
+	// index Snapshot.Strings. They accumulate: a later one does not
+	// replace an earlier one (torch/cuda/memory.py _annotate_memory).
+	Annotations []snapshot.StrID
 }
 
 // Alive reports whether the allocation is still allocated (not yet
