@@ -347,10 +347,30 @@ type Allocation struct {
 	FreedBefore bool
 	// Annotations are the user_metadata of the annotate entries
 	// (torch.cuda.memory._annotate_tensor, pytorch/pytorch#190575) that
-	// named this allocation while it was allocated, in trace order; they
-	// index Snapshot.Strings. They accumulate: a later one does not
-	// replace an earlier one (torch/cuda/memory.py _annotate_memory).
-	Annotations []snapshot.StrID
+	// named this allocation while it was allocated, in trace order. They
+	// accumulate: a later one does not replace an earlier one
+	// (torch/cuda/memory.py _annotate_memory).
+	Annotations []Annotation
+}
+
+// Annotation is one annotate entry attached to an Allocation.
+type Annotation struct {
+	// Index is the annotate entry.
+	Index int
+	// Metadata is its user_metadata, an index into Snapshot.Strings.
+	Metadata snapshot.StrID
+}
+
+// AnnotationsAt returns the user_metadata of a's annotations made at or
+// before entry i, in trace order (nil when none).
+func (a *Allocation) AnnotationsAt(s *snapshot.Snapshot, i int) []string {
+	var out []string
+	for _, n := range a.Annotations {
+		if n.Index <= i && int(n.Metadata) < len(s.Strings) {
+			out = append(out, s.Strings[n.Metadata])
+		}
+	}
+	return out
 }
 
 // Alive reports whether the allocation is still allocated (not yet

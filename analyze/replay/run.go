@@ -406,7 +406,7 @@ func (x *runner) step(i int) {
 		// allocation live at Addr (the base address of its block).
 		if x.record {
 			if a := m.allocatedAt(e.Addr); a >= 0 && int(a) < len(r.Allocs) {
-				r.Allocs[a].Annotations = append(r.Allocs[a].Annotations, e.UserMetadata)
+				r.Allocs[a].Annotations = append(r.Allocs[a].Annotations, Annotation{Index: i, Metadata: e.UserMetadata})
 			}
 		}
 	case snapshot.ActionOOM:
