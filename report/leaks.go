@@ -139,6 +139,9 @@ func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt L
 		if len(g.Regions) > 0 {
 			lines = append(lines, wrapLine(leakRegionLine(&g), width, "")...)
 		}
+		if len(g.Annotations) > 0 {
+			lines = append(lines, wrapLine(leakAnnotationLine(&g), width, "  ")...)
+		}
 		for _, l := range ft.Lines(g.Stack, leakStackOptions(opt.Full)) {
 			lines = append(lines, wrapLine("  "+l, width, "      ")...)
 		}
@@ -319,6 +322,17 @@ func LeakHints(reps []*leaks.LeakReport) []string {
 		hints = append(hints, "the trace starts after the run did (recording started late, or max_entries wrapped): allocations older than the trace carry no growth evidence")
 	}
 	return hints
+}
+
+// leakAnnotationLine names the annotations (torch.cuda.memory._annotate_tensor)
+// of a group's live allocations: "annotated: saved for backward (4.0 KiB in
+// 1 allocation)".
+func leakAnnotationLine(g *leaks.LeakGroup) string {
+	parts := make([]string, len(g.Annotations))
+	for i, a := range g.Annotations {
+		parts[i] = fmt.Sprintf("%s (%s in %s)", Escape(a.Label), units.Bytes(a.Bytes), units.Plural(a.Count, "allocation"))
+	}
+	return "annotated: " + strings.Join(parts, ", ")
 }
 
 // leakRegionLine names the compiled regions a group's live bytes were

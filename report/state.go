@@ -388,7 +388,7 @@ func WriteState(w io.Writer, v *StateView) error {
 			row := []string{strconv.Itoa(i + 1), units.Bytes(a.Size), requestedBytes(a.Requested, k), a.Addr.String(),
 				statePoolLabel(a.Large, a.Pool, false), entry, "S" + strconv.Itoa(a.Stack+1)}
 			if annotated {
-				row = append(row, Escape(AnnotationLabel(a.Annotations)))
+				row = append(row, Escape(replay.AnnotationLabel(a.Annotations)))
 			}
 			rows = append(rows, row)
 		}

@@ -204,6 +204,19 @@ type LeakGroup struct {
 	// compile_context=True) the group's live bytes were allocated in, most
 	// bytes first; empty when none was (eager code, or not recorded).
 	Regions []RegionBytes
+	// Annotations are the group's live bytes by annotation label (the
+	// user_metadata of the annotate entries made on each allocation up to
+	// At, torch.cuda.memory._annotate_tensor, joined by
+	// [replay.AnnotationLabel]), most bytes first; empty when no live
+	// allocation of the group was annotated.
+	Annotations []AnnotationBytes
+}
+
+// AnnotationBytes is a group's live bytes carrying one annotation label.
+type AnnotationBytes struct {
+	Label string
+	Bytes int64
+	Count int
 }
 
 // GrowthPoint is a group's state at the end of one slice.
@@ -773,8 +786,26 @@ func (b *leakBuilder) addRegion(g *leakAcc, ctx snapshot.StrID, size int64) {
 	g.Regions = append(g.Regions, RegionBytes{r, size})
 }
 
+// addAnnotation adds a live allocation's annotation label to g.
+func (b *leakBuilder) addAnnotation(g *leakAcc, a *replay.Allocation) {
+	if len(a.Annotations) == 0 {
+		return
+	}
+	l := replay.AnnotationLabel(a.AnnotationsAt(b.s, b.opts.At))
+	if l == "" {
+		return
+	}
+	if k := slices.IndexFunc(g.Annotations, func(x AnnotationBytes) bool { return x.Label == l }); k >= 0 {
+		g.Annotations[k].Bytes += a.Size
+		g.Annotations[k].Count++
+		return
+	}
+	g.Annotations = append(g.Annotations, AnnotationBytes{l, a.Size, 1})
+}
+
 // addLive adds a live allocation to g.
 func (b *leakBuilder) addLive(g *leakAcc, a *replay.Allocation) {
+	b.addAnnotation(g, a)
 	g.bytes += a.Size
 	g.count++
 	if k := slices.IndexFunc(g.stacks, func(sb stackBytes) bool { return sb.id == a.Stack }); k >= 0 {
@@ -864,6 +895,7 @@ func (b *leakBuilder) finish(g *leakAcc) {
 	rep := b.rep
 	nsl := len(rep.Slices)
 	slices.SortStableFunc(g.Regions, func(x, y RegionBytes) int { return cmp.Compare(y.Bytes, x.Bytes) })
+	slices.SortStableFunc(g.Annotations, func(x, y AnnotationBytes) int { return cmp.Compare(y.Bytes, x.Bytes) })
 	// The representative stack: most live bytes, then lowest id.
 	slices.SortFunc(g.stacks, func(x, y stackBytes) int {
 		if c := cmp.Compare(y.bytes, x.bytes); c != 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/stats"
@@ -359,6 +360,14 @@ type Annotation struct {
 	Index int
 	// Metadata is its user_metadata, an index into Snapshot.Strings.
 	Metadata snapshot.StrID
+}
+
+// AnnotationLabel joins the user_metadata of an allocation's annotate
+// entries into one label, in trace order, "; " between them; "" when
+// there are none. Annotations accumulate in PyTorch (torch/cuda/memory.py
+// _annotate_memory), so every one is shown, not only the last.
+func AnnotationLabel(annotations []string) string {
+	return strings.Join(annotations, "; ")
 }
 
 // AnnotationsAt returns the user_metadata of a's annotations made at or
