@@ -11,6 +11,7 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/html"
 	"github.com/snapview/snapview/snapshot"
@@ -316,14 +317,12 @@ func TestWhatifTrustMarks(t *testing.T) {
 // an OOM, whatif, state --at oom and the report's OOM marker give the same
 // what-if verdict (report.WhatifCapVerdict of the same analysis).
 func TestOOMVerdictViewsAgree(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "snapshots")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared corpus absent (%v)", err)
-	}
 	var files []string
-	for _, g := range []string{"torch2.11/*/snapshot.pickle", "public/*.pickle", "whatif/*/*/snapshot.pickle.xz"} {
-		m, _ := filepath.Glob(filepath.Join(dir, g))
-		files = append(files, m...)
+	for _, g := range []struct {
+		glob string
+		min  int
+	}{{"torch2.11/*/snapshot.pickle", 17}, {"public/*.pickle", 34}, {"whatif/*/*/snapshot.pickle.xz", 15}} {
+		files = append(files, corpus.Glob(t, g.glob, g.min)...)
 	}
 	// The what-if recordings of this repository, and more from
 	// $SNAPVIEW_WHATIF_REC.
