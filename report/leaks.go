@@ -143,7 +143,7 @@ func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt L
 			lines = append(lines, wrapLine(leakRegionLine(&g), width, "")...)
 		}
 		if len(g.Annotations) > 0 {
-			lines = append(lines, wrapLine(leakAnnotationLine(&g), width, "  ")...)
+			lines = append(lines, wrapLine(LeakAnnotationLine(&g), width, "  ")...)
 		}
 		for _, l := range ft.Lines(g.Stack, leakStackOptions(opt.Full)) {
 			lines = append(lines, wrapLine("  "+l, width, "      ")...)
@@ -352,10 +352,10 @@ func LeakHints(reps []*leaks.LeakReport) []string {
 	return hints
 }
 
-// leakAnnotationLine names the annotations (torch.cuda.memory._annotate_tensor)
+// LeakAnnotationLine names the annotations (torch.cuda.memory._annotate_tensor)
 // of a group's live allocations: "annotated: saved for backward (4.0 KiB in
 // 1 allocation)".
-func leakAnnotationLine(g *leaks.LeakGroup) string {
+func LeakAnnotationLine(g *leaks.LeakGroup) string {
 	parts := make([]string, len(g.Annotations))
 	for i, a := range g.Annotations {
 		parts[i] = fmt.Sprintf("%s (%s in %s)", Escape(a.Label), units.Bytes(a.Bytes), units.Plural(a.Count, "allocation"))

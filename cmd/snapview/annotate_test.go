@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -117,6 +118,24 @@ func TestAnnotateViews(t *testing.T) {
 	}
 	if labels["kv_cache layer 3"] != 8192 || labels["saved for backward; activation checkpoint"] != 4096 || len(labels) != 2 {
 		t.Errorf("leaks --json annotations %v", labels)
+	}
+}
+
+// TestAnnotateReport: the HTML report's leak groups carry their annotations.
+func TestAnnotateReport(t *testing.T) {
+	file := filepath.Join("..", "..", "testdata", "snapshots", "annotate.pickle")
+	out := filepath.Join(t.TempDir(), "r.html")
+	if _, _, err := runSnapview(t, "report", "-o", out, file); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"annotated: kv_cache layer 3 (8.0 KiB in 1 allocation)", "annotated: saved for backward; activation checkpoint (4.0 KiB in 1 allocation)"} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("report lacks %q", w)
+		}
 	}
 }
 
