@@ -527,6 +527,7 @@ func Leaks(s *snapshot.Snapshot, res *replay.Result, opts LeakOptions) (*LeakRep
 		// The replay does not end in the file's segments: at the end the
 		// file's blocks are the live allocations, as every view shows them.
 		live = fileAllocations(s, res.Device)
+		attachAnnotations(live, trace)
 	}
 	for ai := range live {
 		a := &live[ai]
@@ -1192,6 +1193,25 @@ func (b *leakBuilder) timeOf(i int) int64 {
 
 // fileAllocations returns the active blocks of device's segments in the
 // file as Allocations older than the trace (AllocIndex -1), in file order.
+// attachAnnotations gives each of live (the file's blocks) the annotate
+// entries of trace made at its address since the last alloc there: the
+// annotate entry names the allocation's base address (torch/cuda/memory.py
+// _annotate_memory), so this holds without the replay.
+func attachAnnotations(live []replay.Allocation, trace []snapshot.TraceEntry) {
+	by := map[snapshot.Addr][]replay.Annotation{}
+	for i := range trace {
+		switch e := &trace[i]; e.Action {
+		case snapshot.ActionAlloc:
+			delete(by, e.Addr)
+		case snapshot.ActionAnnotate:
+			by[e.Addr] = append(by[e.Addr], replay.Annotation{Index: i, Metadata: e.UserMetadata})
+		}
+	}
+	for k := range live {
+		live[k].Annotations = by[live[k].Addr]
+	}
+}
+
 func fileAllocations(s *snapshot.Snapshot, device int) []replay.Allocation {
 	var out []replay.Allocation
 	for i := range s.Segments {
