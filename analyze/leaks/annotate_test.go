@@ -55,3 +55,47 @@ func TestLeakAnnotations(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaksByAnnotation: ByAnnotation keys groups by annotation label up to
+// At: at the end two groups (8192 and 4096 B); after entry 4 the first
+// allocation has only its first annotation and the two others, of two
+// stacks, share the group without one.
+func TestLeaksByAnnotation(t *testing.T) {
+	s, err := snapshot.Load(filepath.Join("..", "..", "testdata", "snapshots", "annotate.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.Run(s, 0, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type grp struct {
+		Bytes  int64
+		Count  int
+		Stacks int
+	}
+	for _, tc := range []struct {
+		at   int
+		want map[string]grp
+	}{
+		{9, map[string]grp{"kv_cache layer 3": {8192, 1, 1}, "saved for backward; activation checkpoint": {4096, 1, 1}}},
+		{4, map[string]grp{"": {8192 + 1024, 2, 2}, "saved for backward": {4096, 1, 1}}},
+	} {
+		opts := DefaultLeakOptions(r)
+		opts.At, opts.ByAnnotation = tc.at, true
+		rep, err := Leaks(s, r, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.ByAnnotation {
+			t.Errorf("at %d: report not marked ByAnnotation", tc.at)
+		}
+		got := map[string]grp{}
+		for _, g := range rep.Groups {
+			got[g.Label] = grp{g.Bytes, g.Count, g.Stacks}
+		}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("at %d: groups (-want +got):\n%s", tc.at, d)
+		}
+	}
+}

@@ -61,6 +61,12 @@ type LeakOptions struct {
 	// differ only inside PyTorch. A stack without user frames keeps its
 	// whole stack as key. The default key is the whole stack.
 	Fold bool
+	// ByAnnotation groups by annotation label instead of stack: the
+	// user_metadata of the annotate entries made on each allocation up to
+	// At (torch.cuda.memory._annotate_tensor, joined by
+	// [replay.AnnotationLabel]); allocations without one form one group
+	// of label "".
+	ByAnnotation bool
 	// MinBytes leaves out groups with fewer live bytes.
 	MinBytes int64
 	// Focus keeps only allocations whose stack has a frame matching it;
@@ -142,6 +148,9 @@ type LeakReport struct {
 	FreedShare  float64
 	// Fold is LeakOptions.Fold: groups are keyed by user frames.
 	Fold bool
+	// ByAnnotation is LeakOptions.ByAnnotation: groups are keyed by
+	// annotation label (LeakGroup.Label).
+	ByAnnotation bool
 	// Steps says how the trace up to At was cut; Slices are the pieces,
 	// in order, covering entries 0 to At.
 	Steps  steps.Steps
@@ -210,6 +219,9 @@ type LeakGroup struct {
 	// [replay.AnnotationLabel]), most bytes first; empty when no live
 	// allocation of the group was annotated.
 	Annotations []AnnotationBytes
+	// Label is the group's annotation label with ByAnnotation ("" for the
+	// allocations without one).
+	Label string
 }
 
 // AnnotationBytes is a group's live bytes carrying one annotation label.
@@ -495,7 +507,7 @@ func Leaks(s *snapshot.Snapshot, res *replay.Result, opts LeakOptions) (*LeakRep
 		return nil, fmt.Errorf("finding leaks on device %d: entry %d out of range [-1, %d)", res.Device, at, n)
 	}
 	rep := &LeakReport{
-		Device: res.Device, At: at, Entries: n, Seeded: res.Seeded, History: res.Stats.Known, LastOOM: -1, Fold: opts.Fold,
+		Device: res.Device, At: at, Entries: n, Seeded: res.Seeded, History: res.Stats.Known, LastOOM: -1, Fold: opts.Fold, ByAnnotation: opts.ByAnnotation,
 		Slices: []steps.LeakSlice{}, Groups: []LeakGroup{},
 	}
 	if n > 0 {
@@ -543,7 +555,7 @@ func Leaks(s *snapshot.Snapshot, res *replay.Result, opts LeakOptions) (*LeakRep
 			rep.NoStackBytes += a.Size
 			rep.NoStackCount++
 		}
-		if g := b.group(a.Stack, true); g != nil {
+		if g := b.groupOf(a, true); g != nil {
 			b.addLive(g, a)
 			if a.AllocIndex >= 0 && a.AllocIndex < len(trace) {
 				b.addRegion(g, trace[a.AllocIndex].CompileContext, a.Size)
@@ -561,7 +573,7 @@ func Leaks(s *snapshot.Snapshot, res *replay.Result, opts LeakOptions) (*LeakRep
 		if a.AllocIndex > at {
 			break
 		}
-		if g := b.group(a.Stack, false); g != nil && !g.dropped {
+		if g := b.groupOf(a, false); g != nil && !g.dropped {
 			b.addHistory(g, a)
 		}
 	}
@@ -673,6 +685,41 @@ func newLeakBuilder(s *snapshot.Snapshot, rep *LeakReport, opts LeakOptions) *le
 		s: s, rep: rep, opts: opts, kinds: frames.FrameKinds(s), byKey: map[string]*leakAcc{},
 		of: make([]*leakAcc, n), state: make([]uint8, n), keys: make([]string, n),
 	}
+}
+
+// groupOf returns the group of allocation a: the group of its stack, or
+// with ByAnnotation of its annotation label up to At; nil when its stack
+// is filtered out, or it has no group and create is not set.
+func (b *leakBuilder) groupOf(a *replay.Allocation, create bool) *leakAcc {
+	if !b.opts.ByAnnotation {
+		return b.group(a.Stack, create)
+	}
+	id := a.Stack
+	if id < 0 || int(id) >= len(b.state) {
+		id = snapshot.NoStack
+	}
+	if b.state[id] == stackUnknown {
+		if b.filteredOut(id) {
+			b.state[id] = stackFiltered
+		} else {
+			b.state[id] = stackNoGroup // keyed by annotation, not by stack
+		}
+	}
+	if b.state[id] == stackFiltered {
+		return nil
+	}
+	label := replay.AnnotationLabel(a.AnnotationsAt(b.s, b.opts.At))
+	key := "\x00annotation\x00" + label
+	g := b.byKey[key]
+	if g == nil {
+		if !create {
+			return nil
+		}
+		g = &leakAcc{key: key, LeakGroup: LeakGroup{Stack: a.Stack, Label: label, FirstAlloc: math.MaxInt, LastAlloc: math.MinInt}}
+		b.byKey[key] = g
+		b.groups = append(b.groups, g)
+	}
+	return g
 }
 
 // group returns the group of stack id, creating it when create is set;

@@ -121,6 +121,53 @@ func TestAnnotateViews(t *testing.T) {
 	}
 }
 
+// TestLeaksByAnnotationCLI: --by-annotation groups by annotation in text and
+// JSON (label).
+func TestLeaksByAnnotationCLI(t *testing.T) {
+	file := filepath.Join("..", "..", "testdata", "snapshots", "annotate.pickle")
+	out, _, err := runSnapview(t, "leaks", "--by-annotation", "--at", "entry:4", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"2 groups by annotation (--by-annotation)", "annotation: (none)", "annotation: saved for backward", "(2 stacks; the one with the most live bytes is shown)"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("leaks --by-annotation lacks %q:\n%s", w, out)
+		}
+	}
+	jout, _, err := runSnapview(t, "leaks", "--by-annotation", "--json", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js struct {
+		Groups []struct {
+			Label *string `json:"label"`
+			Bytes int64   `json:"bytes"`
+		} `json:"groups"`
+		Devices []struct {
+			Groups []struct {
+				Label *string `json:"label"`
+				Bytes int64   `json:"bytes"`
+			} `json:"groups"`
+		} `json:"devices"`
+	}
+	if err := json.Unmarshal([]byte(jout), &js); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, d := range js.Devices {
+		js.Groups = append(js.Groups, d.Groups...)
+	}
+	for _, g := range js.Groups {
+		if g.Label == nil {
+			t.Fatalf("group without label: %s", jout)
+		}
+		got[*g.Label] = g.Bytes
+	}
+	if len(got) != 2 || got["kv_cache layer 3"] != 8192 || got["saved for backward; activation checkpoint"] != 4096 {
+		t.Errorf("leaks --by-annotation --json labels %v", got)
+	}
+}
+
 // TestAnnotateReport: the HTML report's leak groups carry their annotations.
 func TestAnnotateReport(t *testing.T) {
 	file := filepath.Join("..", "..", "testdata", "snapshots", "annotate.pickle")

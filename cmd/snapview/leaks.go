@@ -31,6 +31,7 @@ type leaksOptions struct {
 	sort     string
 	full     bool
 	fold     bool
+	byAnnot  bool
 	steps    string
 }
 
@@ -139,6 +140,7 @@ says there is nothing to show and exits 0.`,
 	f.StringVar(&opts.sort, "sort", "score", "order of the groups: score, bytes or count")
 	f.BoolVar(&opts.full, "full", false, "show every frame of each stack instead of folding torch, stdlib and C++ frames")
 	f.BoolVar(&opts.fold, "fold", false, "group by your frames only, merging stacks that differ only inside torch/stdlib/C++")
+	f.BoolVar(&opts.byAnnot, "by-annotation", false, "group by the annotations torch.cuda.memory._annotate_tensor attached to each allocation (annotate entries) instead of by stack")
 	f.StringVar(&opts.steps, "steps", "auto", "how to find steps: auto, annotation, pattern or slices")
 	return cmd
 }
@@ -174,6 +176,7 @@ func (o *leaksOptions) analyzeOptions() (leaks.LeakOptions, error) {
 		}
 	}
 	lo.Fold = o.fold
+	lo.ByAnnotation = o.byAnnot
 	return lo, nil
 }
 
