@@ -56,6 +56,9 @@ that differ only inside PyTorch (autocast on or off, first-call paths); a
 stack with no frame of yours keeps its whole stack as key. The table shows
 your frames and folds the others into one line per run, such as
 "(torch) functional.py:1723 relu"; --full shows every frame.
+A group names the annotations (annotate entries, from
+torch.cuda.memory._annotate_tensor in PyTorch 2.14) of its live allocations;
+--by-annotation groups by them instead of by stack.
 
 Steps. Growth is measured per training step: steps are found from a
 record_function range that repeats once per step (ProfilerStep#N from
