@@ -61,6 +61,9 @@ func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt L
 	if rep.Fold {
 		key = "the user frames of the allocation stack (--fold)"
 	}
+	if rep.ByAnnotation {
+		key = "annotation (--by-annotation)"
+	}
 	head := fmt.Sprintf("%s live in %s; %s by %s", units.Bytes(rep.LiveBytes), units.Plural(rep.LiveCount, "allocation"),
 		units.Plural(rep.TotalGroups, "group"), key)
 	if rep.TotalCount != rep.LiveCount {
@@ -137,15 +140,27 @@ func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt L
 	t.Header(append(header, lastHeader))
 	for i, g := range rep.Groups {
 		var lines []string
+		if rep.ByAnnotation {
+			label := "(none)"
+			if g.Label != "" {
+				label = Escape(g.Label)
+			}
+			lines = append(lines, wrapLine("annotation: "+label, width, "  ")...)
+		}
 		lines = append(lines, wrapLine(g.Verdict.String(), width, "")...)
 		lines = append(lines, wrapLine(leakAllocLine(rep, &g), width, "")...)
 		if len(g.Regions) > 0 {
 			lines = append(lines, wrapLine(leakRegionLine(&g), width, "")...)
 		}
+		if len(g.Annotations) > 0 && !rep.ByAnnotation {
+			lines = append(lines, wrapLine(LeakAnnotationLine(&g), width, "  ")...)
+		}
 		for _, l := range ft.Lines(g.Stack, leakStackOptions(opt.Full)) {
 			lines = append(lines, wrapLine("  "+l, width, "      ")...)
 		}
-		if g.Stacks > 1 {
+		if g.Stacks > 1 && rep.ByAnnotation {
+			lines = append(lines, wrapLine(fmt.Sprintf("  (%d stacks; the one with the most live bytes is shown)", g.Stacks), width, "   ")...)
+		} else if g.Stacks > 1 {
 			lines = append(lines, wrapLine(fmt.Sprintf("  (%d stacks share these user frames; the one with the most live bytes is shown)", g.Stacks),
 				width, "   ")...)
 		}
@@ -347,6 +362,17 @@ func LeakHints(reps []*leaks.LeakReport) []string {
 		hints = append(hints, "the trace starts after the run did (recording started late, or max_entries wrapped): allocations older than the trace carry no growth evidence")
 	}
 	return hints
+}
+
+// LeakAnnotationLine names the annotations (torch.cuda.memory._annotate_tensor)
+// of a group's live allocations: "annotated: saved for backward (4.0 KiB in
+// 1 allocation)".
+func LeakAnnotationLine(g *leaks.LeakGroup) string {
+	parts := make([]string, len(g.Annotations))
+	for i, a := range g.Annotations {
+		parts[i] = fmt.Sprintf("%s (%s in %s)", Escape(a.Label), units.Bytes(a.Bytes), units.Plural(a.Count, "allocation"))
+	}
+	return "annotated: " + strings.Join(parts, ", ")
 }
 
 // leakRegionLine names the compiled regions a group's live bytes were

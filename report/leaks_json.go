@@ -84,6 +84,19 @@ type leakGroupJSON struct {
 	// Regions are the compiled regions (compile_context) the live bytes
 	// were allocated in, most bytes first; left out when none.
 	Regions []leakRegionJSON `json:"regions,omitempty"`
+	// Annotations are the live bytes by annotation label (the annotate
+	// entries' user_metadata, "; " between several on one allocation),
+	// most bytes first; left out when none.
+	Annotations []leakAnnotationJSON `json:"annotations,omitempty"`
+	// Label is the group's annotation with --by-annotation ("" for the
+	// allocations without one); left out otherwise.
+	Label *string `json:"label,omitempty"`
+}
+
+type leakAnnotationJSON struct {
+	Label string `json:"label"`
+	Bytes int64  `json:"bytes"`
+	Count int    `json:"count"`
 }
 
 type leakGrowthJSON struct {
@@ -144,6 +157,12 @@ func WriteLeaksJSON(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport)
 			}
 			for _, r := range g.Regions {
 				gj.Regions = append(gj.Regions, leakRegionJSON{Region: r.Region, Bytes: r.Bytes})
+			}
+			if rep.ByAnnotation {
+				gj.Label = &g.Label
+			}
+			for _, a := range g.Annotations {
+				gj.Annotations = append(gj.Annotations, leakAnnotationJSON{Label: a.Label, Bytes: a.Bytes, Count: a.Count})
 			}
 			if g.FirstAlloc >= 0 {
 				gj.FirstAllocUS = usOf(g.FirstAllocUS)

@@ -132,6 +132,10 @@ type LiveAllocation struct {
 	AllocIndex int
 	// Stack indexes StateView.Stacks.
 	Stack int
+	// Annotations are the user_metadata of the annotate entries made on
+	// it up to the moment (torch.cuda.memory._annotate_tensor), in trace
+	// order.
+	Annotations []string
 }
 
 // StackGroup is the live allocations of one allocation stack.
@@ -192,6 +196,9 @@ func NewStateView(s *snapshot.Snapshot, r *replay.Result, st *replay.State, at s
 					Stream: seg.Stream, AllocIndex: -1, Stack: g,
 				}
 				la.AllocIndex = v.allocIndex(b.Alloc)
+				if b.Alloc >= 0 && b.Alloc < len(r.Allocs) {
+					la.Annotations = r.Allocs[b.Alloc].AnnotationsAt(s, st.Index)
+				}
 				live = append(live, la)
 			case snapshot.StateActivePendingFree:
 				row.Pending += b.Size
@@ -381,16 +388,26 @@ func WriteState(w io.Writer, v *StateView) error {
 		ew.printf("none\n")
 	} else {
 		var rows [][]string
+		annotated := slices.ContainsFunc(v.Largest, func(a LiveAllocation) bool { return len(a.Annotations) > 0 })
 		for i, a := range v.Largest {
 			entry := "before trace"
 			if a.AllocIndex >= 0 {
 				entry = units.Int(a.AllocIndex)
 			}
-			rows = append(rows, []string{strconv.Itoa(i + 1), units.Bytes(a.Size), requestedBytes(a.Requested, k), a.Addr.String(),
-				statePoolLabel(a.Large, a.Pool, false), entry, "S" + strconv.Itoa(a.Stack+1)})
+			row := []string{strconv.Itoa(i + 1), units.Bytes(a.Size), requestedBytes(a.Requested, k), a.Addr.String(),
+				statePoolLabel(a.Large, a.Pool, false), entry, "S" + strconv.Itoa(a.Stack+1)}
+			if annotated {
+				row = append(row, Escape(replay.AnnotationLabel(a.Annotations)))
+			}
+			rows = append(rows, row)
 		}
-		ft := fitColumns(textWidth(w), []string{"#", "Size", "Requested", "Address", "Pool", "Alloc entry", "Stack"},
-			[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft}, rows, nil, 2, 5)
+		head := []string{"#", "Size", "Requested", "Address", "Pool", "Alloc entry", "Stack"}
+		align := []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignLeft}
+		if annotated {
+			// The annotate entries' metadata (torch.cuda.memory._annotate_tensor).
+			head, align = append(head, "Annotation"), append(align, tw.AlignLeft)
+		}
+		ft := fitColumns(textWidth(w), head, align, rows, nil, 2, 5)
 		if err := ft.render(w, "--json has them"); err != nil {
 			return err
 		}
@@ -579,6 +596,9 @@ type liveJSON struct {
 	Stream        uint64 `json:"stream"`
 	AllocIndex    int    `json:"alloc_index"`
 	Stack         int    `json:"stack"`
+	// Annotations are the annotate entries' user_metadata, in trace
+	// order; left out when none.
+	Annotations []string `json:"annotations,omitempty"`
 }
 
 type stackJSON struct {
@@ -652,7 +672,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 	for _, a := range v.Largest {
 		out.Largest = append(out.Largest, liveJSON{
 			Address: uint64(a.Addr), Size: a.Size, RequestedSize: requestedJSON(a.Requested, st.Stats.Known), Pool: statePoolLabel(a.Large, a.Pool, false),
-			Stream: a.Stream, AllocIndex: a.AllocIndex, Stack: a.Stack,
+			Stream: a.Stream, AllocIndex: a.AllocIndex, Stack: a.Stack, Annotations: a.Annotations,
 		})
 	}
 	for _, g := range v.Stacks {

@@ -269,6 +269,10 @@ const (
 	ActionSegmentUnmap
 	ActionSnapshot
 	ActionOOM
+	// ActionAnnotate attaches user_metadata to the live allocation at
+	// Addr after the fact (torch.cuda.memory._annotate_memory, PyTorch
+	// 2.14, pytorch/pytorch#190575); it changes no allocator state.
+	ActionAnnotate
 	ActionFirstUnknown
 )
 
@@ -283,6 +287,7 @@ var actionNames = [...]string{
 	ActionSegmentUnmap:  "segment_unmap",
 	ActionSnapshot:      "snapshot",
 	ActionOOM:           "oom",
+	ActionAnnotate:      "annotate",
 }
 
 // String returns PyTorch's spelling of a known action, or "unknown".
@@ -315,6 +320,8 @@ func ParseAction(s string) (a Action, ok bool) {
 		return ActionSnapshot, true
 	case "oom":
 		return ActionOOM, true
+	case "annotate":
+		return ActionAnnotate, true
 	}
 	return ActionNone, false
 }

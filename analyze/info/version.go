@@ -155,7 +155,7 @@ func (h *VersionHint) keyClues(s *snapshot.Snapshot) {
 // traceClues adds the clues of the trace entries' fields; mapped says
 // whether some entry maps or unmaps pages of an expandable segment.
 func (h *VersionHint) traceClues(s *snapshot.Snapshot) (mapped bool) {
-	var entries, timed, compiled, metadata int
+	var entries, timed, compiled, metadata, annotated int
 	for _, tr := range s.Traces {
 		for i := range tr {
 			e := &tr[i]
@@ -172,7 +172,13 @@ func (h *VersionHint) traceClues(s *snapshot.Snapshot) (mapped bool) {
 			if e.Action == snapshot.ActionSegmentMap || e.Action == snapshot.ActionSegmentUnmap {
 				mapped = true
 			}
+			if e.Action == snapshot.ActionAnnotate {
+				annotated++
+			}
 		}
+	}
+	if annotated > 0 {
+		h.atLeast(12, "annotate trace entries (torch.cuda.memory._annotate_tensor)", "#190575")
 	}
 	switch {
 	case timed > 0:

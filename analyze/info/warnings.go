@@ -182,9 +182,10 @@ func stackWarnings(s *snapshot.Snapshot, in *Info) []string {
 	if rec.EntriesWithFrames > 0 {
 		var missing []snapshot.Count
 		for _, c := range rec.NoFramesKey {
-			// snapshot markers never carry frames; unknown actions are
+			// snapshot markers never carry frames, annotate entries carry
+			// the annotation site's when recorded; unknown actions are
 			// reported as unknown.
-			if a, ok := snapshot.ParseAction(c.Name); ok && a != snapshot.ActionSnapshot {
+			if a, ok := snapshot.ParseAction(c.Name); ok && a != snapshot.ActionSnapshot && a != snapshot.ActionAnnotate {
 				missing = append(missing, c)
 			}
 		}

@@ -61,6 +61,12 @@ type LeakOptions struct {
 	// differ only inside PyTorch. A stack without user frames keeps its
 	// whole stack as key. The default key is the whole stack.
 	Fold bool
+	// ByAnnotation groups by annotation label instead of stack: the
+	// user_metadata of the annotate entries made on each allocation up to
+	// At (torch.cuda.memory._annotate_tensor, joined by
+	// [replay.AnnotationLabel]); allocations without one form one group
+	// of label "".
+	ByAnnotation bool
 	// MinBytes leaves out groups with fewer live bytes.
 	MinBytes int64
 	// Focus keeps only allocations whose stack has a frame matching it;
@@ -142,6 +148,9 @@ type LeakReport struct {
 	FreedShare  float64
 	// Fold is LeakOptions.Fold: groups are keyed by user frames.
 	Fold bool
+	// ByAnnotation is LeakOptions.ByAnnotation: groups are keyed by
+	// annotation label (LeakGroup.Label).
+	ByAnnotation bool
 	// Steps says how the trace up to At was cut; Slices are the pieces,
 	// in order, covering entries 0 to At.
 	Steps  steps.Steps
@@ -204,6 +213,22 @@ type LeakGroup struct {
 	// compile_context=True) the group's live bytes were allocated in, most
 	// bytes first; empty when none was (eager code, or not recorded).
 	Regions []RegionBytes
+	// Annotations are the group's live bytes by annotation label (the
+	// user_metadata of the annotate entries made on each allocation up to
+	// At, torch.cuda.memory._annotate_tensor, joined by
+	// [replay.AnnotationLabel]), most bytes first; empty when no live
+	// allocation of the group was annotated.
+	Annotations []AnnotationBytes
+	// Label is the group's annotation label with ByAnnotation ("" for the
+	// allocations without one).
+	Label string
+}
+
+// AnnotationBytes is a group's live bytes carrying one annotation label.
+type AnnotationBytes struct {
+	Label string
+	Bytes int64
+	Count int
 }
 
 // GrowthPoint is a group's state at the end of one slice.
@@ -482,7 +507,7 @@ func Leaks(s *snapshot.Snapshot, res *replay.Result, opts LeakOptions) (*LeakRep
 		return nil, fmt.Errorf("finding leaks on device %d: entry %d out of range [-1, %d)", res.Device, at, n)
 	}
 	rep := &LeakReport{
-		Device: res.Device, At: at, Entries: n, Seeded: res.Seeded, History: res.Stats.Known, LastOOM: -1, Fold: opts.Fold,
+		Device: res.Device, At: at, Entries: n, Seeded: res.Seeded, History: res.Stats.Known, LastOOM: -1, Fold: opts.Fold, ByAnnotation: opts.ByAnnotation,
 		Slices: []steps.LeakSlice{}, Groups: []LeakGroup{},
 	}
 	if n > 0 {
@@ -514,6 +539,7 @@ func Leaks(s *snapshot.Snapshot, res *replay.Result, opts LeakOptions) (*LeakRep
 		// The replay does not end in the file's segments: at the end the
 		// file's blocks are the live allocations, as every view shows them.
 		live = fileAllocations(s, res.Device)
+		attachAnnotations(live, trace)
 	}
 	for ai := range live {
 		a := &live[ai]
@@ -529,7 +555,7 @@ func Leaks(s *snapshot.Snapshot, res *replay.Result, opts LeakOptions) (*LeakRep
 			rep.NoStackBytes += a.Size
 			rep.NoStackCount++
 		}
-		if g := b.group(a.Stack, true); g != nil {
+		if g := b.groupOf(a, true); g != nil {
 			b.addLive(g, a)
 			if a.AllocIndex >= 0 && a.AllocIndex < len(trace) {
 				b.addRegion(g, trace[a.AllocIndex].CompileContext, a.Size)
@@ -547,7 +573,7 @@ func Leaks(s *snapshot.Snapshot, res *replay.Result, opts LeakOptions) (*LeakRep
 		if a.AllocIndex > at {
 			break
 		}
-		if g := b.group(a.Stack, false); g != nil && !g.dropped {
+		if g := b.groupOf(a, false); g != nil && !g.dropped {
 			b.addHistory(g, a)
 		}
 	}
@@ -659,6 +685,41 @@ func newLeakBuilder(s *snapshot.Snapshot, rep *LeakReport, opts LeakOptions) *le
 		s: s, rep: rep, opts: opts, kinds: frames.FrameKinds(s), byKey: map[string]*leakAcc{},
 		of: make([]*leakAcc, n), state: make([]uint8, n), keys: make([]string, n),
 	}
+}
+
+// groupOf returns the group of allocation a: the group of its stack, or
+// with ByAnnotation of its annotation label up to At; nil when its stack
+// is filtered out, or it has no group and create is not set.
+func (b *leakBuilder) groupOf(a *replay.Allocation, create bool) *leakAcc {
+	if !b.opts.ByAnnotation {
+		return b.group(a.Stack, create)
+	}
+	id := a.Stack
+	if id < 0 || int(id) >= len(b.state) {
+		id = snapshot.NoStack
+	}
+	if b.state[id] == stackUnknown {
+		if b.filteredOut(id) {
+			b.state[id] = stackFiltered
+		} else {
+			b.state[id] = stackNoGroup // keyed by annotation, not by stack
+		}
+	}
+	if b.state[id] == stackFiltered {
+		return nil
+	}
+	label := replay.AnnotationLabel(a.AnnotationsAt(b.s, b.opts.At))
+	key := "\x00annotation\x00" + label
+	g := b.byKey[key]
+	if g == nil {
+		if !create {
+			return nil
+		}
+		g = &leakAcc{key: key, LeakGroup: LeakGroup{Stack: a.Stack, Label: label, FirstAlloc: math.MaxInt, LastAlloc: math.MinInt}}
+		b.byKey[key] = g
+		b.groups = append(b.groups, g)
+	}
+	return g
 }
 
 // group returns the group of stack id, creating it when create is set;
@@ -773,8 +834,26 @@ func (b *leakBuilder) addRegion(g *leakAcc, ctx snapshot.StrID, size int64) {
 	g.Regions = append(g.Regions, RegionBytes{r, size})
 }
 
+// addAnnotation adds a live allocation's annotation label to g.
+func (b *leakBuilder) addAnnotation(g *leakAcc, a *replay.Allocation) {
+	if len(a.Annotations) == 0 {
+		return
+	}
+	l := replay.AnnotationLabel(a.AnnotationsAt(b.s, b.opts.At))
+	if l == "" {
+		return
+	}
+	if k := slices.IndexFunc(g.Annotations, func(x AnnotationBytes) bool { return x.Label == l }); k >= 0 {
+		g.Annotations[k].Bytes += a.Size
+		g.Annotations[k].Count++
+		return
+	}
+	g.Annotations = append(g.Annotations, AnnotationBytes{l, a.Size, 1})
+}
+
 // addLive adds a live allocation to g.
 func (b *leakBuilder) addLive(g *leakAcc, a *replay.Allocation) {
+	b.addAnnotation(g, a)
 	g.bytes += a.Size
 	g.count++
 	if k := slices.IndexFunc(g.stacks, func(sb stackBytes) bool { return sb.id == a.Stack }); k >= 0 {
@@ -864,6 +943,7 @@ func (b *leakBuilder) finish(g *leakAcc) {
 	rep := b.rep
 	nsl := len(rep.Slices)
 	slices.SortStableFunc(g.Regions, func(x, y RegionBytes) int { return cmp.Compare(y.Bytes, x.Bytes) })
+	slices.SortStableFunc(g.Annotations, func(x, y AnnotationBytes) int { return cmp.Compare(y.Bytes, x.Bytes) })
 	// The representative stack: most live bytes, then lowest id.
 	slices.SortFunc(g.stacks, func(x, y stackBytes) int {
 		if c := cmp.Compare(y.bytes, x.bytes); c != 0 {
@@ -1160,6 +1240,25 @@ func (b *leakBuilder) timeOf(i int) int64 {
 
 // fileAllocations returns the active blocks of device's segments in the
 // file as Allocations older than the trace (AllocIndex -1), in file order.
+// attachAnnotations gives each of live (the file's blocks) the annotate
+// entries of trace made at its address since the last alloc there: the
+// annotate entry names the allocation's base address (torch/cuda/memory.py
+// _annotate_memory), so this holds without the replay.
+func attachAnnotations(live []replay.Allocation, trace []snapshot.TraceEntry) {
+	by := map[snapshot.Addr][]replay.Annotation{}
+	for i := range trace {
+		switch e := &trace[i]; e.Action {
+		case snapshot.ActionAlloc:
+			delete(by, e.Addr)
+		case snapshot.ActionAnnotate:
+			by[e.Addr] = append(by[e.Addr], replay.Annotation{Index: i, Metadata: e.UserMetadata})
+		}
+	}
+	for k := range live {
+		live[k].Annotations = by[live[k].Addr]
+	}
+}
+
 func fileAllocations(s *snapshot.Snapshot, device int) []replay.Allocation {
 	var out []replay.Allocation
 	for i := range s.Segments {

@@ -297,6 +297,16 @@ func (m *machine) freeRequested(i int, e *snapshot.TraceEntry) int32 {
 	return m.blocks[bi].alloc
 }
 
+// allocatedAt returns the Allocation index of the allocated block that
+// starts at addr, or -1 when none does. It changes nothing.
+func (m *machine) allocatedAt(addr snapshot.Addr) int32 {
+	bi, ok := m.blockAt.Get(addr)
+	if !ok || m.blocks[bi].state != snapshot.StateActiveAllocated {
+		return -1
+	}
+	return m.blocks[bi].alloc
+}
+
 func (m *machine) releaseAllocated(bi int32) {
 	b := &m.blocks[bi]
 	large := m.segs[b.seg].large

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/stats"
@@ -345,6 +346,40 @@ type Allocation struct {
 	// (active_pending_free) before the first entry: the program freed it,
 	// so it is not alive, though still active.
 	FreedBefore bool
+	// Annotations are the user_metadata of the annotate entries
+	// (torch.cuda.memory._annotate_tensor, pytorch/pytorch#190575) that
+	// named this allocation while it was allocated, in trace order. They
+	// accumulate: a later one does not replace an earlier one
+	// (torch/cuda/memory.py _annotate_memory).
+	Annotations []Annotation
+}
+
+// Annotation is one annotate entry attached to an Allocation.
+type Annotation struct {
+	// Index is the annotate entry.
+	Index int
+	// Metadata is its user_metadata, an index into Snapshot.Strings.
+	Metadata snapshot.StrID
+}
+
+// AnnotationLabel joins the user_metadata of an allocation's annotate
+// entries into one label, in trace order, "; " between them; "" when
+// there are none. Annotations accumulate in PyTorch (torch/cuda/memory.py
+// _annotate_memory), so every one is shown, not only the last.
+func AnnotationLabel(annotations []string) string {
+	return strings.Join(annotations, "; ")
+}
+
+// AnnotationsAt returns the user_metadata of a's annotations made at or
+// before entry i, in trace order (nil when none).
+func (a *Allocation) AnnotationsAt(s *snapshot.Snapshot, i int) []string {
+	var out []string
+	for _, n := range a.Annotations {
+		if n.Index <= i && int(n.Metadata) < len(s.Strings) {
+			out = append(out, s.Strings[n.Metadata])
+		}
+	}
+	return out
 }
 
 // Alive reports whether the allocation is still allocated (not yet

@@ -401,6 +401,14 @@ func (x *runner) step(i int) {
 		m.segmentMap(i, e, expandableLarge(&r.cfg.Config, x.trace, i, true))
 	case snapshot.ActionSegmentUnmap:
 		m.segmentUnmap(i, e)
+	case snapshot.ActionAnnotate:
+		// No change to the allocator's state: the metadata goes to the
+		// allocation live at Addr (the base address of its block).
+		if x.record {
+			if a := m.allocatedAt(e.Addr); a >= 0 && int(a) < len(r.Allocs) {
+				r.Allocs[a].Annotations = append(r.Allocs[a].Annotations, Annotation{Index: i, Metadata: e.UserMetadata})
+			}
+		}
 	case snapshot.ActionOOM:
 		// Each OOM implies one cudaMalloc retry (see Result.Stats): the
 		// figure at any entry is at least the OOMs so far.

@@ -31,6 +31,7 @@ type leaksOptions struct {
 	sort     string
 	full     bool
 	fold     bool
+	byAnnot  bool
 	steps    string
 }
 
@@ -55,6 +56,9 @@ that differ only inside PyTorch (autocast on or off, first-call paths); a
 stack with no frame of yours keeps its whole stack as key. The table shows
 your frames and folds the others into one line per run, such as
 "(torch) functional.py:1723 relu"; --full shows every frame.
+A group names the annotations (annotate entries, from
+torch.cuda.memory._annotate_tensor in PyTorch 2.14) of its live allocations;
+--by-annotation groups by them instead of by stack.
 
 Steps. Growth is measured per training step: steps are found from a
 record_function range that repeats once per step (ProfilerStep#N from
@@ -139,6 +143,7 @@ says there is nothing to show and exits 0.`,
 	f.StringVar(&opts.sort, "sort", "score", "order of the groups: score, bytes or count")
 	f.BoolVar(&opts.full, "full", false, "show every frame of each stack instead of folding torch, stdlib and C++ frames")
 	f.BoolVar(&opts.fold, "fold", false, "group by your frames only, merging stacks that differ only inside torch/stdlib/C++")
+	f.BoolVar(&opts.byAnnot, "by-annotation", false, "group by the annotations torch.cuda.memory._annotate_tensor attached to each allocation (annotate entries) instead of by stack")
 	f.StringVar(&opts.steps, "steps", "auto", "how to find steps: auto, annotation, pattern or slices")
 	return cmd
 }
@@ -174,6 +179,7 @@ func (o *leaksOptions) analyzeOptions() (leaks.LeakOptions, error) {
 		}
 	}
 	lo.Fold = o.fold
+	lo.ByAnnotation = o.byAnnot
 	return lo, nil
 }
 

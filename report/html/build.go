@@ -409,9 +409,14 @@ func (b *htmlBuilder) leaks(d *DeviceView, rep *leaks.LeakReport) *leaks.LeakRep
 		if red {
 			suspicious++
 		}
+		detail := g.Verdict.String()
+		if len(g.Annotations) > 0 {
+			// The annotate entries' metadata on the group's live allocations.
+			detail += "; " + report.LeakAnnotationLine(g)
+		}
 		d.Leaks = append(d.Leaks, Leak{
 			Label: b.frames.Where(g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
-			Detail: g.Verdict.String(), Suspicious: red,
+			Detail: detail, Suspicious: red,
 			Score: g.Score, Growth: htmlGrowth(g.Growth), GrowthStep0: rep.Steps.Prologue,
 		})
 	}
