@@ -71,18 +71,29 @@ const browserDevicesJS = `(function () {
 })()`
 
 // browserClickJS scrolls the timeline (%[1]q) into view and returns the
-// viewport point of dataset row %[2]d at a tenth of the grid's height,
-// and that row's entry.
+// viewport point of dataset row %[2]d, 8 pixels above the grid's bottom,
+// then the lowest and highest entry a click there may show: those drawn
+// within a pixel of it (by index, the entries the pixel spans; by time,
+// the rows' entries, the nearest row's included).
 const browserClickJS = `(function () {
   var el = document.getElementById(%[1]q);
   el.scrollIntoView({block: "center"});
   var c = echarts.getInstanceByDom(el);
   var rows = c.getOption().dataset[0].source;
-  var r = rows[%[2]d];
+  var r = rows[%[2]d], byIndex = %[3]t;
   var p = c.convertToPixel({gridIndex: 0}, [r[0], 0]);
+  var xl = c.convertFromPixel({gridIndex: 0}, [p[0] - 1, p[1]])[0];
+  var xr = c.convertFromPixel({gridIndex: 0}, [p[0] + 1, p[1]])[0];
+  var lo, hi;
+  if (byIndex) {
+    lo = Math.floor(xl); hi = Math.ceil(xr);
+  } else {
+    lo = hi = r[1];
+    rows.forEach(function (q) { if (q[0] >= xl && q[0] <= xr) { lo = Math.min(lo, q[1]); hi = Math.max(hi, q[1]); } });
+  }
   var rect = el.getBoundingClientRect();
   document.documentElement.removeAttribute("data-inspected");
-  return [rect.left + p[0], rect.top + p[1] - 8];
+  return [rect.left + p[0], rect.top + p[1] - 8, lo, hi];
 })()`
 
 // browserHoverJS returns the viewport point in the middle of the largest
@@ -244,7 +255,7 @@ func TestBrowserInteractions(t *testing.T) {
 					}
 					seen := map[int]bool{}
 					for _, row := range targets {
-						pt := browserEval[[]float64](t, ctx, fmt.Sprintf(browserClickJS, pd.Timeline, row))
+						pt := browserEval[[]float64](t, ctx, fmt.Sprintf(browserClickJS, pd.Timeline, row, pd.ByIndex))
 						if err := chromedp.Do(ctx, chromedp.MouseClickXY(pt[0], pt[1])); err != nil {
 							t.Fatal(err)
 						}
@@ -261,6 +272,10 @@ func TestBrowserInteractions(t *testing.T) {
 						i, err := strconv.Atoi(got)
 						if err != nil {
 							t.Fatalf("data-inspected %q", got)
+						}
+						if float64(i) < pt[2] || float64(i) > pt[3] {
+							t.Errorf("device %d: clicking row %d at (%.0f, %.0f) shows the state after entry %d, want one of entries %.0f to %.0f (drawn within a pixel)",
+								d.Device, row, pt[0], pt[1], i, pt[2], pt[3])
 						}
 						if seen[i] {
 							continue
