@@ -107,13 +107,17 @@ const browserHoverJS = `(function () {
   el.scrollIntoView({block: "center"});
   var c = echarts.getInstanceByDom(el);
   var rows = c.getOption().dataset[0].source, g = %[2]d, best = null, score = 0;
-  function px(x, y) { return c.convertToPixel({gridIndex: 0}, [x, y]); }
-  var lo = [], hi = [];
+  // Both axes are linear: y pixels from two points, x pixels per row.
+  var y0 = c.convertToPixel({gridIndex: 0}, [rows[0][0], 0])[1];
+  var y1 = c.convertToPixel({gridIndex: 0}, [rows[0][0], 1 << 20])[1];
+  function ypx(v) { return y0 + (y1 - y0) * v / (1 << 20); }
+  var lo = [], hi = [], xs = [];
   for (var i = 0; i < rows.length; i++) {
     var below = 0;
     for (var k = 0; k < g; k++) { below += rows[i][5 + k]; }
     lo.push(below);
     hi.push(below + rows[i][5 + g]);
+    xs.push(c.convertToPixel({gridIndex: 0}, [rows[i][0], 0])[0]);
   }
   for (var i = 0; i + 1 < rows.length; i++) {
     var l = lo[i], h = hi[i];
@@ -121,11 +125,10 @@ const browserHoverJS = `(function () {
       l = Math.max(l, lo[j]);
       h = Math.min(h, hi[j]);
       if (!(h > l)) { break; }
-      var a = px(rows[i][0], l), b = px(rows[j + 1][0], h);
-      var hgt = Math.abs(a[1] - b[1]);
+      var al = ypx(l), ah = ypx(h), hgt = Math.abs(al - ah);
       if (hgt < 12) { break; }
-      var mid = [(a[0] + b[0]) / 2, (a[1] + b[1]) / 2];
-      var s = Math.min(Math.abs(b[0] - a[0]), hgt);
+      var mid = [(xs[i] + xs[j + 1]) / 2, (al + ah) / 2];
+      var s = Math.min(Math.abs(xs[j + 1] - xs[i]), hgt);
       if (s > score && c.containPixel({gridIndex: 0}, mid)) { score = s; best = mid; }
     }
   }
