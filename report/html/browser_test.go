@@ -144,7 +144,8 @@ var browserSegmentsRE = regexp.MustCompile(`([\d,]+) segments? \((.*) reserved\)
 // timeline at several rows and compares the state panel with
 // [replay.Result.StateAt] (what `snapview state --at entry:N --json`
 // prints) at the entry the page says it shows; it hovers the areas and
-// compares the stack shown with the group's; it zooms and checks the
+// compares the stack shown with the group's; it zooms (dataZoom, then
+// the mouse wheel over the grid) and checks the
 // visible range; it checks that each OOM has its marker. It skips only
 // when Chromium is absent.
 func TestBrowserInteractions(t *testing.T) {
@@ -362,6 +363,33 @@ func TestBrowserInteractions(t *testing.T) {
 					full, part := ext[0][1]-ext[0][0], ext[1][1]-ext[1][0]
 					if !(part > 0 && part < full*0.3 && ext[1][0] > ext[0][0] && ext[1][1] < ext[0][1]) {
 						t.Errorf("device %d: zooming to 40-60%% shows x %v, the whole chart %v", d.Device, ext[1], ext[0])
+					}
+					zooms++
+
+					// The mouse wheel over the middle of the grid zooms in
+					// around the mouse.
+					browserEval[string](t, ctx, fmt.Sprintf(zoom, pd.Timeline, 0, 100))
+					mid := browserEval[[]float64](t, ctx, fmt.Sprintf(`(function () {
+  var el = document.getElementById(%q), c = echarts.getInstanceByDom(el), rect = el.getBoundingClientRect();
+  var g = c.getModel().getComponent("grid", 0).coordinateSystem.getRect();
+  var x = g.x + g.width / 2, y = g.y + g.height / 2;
+  return [rect.left + x, rect.top + y, c.convertFromPixel({gridIndex: 0}, [x, y])[0]];
+})()`, pd.Timeline))
+					// Chromium wants deltaX too, and cdproto leaves a zero out.
+					wheel := func(p *input.DispatchMouseEventParams) { p.DeltaX, p.DeltaY = 0.01, -300 }
+					var wext []float64
+					for try := 0; ; try++ {
+						if err := chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseWheel, mid[0], mid[1], wheel)); err != nil {
+							t.Fatalf("device %d: the mouse wheel: %v", d.Device, err)
+						}
+						wext = browserEval[[]float64](t, ctx, zoomed)
+						if wext[1]-wext[0] < full*0.9 || try == 20 {
+							break
+						}
+						time.Sleep(50 * time.Millisecond)
+					}
+					if !(wext[1]-wext[0] < full*0.9 && wext[0] <= mid[2] && mid[2] <= wext[1]) {
+						t.Errorf("device %d: the mouse wheel at x %v leaves x %v, the whole chart %v", d.Device, mid[2], wext, ext[0])
 					}
 					zooms++
 				}
