@@ -173,6 +173,12 @@ func WriteFolded(w io.Writer, s *snapshot.Snapshot, segs []FoldedSegment, o Fold
 	return bw.Flush()
 }
 
+// foldedEscaper escapes the separators of the folded format inside a
+// frame: a line break (which would end the sample and let a frame name
+// forge samples of its own) and ';' (which would split the frame in two)
+// are written as \n, \r and \x3b; _memory_viz writes them as they are.
+var foldedEscaper = strings.NewReplacer("\n", `\n`, "\r", `\r`, ";", `\x3b`)
+
 // foldedFrames is _write_blocks' frames_fragment: the frames of a stack
 // outermost first, joined by ';'.
 func foldedFrames(s *snapshot.Snapshot, id snapshot.StackID, userOnly bool) string {
@@ -189,7 +195,7 @@ func foldedFrames(s *snapshot.Snapshot, id snapshot.StackID, userOnly bool) stri
 		if userOnly && frames.ClassifyFrame(f) != frames.FrameUser {
 			continue
 		}
-		parts = append(parts, MemvizFrame(f))
+		parts = append(parts, foldedEscaper.Replace(MemvizFrame(f)))
 	}
 	if userOnly && len(parts) == 0 {
 		return "<no-user-frames>"

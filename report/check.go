@@ -25,7 +25,7 @@ type CheckView struct {
 // forward (via relu)").
 func StackWhere(s *snapshot.Snapshot, id snapshot.StackID) string { return stackWhere(s, id) }
 
-// checkValue formats a figure with its trust mark: bytes as FormatBytes,
+// checkValue formats a figure with its trust mark: bytes as units.Bytes,
 // counts as integers; "+" after a lower bound, "?" when unknown.
 func checkValue(key string, v int64, e stats.Exactness) string {
 	if e == stats.Unknown {

@@ -34,7 +34,7 @@ type DiffOptions struct {
 // at peak: after entry 89 of 470, step 3, 4.402 s after the first entry".
 func DescribeSide(s *compare.Side, at string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, device %d at %s", s.File, s.Device, at)
+	fmt.Fprintf(&b, "%s, device %d at %s", Escape(s.File), s.Device, at)
 	switch {
 	case s.Entries == 0:
 		b.WriteString(": the state the file holds (no trace)")

@@ -48,7 +48,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 		ew.printf("  dict with keys: %s\n", strings.Join(escapeAll(v.TopLevelKeys), ", "))
 		ew.printf("  %s in all; device_traces lists %s", units.Plural(v.NumSegments, "segment"), units.Plural(v.RecordedDevices, "device"))
 		if n := len(v.IdleDevices); n > 0 {
-			ew.printf(", %d of them with nothing in the file (%s)", n, joinInts(v.IdleDevices))
+			ew.printf(", %d of them with nothing in the file (%s)", n, joinIntRuns(v.IdleDevices))
 		}
 		ew.printf("\n")
 	}
@@ -107,9 +107,12 @@ func WriteInfo(w io.Writer, v *Info) error {
 	if len(v.Settings) == 0 {
 		ew.printf("  none in the file (PyTorch before 2.3, or a bare segment list)\n")
 	}
+	// Keys are padded to the longest, up to maxKeyColumn: a key of a
+	// megabyte would otherwise pad every other key to its length.
+	const maxKeyColumn = 40
 	width := 0
 	for _, kv := range v.Settings {
-		width = max(width, len(Escape(kv.Key)))
+		width = max(width, min(len(Escape(kv.Key)), maxKeyColumn))
 	}
 	for _, kv := range v.Settings {
 		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-*s  ", width, Escape(kv.Key)), Escape(kv.Value)))

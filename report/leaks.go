@@ -84,6 +84,9 @@ func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt L
 	if line := leakStepsLine(ft, rep, opt.Steps); line != "" {
 		ew.printf("%s", wrapAt("", line, textWidth(ew.w)))
 	}
+	if leakFree(rep) {
+		ew.printf("%s", wrapAt("", "No leak: every stack returns to its level step after step.", textWidth(ew.w)))
+	}
 	if rep.TraceAllocs >= 20 && rep.FreedShare < 0.5 { // a handful of allocations says nothing
 		ew.printf("Only %.0f%% of the allocations in the trace were freed by then: if it covers less than one training step\n"+
 			"(an OOM in the first forward pass), growth is that step's activations, not a leak.\n", 100*rep.FreedShare)
@@ -193,6 +196,21 @@ func leakMoment(rep *leaks.LeakReport, at string) string {
 	return b.String()
 }
 
+// leakFree reports whether rep found steps and no group that grows over
+// them (leak, sawtooth or possible leak): explain's no-leak finding.
+func leakFree(rep *leaks.LeakReport) bool {
+	if rep.Steps.Source != steps.StepsAnnotation && rep.Steps.Source != steps.StepsPattern || len(rep.Groups) == 0 {
+		return false
+	}
+	for _, g := range rep.Groups {
+		switch g.Verdict.Kind {
+		case leaks.VerdictLeak, leaks.VerdictSawtooth, leaks.VerdictPossible:
+			return false
+		}
+	}
+	return true
+}
+
 // leakStepsLine says how the trace was cut.
 func leakStepsLine(t *FrameTable, rep *leaks.LeakReport, asked steps.StepSource) string {
 	st := rep.Steps
@@ -295,10 +313,16 @@ func leakStackOptions(full bool) StackLineOptions {
 // them to stderr.
 func LeakHints(reps []*leaks.LeakReport) []string {
 	var hints []string
-	noStacks, noTrace, seeded := false, false, false
+	noStacks, noTrace, seeded, olderThanTrace := false, false, false, false
 	for _, rep := range reps {
 		if rep.LiveCount > 0 && rep.NoStackCount == rep.LiveCount && rep.Entries > 0 {
-			noStacks = true
+			// Trace entries with frames and a late start: the recording
+			// has stacks; the live blocks are older than it.
+			if rep.FramesKey && rep.Seeded {
+				olderThanTrace = true
+			} else {
+				noStacks = true
+			}
 		}
 		if rep.Entries == 0 {
 			noTrace = true
@@ -310,6 +334,10 @@ func LeakHints(reps []*leaks.LeakReport) []string {
 	if noStacks {
 		h := "no allocation stacks were recorded, so every live allocation falls into one '<no stack recorded>' group"
 		hints = append(hints, h, `record stacks with torch.cuda.memory._record_memory_history(max_entries=100000, context="all", stacks="python")`)
+	}
+	if olderThanTrace {
+		hints = append(hints, "the live allocations carry no stack: they are older than the trace, whose entries do carry stacks; "+
+			"call torch.cuda.memory._record_memory_history before the first CUDA allocation to record theirs")
 	}
 	if noTrace {
 		hints = append(hints, "the file has no allocation history for some devices: their groups show what is live, not how it grew",

@@ -134,8 +134,10 @@ func WriteRanks(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 		"Cached at peak", "End allocated", "OOMs", "Retries", "Coverage"}
 	align := []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignLeft,
 		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
-	names := rankFileNames(rk.Sides)
-	labels := rankNames(rk.Sides)
+	// The text shows names with their control characters escaped (the
+	// JSON keeps them as they are).
+	names := escapeAll(rankFileNames(rk.Sides))
+	labels := escapeAll(rankNames(rk.Sides))
 	var origin int64 // 0: each rank's times from its own first entry
 	if rk.OneClock {
 		origin = rk.ClockOrigin
@@ -216,7 +218,7 @@ func WriteRanks(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 		for _, out := range rk.Outliers {
 			s := rk.Sides[out.Rank]
 			fmt.Fprintf(w, "  %s (%s, device %d): %s %s, %+.1f%% against the median %s\n",
-				labels[out.Rank], s.File, s.Device, out.Figure, units.Bytes(out.Value), 100*out.Deviation, units.Bytes(out.Median))
+				labels[out.Rank], Escape(s.File), s.Device, out.Figure, units.Bytes(out.Value), 100*out.Deviation, units.Bytes(out.Median))
 		}
 	}
 

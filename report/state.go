@@ -99,6 +99,9 @@ type StateView struct {
 	// Whatif is the what-if analysis of the device (candidate settings
 	// simulated over the whole trace), shown with an OOM; nil when not run.
 	Whatif *whatif.Result
+	// Explain is explain's findings for the device, shown first at an
+	// OOM; nil when not run.
+	Explain *ExplainDevice
 
 	allocs []replay.Allocation // replay.Result.Allocs
 	snap   *snapshot.Snapshot
@@ -270,6 +273,12 @@ func (v *StateView) momentLine() string {
 func WriteState(w io.Writer, v *StateView) error {
 	st := v.State
 	ew := &errWriter{w: w}
+	if v.Explain != nil {
+		if err := WriteExplainFindings(w, v.Explain); err != nil {
+			return err
+		}
+		ew.printf("\n")
+	}
 	ew.printf("%s\n", v.momentLine())
 	if k := v.State.Stats.Known; v.Entries > 0 && k.History != stats.Exact && !(k.History == stats.LowerBound && v.Seeded) {
 		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+"; the state at a trace entry is replayed from the trace.", 100))
@@ -462,15 +471,16 @@ func writeOOM(ew *errWriter, v *StateView, o *replay.OOMInfo) {
 	ew.printf("  free in cached blocks of that pool:     %s\n", units.Bytes(o.FreeInPool))
 	ew.printf("  reserved %s, allocated %s\n",
 		units.Bytes(st.Stats.ReservedBytes[stats.PoolAll].Current), units.Bytes(st.Stats.AllocatedBytes[stats.PoolAll].Current))
+	// The cause, decided as explain decides it (analyze/explain, oomFindings).
 	switch {
+	case o.FreeInPool >= o.Size && o.LargestFree < o.Size:
+		ew.printf("  The allocator's cache is fragmented: %s was free in cached blocks of that pool, but no block\n"+
+			"  was large enough; the device was not full (%s free).\n", units.Bytes(o.FreeInPool), units.Bytes(o.DeviceFree))
 	case o.DeviceFree >= o.Size:
 		ew.printf("  The device had %s free, more than the request: the process hit its own limit\n"+
-			"  (torch.cuda.set_per_process_memory_fraction), or device memory was too fragmented.\n", units.Bytes(o.DeviceFree))
-	case o.FreeInPool+o.DeviceFree >= o.Size:
-		ew.printf("  Fragmentation: %s was free in cached blocks, but no block was large enough;\n"+
-			"  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True may help.\n", units.Bytes(o.FreeInPool))
+			"  (torch.cuda.set_per_process_memory_fraction), not the device's.\n", units.Bytes(o.DeviceFree))
 	default:
-		ew.printf("  The memory was full of live allocations: see the largest ones below.\n")
+		ew.printf("  The device was full: see the largest live allocations below.\n")
 	}
 	if r := v.Whatif; r != nil {
 		writeOOMWhatif(ew, r)
@@ -524,6 +534,8 @@ type stateJSON struct {
 	Stacks    []stackJSON    `json:"stacks"`
 	Free      []freeJSON     `json:"free"`
 	OOM       *oomJSON       `json:"oom"`
+	// Findings are explain --json's findings for the device, at an OOM.
+	Findings []explainFindingJSON `json:"findings,omitempty"`
 }
 
 type stateEntryJSON struct {
@@ -662,6 +674,12 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 		if v.Whatif != nil {
 			d := whatifDevice(v.Whatif)
 			out.OOM.Whatif = &d
+		}
+	}
+	if v.Explain != nil {
+		out.Findings = []explainFindingJSON{}
+		for i := range v.Explain.Findings {
+			out.Findings = append(out.Findings, explainFindingOf(v.snap, &v.Explain.Findings[i]))
 		}
 	}
 	return writeJSON(w, out)

@@ -153,10 +153,10 @@ const summaryWidth = 120
 // peaks when the trace allows them.
 func WriteSummaryText(w io.Writer, sum *Summary) error {
 	ew := &errWriter{w: w}
-	if head := sum.File + ": " + describeFormat(sum); len(head) <= textWidth(w) {
+	if head := Escape(sum.File) + ": " + describeFormat(sum); len(head) <= textWidth(w) {
 		ew.printf("%s\n", head)
 	} else {
-		ew.printf("%s:\n%s", sum.File, wrapIndented("  ", describeFormat(sum)))
+		ew.printf("%s:\n%s", Escape(sum.File), wrapIndented("  ", describeFormat(sum)))
 	}
 	if st := sum.Settings; st != nil {
 		split := "unlimited"
@@ -350,7 +350,7 @@ func describeFormat(sum *Summary) string {
 	case idle == sum.NumDevices:
 		parts = append(parts, units.Plural(sum.NumDevices, "device")+" recorded, nothing on any of them")
 	case idle > 0:
-		parts = append(parts, fmt.Sprintf("%s recorded, nothing on %s", units.Plural(sum.NumDevices, "device"), joinInts(sum.IdleDevices)))
+		parts = append(parts, fmt.Sprintf("%s recorded, nothing on %s", units.Plural(sum.NumDevices, "device"), joinIntRuns(sum.IdleDevices)))
 	default:
 		parts = append(parts, units.Plural(sum.NumDevices, "device")+" recorded")
 	}

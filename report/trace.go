@@ -157,7 +157,7 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 			}
 			line = append(line, "  "...)
 			start := len(line)
-			line = append(line, s.ActionName(e.Action)...)
+			line = append(line, traceAction(s, e.Action)...)
 			line = alignLeft(line, start, lay.action)
 			line = append(line, "  "...)
 			start = len(line)
@@ -227,7 +227,7 @@ func traceLayout(s *snapshot.Snapshot, trace []snapshot.TraceEntry, rows []int, 
 			buf = units.AppendMicros(buf[:0], e.TimeUS-trace[0].TimeUS)
 			c.time = max(c.time, len(buf))
 		}
-		c.action = max(c.action, len(s.ActionName(e.Action)))
+		c.action = max(c.action, len(traceAction(s, e.Action)))
 		c.size = max(c.size, len(units.Bytes(e.Size)))
 		c.addr = max(c.addr, len(appendTraceAddr(buf[:0], e)))
 		c.stream = max(c.stream, len(strconv.FormatUint(e.Stream, 10)))
@@ -265,6 +265,21 @@ func appendTraceAddr(line []byte, e *snapshot.TraceEntry) []byte {
 	}
 	line = append(line, "0x"...)
 	return strconv.AppendUint(line, uint64(e.Addr), 16)
+}
+
+// maxTraceAction is the widest action the trace listing shows: an
+// unknown action of a newer PyTorch is shown cut to it, so that one name
+// of megabytes does not pad every row to its width.
+const maxTraceAction = 32
+
+// traceAction is the action of a's row: its name, control characters
+// escaped, cut to maxTraceAction bytes with "..." at the cut.
+func traceAction(s *snapshot.Snapshot, a snapshot.Action) string {
+	name := Escape(s.ActionName(a))
+	if len(name) <= maxTraceAction {
+		return name
+	}
+	return strings.ToValidUTF8(name[:maxTraceAction-3], "") + "..."
 }
 
 // alignRight right-aligns line[start:], the field just appended, in w

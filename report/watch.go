@@ -15,7 +15,7 @@ import (
 type WatchView struct {
 	// StatsFile and SMIFile name the logs ("" when not followed).
 	StatsFile, SMIFile string
-	// Every says how often the logs are read ("2s").
+	// Every says how often the logs are read ("2s"; "" for --once).
 	Every string
 	W     *monitor.Watch
 	// Warnings are the latest warnings, oldest first.
@@ -68,7 +68,11 @@ func WriteWatchFrame(out io.Writer, v *WatchView) error {
 	if len(rules) > 0 {
 		stop = strings.Join(rules, ", ")
 	}
-	ew.printf("snapview watch: every %s, stop on %s\n", v.Every, stop)
+	when := "read once"
+	if v.Every != "" {
+		when = "every " + v.Every
+	}
+	ew.printf("snapview watch: %s, stop on %s\n", when, stop)
 	reserved := map[int]int64{}
 	if v.StatsFile != "" {
 		ew.printf("%s: %s\n", Escape(v.StatsFile), units.Plural(len(v.W.Stats.Records), "record"))

@@ -58,7 +58,7 @@ func whatifLimitLine(r *whatif.Result) string {
 	var b strings.Builder
 	switch r.LimitSource {
 	case whatif.LimitFlag:
-		fmt.Fprintf(&b, "cap %s (%s B, --limit)", units.Bytes(r.Limit), units.Int(r.Limit))
+		fmt.Fprintf(&b, "cap %s (%s B, --limit)", capBytes(r.Limit), units.Int(r.Limit))
 	case whatif.LimitOOMMessage:
 		how := "its \"" + msgFigure(r.Message.Allowed) + " allowed\""
 		if r.Message.Allowed == nil {
@@ -68,7 +68,7 @@ func whatifLimitLine(r *whatif.Result) string {
 			fmt.Fprintf(&b, "cap from the OOM message (--oom-message: %s, printed to two decimals) and the trace: "+
 				"%s to %s B; each setting simulated at both ends", how, units.Int(b2.Min), units.Int(b2.Max))
 		} else {
-			fmt.Fprintf(&b, "cap from the OOM message (--oom-message: %s): %s (%s B)", how, units.Bytes(r.Limit), units.Int(r.Limit))
+			fmt.Fprintf(&b, "cap from the OOM message (--oom-message: %s): %s (%s B)", how, capBytes(r.Limit), units.Int(r.Limit))
 		}
 	case whatif.LimitInferredOOM, whatif.LimitInferredReleases:
 		what := "the OOM: at least the highest reserved, less than the reserved bytes at the failed request plus the segment it needed"
@@ -78,14 +78,14 @@ func whatifLimitLine(r *whatif.Result) string {
 		}
 		if b2 := r.Inferred; b2 != nil {
 			fmt.Fprintf(&b, "cap inferred from %s; the cap lies in %s to %s (%s to %s B): each setting simulated at both ends "+
-				"(the table at the lower; --limit or --oom-message fixes it)", what, units.Bytes(b2.Min), units.Bytes(b2.Max),
+				"(the table at the lower; --limit or --oom-message fixes it)", what, capBytes(b2.Min), capBytes(b2.Max),
 				units.Int(b2.Min), units.Int(b2.Max))
 		} else {
 			if r.LimitSource == whatif.LimitInferredOOM {
 				what = "the OOM: the reserved bytes there plus the free device memory the oom entry recorded (device_free, " +
 					"less than the segment it needed: the device was full)"
 			}
-			fmt.Fprintf(&b, "cap inferred from %s: %s (%s B)", what, units.Bytes(r.Limit), units.Int(r.Limit))
+			fmt.Fprintf(&b, "cap inferred from %s: %s (%s B)", what, capBytes(r.Limit), units.Int(r.Limit))
 		}
 	default:
 		b.WriteString("no cap (none given with --limit or --oom-message, and none the trace shows: no OOM, no frees of cached " +
@@ -250,9 +250,9 @@ func fitsFromCell(row *whatif.Row) string {
 	case c.From == 0:
 		return "none"
 	case !c.FromExact:
-		return "<= " + units.Bytes(c.From)
+		return "<= " + capBytes(c.From)
 	}
-	return units.Bytes(c.From)
+	return capBytes(c.From)
 }
 
 // whatifVerdict is the sentence under a device's table.
@@ -283,9 +283,9 @@ func whatifVerdict(r *whatif.Result) string {
 // capText names the caps a verdict holds over.
 func capText(v whatif.Verdict) string {
 	if v.Lo == v.Hi {
-		return "under the cap of " + units.Bytes(v.Lo) + " (" + units.Int(v.Lo) + " B)"
+		return "under the cap of " + capBytes(v.Lo) + " (" + units.Int(v.Lo) + " B)"
 	}
-	return "at any cap from " + units.Bytes(v.Lo) + " to " + units.Bytes(v.Hi) + " (" + units.Int(v.Lo) + " to " + units.Int(v.Hi) + " B)"
+	return "at any cap from " + capBytes(v.Lo) + " to " + capBytes(v.Hi) + " (" + units.Int(v.Lo) + " to " + units.Int(v.Hi) + " B)"
 }
 
 // WhatifCapVerdict is the what-if verdict of a run under a cap, stated
@@ -300,7 +300,7 @@ func WhatifCapVerdict(r *whatif.Result) string {
 	case whatif.FitsAll:
 		fmt.Fprintf(&b, "The file's settings fit %s.", where)
 	case whatif.FitsFrom:
-		at := "at " + units.Bytes(v.Lo)
+		at := "at " + capBytes(v.Lo)
 		if v.Own.From > v.Hi {
 			at = where
 		}
@@ -364,9 +364,9 @@ func WhatifCapVerdict(r *whatif.Result) string {
 
 func fromText(f whatif.SettingFit) string {
 	if !f.FromExact {
-		return fmt.Sprintf("%s or less, more than %s", units.Bytes(f.From), units.Bytes(f.FromLow))
+		return fmt.Sprintf("%s or less, more than %s", capBytes(f.From), capBytes(f.FromLow))
 	}
-	return units.Bytes(f.From) + " = " + units.Int(f.From) + " B"
+	return capBytes(f.From) + " = " + units.Int(f.From) + " B"
 }
 
 type whatifJSON struct {
@@ -533,4 +533,19 @@ func whatifDevice(r *whatif.Result) whatifDeviceJSON {
 // print it.
 func WhatifOOMVerdict(r *whatif.Result) string {
 	return "What-if (snapview whatif): " + WhatifCapVerdict(r)
+}
+
+// capBytes formats a cap: in MiB, as caps are set (4656MiB) and searched
+// (to 2 MiB), so that two caps a verdict tells apart read apart: 1,600
+// MiB and 1,664 MiB, where units.Bytes gives 1.6 GiB for both.
+func capBytes(n int64) string {
+	const mib = 1 << 20
+	if n < mib {
+		return units.Bytes(n)
+	}
+	if n%mib == 0 {
+		return units.Int(n/mib) + " MiB"
+	}
+	whole := units.Int(n / mib)
+	return fmt.Sprintf("%s.%d MiB", whole, (n%mib)*10/mib)
 }

@@ -77,4 +77,9 @@ run ranks.public.json ranks --json "$corpus"/public/p02-empty-4dev.pickle "$corp
 run diff.two diff "$corpus"/torch2.11/mlp_train/snapshot.pickle "$corpus"/torch2.11/leak_train/snapshot.pickle
 run diff.two.json diff --json "$corpus"/torch2.11/mlp_train/snapshot.pickle "$corpus"/torch2.11/leak_train/snapshot.pickle
 run report.base report -o report.base.html --base "$corpus"/torch2.11/mlp_train/snapshot.pickle "$corpus"/torch2.11/leak_train/snapshot.pickle
+sc="$corpus"/scaling/gpt2_bs
+if [ -d "$sc" ]; then
+	run forecast.gpt2 forecast --param batch --to 8,24 "$sc"/batch_1/snapshot.pickle.xz=1 "$sc"/batch_2/snapshot.pickle.xz=2 "$sc"/batch_4/snapshot.pickle.xz=4
+	run forecast.gpt2.json forecast --json --param batch --max --limit 10883MiB "$sc"/batch_1/snapshot.pickle.xz=1 "$sc"/batch_2/snapshot.pickle.xz=2
+fi
 echo "outputs.sh: ${#files[@]} files into $out"

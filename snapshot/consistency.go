@@ -133,3 +133,36 @@ func (c *converter) checkTimes() {
 		}
 	}
 }
+
+// maxDeviceBytes is the most bytes one device's segments, or one device's
+// trace allocations taken together, may add up to: 4 EiB (2^62). No device
+// holds a millionth of it (an H200 has 2^37 bytes; 2 million allocations of
+// 80 GB add up to 2^57), and every figure of the views (sums, peaks,
+// differences) then fits int64.
+const maxDeviceBytes = 1 << 62
+
+// checkSizes fails the conversion when a device's segments or trace
+// allocations add up past maxDeviceBytes: sums that wrapped printed "-8.0
+// EiB reserved". It costs one pass over the segments and the traces.
+func (c *converter) checkSizes() {
+	seg := map[int]uint64{}
+	for i := range c.s.Segments {
+		s := &c.s.Segments[i]
+		if seg[s.Device] += uint64(max(s.TotalSize, 0)); seg[s.Device] > maxDeviceBytes {
+			c.failf(fmt.Sprintf("segments[%d].total_size", i), "the segments of device %d add up past 4 EiB (2^62 bytes): no device holds that much", s.Device)
+			return
+		}
+	}
+	for d, tr := range c.s.Traces {
+		var sum uint64
+		for i := range tr {
+			if tr[i].Action != ActionAlloc {
+				continue
+			}
+			if sum += uint64(max(tr[i].Size, 0)); sum > maxDeviceBytes {
+				c.failf(fmt.Sprintf("device_traces[%d][%d].size", d, i), "the allocations of device %d add up past 4 EiB (2^62 bytes): no device allocates that much", d)
+				return
+			}
+		}
+	}
+}

@@ -4,11 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/big"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // converter turns pickle values into the model, interning strings, frames
@@ -38,6 +38,7 @@ type converter struct {
 	fields      map[string]int
 	entryFields [keyUserMetadata + 1]int
 	warnings    map[string]int
+	wide        map[string]*wideWarning
 	keyBuf      []byte
 	// entryIndex is the index, in its device's list, of the trace entry
 	// being converted; skipped records the optional entry fields of an
@@ -80,6 +81,7 @@ func newConverter() *converter {
 		unknown:     map[string]int{},
 		fields:      map[string]int{},
 		warnings:    map[string]int{},
+		wide:        map[string]*wideWarning{},
 		skipped:     map[string]*skippedField{},
 		lim:         DefaultLimits(),
 		segsByPtr:   map[*pdict]Segment{},
@@ -119,6 +121,45 @@ func (c *converter) warnf(format string, args ...any) {
 	c.warnings[fmt.Sprintf(format, args...)]++
 }
 
+// wideWarning is the warning for the integers of one field (indexes
+// left out) that do not fit int64: the first, and how many.
+type wideWarning struct {
+	first, msg string
+	n          int
+}
+
+// warnWide records that the integer at path does not fit int64 (msg says
+// what it holds); one warning per field, whatever the entries' count.
+func (c *converter) warnWide(path, msg string) {
+	field := fieldPattern(path)
+	if w := c.wide[field]; w != nil {
+		w.n++
+		return
+	}
+	c.wide[field] = &wideWarning{first: path, msg: msg, n: 1}
+}
+
+// fieldPattern is path with its list indexes as [*]:
+// device_traces[0][12].size -> device_traces[*][*].size.
+func fieldPattern(path string) string {
+	b := make([]byte, 0, len(path))
+	for i := 0; i < len(path); i++ {
+		b = append(b, path[i])
+		if path[i] != '[' {
+			continue
+		}
+		j := i + 1
+		for j < len(path) && path[j] >= '0' && path[j] <= '9' {
+			j++
+		}
+		if j > i+1 && j < len(path) && path[j] == ']' {
+			b = append(b, '*')
+			i = j - 1
+		}
+	}
+	return string(b)
+}
+
 func (c *converter) str(s string) StrID {
 	if id, ok := c.strs[s]; ok {
 		return id
@@ -134,7 +175,7 @@ func (c *converter) str(s string) StrID {
 // of some builds): that is -1, the line unknown, without a warning (it is
 // no fault of the file). Other values are as asInt.
 func (c *converter) asLine(v val, path string) (int64, bool) {
-	if x, ok := v.x.(*big.Int); ok && x.Sign() > 0 && x.BitLen() == 64 && x.IsUint64() && x.Uint64() == math.MaxUint64 {
+	if x, ok := v.x.(*wideInt); ok && x.u64 && x.lo == math.MaxUint64 {
 		return -1, true
 	}
 	return c.asInt(v, path)
@@ -146,13 +187,12 @@ func (c *converter) asInt(v val, path string) (int64, bool) {
 	switch x := v.x.(type) {
 	case nil:
 		return v.n, true
-	case *big.Int:
-		u := new(big.Int).And(x, new(big.Int).SetUint64(math.MaxUint64))
-		w := int64(u.Uint64())
-		if x.Sign() > 0 && x.BitLen() == 64 {
-			c.warnf("%s holds %s, which looks like %d cast to unsigned", path, x, w)
+	case *wideInt:
+		w := int64(x.lo)
+		if x.u64 {
+			c.warnWide(path, fmt.Sprintf("%s, which looks like %d cast to unsigned", x, w))
 		} else {
-			c.warnf("%s holds %s, wider than 64 bits; kept modulo 2^64", path, x)
+			c.warnWide(path, fmt.Sprintf("%s, wider than 64 bits; kept modulo 2^64", x))
 		}
 		return w, true
 	case float64:
@@ -172,8 +212,8 @@ func (c *converter) asInt(v val, path string) (int64, bool) {
 
 // asUint returns v as a uint64, for addresses and stream handles.
 func (c *converter) asUint(v val, path string) uint64 {
-	if x, ok := v.x.(*big.Int); ok && x.Sign() > 0 && x.IsUint64() {
-		return x.Uint64()
+	if x, ok := v.x.(*wideInt); ok && x.u64 {
+		return x.lo
 	}
 	n, _ := c.asInt(v, path)
 	return uint64(n)
@@ -244,6 +284,21 @@ func (c *converter) asList(v val, path string) []val {
 
 func (c *converter) unknownKey(path string) { c.unknown[path]++ }
 
+// maxKeyText is the longest dict key the converter keeps whole in its
+// counts of fields and unknown keys (shortKey).
+const maxKeyText = 256
+
+// shortKey is k for the counts of fields and unknown keys: cut to its
+// first 64 bytes and its length when longer than maxKeyText, so that a
+// key of 16 MiB repeated on 10^5 entries costs no more than a short one
+// (it was copied and hashed whole on each).
+func shortKey(k string) string {
+	if len(k) <= maxKeyText {
+		return k
+	}
+	return strings.ToValidUTF8(k[:64], "") + "…(" + strconv.Itoa(len(k)) + " bytes)"
+}
+
 // frame converts one frame dict.
 func (c *converter) frame(v val, path string) FrameID {
 	if _, ok := v.x.(frameRef); ok {
@@ -269,7 +324,7 @@ func (c *converter) frame(v val, path string) FrameID {
 			f.Name = c.asString(d.kv[i+1], path+".name")
 		case "fx_node_op", "fx_node_name", "fx_node_target", "fx_original_trace":
 		default:
-			c.unknownKey("frames[]." + k)
+			c.unknownKey("frames[]." + shortKey(k))
 		}
 	}
 	id, ok := c.frames[f]
@@ -498,7 +553,7 @@ func (c *converter) entry(d *pdict) TraceEntry {
 			if !ok {
 				c.failf(path, "want str key, got %s", kv.typeName())
 			}
-			c.unknownKey(path + "." + k)
+			c.unknownKey(path + "." + shortKey(k))
 		}
 	}
 	if e.Action == ActionOOM && hasFree {
@@ -554,7 +609,7 @@ func (c *converter) root(v val) {
 			case "host_segments", "host_traces":
 				c.host(k, val)
 			default:
-				c.unknownKey(k)
+				c.unknownKey(shortKey(k))
 			}
 		}
 		if !hasSegs && !c.s.HasDeviceTraces && !c.s.HasHostTraces && c.err == nil {
@@ -631,9 +686,9 @@ func (c *converter) segment(v val, path string) Segment {
 		have[k] = true
 		host := strings.HasPrefix(path, "host_")
 		if host {
-			c.fields["host_segments[]."+k]++
+			c.fields["host_segments[]."+shortKey(k)]++
 		} else {
-			c.fields["segments[]."+k]++
+			c.fields["segments[]."+shortKey(k)]++
 		}
 		switch k {
 		case "device":
@@ -673,8 +728,8 @@ func (c *converter) segment(v val, path string) Segment {
 		case "blocks":
 			blocks = c.asList(v, p)
 		default:
-			c.fields["segments[]."+k]--
-			c.unknownKey("segments[]." + k)
+			c.fields["segments[]."+shortKey(k)]--
+			c.unknownKey("segments[]." + shortKey(k))
 		}
 	}
 	s.Blocks = make([]Block, 0, len(blocks))
@@ -735,7 +790,7 @@ func (c *converter) block(v val, path string, next Addr) (b Block, hasReq bool) 
 		k, _ := c.pool.str(d.kv[i])
 		v := d.kv[i+1]
 		p := path + "." + k
-		c.fields["segments[].blocks[]."+k]++
+		c.fields["segments[].blocks[]."+shortKey(k)]++
 		switch k {
 		case "address":
 			b.Address = Addr(c.asUint(v, p))
@@ -762,8 +817,8 @@ func (c *converter) block(v val, path string, next Addr) (b Block, hasReq bool) 
 		case "history":
 			history = c.asList(v, p)
 		default:
-			c.fields["segments[].blocks[]."+k]--
-			c.unknownKey("segments[].blocks[]." + k)
+			c.fields["segments[].blocks[]."+shortKey(k)]--
+			c.unknownKey("segments[].blocks[]." + shortKey(k))
 		}
 	}
 	if len(history) > 0 && (!hasReq || !hasFrames) {
@@ -863,6 +918,7 @@ func (c *converter) settings(v val) {
 		return
 	}
 	st := &AllocatorSettings{MaxSplitSize: -1}
+	dropped := 0
 	for i := 0; i+1 < len(d.kv); i += 2 {
 		k, _ := c.pool.str(d.kv[i])
 		v := d.kv[i+1]
@@ -898,11 +954,25 @@ func (c *converter) settings(v val) {
 				st.RoundupPower2Divisions[key], _ = c.asInt(rd.kv[j+1], p)
 			}
 		}
+		if len(st.Raw) == maxSettingsKeys {
+			dropped++
+			continue
+		}
 		st.Raw = append(st.Raw, KeyValue{Key: k, Value: c.display(v, 0)})
+		c.spend(int64(unsafe.Sizeof(KeyValue{})))
+	}
+	if dropped > 0 {
+		c.warnf("allocator_settings holds %d keys: the first %d are kept for info, %d left out (PyTorch writes about ten)",
+			maxSettingsKeys+dropped, maxSettingsKeys, dropped)
 	}
 	sort.Slice(st.Raw, func(i, j int) bool { return st.Raw[i].Key < st.Raw[j].Key })
 	c.s.Settings = st
 }
+
+// maxSettingsKeys is the most allocator_settings keys kept in
+// AllocatorSettings.Raw; the others are counted in a warning. PyTorch
+// writes about ten (c10/cuda/CUDAAllocatorConfig.h).
+const maxSettingsKeys = 1024
 
 // maxDisplay is the most bytes of one setting's text: a value that nests
 // references to one shared dict (a "billion laughs") costs this much, not
@@ -931,7 +1001,7 @@ func (c *converter) displayTo(b *strings.Builder, v val, depth int) bool {
 	switch x := v.x.(type) {
 	case nil:
 		b.WriteString(strconv.FormatInt(v.n, 10))
-	case *big.Int:
+	case *wideInt:
 		b.WriteString(x.String())
 	case boolT:
 		if x {
@@ -1011,7 +1081,7 @@ func (c *converter) annotations(v val) {
 			case "time_us":
 				a.TimeUS, _ = c.asInt(v, p+".time_us")
 			default:
-				c.unknownKey("external_annotations[]." + k)
+				c.unknownKey("external_annotations[]." + shortKey(k))
 			}
 		}
 		c.s.Annotations = append(c.s.Annotations, a)
@@ -1022,6 +1092,7 @@ func (c *converter) annotations(v val) {
 // error) and sorts the side tables into the snapshot.
 func (c *converter) finish() {
 	c.checkSegments()
+	c.checkSizes()
 	c.groupByDevice()
 	c.checkBlocks()
 	c.checkTimes()
@@ -1045,6 +1116,13 @@ func (c *converter) finish() {
 	sort.Slice(c.s.Unknown, func(i, j int) bool { return c.s.Unknown[i].Name < c.s.Unknown[j].Name })
 	for path, sk := range c.skipped {
 		c.warnf("%s: want str, got %s; skipped on %d trace entries, the first at index %d", path, sk.typ, sk.n, sk.first)
+	}
+	for field, w := range c.wide {
+		if w.n == 1 {
+			c.warnf("%s holds %s", w.first, w.msg)
+		} else {
+			c.warnf("%s holds %s; %d values of %s do not fit 64 bits", w.first, w.msg, w.n, field)
+		}
 	}
 	for w, n := range c.warnings {
 		if n > 1 {

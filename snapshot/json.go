@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -275,7 +274,7 @@ func (p *jsonParser) str() (string, error) {
 }
 
 // number reads a number whose first byte is b, as json.Number would give
-// it: an int64 when it is one, a *big.Int for a wider integer, else a
+// it: an int64 when it is one, a *wideInt for a wider integer, else a
 // float64.
 func (p *jsonParser) number(b byte) (val, error) {
 	p.buf = append(p.buf[:0], b)
@@ -299,11 +298,8 @@ func (p *jsonParser) number(b byte) (val, error) {
 	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
 		return val{n: n}, nil
 	}
-	if z, ok := new(big.Int).SetString(t, 10); ok {
-		if z.IsInt64() {
-			return val{n: z.Int64()}, nil
-		}
-		return val{x: z}, nil
+	if v, ok := parseWideInt(t); ok {
+		return v, nil
 	}
 	f, err := strconv.ParseFloat(t, 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {

@@ -137,6 +137,9 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 			br = bufio.NewReaderSize(cr, readBuffer)
 			continue
 		case len(head) >= 6 && bytes.Equal(head, []byte{0xfd, '7', 'z', 'X', 'Z', 0}) && layer < 2:
+			if err := checkXZDict(br, size, lim); err != nil {
+				return nil, &DecodeError{Err: err}
+			}
 			xr, err := xz.NewReader(br)
 			if err != nil {
 				return nil, &DecodeError{Err: fmt.Errorf("reading xz: %w", err)}
@@ -191,6 +194,9 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 		return nil, &DecodeError{Err: fmt.Errorf("looks like a pickle of protocol 0 or 1; snapshots use protocols 2 to 5: %w", errNotSnapshot)}
 	default:
 		b, _ := br.Peek(8)
+		if len(b) == 0 {
+			return nil, &DecodeError{Err: fmt.Errorf("not a pickle or JSON (white space only): %w", errNotSnapshot)}
+		}
 		return nil, &DecodeError{Err: fmt.Errorf("not a pickle or JSON (starts with % x): %w", b, errNotSnapshot)}
 	}
 	c.root(root)
@@ -198,6 +204,9 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 		return nil, &DecodeError{Err: c.err}
 	}
 	c.finish()
+	if c.err != nil {
+		return nil, &DecodeError{Err: c.err}
+	}
 	c.s.Format.Compression = compression
 	if c.s.Format.Encoding != "pickle" {
 		c.s.Format.Bytes = cr.n - int64(br.Buffered())
@@ -224,18 +233,50 @@ func wrapReadErr(err error, compression string) error {
 	return err
 }
 
+// firstNonSpace returns the first byte of br that is not white space or
+// a byte of the UTF-8 byte order mark (0 at the end of the input). White
+// space past the first 64 bytes is consumed (JSON allows any amount before
+// the value; the file's first 64 bytes stay for the errors that quote
+// them).
 func firstNonSpace(br *bufio.Reader) byte {
 	b, _ := br.Peek(64)
-	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		case 0xef, 0xbb, 0xbf: // UTF-8 BOM
-			continue
-		}
+	if c, ok := firstNonSpaceIn(b); ok {
 		return c
 	}
-	return 0
+	if len(b) < 64 {
+		return 0
+	}
+	for {
+		b, _ := br.Peek(4096)
+		k := 0
+		for k < len(b) && isLeadingSpace(b[k]) {
+			k++
+		}
+		if k < len(b) {
+			return b[k]
+		}
+		if len(b) == 0 {
+			return 0
+		}
+		br.Discard(k)
+	}
+}
+
+func firstNonSpaceIn(b []byte) (byte, bool) {
+	for _, c := range b {
+		if !isLeadingSpace(c) {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+func isLeadingSpace(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\n', 0xef, 0xbb, 0xbf: // white space, UTF-8 BOM
+		return true
+	}
+	return false
 }
 
 // String returns a one-line description of the format, e.g. "pickle

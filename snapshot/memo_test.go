@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"errors"
 	"reflect"
 	"testing"
 
@@ -119,5 +120,36 @@ func TestManyDevices(t *testing.T) {
 	m := runMachine(t, data, Limits{})
 	if len(m.wide.items) == 0 || m.fast.taken == 0 {
 		t.Errorf("%d wide handles, %d fast-path batches; want some of each", len(m.wide.items), m.fast.taken)
+	}
+}
+
+// TestMemoHeldCounted: values that only the memo keeps alive (memoized,
+// then popped) are charged to the decoded-object budget, so a file of
+// 5*10^6 empty lists, dicts or bytes values ends in the budget's error
+// instead of holding a gigabyte (issue 28).
+func TestMemoHeldCounted(t *testing.T) {
+	head := []byte("\x80\x04}(\x8c\x08segments]\x8c\x0ddevice_traces]")
+	for _, tt := range []struct {
+		name string
+		unit string
+	}{
+		{"lists", "]\x940"},
+		{"dicts", "}\x940"},
+		{"tuples", "K\x01\x85\x940"},
+		{"bytes", "C\x00\x940"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			b.Write(head)
+			for range 5_000_000 {
+				b.WriteString(tt.unit)
+			}
+			b.WriteString("u.")
+			_, err := Decode(bytes.NewReader(b.Bytes()))
+			var le *LimitError
+			if !errors.As(err, &le) || le.Limit != "decoded-object budget" {
+				t.Fatalf("%d bytes of memoized %s: err %v, want the decoded-object budget's", b.Len(), tt.name, err)
+			}
+		})
 	}
 }

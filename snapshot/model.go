@@ -387,7 +387,9 @@ type AllocatorSettings struct {
 	// in MiB ("1", "2", … "32768" in the file) to its number of divisions;
 	// 0 means off.
 	RoundupPower2Divisions map[int64]int64
-	// Raw holds every key as a display string, sorted by key, for `info`.
+	// Raw holds each key as a display string, sorted by key, for `info`:
+	// the first 1024 keys of the file (the others are counted in a
+	// warning).
 	Raw []KeyValue
 }
 

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/big"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/snapview/snapview/internal/units"
 )
@@ -92,7 +92,7 @@ func (p *strPool) isEntry(v val) bool {
 }
 
 // val is one pickle value. Ints live in n with x == nil; every other value
-// is in x: noneT, markT, boolT, float64, strRef, []byte, *big.Int, *plist,
+// is in x: noneT, markT, boolT, float64, strRef, []byte, *wideInt, *plist,
 // *pdict, *ptuple, or *evList (a trace entry converted in place; n is its
 // index in the list's events).
 type val struct {
@@ -244,7 +244,7 @@ func (v val) isInt() bool { return v.x == nil }
 // typeName names a value's Python type for error messages.
 func (v val) typeName() string {
 	switch x := v.x.(type) {
-	case nil, *big.Int:
+	case nil, *wideInt:
 		return "int"
 	case noneT:
 		return "None"
@@ -456,7 +456,7 @@ func (m *machine) readStr(n uint64) (val, error) {
 		if !utf8.Valid(b) {
 			return val{}, m.fail("malformed pickle: string is not UTF-8")
 		}
-		return m.pool.add(b), nil
+		return m.intern(b), nil
 	}
 	b, err := m.readBytes(n)
 	if err != nil {
@@ -465,7 +465,22 @@ func (m *machine) readStr(n uint64) (val, error) {
 	if !utf8.Valid(b) {
 		return val{}, m.fail("malformed pickle: string is not UTF-8")
 	}
-	return m.pool.add(b), nil
+	return m.intern(b), nil
+}
+
+// strEntryBytes is what the pool spends on a string beyond its bytes:
+// its place in the list and in the index map.
+const strEntryBytes = 64
+
+// intern adds b to the string pool, charging the budget for a string it
+// did not hold.
+func (m *machine) intern(b []byte) val {
+	n := len(m.pool.list)
+	v := m.pool.add(b)
+	if len(m.pool.list) != n {
+		m.budget.spend(int64(len(b)) + strEntryBytes)
+	}
+	return v
 }
 
 func (m *machine) push(v val) { m.stack = append(m.stack, v) }
@@ -612,7 +627,36 @@ func (m *machine) handle(v val) uint64 {
 		}
 	}
 	i, _ := m.objs.put(v)
+	// The memo keeps the object alive after the stack lets go of it: a
+	// file of MEMOIZE and POP after each empty list would otherwise hold
+	// 200 bytes for every 3 it has.
+	m.budget.spend(valBytes + heldBytes(v))
 	return hObj<<hShift | uint64(i)
+}
+
+// Sizes the budget charges for an object the memo holds (heldBytes).
+var (
+	plistBytes = int64(unsafe.Sizeof(plist{}))
+	pdictBytes = int64(unsafe.Sizeof(pdict{}))
+)
+
+// heldBytes is what v holds beyond its val and the slots of its items
+// (which appendTo, SETITEMS and DICT charge): the container itself, a
+// tuple's items, a bytes value, a boxed float or wide integer.
+func heldBytes(v val) int64 {
+	switch x := v.x.(type) {
+	case *plist:
+		return plistBytes
+	case *pdict:
+		return pdictBytes
+	case *ptuple:
+		return 24 + int64(len(x.items))*valBytes
+	case []byte:
+		return 24 + int64(len(x))
+	case *wideInt:
+		return int64(unsafe.Sizeof(wideInt{})) + 16
+	}
+	return 16
 }
 
 // value decodes a memo handle.
@@ -875,282 +919,356 @@ func (m *machine) run() (val, error) {
 			}
 			return val{}, err
 		}
-		switch op {
-		case 0x80: // PROTO
+		if op == '.' { // STOP
+			return m.pop()
+		}
+		if err := m.step(op); err != nil {
+			return val{}, err
+		}
+	}
+}
+
+// step runs one opcode other than STOP, by family.
+func (m *machine) step(op byte) error {
+	switch op {
+	case 0x80, 0x95, '(', '0', '1', '2':
+		return m.opStack(op)
+	case 'N', 0x88, 0x89, 'J', 'K', 'M', 0x8a, 0x8b, 'G':
+		return m.opScalar(op)
+	case 0x8c, 'X', 0x8d, 'U', 'T', 'C', 'B', 0x8e:
+		return m.opString(op)
+	case '}', ']', ')', 'd', 'l', 't', 0x85, 0x86, 0x87:
+		return m.opBuild(op)
+	case 'a', 'e', 's', 'u':
+		return m.opFill(op)
+	case 0x94, 'q', 'r', 'h', 'j':
+		return m.opMemo(op)
+	}
+	return m.opRefused(op)
+}
+
+// opStack runs the opcodes of the stack itself: PROTO, FRAME, MARK (where a
+// batch of trace entries takes the fast path), POP, POP_MARK, DUP.
+func (m *machine) opStack(op byte) error {
+	switch op {
+	case 0x80: // PROTO
+		b, err := m.readByte()
+		if err != nil {
+			return err
+		}
+		if b < 2 || b > 5 {
+			return m.fail("unsupported pickle protocol %d (snapshots use 2 to 5)", b)
+		}
+		m.proto = int(b)
+	case 0x95: // FRAME
+		if _, err := m.readN(8); err != nil {
+			return err
+		}
+	case '(': // MARK
+		if n := len(m.stack); n > 0 {
+			// A batch of trace entries takes the fast path
+			// (pickle_fast.go) where it can.
+			if l, ok := m.stack[n-1].x.(*plist); ok && m.fastTarget(l) && m.fastBatch(l) {
+				return nil
+			}
+		}
+		m.marks = append(m.marks, len(m.stack))
+	case '0': // POP
+		if len(m.stack) > 0 && len(m.marks) > 0 && m.marks[len(m.marks)-1] == len(m.stack) {
+			m.marks = m.marks[:len(m.marks)-1]
+		} else if _, err := m.pop(); err != nil {
+			return err
+		}
+	case '1': // POP_MARK
+		if _, err := m.popMark(); err != nil {
+			return err
+		}
+	case '2': // DUP
+		t, err := m.top()
+		if err != nil {
+			return err
+		}
+		addRef(*t)
+		m.push(*t)
+	}
+	return nil
+}
+
+// opScalar pushes a scalar: None, the booleans, the ints (BININT, BININT1,
+// BININT2, LONG1, LONG4) and BINFLOAT.
+func (m *machine) opScalar(op byte) error {
+	switch op {
+	case 'N':
+		m.push(val{x: noneT{}})
+	case 0x88:
+		m.push(val{x: boolT(true)})
+	case 0x89:
+		m.push(val{x: boolT(false)})
+	case 'J': // BININT
+		b, err := m.readN(4)
+		if err != nil {
+			return err
+		}
+		m.push(val{n: int64(int32(binary.LittleEndian.Uint32(b)))})
+	case 'K': // BININT1
+		b, err := m.readByte()
+		if err != nil {
+			return err
+		}
+		m.push(val{n: int64(b)})
+	case 'M': // BININT2
+		b, err := m.readN(2)
+		if err != nil {
+			return err
+		}
+		m.push(val{n: int64(binary.LittleEndian.Uint16(b))})
+	case 0x8a, 0x8b: // LONG1, LONG4
+		var n uint64
+		if op == 0x8a {
 			b, err := m.readByte()
 			if err != nil {
-				return val{}, err
+				return err
 			}
-			if b < 2 || b > 5 {
-				return val{}, m.fail("unsupported pickle protocol %d (snapshots use 2 to 5)", b)
-			}
-			m.proto = int(b)
-		case 0x95: // FRAME
-			if _, err := m.readN(8); err != nil {
-				return val{}, err
-			}
-		case '.': // STOP
-			v, err := m.pop()
-			if err != nil {
-				return val{}, err
-			}
-			return v, nil
-		case '(': // MARK
-			if n := len(m.stack); n > 0 {
-				// A batch of trace entries takes the fast path
-				// (pickle_fast.go) where it can.
-				if l, ok := m.stack[n-1].x.(*plist); ok && m.fastTarget(l) && m.fastBatch(l) {
-					continue
-				}
-			}
-			m.marks = append(m.marks, len(m.stack))
-		case '0': // POP
-			if len(m.stack) > 0 && len(m.marks) > 0 && m.marks[len(m.marks)-1] == len(m.stack) {
-				m.marks = m.marks[:len(m.marks)-1]
-			} else if _, err := m.pop(); err != nil {
-				return val{}, err
-			}
-		case '1': // POP_MARK
-			if _, err := m.popMark(); err != nil {
-				return val{}, err
-			}
-		case '2': // DUP
-			t, err := m.top()
-			if err != nil {
-				return val{}, err
-			}
-			addRef(*t)
-			m.push(*t)
-		case 'N':
-			m.push(val{x: noneT{}})
-		case 0x88:
-			m.push(val{x: boolT(true)})
-		case 0x89:
-			m.push(val{x: boolT(false)})
-		case 'J': // BININT
+			n = uint64(b)
+		} else {
 			b, err := m.readN(4)
 			if err != nil {
-				return val{}, err
+				return err
 			}
-			m.push(val{n: int64(int32(binary.LittleEndian.Uint32(b)))})
-		case 'K': // BININT1
-			b, err := m.readByte()
-			if err != nil {
-				return val{}, err
+			n = uint64(binary.LittleEndian.Uint32(b))
+			if int32(n) < 0 {
+				return m.fail("malformed pickle: negative LONG4 length")
 			}
-			m.push(val{n: int64(b)})
-		case 'M': // BININT2
-			b, err := m.readN(2)
-			if err != nil {
-				return val{}, err
-			}
-			m.push(val{n: int64(binary.LittleEndian.Uint16(b))})
-		case 0x8a, 0x8b: // LONG1, LONG4
-			var n uint64
-			if op == 0x8a {
-				b, err := m.readByte()
-				if err != nil {
-					return val{}, err
-				}
-				n = uint64(b)
-			} else {
-				b, err := m.readN(4)
-				if err != nil {
-					return val{}, err
-				}
-				n = uint64(binary.LittleEndian.Uint32(b))
-				if int32(n) < 0 {
-					return val{}, m.fail("malformed pickle: negative LONG4 length")
-				}
-			}
-			var b []byte
-			if n <= 8 {
-				b, err = m.readN(int(n))
-			} else {
-				b, err = m.readBytes(n)
-			}
-			if err != nil {
-				return val{}, err
-			}
-			m.push(decodeLong(b))
-		case 'G': // BINFLOAT
-			b, err := m.readN(8)
-			if err != nil {
-				return val{}, err
-			}
-			m.push(val{x: math.Float64frombits(binary.BigEndian.Uint64(b))})
-		case 0x8c, 'X', 0x8d: // SHORT_BINUNICODE, BINUNICODE, BINUNICODE8
-			n, err := m.readLen(op)
-			if err != nil {
-				return val{}, err
-			}
-			v, err := m.readStr(n)
-			if err != nil {
-				return val{}, err
-			}
-			m.push(v)
-		case 'U', 'T': // SHORT_BINSTRING, BINSTRING (Python 2 str)
-			n, err := m.readLen(op)
-			if err != nil {
-				return val{}, err
-			}
-			b, err := m.readBytes(n)
-			if err != nil {
-				return val{}, err
-			}
-			m.push(m.pool.add([]byte(strings.ToValidUTF8(string(b), "\uFFFD"))))
-		case 'C', 'B', 0x8e: // SHORT_BINBYTES, BINBYTES, BINBYTES8
-			n, err := m.readLen(op)
-			if err != nil {
-				return val{}, err
-			}
-			b, err := m.readBytes(n)
-			if err != nil {
-				return val{}, err
-			}
-			m.push(val{x: b})
-		case '}': // EMPTY_DICT
-			m.push(val{x: m.newDict()})
-		case ']': // EMPTY_LIST
-			m.push(val{x: m.newList()})
-		case ')': // EMPTY_TUPLE
-			m.push(val{x: &ptuple{}})
-		case 'd': // DICT
-			items, err := m.popMark()
-			if err != nil {
-				return val{}, err
-			}
-			if len(items)%2 != 0 {
-				return val{}, m.fail("malformed pickle: DICT with an odd number of items")
-			}
-			d := &pdict{memo: -1, kv: append([]val(nil), items...)}
-			m.budget.spend(int64(len(items)) * valBytes)
-			m.push(val{x: d})
-		case 'l': // LIST
-			items, err := m.popMark()
-			if err != nil {
-				return val{}, err
-			}
-			l := &plist{memo: -1}
-			cp := append([]val(nil), items...)
-			m.appendTo(l, cp)
-			m.push(val{x: l})
-		case 't': // TUPLE
-			items, err := m.popMark()
-			if err != nil {
-				return val{}, err
-			}
-			m.push(val{x: &ptuple{items: append([]val(nil), items...)}})
-			m.budget.spend(int64(len(items)) * valBytes)
-		case 0x85, 0x86, 0x87: // TUPLE1, TUPLE2, TUPLE3
-			k := int(op - 0x84)
-			if len(m.stack) < k || (len(m.marks) > 0 && m.marks[len(m.marks)-1] > len(m.stack)-k) {
-				return val{}, m.fail("malformed pickle: stack underflow")
-			}
-			t := &ptuple{items: append([]val(nil), m.stack[len(m.stack)-k:]...)}
-			m.stack = m.stack[:len(m.stack)-k]
-			m.push(val{x: t})
-		case 'a': // APPEND
-			v, err := m.pop()
-			if err != nil {
-				return val{}, err
-			}
-			l, err := m.topList("APPEND")
-			if err != nil {
-				return val{}, err
-			}
-			m.appendTo(l, []val{v})
-		case 'e': // APPENDS
-			items, err := m.popMark()
-			if err != nil {
-				return val{}, err
-			}
-			l, err := m.topList("APPENDS")
-			if err != nil {
-				return val{}, err
-			}
-			m.appendTo(l, items)
-		case 's': // SETITEM
-			v, err := m.pop()
-			if err != nil {
-				return val{}, err
-			}
-			k, err := m.pop()
-			if err != nil {
-				return val{}, err
-			}
-			d, err := m.topDict("SETITEM")
-			if err != nil {
-				return val{}, err
-			}
-			c := cap(d.kv)
-			d.kv = append(d.kv, k, v)
-			if cap(d.kv) != c {
-				m.budget.spend(int64(cap(d.kv)-c) * valBytes)
-			}
-		case 'u': // SETITEMS
-			items, err := m.popMark()
-			if err != nil {
-				return val{}, err
-			}
-			if len(items)%2 != 0 {
-				return val{}, m.fail("malformed pickle: SETITEMS with an odd number of items")
-			}
-			d, err := m.topDict("SETITEMS")
-			if err != nil {
-				return val{}, err
-			}
-			c := cap(d.kv)
-			d.kv = append(d.kv, items...)
-			if cap(d.kv) != c {
-				m.budget.spend(int64(cap(d.kv)-c) * valBytes)
-			}
-		case 0x94: // MEMOIZE
-			t, err := m.top()
-			if err != nil {
-				return val{}, err
-			}
-			m.memoPut(m.memoLen, *t)
-		case 'q', 'r': // BINPUT, LONG_BINPUT
-			idx, err := m.readMemoIndex(op == 'q')
-			if err != nil {
-				return val{}, err
-			}
-			t, err := m.top()
-			if err != nil {
-				return val{}, err
-			}
-			m.memoPut(idx, *t)
-		case 'h', 'j': // BINGET, LONG_BINGET
-			idx, err := m.readMemoIndex(op == 'h')
-			if err != nil {
-				return val{}, err
-			}
-			v, err := m.memoGet(idx)
-			if err != nil {
-				return val{}, err
-			}
-			m.push(v)
-		case 'c': // GLOBAL
-			mod, _ := m.readLine()
-			name, _ := m.readLine()
-			return val{}, m.failNot("the pickle refers to the Python class %s.%s", mod, name)
-		case 0x93: // STACK_GLOBAL
-			name, _ := m.pop()
-			mod, _ := m.pop()
-			ms, _ := m.pool.str(mod)
-			ns, _ := m.pool.str(name)
-			return val{}, m.failNot("the pickle refers to the Python class %s.%s", ms, ns)
-		case 'R', 'b', 0x81, 0x92, 'i', 'o', 'P', 'Q', 0x82, 0x83, 0x84, 0x96, 0x97, 0x98:
-			return val{}, m.failNot("the pickle builds Python objects (opcode %s)", opName(op))
-		case 0x8f, 0x90, 0x91: // EMPTY_SET, ADDITEMS, FROZENSET
-			return val{}, m.failNot("the pickle holds a set")
-		default:
-			if m.off == 1 && op != 0x80 {
-				return val{}, m.fail("not a pickle of protocol 2 to 5 (first byte 0x%02x)", op)
-			}
-			return val{}, m.fail("unsupported pickle opcode 0x%02x", op)
 		}
+		var b []byte
+		var err error
+		if n <= 8 {
+			b, err = m.readN(int(n))
+		} else {
+			b, err = m.readBytes(n)
+		}
+		if err != nil {
+			return err
+		}
+		m.push(decodeLong(b))
+	case 'G': // BINFLOAT
+		b, err := m.readN(8)
+		if err != nil {
+			return err
+		}
+		m.push(val{x: math.Float64frombits(binary.BigEndian.Uint64(b))})
+	}
+	return nil
+}
+
+// opString pushes a str (interned) or a bytes value: SHORT_BINUNICODE,
+// BINUNICODE, BINUNICODE8, the Python 2 SHORT_BINSTRING and BINSTRING,
+// SHORT_BINBYTES, BINBYTES, BINBYTES8.
+func (m *machine) opString(op byte) error {
+	switch op {
+	case 0x8c, 'X', 0x8d: // SHORT_BINUNICODE, BINUNICODE, BINUNICODE8
+		n, err := m.readLen(op)
+		if err != nil {
+			return err
+		}
+		v, err := m.readStr(n)
+		if err != nil {
+			return err
+		}
+		m.push(v)
+	case 'U', 'T': // SHORT_BINSTRING, BINSTRING (Python 2 str)
+		n, err := m.readLen(op)
+		if err != nil {
+			return err
+		}
+		b, err := m.readBytes(n)
+		if err != nil {
+			return err
+		}
+		m.push(m.intern([]byte(strings.ToValidUTF8(string(b), "\uFFFD"))))
+	case 'C', 'B', 0x8e: // SHORT_BINBYTES, BINBYTES, BINBYTES8
+		n, err := m.readLen(op)
+		if err != nil {
+			return err
+		}
+		b, err := m.readBytes(n)
+		if err != nil {
+			return err
+		}
+		m.push(val{x: b})
+	}
+	return nil
+}
+
+// opBuild pushes a new container: EMPTY_DICT, EMPTY_LIST, EMPTY_TUPLE, and
+// DICT, LIST, TUPLE, TUPLE1-3 from the stack.
+func (m *machine) opBuild(op byte) error {
+	switch op {
+	case '}': // EMPTY_DICT
+		m.push(val{x: m.newDict()})
+	case ']': // EMPTY_LIST
+		m.push(val{x: m.newList()})
+	case ')': // EMPTY_TUPLE
+		m.push(val{x: &ptuple{}})
+	case 'd': // DICT
+		items, err := m.popMark()
+		if err != nil {
+			return err
+		}
+		if len(items)%2 != 0 {
+			return m.fail("malformed pickle: DICT with an odd number of items")
+		}
+		d := &pdict{memo: -1, kv: append([]val(nil), items...)}
+		m.budget.spend(int64(len(items)) * valBytes)
+		m.push(val{x: d})
+	case 'l': // LIST
+		items, err := m.popMark()
+		if err != nil {
+			return err
+		}
+		l := &plist{memo: -1}
+		cp := append([]val(nil), items...)
+		m.appendTo(l, cp)
+		m.push(val{x: l})
+	case 't': // TUPLE
+		items, err := m.popMark()
+		if err != nil {
+			return err
+		}
+		m.push(val{x: &ptuple{items: append([]val(nil), items...)}})
+		m.budget.spend(int64(len(items)) * valBytes)
+	case 0x85, 0x86, 0x87: // TUPLE1, TUPLE2, TUPLE3
+		k := int(op - 0x84)
+		if len(m.stack) < k || (len(m.marks) > 0 && m.marks[len(m.marks)-1] > len(m.stack)-k) {
+			return m.fail("malformed pickle: stack underflow")
+		}
+		t := &ptuple{items: append([]val(nil), m.stack[len(m.stack)-k:]...)}
+		m.stack = m.stack[:len(m.stack)-k]
+		m.push(val{x: t})
+	}
+	return nil
+}
+
+// opFill adds to the container under the top of the stack: APPEND, APPENDS,
+// SETITEM, SETITEMS.
+func (m *machine) opFill(op byte) error {
+	switch op {
+	case 'a': // APPEND
+		v, err := m.pop()
+		if err != nil {
+			return err
+		}
+		l, err := m.topList("APPEND")
+		if err != nil {
+			return err
+		}
+		m.appendTo(l, []val{v})
+	case 'e': // APPENDS
+		items, err := m.popMark()
+		if err != nil {
+			return err
+		}
+		l, err := m.topList("APPENDS")
+		if err != nil {
+			return err
+		}
+		m.appendTo(l, items)
+	case 's': // SETITEM
+		v, err := m.pop()
+		if err != nil {
+			return err
+		}
+		k, err := m.pop()
+		if err != nil {
+			return err
+		}
+		d, err := m.topDict("SETITEM")
+		if err != nil {
+			return err
+		}
+		c := cap(d.kv)
+		d.kv = append(d.kv, k, v)
+		if cap(d.kv) != c {
+			m.budget.spend(int64(cap(d.kv)-c) * valBytes)
+		}
+	case 'u': // SETITEMS
+		items, err := m.popMark()
+		if err != nil {
+			return err
+		}
+		if len(items)%2 != 0 {
+			return m.fail("malformed pickle: SETITEMS with an odd number of items")
+		}
+		d, err := m.topDict("SETITEMS")
+		if err != nil {
+			return err
+		}
+		c := cap(d.kv)
+		d.kv = append(d.kv, items...)
+		if cap(d.kv) != c {
+			m.budget.spend(int64(cap(d.kv)-c) * valBytes)
+		}
+	}
+	return nil
+}
+
+// opMemo stores to the memo (MEMOIZE, BINPUT, LONG_BINPUT) and pushes from
+// it (BINGET, LONG_BINGET).
+func (m *machine) opMemo(op byte) error {
+	switch op {
+	case 0x94: // MEMOIZE
+		t, err := m.top()
+		if err != nil {
+			return err
+		}
+		m.memoPut(m.memoLen, *t)
+	case 'q', 'r': // BINPUT, LONG_BINPUT
+		idx, err := m.readMemoIndex(op == 'q')
+		if err != nil {
+			return err
+		}
+		t, err := m.top()
+		if err != nil {
+			return err
+		}
+		m.memoPut(idx, *t)
+	case 'h', 'j': // BINGET, LONG_BINGET
+		idx, err := m.readMemoIndex(op == 'h')
+		if err != nil {
+			return err
+		}
+		v, err := m.memoGet(idx)
+		if err != nil {
+			return err
+		}
+		m.push(v)
+	}
+	return nil
+}
+
+// opRefused fails on the opcodes no memory snapshot holds: those that name
+// Python classes or build objects, sets, and unknown opcodes.
+func (m *machine) opRefused(op byte) error {
+	switch op {
+	case 'c': // GLOBAL
+		mod, _ := m.readLine()
+		name, _ := m.readLine()
+		return m.failNot("the pickle refers to the Python class %s.%s", mod, name)
+	case 0x93: // STACK_GLOBAL
+		name, _ := m.pop()
+		mod, _ := m.pop()
+		ms, _ := m.pool.str(mod)
+		ns, _ := m.pool.str(name)
+		return m.failNot("the pickle refers to the Python class %s.%s", ms, ns)
+	case 'R', 'b', 0x81, 0x92, 'i', 'o', 'P', 'Q', 0x82, 0x83, 0x84, 0x96, 0x97, 0x98:
+		return m.failNot("the pickle builds Python objects (opcode %s)", opName(op))
+	case 0x8f, 0x90, 0x91: // EMPTY_SET, ADDITEMS, FROZENSET
+		return m.failNot("the pickle holds a set")
+	default:
+		if m.off == 1 && op != 0x80 {
+			return m.fail("not a pickle of protocol 2 to 5 (first byte 0x%02x)", op)
+		}
+		return m.fail("unsupported pickle opcode 0x%02x", op)
 	}
 }
 
@@ -1225,36 +1343,4 @@ func opName(op byte) string {
 		return "PERSID"
 	}
 	return fmt.Sprintf("0x%02x", op)
-}
-
-// decodeLong decodes a little-endian two's-complement integer of any width
-// (LONG1/LONG4). Values that fit int64 stay ints; others become *big.Int
-// (e.g. 2^64-1, which PyTorch writes for a -1 cast to unsigned).
-func decodeLong(b []byte) val {
-	if len(b) == 0 {
-		return val{}
-	}
-	if len(b) <= 8 {
-		var u uint64
-		for i := len(b) - 1; i >= 0; i-- {
-			u = u<<8 | uint64(b[i])
-		}
-		if b[len(b)-1]&0x80 != 0 && len(b) < 8 {
-			u |= ^uint64(0) << (8 * uint(len(b)))
-		}
-		return val{n: int64(u)}
-	}
-	// Big-endian magnitude for math/big.
-	be := make([]byte, len(b))
-	for i := range b {
-		be[len(b)-1-i] = b[i]
-	}
-	z := new(big.Int).SetBytes(be)
-	if b[len(b)-1]&0x80 != 0 {
-		z.Sub(z, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
-	}
-	if z.IsInt64() {
-		return val{n: z.Int64()}
-	}
-	return val{x: z}
 }

@@ -41,6 +41,9 @@ func DecodeReference(r io.Reader) (s *Snapshot, err error) {
 		return nil, &DecodeError{Err: c.err}
 	}
 	c.finish()
+	if c.err != nil {
+		return nil, &DecodeError{Err: c.err}
+	}
 	c.s.Format = Format{Encoding: "pickle"}
 	return c.s, nil
 }
@@ -67,7 +70,8 @@ func (g *fromGopickle) val(x any, depth int) (val, error) {
 		if t.IsInt64() {
 			return val{n: t.Int64()}, nil
 		}
-		return val{x: t}, nil
+		v, _ := parseWideInt(t.String())
+		return v, nil
 	case float64:
 		return val{x: t}, nil
 	case string:

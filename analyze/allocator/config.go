@@ -103,8 +103,19 @@ type ParseError struct {
 	Msg  string
 }
 
+// Error quotes the value and says what is wrong, each cut to its first
+// 200 bytes and its length (a value of 200,000 characters made an error
+// line of 400 KB).
 func (e *ParseError) Error() string {
-	return fmt.Sprintf("PYTORCH_CUDA_ALLOC_CONF %q: %s (valid keys: %s)", e.Conf, e.Msg, strings.Join(Keys(), ", "))
+	return fmt.Sprintf("PYTORCH_CUDA_ALLOC_CONF %q: %s (valid keys: %s)", clip(e.Conf), clip(e.Msg), strings.Join(Keys(), ", "))
+}
+
+// clip is s cut to its first 200 bytes and its length when longer.
+func clip(s string) string {
+	if len(s) <= 256 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:200], "") + fmt.Sprintf("…(%d bytes)", len(s))
 }
 
 // Parse parses a PYTORCH_CUDA_ALLOC_CONF value as torch does

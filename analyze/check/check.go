@@ -255,7 +255,9 @@ func Run(rules []Rule, in Input, base *Baseline) ([]Result, error) {
 				res.Verdict = Fail
 				var w []string
 				for _, l := range in.Leaks {
-					w = append(w, l.Where)
+					if !slices.Contains(w, l.Where) {
+						w = append(w, l.Where)
+					}
 				}
 				res.Why = "leaking: " + strings.Join(w, "; ")
 			}

@@ -11,6 +11,7 @@ import (
 
 	. "github.com/snapview/snapview/analyze/internal/testsnap"
 	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/internal/corpus"
 
 	"github.com/snapview/snapview/snapshot"
 )
@@ -189,8 +190,7 @@ func corpusTruth(t *testing.T, dir string) []infoTruth {
 	t.Helper()
 	yes, no := true, false
 	var out []infoTruth
-	metas, _ := filepath.Glob(filepath.Join(dir, "torch2.11", "*", "meta.json"))
-	for _, m := range metas {
+	for _, m := range corpus.Match(t, dir, "torch2.11/*/meta.json", 16) {
 		b, err := os.ReadFile(m)
 		if err != nil {
 			t.Fatal(err)
@@ -324,7 +324,7 @@ func TestInspectGroundTruth(t *testing.T) {
 // in that range; the ones the field reports date must admit theirs.
 func TestInspectPublicVersions(t *testing.T) {
 	dir := Corpus(t)
-	files, _ := filepath.Glob(filepath.Join(dir, "public", "*.pickle"))
+	files := corpus.Match(t, dir, "public/*.pickle", 34)
 	dated := map[string]Version{
 		"p12-torch2.0-history-layout-oom.pickle": {2, 0},
 		"p16-torch2.0-history-layout.pickle":     {2, 0},

@@ -134,7 +134,7 @@ func scanRecording(s *snapshot.Snapshot) recordingScan {
 	maxEntries := 0
 	for _, tr := range s.Traces {
 		maxEntries = max(maxEntries, len(tr))
-		allocStack := addrmap.New(1024) // address -> StackID of its alloc
+		allocStack := addrmap.New(min(1024, len(tr))) // address -> StackID of its alloc
 		for i := range tr {
 			e := &tr[i]
 			r.Entries++

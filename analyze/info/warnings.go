@@ -133,8 +133,8 @@ func stackWarnings(s *snapshot.Snapshot, in *Info) []string {
 	// thread without Python frames.
 	var stackless, untraced int
 	for _, d := range s.Devices() {
-		allocated := addrmap.New(1024)
 		trace := replay.DeviceTrace(s, d)
+		allocated := addrmap.New(min(1024, len(trace)))
 		for i := range trace {
 			if trace[i].Action == snapshot.ActionAlloc {
 				allocated.Set(trace[i].Addr, 1)

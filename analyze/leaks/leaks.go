@@ -1034,7 +1034,10 @@ func (b *leakBuilder) judge(g *leakAcc, inTrace int64) {
 		v.Kind = VerdictSawtooth
 	case g.GrowthSteps >= 3 && g.Steadiness >= leakSteadiness:
 		v.Kind = VerdictLeak
-	case g.GrowthSteps >= 2 && g.Steadiness >= possibleSteadiness:
+	case g.GrowthSteps >= 2 && g.Steadiness >= possibleSteadiness && (v.PerStep || monotone(g.Growth)):
+		// Without steps, growth that comes and goes over equal slices of
+		// the trace says nothing of iterations: only growth that never
+		// drops is worth "possible leak".
 		v.Kind = VerdictPossible
 	case float64(atEnd) >= mostly*float64(inTrace):
 		v.Kind, v.Mostly = VerdictInFlight, true
@@ -1047,6 +1050,17 @@ func (b *leakBuilder) judge(g *leakAcc, inTrace int64) {
 	if v.Kind.Suspicious() && g.GrowthSteps > 0 {
 		g.Score = float64(g.WindowBytes) * g.Steadiness * (1 - 1/float64(g.GrowthSteps))
 	}
+}
+
+// monotone reports whether a group's live bytes never drop from one slice
+// to the next.
+func monotone(gs []GrowthPoint) bool {
+	for k := 1; k < len(gs); k++ {
+		if gs[k].Bytes < gs[k-1].Bytes {
+			return false
+		}
+	}
+	return true
 }
 
 // reused reports whether g is a per-step working set: it allocated and

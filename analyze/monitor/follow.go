@@ -158,10 +158,10 @@ func (fl *Follower) Poll() (lines [][]byte, warnings []string, err error) {
 			}
 			fl.f.Close()
 			fl.f, fl.info, fl.off, fl.part, fl.skip = nf, info, 0, nil, false
-			warnings = append(warnings, fmt.Sprintf("%s was rotated: reading the new file from its start", fl.path))
+			warnings = append(warnings, "the log was rotated: reading the new file from its start")
 		case st.Size() < fl.off:
 			fl.off, fl.part, fl.skip = 0, nil, false
-			warnings = append(warnings, fmt.Sprintf("%s shrank (truncated): reading it again from its start", fl.path))
+			warnings = append(warnings, "the log shrank (truncated): reading it again from its start")
 		}
 	}
 	return fl.readAppended(lines, warnings)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/snapview/snapview/analyze/stats"
 )
 
 // seeds adds the bundled logs and a few cut or odd lines to f.
@@ -68,6 +70,40 @@ func FuzzParseStatsLog(f *testing.F) {
 		for _, d := range AnalyzeSteps(l) {
 			if d.Allocated.Climbing && (d.Allocated.Start < 1 || d.Allocated.Rise <= 0) {
 				t.Errorf("climb %+v", d.Allocated)
+			}
+		}
+	})
+}
+
+// FuzzParseStatsJSON: any input to the memory_stats() dump reader (the
+// flat dict, {"device": d, "memory_stats": {...}}, or a dict of devices)
+// gives figures or an error, never a panic; ReadLog reads it within its
+// bounds first, as the commands do.
+func FuzzParseStatsJSON(f *testing.F) {
+	for _, name := range []string{"monitor_train.stats.json", "ddp_rank1.stats.json"} {
+		b, err := os.ReadFile("../../testdata/snapshots/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		f.Add(b[:len(b)/2])
+	}
+	f.Add([]byte(`{"device": 1, "memory_stats": {"num_ooms": 1}}`))
+	f.Add([]byte(`{"0": {}, "1": {"num_ooms": 1}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		Sniff(b)
+		b, err := ReadLog(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("ReadLog of %d bytes: %v", len(b), err)
+		}
+		stats.StatsJSONNamesDevice(b)
+		st, err := stats.ParseStatsJSON(b, 0)
+		if err != nil {
+			return
+		}
+		for _, s := range st {
+			if s == nil {
+				t.Fatal("nil stats without an error")
 			}
 		}
 	})

@@ -43,9 +43,11 @@ type SMILog struct {
 
 // GPUs returns the GPU indexes of the log, ascending.
 func (l *SMILog) GPUs() []int {
+	seen := map[int]bool{}
 	var out []int
 	for _, s := range l.Samples {
-		if !slices.Contains(out, s.GPU) {
+		if !seen[s.GPU] {
+			seen[s.GPU] = true
 			out = append(out, s.GPU)
 		}
 	}
@@ -91,7 +93,7 @@ func ParseSMI(r io.Reader, loc *time.Location) (*SMILog, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
-	b, err := io.ReadAll(r)
+	b, err := ReadLog(r)
 	if err != nil {
 		return nil, err
 	}

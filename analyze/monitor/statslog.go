@@ -56,7 +56,7 @@ const maxLine = 16 << 20
 // not parse (the log was being written) is left out with a warning.
 // UTF-16 and byte order marks are read (see [Text]).
 func ParseStatsLog(r io.Reader) (*StatsLog, error) {
-	b, err := io.ReadAll(r)
+	b, err := ReadLog(r)
 	if err != nil {
 		return nil, err
 	}

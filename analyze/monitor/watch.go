@@ -68,6 +68,17 @@ type Watch struct {
 	Loc *time.Location
 	// Triggered is the first rule that held, nil while none has.
 	Triggered *Trigger
+	// WarmupUS is the start-up time (microseconds) in which nvidia-smi's
+	// used memory may climb: a climb must start at least this long after
+	// the log's first sample, while processes create their CUDA context,
+	// load their model and run their first steps. (A memory_stats() log
+	// has one record per step: its climb needs new highs over three
+	// steps after the warm-up's jumps, see FindClimb.)
+	WarmupUS int64
+
+	// StatsRejected and SMIRejected count the lines left out as
+	// unreadable.
+	StatsRejected, SMIRejected int
 
 	statsLines, smiLines int
 	smiCol               map[string]int
@@ -89,6 +100,7 @@ func (w *Watch) AddStatsLines(lines [][]byte, each bool) (warnings []string) {
 		}
 		rec, err := parseStatsRecord([]byte(t))
 		if err != nil {
+			w.StatsRejected++
 			warnings = append(warnings, fmt.Sprintf("line %d: %v: left out", w.statsLines, err))
 			continue
 		}
@@ -145,6 +157,7 @@ func (w *Watch) AddSMILines(lines [][]byte, each bool) (warnings []string) {
 		}
 		s, na, err := smiRow(rec, w.smiCol, loc)
 		if err != nil {
+			w.SMIRejected++
 			warnings = append(warnings, fmt.Sprintf("line %d: %v: left out", w.smiLines, err))
 			continue
 		}
@@ -229,8 +242,11 @@ func (w *Watch) judgeSMI() {
 			t := Trigger{Rule: r, SMI: true, Device: gpu, Record: last, What: "used", Value: y[len(y)-1]}
 			switch r.Kind {
 			case StopClimb:
+				// A climb from where the log started is the process
+				// starting (the CUDA context, the model loaded), not
+				// memory that keeps growing: smi judges the whole log so.
 				c := FindClimb(x, y)
-				if !c.Climbing {
+				if !c.Climbing || c.Base <= y[0] || int64(x[c.Start]-x[0]) < w.WarmupUS {
 					continue
 				}
 				t.Climb = c

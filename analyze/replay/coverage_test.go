@@ -8,6 +8,7 @@ import (
 
 	. "github.com/snapview/snapview/analyze/internal/testsnap"
 
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -15,7 +16,7 @@ import (
 // generator recorded in meta.json (recorded_from_start).
 func TestTraceCoverageCorpus(t *testing.T) {
 	root := Corpus(t)
-	metas, _ := filepath.Glob(filepath.Join(root, "torch2.11", "*", "meta.json"))
+	metas := corpus.Match(t, root, "torch2.11/*/meta.json", 16)
 	checked := 0
 	for _, m := range metas {
 		data, err := os.ReadFile(m)
@@ -50,6 +51,7 @@ func TestTraceCoverageCorpus(t *testing.T) {
 		checked++
 	}
 	t.Logf("checked %d snapshots against recorded_from_start", checked)
+	corpus.AtLeast(t, "recordings with a recorded_from_start", checked, 15)
 }
 
 func TestTraceCoverageRules(t *testing.T) {
@@ -98,9 +100,11 @@ func TestTraceCoverageRules(t *testing.T) {
 func TestReplayCoverage(t *testing.T) {
 	root := Corpus(t)
 	var paths []string
-	for _, pat := range []string{"torch2.11/*/snapshot.pickle", "torch2.11-probe/*.pickle", "public/*.pickle", "field/*/*.pickle", "hostile/*.pickle"} {
-		m, _ := filepath.Glob(filepath.Join(root, pat))
-		paths = append(paths, m...)
+	for _, pat := range []struct {
+		glob string
+		min  int
+	}{{"torch2.11/*/snapshot.pickle", 17}, {"torch2.11-probe/*.pickle", 13}, {"public/*.pickle", 34}, {"field/*.pickle", 2}, {"hostile/*.pickle", 9}} {
+		paths = append(paths, corpus.Match(t, root, pat.glob, pat.min)...)
 	}
 	checked := 0
 	for _, p := range paths {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -21,11 +22,7 @@ import (
 // below. On the other snapshots with a trace, every cell that is not
 // marked ("?" or "+") equals torch's.
 func TestReplayTorchTable(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "snapshots", "torch2.11")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared corpus absent (%v): skipping", err)
-	}
-	dirs, _ := filepath.Glob(filepath.Join(dir, "*"))
+	dirs := corpus.Glob(t, "torch2.11/*", 17)
 	var matched, total, exactFiles int
 	for _, d := range dirs {
 		meta, err := os.ReadFile(filepath.Join(d, "meta.json"))

@@ -60,6 +60,10 @@ func TestBadInputEveryCommand(t *testing.T) {
 					args = append(args, "-o", filepath.Join(t.TempDir(), "r.html"))
 				case "diff":
 					args = append(args, path) // BASE and NEW
+				case "forecast":
+					args = []string{name, "--to", "4", path + "=1", path + "=2"}
+				case "slice", "convert":
+					args = append(args, "-o", filepath.Join(t.TempDir(), "out.pickle"))
 				case "check":
 					args = append(args, "--no-oom")
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -222,21 +223,21 @@ func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin
 	if base != nil {
 		v.Baseline = base.name
 	}
-	for _, in := range run.devices {
+	pairs, err := checkPairs(run, base)
+	if err != nil {
+		return err
+	}
+	for i, in := range run.devices {
 		var b *check.Baseline
 		if base != nil {
-			bi := -1
-			for k, d := range base.devices {
-				if d.Device == in.Device {
-					bi = k
-				}
-			}
-			if bi < 0 {
-				return usageErrorf("--baseline %s has no device %d", base.name, in.Device)
+			bi := pairs[i]
+			if in.Device != base.devices[bi].Device {
+				fmt.Fprintf(errOut, "note: device %d of %s is checked against device %d of %s: each file used one device\n",
+					in.Device, run.name, base.devices[bi].Device, base.name)
 			}
 			b = &check.Baseline{Figures: base.devices[bi].Figures}
 			ta, okA := run.traces[in.Device]
-			tb, okB := base.traces[in.Device]
+			tb, okB := base.traces[base.devices[bi].Device]
 			if okA && okB {
 				b.Known, b.SameRequests = true, check.SameRequests(ta, tb)
 			}
@@ -265,9 +266,38 @@ func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin
 		if opts.strict {
 			fail += unknown
 		}
-		return fmt.Errorf("%s: %d of %d checks failed", run.name, fail, len(v.Results))
+		return fmt.Errorf("%s: %d of %s failed", run.name, fail, units.Plural(len(v.Results), "check"))
 	}
 	return nil
+}
+
+// checkPairs returns, for each device of run, the index of its baseline
+// device: the same ordinal, or, when each file used a single device (the
+// ranks of a distributed run, each on its own GPU), that one. nil without
+// a baseline; a usage error naming both files' devices otherwise.
+func checkPairs(run, base *checkRun) ([]int, error) {
+	if base == nil {
+		return nil, nil
+	}
+	if len(run.devices) == 1 && len(base.devices) == 1 {
+		return []int{0}, nil
+	}
+	ords := func(r *checkRun) []int {
+		var out []int
+		for _, d := range r.devices {
+			out = append(out, d.Device)
+		}
+		return out
+	}
+	pairs := make([]int, len(run.devices))
+	for i, in := range run.devices {
+		pairs[i] = slices.IndexFunc(base.devices, func(d check.Input) bool { return d.Device == in.Device })
+		if pairs[i] < 0 {
+			return nil, usageErrorf("--baseline %s has no device %d (its devices: %s; %s's: %s): give --device N",
+				base.name, in.Device, joinInts(ords(base)), run.name, joinInts(ords(run)))
+		}
+	}
+	return pairs, nil
 }
 
 // loadCheckRun reads the figures of FILE's devices: a snapshot's (the
@@ -303,6 +333,13 @@ func loadCheckRun(ctx context.Context, path string, dev deviceFlag, leaks bool, 
 		if err != nil {
 			return err
 		}
+		if !dev.set {
+			// A distributed process's file lists the other ranks'
+			// devices with a lone snapshot entry: nothing to check.
+			for _, d := range idleDevices(s) {
+				devices = slices.DeleteFunc(devices, func(x int) bool { return x == d })
+			}
+		}
 		// One replay per device: the figures, and the leaks when asked for
 		// (a Full replay's figures are a StatsOnly replay's).
 		mode := replay.StatsOnly
@@ -331,7 +368,8 @@ func loadCheckRun(ctx context.Context, path string, dev deviceFlag, leaks bool, 
 }
 
 // judgeLeaks fills in's leak verdicts as snapview leaks gives them by
-// default: the stacks whose verdict is "likely leak".
+// default: the stacks whose verdict is "likely leak" (growing every step,
+// never freed; or freed only in bursts, as reference cycles left to gc).
 func judgeLeaks(an *analysis.File, d int, in *check.Input) error {
 	s := an.Snap
 	if !an.HasTrace(d) {
@@ -349,7 +387,7 @@ func judgeLeaks(an *analysis.File, d int, in *check.Input) error {
 	}
 	in.LeaksKnown = true
 	for _, g := range rep.Groups {
-		if g.Verdict.Kind == leaks.VerdictLeak {
+		if k := g.Verdict.Kind; k == leaks.VerdictLeak || k == leaks.VerdictSawtooth {
 			in.Leaks = append(in.Leaks, check.Leak{Where: report.StackWhere(s, g.Stack), Verdict: g.Verdict.String(), Bytes: g.Bytes})
 		}
 	}

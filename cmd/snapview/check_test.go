@@ -54,6 +54,17 @@ func TestCheck(t *testing.T) {
 		{"memory_stats dump is exact", []string{"--no-oom", "--max", "retries=0", oomStats}, 1,
 			[]string{"FAIL    device 0  retries (num_alloc_retries) = 3  <= 0  [allocator]", "FAIL    device 0  ooms (num_ooms) = 1  <= 0"}},
 		{"oom in the trace", []string{"--no-oom", oom}, 1, []string{"FAIL    device 0  ooms (num_ooms) = 1  <= 0"}},
+		// Each rank used one GPU (the other device of each file holds a
+		// lone snapshot entry): rank 1's device 1 against rank 0's 0.
+		{"one device each", []string{"--baseline", bundled("ddp_rank0.pickle"), "--max-growth", "allocated_peak=2", bundled("ddp_rank1.pickle")}, 1,
+			[]string{"FAIL    device 1  allocated_peak (allocated_bytes.all.peak) = 322.1 MiB  <= baseline 258.1 MiB + 2% = 263.3 MiB",
+				"0 passed, 1 failed, 0 unknown: FAIL"}},
+		{"a log against its snapshot", []string{"--baseline", bundled("monitor_train.stats.jsonl"), "--max-growth", "allocated_peak=0", bundled("monitor_train.pickle")}, 0,
+			[]string{"PASS    device 0  allocated_peak (allocated_bytes.all.peak) = 303.1 MiB  <= baseline 303.1 MiB + 0% = 303.1 MiB"}},
+		// leaks calls the gc-cycle leak "likely leak (reference cycles
+		// left to gc?)": --no-leak too.
+		{"gc-cycle leak", []string{"--no-leak", bundled("leak_cycle.pickle")}, 1,
+			[]string{"FAIL    device 0  no leak = 2 leaking stacks", "leaking: gpugen.py:105 make_cycle"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

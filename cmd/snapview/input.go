@@ -37,6 +37,12 @@ type source struct {
 // those of ctx (the --max-decompressed flag, see limitsOf). Every command
 // that reads a snapshot goes through here.
 func withSnapshotCtx(ctx context.Context, stdin io.Reader, errOut io.Writer, path string, f func(s *snapshot.Snapshot, src source) error) error {
+	return withSnapshotAs(ctx, stdin, errOut, path, true, f)
+}
+
+// withSnapshotAs is withSnapshotCtx; with complete false f gets the
+// snapshot as the file holds it (convert writes it back as it is).
+func withSnapshotAs(ctx context.Context, stdin io.Reader, errOut io.Writer, path string, complete bool, f func(s *snapshot.Snapshot, src source) error) error {
 	lim := limitsOf(ctx)
 	var (
 		s   *snapshot.Snapshot
@@ -57,9 +63,11 @@ func withSnapshotCtx(ctx context.Context, stdin io.Reader, errOut io.Writer, pat
 	}
 	// --rounding, then what other producers leave out (inactive blocks,
 	// segments) put back once, here, so that every command sees the same
-	// state.
+	// state (convert writes the file as decoded).
 	s.ForceRounding = roundingOf(ctx)
-	s, _ = replay.Complete(s)
+	if complete {
+		s, _ = replay.Complete(s)
+	}
 	return inFile(src.name, f(s, src))
 }
 

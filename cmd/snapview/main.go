@@ -16,6 +16,7 @@ import (
 )
 
 func main() {
+	setMemoryLimit()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	os.Exit(runMain(sigs, os.Stderr, func(ctx context.Context) error {

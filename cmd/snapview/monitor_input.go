@@ -40,17 +40,25 @@ func sniffInput(path string, stdin io.Reader) (monitor.Kind, io.Reader) {
 }
 
 // readInput reads the whole file at path ("-": r), for the logs and dumps
-// (small next to snapshots). Errors name the file.
+// (small next to snapshots), within monitor.ReadLog's bounds on a line's
+// length and the log's size. Errors name the file.
 func readInput(path string, r io.Reader) (string, []byte, error) {
+	name := path
 	if path == stdinPath {
-		b, err := io.ReadAll(r)
+		name = stdinName
+	} else {
+		f, err := os.Open(path)
 		if err != nil {
-			return stdinName, nil, fmt.Errorf("%s: %w", stdinName, err)
+			return name, nil, err
 		}
-		return stdinName, b, nil
+		defer f.Close()
+		r = f
 	}
-	b, err := os.ReadFile(path)
-	return path, b, err
+	b, err := monitor.ReadLog(r)
+	if err != nil {
+		return name, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return name, b, nil
 }
 
 // loadStatsDump reads a memory_stats() dump.

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/snapview/snapview/internal/corpus"
 )
 
 const monitorTrain = "../../testdata/snapshots/monitor_train"
@@ -62,9 +64,11 @@ func TestSummaryStatsJSONCorpus(t *testing.T) {
 		}
 		n++
 	}
-	for _, pat := range []string{"torch2.11/*/stats.json", "whatif/*/*/stats.json"} {
-		files, _ := filepath.Glob(filepath.Join(root, pat))
-		for _, f := range files {
+	for _, pat := range []struct {
+		glob string
+		min  int
+	}{{"torch2.11/*/stats.json", 16}, {"whatif/*/*/stats.json", 15}} {
+		for _, f := range corpus.Match(t, root, pat.glob, pat.min) {
 			check(f, filepath.Join(filepath.Dir(f), "summary.txt"))
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -16,27 +18,49 @@ import (
 // fills a temporary file in the target's directory, which is synced to
 // disk and renamed over path. On any error, or when ctx is cancelled (a
 // signal), the temporary file is removed and the old file at path, if
-// any, stays as it was. The rename replaces path's own directory entry: a
-// symbolic or hard link at path is replaced, the file it points to is
-// left alone. A path that names something other than a regular file or a
-// link (a terminal, /dev/null, a pipe) is written in place.
+// any, stays as it was. A symbolic link at path is written through: the
+// rename goes onto the regular file it points to, and the link stays (a
+// hard link at path is replaced, the other names keep the old file). A
+// path that is, or links to, something other than a regular file (a
+// terminal, /dev/null, a pipe, /dev/stdout) is written in place. The file
+// keeps the mode of the one it replaces; a new one gets 0666 less the
+// umask, as a shell's redirection gives it.
 //
 // Temporary files are registered with the command's outputs (see
 // withOutputs), so that a signal that stops the command removes them.
 func writeFileAtomic(ctx context.Context, path string, write func(w io.Writer) error) (err error) {
-	if st, serr := os.Lstat(path); serr == nil {
+	// A symbolic link is written through: to a special file (/dev/stdout)
+	// in place, to a regular file by renaming onto its target, so the
+	// link stays.
+	mode := fs.FileMode(0o666) &^ umask()
+	if st, serr := os.Stat(path); serr == nil {
 		switch {
 		case st.IsDir():
 			return &fs.PathError{Op: "write", Path: path, Err: errors.New("is a directory")}
-		case !st.Mode().IsRegular() && st.Mode()&fs.ModeSymlink == 0:
+		case !st.Mode().IsRegular():
 			return writeInPlace(path, write)
+		}
+		mode = st.Mode().Perm()
+		if target, lerr := filepath.EvalSymlinks(path); lerr == nil {
+			if strings.HasPrefix(target, "/proc/") || strings.HasPrefix(target, "/dev/") {
+				// /dev/stdout redirected to a file: write to the
+				// descriptor the caller gave, not a new file.
+				return writeInPlace(path, write)
+			}
+			path = target
 		}
 	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	pattern := "." + base + ".*.tmp"
+	if len(pattern) > 200 {
+		// A name near the 255-byte limit leaves no room for the
+		// temporary name's additions.
+		pattern = ".snapview-*.tmp"
+	}
+	tmp, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return inPath(err, path)
 	}
@@ -52,7 +76,7 @@ func writeFileAtomic(ctx context.Context, path string, write func(w io.Writer) e
 	if err := write(tmp); err != nil {
 		return inPath(err, path)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		return inPath(err, path)
 	}
 	if err := tmp.Sync(); err != nil {
@@ -65,6 +89,23 @@ func writeFileAtomic(ctx context.Context, path string, write func(w io.Writer) e
 		return err
 	}
 	return outs.rename(tmp.Name(), path)
+}
+
+// umask returns the process's file mode creation mask, read from
+// /proc/self/status (Linux 4.7 and later; 022 where it cannot be read),
+// so that a new output gets the mode a shell's redirection would give it.
+func umask() fs.FileMode {
+	b, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "Umask:"); ok {
+				if n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					return fs.FileMode(n) & 0o777
+				}
+			}
+		}
+	}
+	return 0o022
 }
 
 // writeInPlace writes to a special file (a device, a pipe) as it is.

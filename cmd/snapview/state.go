@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/analyze/steps"
-	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -200,11 +200,16 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 	}
 	v := report.NewStateView(s, r, st, label, report.StateOptions{Top: opts.top, Frames: opts.frames})
 	if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
-		// The what-if verdict: which candidate settings would have fit
-		// (the cap inferred from the OOM, as whatif does without --limit).
-		if w, err := an.WhatIf(dev, whatif.Options{}); err == nil {
-			v.Whatif = w
+		// explain's findings open the view, from the same analysis; the
+		// what-if verdict they used (the cap inferred from the OOM, as
+		// whatif does without --limit) is shown under the OOM.
+		es, err := an.Explain([]int{dev}, explain.Options{})
+		if err != nil {
+			return err
 		}
+		e := es[0]
+		v.Whatif = e.Whatif
+		v.Explain = &report.NewExplainView(s, []*explain.Device{e}).Devices[0]
 	}
 	if opts.json {
 		return report.WriteStateJSON(stdout, v)

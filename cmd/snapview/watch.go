@@ -26,6 +26,7 @@ type watchOptions struct {
 	signal     string
 	tz         string
 	once       bool
+	warmup     time.Duration
 }
 
 // exitStatus is an error that sets the process's exit status (watch's 3
@@ -39,6 +40,10 @@ func (e *exitStatus) Error() string { return e.msg }
 
 // watchTriggered is watch's exit status when a --stop-on rule held.
 const watchTriggered = 3
+
+// watchGiveUp is how many unreadable lines, before any readable one, make
+// a log the wrong kind of file rather than a log with a bad line.
+const watchGiveUp = 20
 
 func newWatchCmd() *cobra.Command {
 	opts := &watchOptions{}
@@ -64,7 +69,9 @@ reserved bytes.
 
   climb     allocated or reserved memory (or nvidia-smi's used memory)
             keeps climbing: new highs up to the latest record, as stats
-            judges it
+            judges it; nvidia-smi's climb must start above where its log
+            started and after the --warmup (30s: the CUDA context, the
+            model and the first steps)
   retries   a cudaMalloc retry (num_alloc_retries > 0): the allocator had
             to free its cache to serve a request; the run is near an OOM
   oom       an OOM (num_ooms > 0)
@@ -129,6 +136,7 @@ hold now, judges it, prints the view and exits (0, or 3).`,
 	f.StringVar(&opts.signal, "signal", "SIGTERM", "the signal --pid gets: SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGKILL, …")
 	f.StringVar(&opts.tz, "tz", "Local", "the zone nvidia-smi's timestamps were written in: a name, UTC, Local or an offset")
 	f.BoolVar(&opts.once, "once", false, "read the logs once, judge them, print the view and exit")
+	f.DurationVar(&opts.warmup, "warmup", 30*time.Second, "start-up time in which nvidia-smi's used memory may climb: its climb must start this long after the log's first sample")
 	return cmd
 }
 
@@ -202,8 +210,11 @@ func openWatchLog(path string, stdin io.Reader) (*monitor.Follower, string, erro
 }
 
 func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule, sig syscall.Signal, loc *time.Location, stdin io.Reader, out, errOut io.Writer) error {
-	w := &monitor.Watch{Rules: rules, Loc: loc}
+	w := &monitor.Watch{Rules: rules, Loc: loc, WarmupUS: opts.warmup.Microseconds()}
 	v := &report.WatchView{Every: opts.every.String(), W: w}
+	if opts.once {
+		v.Every = ""
+	}
 	var logs []watchLog
 	for _, l := range []struct {
 		path string
@@ -212,6 +223,18 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 	}{{opts.stats, &v.StatsFile, w.AddStatsLines}, {opts.smi, &v.SMIFile, w.AddSMILines}} {
 		if l.path == "" {
 			continue
+		}
+		if l.path != stdinPath {
+			// A file of another kind (a snapshot given as --stats) is
+			// refused at once; a pipe can only be judged by its lines.
+			kind, _ := sniffInput(l.path, nil)
+			want, ok := "a JSON Lines log of memory_stats()", kind == monitor.KindStatsLog || kind == monitor.KindStats
+			if l.name == &v.SMIFile {
+				want, ok = "an nvidia-smi CSV log", kind == monitor.KindSMI
+			}
+			if !ok && kind != monitor.KindUnknown {
+				return wrongKind(l.path, kind, want)
+			}
 		}
 		fl, name, err := openWatchLog(l.path, stdin)
 		if err != nil {
@@ -243,6 +266,14 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 			if len(v.Warnings) > 5 {
 				v.Warnings = v.Warnings[len(v.Warnings)-5:]
 			}
+			// A log whose first lines are all unreadable is not the
+			// log asked for (a snapshot, a CSV given as --stats).
+			if n := len(w.Stats.Records); l.name == v.StatsFile && n == 0 && w.StatsRejected >= watchGiveUp {
+				return fmt.Errorf("%s: not a JSON Lines log of memory_stats(): its first %d lines do not read as records", l.name, w.StatsRejected)
+			}
+			if n := len(w.SMI.Samples); l.name == v.SMIFile && n == 0 && w.SMIRejected >= watchGiveUp {
+				return fmt.Errorf("%s: not an nvidia-smi CSV log: its first %d rows do not read as samples", l.name, w.SMIRejected)
+			}
 			grew = grew || len(lines) > 0
 			ended = ended && (l.fl.Done() || (opts.once && !l.fl.IsPipe()))
 		}
@@ -273,14 +304,18 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 		}
 		if w.Triggered != nil {
 			msg := report.TriggerText(v)
-			fmt.Fprintln(out, msg)
+			short := "stopped: --stop-on " + report.RuleText(w.Triggered.Rule) + " held"
 			if opts.pid != 0 {
 				if err := syscall.Kill(opts.pid, sig); err != nil {
-					return fmt.Errorf("%s; sending %v to process %d: %w", msg, sig, opts.pid, err)
+					return fmt.Errorf("%s; sending %s to process %d: %w", msg, unix.SignalName(sig), opts.pid, err)
 				}
-				msg += fmt.Sprintf("; sent %v to process %d", sig, opts.pid)
+				sent := fmt.Sprintf("; sent %s to process %d", unix.SignalName(sig), opts.pid)
+				msg, short = msg+sent, short+sent
 			}
-			return &exitStatus{code: watchTriggered, msg: msg}
+			fmt.Fprintln(out, msg)
+			// The reason is on stdout, under the view; stderr says why
+			// the exit status is 3.
+			return &exitStatus{code: watchTriggered, msg: short}
 		}
 		if opts.once || ended {
 			return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -143,7 +144,7 @@ write:
 		t.Fatalf("watch: %v (exit %d), want exit %d\n%s", werr, exitCode(werr), watchTriggered, out)
 	}
 	wantMsg := fmt.Sprintf("device 0, step %d: allocated memory keeps climbing since step 10", want)
-	if !strings.Contains(werr.Error(), wantMsg) || !strings.Contains(out.String(), wantMsg) {
+	if werr.Error() != "stopped: --stop-on climb held" || !strings.Contains(out.String(), wantMsg) {
 		t.Errorf("stop message %q (stdout %q), want it to name %q", werr, out, wantMsg)
 	}
 	if !strings.Contains(errOut.String(), "line 4: not a JSON object") {
@@ -269,7 +270,8 @@ func TestWatchSignalsPid(t *testing.T) {
 	root.SetErr(&errOut)
 	root.SetArgs([]string{"watch", "--stats", "-", "--every", "10ms", "--stop-on", "300MiB", "--pid", fmt.Sprint(victim.Process.Pid), "--signal", "SIGUSR1"})
 	err := execute(context.Background(), root)
-	if exitCode(err) != watchTriggered || !strings.Contains(err.Error(), "step 27: reserved 314.0 MiB, above 300.0 MiB; sent user defined signal 1 to process") {
+	if exitCode(err) != watchTriggered || !strings.Contains(out.String(), "step 27: reserved 314.0 MiB, above 300.0 MiB; sent SIGUSR1 to process") ||
+		!strings.Contains(err.Error(), "stopped: --stop-on 300.0 MiB held; sent SIGUSR1 to process") {
 		t.Fatalf("watch: %v (exit %d), want exit 3 naming the limit and the signal sent\n%s", err, exitCode(err), out.String())
 	}
 	werr := victim.Wait()
@@ -286,7 +288,7 @@ func TestWatchSMIPipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := runSnapviewIn(t, bytes.NewReader(b), "watch", "--smi", "-", "--once", "--tz", "UTC", "--stop-on", "climb")
+	out, _, err := runSnapviewIn(t, bytes.NewReader(b), "watch", "--smi", "-", "--once", "--tz", "UTC", "--stop-on", "climb", "--warmup", "5s")
 	if exitCode(err) != watchTriggered {
 		t.Fatalf("watch: %v, want exit 3\n%s", err, out)
 	}
@@ -311,8 +313,10 @@ func TestWatchBadLog(t *testing.T) {
 				}
 				return
 			}
-			if err != nil {
-				t.Errorf("watch stopped on a bad log: %v", err)
+			// A file watch can tell is not a log (a pickle) is refused at
+			// once; one it cannot tell is read with warnings.
+			if err != nil && (exitCode(err) != 1 || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "\n")) {
+				t.Errorf("watch on a bad log: %v (exit %d), want warnings, or a one-line error naming it with exit 1", err, exitCode(err))
 			}
 			if strings.Count(stderr, "\n") > 0 && !strings.HasPrefix(stderr, "warning: ") {
 				t.Errorf("stderr %q: want warnings", stderr)
@@ -322,5 +326,45 @@ func TestWatchBadLog(t *testing.T) {
 	_, _, err := runSnapview(t, "watch", "--once", "--stats", filepath.Join(t.TempDir(), "nope.jsonl"))
 	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "nope.jsonl") {
 		t.Errorf("missing log: %v, want exit 1 naming it", err)
+	}
+}
+
+// TestWatchSMIStartup: nvidia-smi samples piped in one by one and judged
+// as they come. The first seconds of the log (the CUDA context created,
+// a 512 MiB CuPy buffer filled) climb, and a climb that starts within the
+// --warmup or from where the log started is start-up, not a leak: the
+// default 30 s warm-up never stops this 14 s log; with 9 s, watch stops
+// where snapview smi dates the real climb (from 1499 MiB, 9.7 s in).
+func TestWatchSMIStartup(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "snapshots", "monitor_train.smi.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		warmup string
+		want   string // "" for no stop
+	}{
+		{"30s", ""},
+		{"9s", "used memory keeps climbing: +48.0 MiB, 1499.0 MiB → 1547.0 MiB"},
+	} {
+		pr, pw := io.Pipe()
+		go func() {
+			for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+				pw.Write(l)
+			}
+			pw.Close()
+		}()
+		// The pipe's lines are judged one by one as they arrive, however
+		// they are batched: the smallest --every reads them as written.
+		out, _, err := runSnapviewIn(t, pr, "watch", "--smi", "-", "--every", "1ms", "--tz", "UTC", "--stop-on", "climb", "--warmup", tt.warmup)
+		if tt.want == "" {
+			if err != nil || strings.Contains(out, "stop (") {
+				t.Errorf("--warmup %s: %v, want no stop on the start-up climb\n%s", tt.warmup, err, out)
+			}
+			continue
+		}
+		if exitCode(err) != watchTriggered || !strings.Contains(out, tt.want) {
+			t.Errorf("--warmup %s: %v, want exit 3 and %q\n%s", tt.warmup, err, tt.want, out)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/html"
 	"github.com/snapview/snapview/snapshot"
@@ -111,7 +112,7 @@ func TestWhatifTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Self-check: exact.", "cap 4.5 GiB (4,882,169,856 B, --limit)", "| file | expandable_segments:True"} {
+	for _, want := range []string{"Self-check: exact.", "cap 4,656 MiB (4,882,169,856 B, --limit)", "| file | expandable_segments:True"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
 		}
@@ -159,7 +160,7 @@ func TestStateOOMWhatif(t *testing.T) {
 		t.Fatal(err)
 	}
 	flat := strings.Join(strings.Fields(out), " ")
-	for _, want := range []string{"What-if (snapview whatif)", "Fit at any cap from 4.3 GiB to 4.7 GiB", `"expandable_segments:True" (peak reserved`} {
+	for _, want := range []string{"What-if (snapview whatif)", "Fit at any cap from 4,370 MiB to 4,815.9 MiB", `"expandable_segments:True" (peak reserved`} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
 		}
@@ -316,14 +317,12 @@ func TestWhatifTrustMarks(t *testing.T) {
 // an OOM, whatif, state --at oom and the report's OOM marker give the same
 // what-if verdict (report.WhatifCapVerdict of the same analysis).
 func TestOOMVerdictViewsAgree(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "snapshots")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared corpus absent (%v)", err)
-	}
 	var files []string
-	for _, g := range []string{"torch2.11/*/snapshot.pickle", "public/*.pickle", "whatif/*/*/snapshot.pickle.xz"} {
-		m, _ := filepath.Glob(filepath.Join(dir, g))
-		files = append(files, m...)
+	for _, g := range []struct {
+		glob string
+		min  int
+	}{{"torch2.11/*/snapshot.pickle", 17}, {"public/*.pickle", 34}, {"whatif/*/*/snapshot.pickle.xz", 15}} {
+		files = append(files, corpus.Glob(t, g.glob, g.min)...)
 	}
 	// The what-if recordings of this repository, and more from
 	// $SNAPVIEW_WHATIF_REC.

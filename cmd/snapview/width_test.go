@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/snapview/snapview/internal/corpus"
 )
 
 func TestOutputWidth(t *testing.T) {
@@ -182,7 +184,7 @@ func TestNewerViewsWidth(t *testing.T) {
 			runs = append(runs, []string{"stats", f})
 		}
 	}
-	m, _ := filepath.Glob(filepath.Join(filepath.Dir(shared("torch2.11/oom/stats.json")), "..", "*", "stats.json"))
+	m := corpus.Glob(t, "torch2.11/*/stats.json", 16)
 	m2, _ := filepath.Glob(td("*.stats.json"))
 	for _, f := range append(m, m2...) {
 		runs = append(runs, []string{"summary", f}, []string{"stats", f})

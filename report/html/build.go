@@ -11,6 +11,7 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/allocator"
+	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/replay"
@@ -172,6 +173,16 @@ func Build(f *analysis.File, opt Options) (*Report, error) {
 	}
 	info := <-infoc
 	b.info = info
+	// explain's findings over the same replays, leaks and what-if
+	// simulations as the page's.
+	exps, err := f.ExplainPages(devices, pages, opt.Top, explain.Options{})
+	if err != nil {
+		return nil, err
+	}
+	b.explained = map[int]*explain.Device{}
+	for _, e := range exps {
+		b.explained[e.Device] = e
+	}
 	var buf bytes.Buffer
 	if err := report.WriteInfo(&buf, info); err != nil {
 		return nil, err
@@ -200,6 +211,7 @@ func Build(f *analysis.File, opt Options) (*Report, error) {
 
 type htmlBuilder struct {
 	f          *analysis.File
+	explained  map[int]*explain.Device
 	s          *snapshot.Snapshot
 	opt        Options
 	r          *Report
@@ -236,6 +248,13 @@ func (b *htmlBuilder) device(dev int, a *analysis.Page) (*DeviceView, error) {
 		d.Notes = append(d.Notes, "No trace entries for this device.")
 	case i >= 0:
 		d.Notes = append(d.Notes, fmt.Sprintf("Trace of %s entries, %s.", units.Int(len(trace)), report.CoverageText(&b.info.Devices[i])))
+	}
+	if e := b.explained[dev]; e != nil {
+		// explain's findings, worded as the text and JSON views word them.
+		for _, f := range report.NewExplainView(s, []*explain.Device{e}).Devices[0].Findings {
+			d.Findings = append(d.Findings, Finding{Severity: string(f.Severity), Kind: string(f.Kind), Verdict: f.Verdict,
+				Evidence: strings.Join(f.Evidence, "; "), Blockers: report.ExplainBlockerLines(&f, 3), Where: f.Where, Action: f.Action})
+		}
 	}
 	res, err := b.f.Replay(dev)
 	if err != nil {
@@ -282,8 +301,22 @@ func (b *htmlBuilder) device(dev int, a *analysis.Page) (*DeviceView, error) {
 	} else {
 		d.TimelineNote = fmt.Sprintf("The trace has %s: there is nothing to draw over time; the allocator state after it is below.", units.Plural(len(trace), "entry"))
 	}
+	// The page opens at the first OOM's state when the trace has one (the
+	// state the user came for), else at the peak's.
+	st := a.Peak
 	d.SegmentsAt = fmt.Sprintf("at the peak (after entry %s, %s allocated)", units.Int(res.PeakIndex), units.Bytes(res.Allocated[res.PeakIndex]))
-	b.stateSegments(d, a.Peak)
+	if len(res.OOMs) > 0 {
+		i := res.OOMs[0]
+		oom := a.State(i)
+		if oom == nil {
+			oom, _ = res.StateAt(i)
+		}
+		if oom != nil {
+			st = oom
+			d.SegmentsAt = fmt.Sprintf("at the OOM (after entry %s: a request of %s failed)", units.Int(i), units.Bytes(trace[i].Size))
+		}
+	}
+	b.stateSegments(d, st)
 	rep := b.leaks(d, a.Leaks)
 	if d.Timeline != nil {
 		b.steps(d, rep, timeUS)
@@ -370,12 +403,15 @@ func (b *htmlBuilder) leaks(d *DeviceView, rep *leaks.LeakReport) *leaks.LeakRep
 	suspicious := 0
 	for i := range rep.Groups {
 		g := &rep.Groups[i]
-		if g.Verdict.Kind.Suspicious() {
+		// Red for the groups that look like leaks: a trace without steps
+		// whose growth comes and goes ("uneven") is not one.
+		red := g.Verdict.Kind.Suspicious() && g.Verdict.Kind != leaks.VerdictUneven
+		if red {
 			suspicious++
 		}
 		d.Leaks = append(d.Leaks, Leak{
 			Label: b.frames.Where(g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
-			Detail: g.Verdict.String(), Suspicious: g.Verdict.Kind.Suspicious(),
+			Detail: g.Verdict.String(), Suspicious: red,
 			Score: g.Score, Growth: htmlGrowth(g.Growth), GrowthStep0: rep.Steps.Prologue,
 		})
 	}

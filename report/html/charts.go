@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"math"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -207,11 +208,17 @@ func htmlTicks(hi int64) (interval, top int64) {
 	if hi <= 0 {
 		return 0, 0
 	}
+	// hi/8 and the rounding up below cannot overflow, as interval*8 and
+	// hi+interval-1 did for a figure near 2^63 (the loop never ended).
 	interval = 1
-	for interval*8 < hi {
+	for interval < (hi+7)/8 && interval < math.MaxInt64/2 {
 		interval *= 2
 	}
-	return interval, (hi + interval - 1) / interval * interval
+	top = hi / interval * interval
+	if top < hi && top <= math.MaxInt64-interval {
+		top += interval
+	}
+	return interval, max(top, hi)
 }
 
 // htmlSegmentsChart returns the segment map's container and option: one

@@ -42,6 +42,18 @@ type Report struct {
 }
 
 // DeviceView is the section of one device.
+// Finding is one of explain's findings as the page shows it: the words of
+// report.ExplainFinding.
+type Finding struct {
+	// Severity is "error", "warning" or "info"; Kind explain's kind.
+	Severity, Kind string
+	Verdict        string
+	Evidence       string
+	// Blockers are the blocker lines, Where the other stacks' lines.
+	Blockers, Where []string
+	Action          string
+}
+
 type DeviceView struct {
 	Device int
 	// File names the file the device comes from in a report of several
@@ -55,6 +67,9 @@ type DeviceView struct {
 	// Notes are short remarks shown under the device heading (trace
 	// coverage, replay disagreements).
 	Notes []string
+	// Findings are explain's findings, shown first (before the
+	// timeline).
+	Findings []Finding
 	// RequestedUnknown is set when the device's requested sizes are
 	// unknown (stats.Known.Requested): the tooltips show "?" for a
 	// block's requested bytes.

@@ -26,6 +26,19 @@ are made of valid snapshot data, so only the decoder's budgets stop them:
   filename_1mib.pickle      one frame of a 1 MiB file name shared by 200 stacks
   dup_pop.pickle.gz.gz      2^31 DUP+POP pairs on a shared entry dict
   bidi_class.pickle         a GLOBAL whose class name holds ESC and RLO
+
+Issue 28's kinds (the cost sweeps build each at three sizes: sweep.py):
+
+  long_digits.pickle        size, addr, time_us and max_split_size as 1 MiB
+                            integers (LONG4, 2.5 million digits)
+  memo_pad.pickle           16 MB of empty lists memoized and popped
+  dict_4g.pickle.xz         an xz file whose block asks for a 4 GiB dictionary
+  settings_pairs.pickle     allocator_settings with 10^6 pairs
+  settings_key_8m.pickle    an allocator_settings key of 8 MiB
+  key_shared_16m.pickle     one unknown 16 MiB key on 10^5 trace entries
+                            (memoized: a 25 MB file)
+  sizes_past_8e.pickle      two segments of 2^62 bytes (their sum wraps)
+  devices_1e6.pickle        10^6 empty devices (one byte each)
 """
 import gzip
 import io
@@ -34,6 +47,7 @@ import os
 import pickle
 import struct
 import sys
+import zlib
 
 CHUNK = 16 << 20  # bytes of repeated data per compressed member
 
@@ -168,6 +182,51 @@ def dup_pop(pairs=1 << 31):
     return gz(inner)
 
 
+def long_digits(n=1 << 20):
+    wide = (1 << (8 * n - 9)) + 12345
+    tr = [{"action": "alloc", "addr": 0x7F0000000000 + 512 * i, "size": 512, "stream": 0,
+           "time_us": 1000 + i, "frames": []} for i in range(4)]
+    tr[1]["size"], tr[2]["addr"], tr[3]["time_us"] = wide, wide, -wide
+    return pickle.dumps({"segments": [], "device_traces": [tr],
+                         "allocator_settings": {"max_split_size": wide}}, protocol=4)
+
+
+def dict_4g():
+    x = bytearray(lzma.compress(pickle.dumps({"segments": [], "device_traces": [[]]}, protocol=4),
+                                format=lzma.FORMAT_XZ, filters=[{"id": lzma.FILTER_LZMA2, "preset": 1}]))
+    hlen = (x[12] + 1) * 4
+    bh = x[12:12 + hlen]
+    i = bh.index(b"\x21\x01", 2)
+    bh[i + 2] = 40  # dictionary code 40: 4 GiB - 1
+    bh[-4:] = struct.pack("<I", zlib.crc32(bytes(bh[:-4])))
+    x[12:12 + hlen] = bh
+    return bytes(x)
+
+
+def key_shared(n=1 << 24, entries=100_000):
+    out = io.BytesIO()
+    out.write(head_traces())
+    for i in range(entries):
+        out.write(ENTRY[:-2])  # the entry dict without its SETITEMS and APPEND
+        if i == 0:
+            out.write(op_str("k" * n) + b"r" + struct.pack("<I", 1 << 20))
+        else:
+            out.write(b"j" + struct.pack("<I", 1 << 20))
+        out.write(b"K\x01ua")
+    out.write(b"eu.")
+    return out.getvalue()
+
+
+def sizes_past():
+    s = 1 << 62
+    def seg(a):
+        return {"device": 0, "address": a, "total_size": s, "allocated_size": s, "active_size": s,
+                "requested_size": s, "stream": 0, "segment_type": "large", "segment_pool_id": (0, 0),
+                "is_expandable": False, "frames": [],
+                "blocks": [{"address": a, "size": s, "requested_size": s, "state": "active_allocated", "frames": []}]}
+    return pickle.dumps({"segments": [seg(0x200000), seg(0x200000 + s)], "device_traces": [[]]}, protocol=4)
+
+
 def main():
     out = sys.argv[1]
     want = set(sys.argv[2:])
@@ -192,6 +251,17 @@ def main():
         "filename_1mib.pickle": lambda: frame_1mib(python=True),
         "dup_pop.pickle.gz.gz": dup_pop,
         "bidi_class.pickle": lambda: b"\x80\x04cos\x1b]0;x\x07\nsys\xe2\x80\xaetem\n.",
+        "long_digits.pickle": long_digits,
+        "memo_pad.pickle": lambda: head_traces() + b"]\x940" * 5_000_000 + b"eu.",
+        "dict_4g.pickle.xz": dict_4g,
+        "settings_pairs.pickle": lambda: pickle.dumps(
+            {"segments": [], "allocator_settings": {"k%d" % i: i for i in range(1_000_000)}}, protocol=4),
+        "settings_key_8m.pickle": lambda: pickle.dumps(
+            {"segments": [], "allocator_settings": {"k" * (8 << 20): 1, "max_split_size": -1}}, protocol=4),
+        "key_shared_16m.pickle": key_shared,
+        "sizes_past_8e.pickle": sizes_past,
+        "devices_1e6.pickle": lambda: (b"\x80\x04}(" + op_str("segments") + b"]" + op_str("device_traces")
+                                       + b"](" + b"]" * 1_000_000 + b"eu."),
     }
     for name, make in makers.items():
         if want and name not in want:

@@ -89,8 +89,7 @@ func SharedSnapshots(t testing.TB) []SharedSnapshot {
 	t.Helper()
 	dir := Corpus(t)
 	var out []SharedSnapshot
-	dirs, _ := filepath.Glob(filepath.Join(dir, "torch2.11", "*"))
-	for _, d := range dirs {
+	for _, d := range corpus.Match(t, dir, "torch2.11/*", 17) {
 		p := filepath.Join(d, "snapshot.pickle")
 		if _, err := os.Stat(p); err != nil {
 			continue
@@ -116,16 +115,14 @@ func SharedSnapshots(t testing.TB) []SharedSnapshot {
 		}
 		out = append(out, ss)
 	}
-	probes, _ := filepath.Glob(filepath.Join(dir, "torch2.11-probe", "*.pickle"))
-	for _, p := range probes {
+	for _, p := range corpus.Match(t, dir, "torch2.11-probe/*.pickle", 13) {
 		ss := SharedSnapshot{Name: "probe/" + filepath.Base(p), Path: p}
 		if f := strings.TrimSuffix(p, ".pickle") + ".extra.json"; fileExists(f) {
 			ss.StatsFile = f
 		}
 		out = append(out, ss)
 	}
-	public, _ := filepath.Glob(filepath.Join(dir, "public", "*"))
-	for _, p := range public {
+	for _, p := range corpus.Match(t, dir, "public/*", 34) {
 		out = append(out, SharedSnapshot{Name: "public/" + filepath.Base(p), Path: p})
 	}
 	return out
@@ -147,18 +144,15 @@ type StatsCase struct {
 func StatsCases(t testing.TB) []StatsCase {
 	root := Corpus(t)
 	var cases []StatsCase
-	dirs, _ := filepath.Glob(filepath.Join(root, "torch2.11", "*", "stats.json"))
-	for _, f := range dirs {
+	for _, f := range corpus.Match(t, root, "torch2.11/*/stats.json", 16) {
 		dir := filepath.Dir(f)
 		cases = append(cases, StatsCase{filepath.Base(dir), filepath.Join(dir, "snapshot.pickle"), f})
 	}
-	multi, _ := filepath.Glob(filepath.Join(root, "torch2.11", "*", "snapshot.stats.json"))
-	for _, f := range multi {
+	for _, f := range corpus.Match(t, root, "torch2.11/*/snapshot.stats.json", 1) {
 		dir := filepath.Dir(f)
 		cases = append(cases, StatsCase{filepath.Base(dir), filepath.Join(dir, "snapshot.pickle"), f})
 	}
-	probes, _ := filepath.Glob(filepath.Join(root, "torch2.11-probe", "*.extra.json"))
-	for _, f := range probes {
+	for _, f := range corpus.Match(t, root, "torch2.11-probe/*.extra.json", 13) {
 		name := strings.TrimSuffix(f, ".extra.json")
 		cases = append(cases, StatsCase{"probe/" + filepath.Base(name), name + ".pickle", f})
 	}

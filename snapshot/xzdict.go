@@ -1,0 +1,119 @@
+package snapshot
+
+import (
+	"bufio"
+	"fmt"
+
+	"github.com/snapview/snapview/internal/units"
+)
+
+// Bounds on the dictionary an xz file may ask for (checkXZDict).
+// github.com/ulikunitz/xz allocates the dictionary its block header names
+// (up to 4 GiB) whatever ReaderConfig.DictCap says, before reading a byte
+// of data.
+const (
+	// xzDictFree is a dictionary always allowed: xz -9's (64 MiB).
+	xzDictFree = 64 << 20
+	// xzDictMax is the largest dictionary xz writes (--lzma2=dict=1536MiB).
+	xzDictMax = 1536 << 20
+)
+
+// checkXZDict reads the LZMA2 dictionary size from the block header of
+// the xz stream at the start of br (the xz file format 1.0.4, sections
+// 2.1.1 and 3.1, and the LZMA2 filter's properties, 5.3.1) and refuses a
+// dictionary larger than the data could fill: more than xzDictFree and
+// more than DefaultMaxRatio times the file's size (size, when known; else
+// xzDictMax), or than Limits.MaxDecompressed when set. -1 turns the check
+// off. A header it cannot read is left to the xz reader to report.
+//
+// Only the first block of the first stream is checked: a later block's
+// header lies after compressed data of unknown length.
+func checkXZDict(br *bufio.Reader, size int64, lim Limits) error {
+	if lim.MaxDecompressed < 0 {
+		return nil
+	}
+	dict, ok := xzFirstDict(br)
+	if !ok {
+		return nil
+	}
+	allowed := int64(xzDictMax)
+	switch {
+	case lim.MaxDecompressed > 0:
+		allowed = lim.MaxDecompressed
+	case size > 0:
+		allowed = min(allowed, DefaultMaxRatio*size)
+	}
+	allowed = max(allowed, xzDictFree)
+	if dict <= allowed {
+		return nil
+	}
+	of := ""
+	if size > 0 {
+		of = " for a file of " + units.Bytes(size)
+	}
+	return &LimitError{Limit: "xz dictionary",
+		Detail: fmt.Sprintf("the xz data asks for a dictionary of %s%s, more than %s (xz -9 uses 64 MiB)", units.Bytes(dict), of, units.Bytes(allowed)),
+		Hint:   "if the file is genuine, raise the limit with --max-decompressed"}
+}
+
+// xzFirstDict returns the dictionary size of the LZMA2 filter of the
+// first block in br, without consuming it.
+func xzFirstDict(br *bufio.Reader) (int64, bool) {
+	const streamHeader = 12
+	b, _ := br.Peek(streamHeader + 1)
+	if len(b) < streamHeader+1 || b[streamHeader] == 0 {
+		return 0, false // no block (an index follows) or a short file
+	}
+	hlen := (int(b[streamHeader]) + 1) * 4
+	b, _ = br.Peek(streamHeader + hlen)
+	if len(b) < streamHeader+hlen {
+		return 0, false
+	}
+	h := b[streamHeader : streamHeader+hlen-4] // without the CRC32
+	flags := h[1]
+	p := 2
+	varint := func() (uint64, bool) {
+		var v uint64
+		for i := 0; i < 9 && p < len(h); i++ {
+			c := h[p]
+			p++
+			v |= uint64(c&0x7f) << (7 * i)
+			if c&0x80 == 0 {
+				return v, true
+			}
+		}
+		return 0, false
+	}
+	if flags&0x40 != 0 { // compressed size
+		if _, ok := varint(); !ok {
+			return 0, false
+		}
+	}
+	if flags&0x80 != 0 { // uncompressed size
+		if _, ok := varint(); !ok {
+			return 0, false
+		}
+	}
+	for range int(flags&3) + 1 {
+		id, ok := varint()
+		if !ok {
+			return 0, false
+		}
+		n, ok := varint()
+		if !ok || p+int(n) > len(h) {
+			return 0, false
+		}
+		if id == 0x21 && n == 1 { // LZMA2
+			code := h[p]
+			if code > 40 {
+				return 0, false
+			}
+			if code == 40 {
+				return 1<<32 - 1, true
+			}
+			return int64(2|code&1) << (code/2 + 11), true
+		}
+		p += int(n)
+	}
+	return 0, false
+}
