@@ -19,13 +19,24 @@
     var units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     var v = n / 1024;
     for (var i = 0; i < units.length; i++) {
-      var s = v.toFixed(1);
+      var s = fixed1(v);
       if (i === units.length - 1 || (s !== "1024.0" && s !== "-1024.0" && v > -1024 && v < 1024)) {
         return s + " " + units[i];
       }
       v /= 1024;
     }
     return String(n);
+  }
+
+  // fixed1 writes v with one decimal as Go's strconv.FormatFloat(v, 'f',
+  // 1, 64): a tie (v*10 an exact half, as 609.25) goes to the even digit
+  // ("609.2"), where toFixed takes the larger ("609.3").
+  function fixed1(v) {
+    var t = Math.abs(v) * 10, f = Math.floor(t);
+    if (t - f === 0.5 && f % 2 === 0) {
+      return (v < 0 ? "-" : "") + (f / 10).toFixed(1);
+    }
+    return v.toFixed(1);
   }
 
   // fmtInt is report.FormatInt: thousands separated by commas.
