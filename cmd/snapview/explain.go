@@ -3,16 +3,13 @@ package main
 import (
 	"context"
 	"io"
-	"os"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/analyze/whatif"
-	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -100,33 +97,9 @@ Kinds and keys are stable; new keys may be added.`,
 }
 
 func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out, errOut io.Writer) error {
-	var limit int64
-	if opts.limit != "" {
-		var err error
-		if limit, err = units.ParseBytes(opts.limit); err != nil {
-			return usageErrorf("--limit %q: %v", opts.limit, err)
-		}
-		if limit <= 0 {
-			return usageErrorf("--limit %q: want a positive byte count", opts.limit)
-		}
-	}
-	var msg *whatif.OOMMessage
-	if opts.oomMsg != "" {
-		text := opts.oomMsg
-		if name, ok := strings.CutPrefix(text, "@"); ok {
-			b, err := os.ReadFile(name)
-			if err != nil {
-				return usageErrorf("--oom-message: %v", err)
-			}
-			text = string(b)
-		}
-		var err error
-		if msg, err = whatif.ParseOOMMessage(text); err != nil {
-			return usageErrorf("--oom-message: %v", err)
-		}
-		if limit > 0 {
-			return usageErrorf("--oom-message and --limit both set the cap: give one")
-		}
+	limit, msg, err := parseCapFlags(opts.limit, opts.oomMsg)
+	if err != nil {
+		return err
 	}
 	return withSnapshotCtx(ctx, stdin, errOut, opts.file, func(s *snapshot.Snapshot, _ source) error {
 		printWarnings(errOut, s.Warnings)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -15,7 +13,6 @@ import (
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/whatif"
-	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -189,33 +186,9 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 			return &usageError{fmt.Errorf("--conf: %w", err)}
 		}
 	}
-	var limit int64
-	if opts.limit != "" {
-		var err error
-		if limit, err = units.ParseBytes(opts.limit); err != nil {
-			return usageErrorf("--limit %q: %v", opts.limit, err)
-		}
-		if limit <= 0 {
-			return usageErrorf("--limit %q: want a positive byte count", opts.limit)
-		}
-	}
-	var msg *whatif.OOMMessage
-	if opts.oomMsg != "" {
-		text := opts.oomMsg
-		if name, ok := strings.CutPrefix(text, "@"); ok {
-			b, err := os.ReadFile(name)
-			if err != nil {
-				return usageErrorf("--oom-message: %v", err)
-			}
-			text = string(b)
-		}
-		var err error
-		if msg, err = whatif.ParseOOMMessage(text); err != nil {
-			return usageErrorf("--oom-message: %v", err)
-		}
-		if limit > 0 {
-			return usageErrorf("--oom-message and --limit both set the cap: give one")
-		}
+	limit, msg, err := parseCapFlags(opts.limit, opts.oomMsg)
+	if err != nil {
+		return err
 	}
 	confs := opts.confs
 	if confGiven && confs == nil {
