@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"github.com/snapview/snapview/internal/units"
 	"math"
 	"regexp"
 	"strconv"
@@ -149,15 +150,15 @@ func capBounds(trace []snapshot.TraceEntry, r *replay.Result, own allocator.Conf
 				if nb := (Bounds{max(b.Min, oom.Min), min(b.Max, oom.Max)}); nb.Min <= nb.Max {
 					return nb, LimitOOMMessage, ""
 				}
-				return oom.Bounds, LimitInferredOOM, fmt.Sprintf("the message's cap (%d to %d bytes) is outside what the trace allows "+
-					"(%d to %d bytes): the message is not this run's; the trace's bounds are used", b.Min, b.Max, oom.Min, oom.Max)
+				return oom.Bounds, LimitInferredOOM, fmt.Sprintf("the message's cap (%s to %s bytes) is outside what the trace allows "+
+					"(%s to %s bytes): the message is not this run's; the trace's bounds are used", units.Int(b.Min), units.Int(b.Max), units.Int(oom.Min), units.Int(oom.Max))
 			}
 			low := highestReserved(trace, r, own)
 			if b.Max >= low {
 				return Bounds{max(b.Min, low), b.Max}, LimitOOMMessage, ""
 			}
-			return Bounds{}, LimitNone, fmt.Sprintf("the message's cap (at most %d bytes) is below the %d bytes the trace reserves: "+
-				"the message is not this run's", b.Max, low)
+			return Bounds{}, LimitNone, fmt.Sprintf("the message's cap (at most %s bytes) is below the %s bytes the trace reserves: "+
+				"the message is not this run's", units.Int(b.Max), units.Int(low))
 		}
 	}
 	if oom != nil {

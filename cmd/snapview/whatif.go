@@ -228,6 +228,13 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 			v.Devices = append(v.Devices, r)
 		}
 		prog.finish()
+		for _, r := range v.Devices {
+			if r.MessageNote != "" {
+				// Most likely the message of another run: say so where
+				// a script sees it, not only inside the report.
+				fmt.Fprintf(errOut, "warning: device %d: --oom-message: %s\n", r.Device, r.MessageNote)
+			}
+		}
 		if opts.json {
 			return report.WriteWhatifJSON(out, v)
 		}

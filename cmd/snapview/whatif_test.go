@@ -429,3 +429,31 @@ func TestWhatifOOMMessage(t *testing.T) {
 		{"with --limit", []string{"whatif", "--oom-message", "@" + msg, "--limit", "2GiB", file}, "--oom-message and --limit both set the cap"},
 	})
 }
+
+// TestWhatifOtherRunsMessage: the OOM message of another run (vllm_load's,
+// capped at 7.5 GiB) given for frag_oom (2 GiB) lies outside what the
+// trace allows: the trace's bounds are used and stderr says why.
+func TestWhatifOtherRunsMessage(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "snapshots", "whatif")
+	b, err := os.ReadFile(filepath.Join(dir, "vllm_load", "default_cap7680M", "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		OOMMessage string `json:"oom_message"`
+	}
+	if err := json.Unmarshal(b, &meta); err != nil || meta.OOMMessage == "" {
+		t.Fatalf("meta.json: %v, message %q", err, meta.OOMMessage)
+	}
+	out, stderr, err := runSnapview(t, "whatif", "--oom-message", meta.OOMMessage, filepath.Join(dir, "frag_oom", "default_cap2048M", "snapshot.pickle.xz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "warning: device 0: --oom-message: the message's cap (8,047,694,971 to 8,058,432,389 bytes) is outside what the trace allows (1,677,721,600 to 2,306,867,199 bytes): the message is not this run's"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "the cap lies in 1,600 MiB to 2,199.9 MiB") {
+		t.Errorf("the trace's own cap interval is not used:\n%s", out)
+	}
+}
