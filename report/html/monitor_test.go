@@ -10,34 +10,15 @@ import (
 	"time"
 
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/internal/monitortest"
 	"github.com/snapview/snapview/snapshot"
 )
 
 const monitorTrainBase = "../../testdata/snapshots/monitor_train"
 
-// monitorTrainLogs reads the real monitor_train recording's nvidia-smi log
-// (UTC, as its meta.json says) and memory_stats() log.
+// monitorTrainLogs reads the real monitor_train recording's logs.
 func monitorTrainLogs(t *testing.T) (*monitor.SMILog, *monitor.StatsLog) {
-	t.Helper()
-	f, err := os.Open(monitorTrainBase + ".smi.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	smi, err := monitor.ParseSMI(f, time.UTC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := os.Open(monitorTrainBase + ".stats.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	log, err := monitor.ParseStatsLog(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return smi, log
+	return monitortest.TrainLogs(t, monitorTrainBase)
 }
 
 // monitorTrainReport builds the report of the real monitor_train recording
