@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/corpus"
+	"github.com/snapview/snapview/internal/golden"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -232,23 +233,11 @@ func TestWriteTorchSummaryMarkers(t *testing.T) {
 	}
 }
 
-// checkGolden compares got with the golden file, or rewrites it under
-// -update.
+// checkGolden compares got with the golden file at path (with -update,
+// writes it).
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, path, got, *update)
 }
 
 // curUsageColumn returns the label and Cur Usage cell of every metric row

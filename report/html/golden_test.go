@@ -2,10 +2,9 @@ package html
 
 import (
 	"flag"
-	"os"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/snapview/snapview/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -14,17 +13,5 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // writes it).
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, path, got, *update)
 }
