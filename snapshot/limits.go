@@ -41,6 +41,12 @@ type Limits struct {
 	// a million times.
 	ObjectBudget int64
 
+	// MaxMemory caps the decoded-object budget whatever the stream's size
+	// (bytes; 0: no cap): what the process can afford to build, which
+	// snapview works out from the memory it may use (ulimit -v, the
+	// cgroup's memory.max). Passing it is the "memory" limit's error.
+	MaxMemory int64
+
 	// genericOnly turns the decoder's fast path for trace entries off
 	// (pickle_fast.go), for tests that compare the two paths.
 	genericOnly bool
@@ -103,13 +109,18 @@ func (e *LimitError) Error() string {
 type budget struct {
 	spent int64
 	base  int64
+	max   int64 // Limits.MaxMemory; 0: none
 	// read returns the decoded stream's bytes read so far.
 	read func() int64
 	err  error
 }
 
 func newBudget(l Limits, read func() int64) *budget {
-	return &budget{base: l.ObjectBudget, read: read}
+	b := &budget{base: l.ObjectBudget, max: l.MaxMemory, read: read}
+	if b.max > 0 {
+		b.base = min(b.base, b.max)
+	}
+	return b
 }
 
 // spend charges n bytes and reports false once the budget is spent (the
@@ -127,8 +138,17 @@ func (b *budget) check() bool {
 		return false
 	}
 	read := b.read()
-	if b.spent <= b.base+BudgetPerByte*read {
+	if b.spent <= b.base+BudgetPerByte*read && (b.max <= 0 || b.spent <= b.max) {
 		return true
+	}
+	if b.max > 0 && b.spent > b.max {
+		b.err = &LimitError{
+			Limit: "memory",
+			Detail: fmt.Sprintf("%s of decoded objects from %s of data, more than the %s this process can hold for them",
+				units.Bytes(b.spent), units.Bytes(read), units.Bytes(b.max)),
+			Hint: "its memory is capped (ulimit -v or the cgroup's memory.max): raise the cap to read this file",
+		}
+		return false
 	}
 	b.err = &LimitError{
 		Limit: "decoded-object budget",
