@@ -9,6 +9,7 @@ import (
 	"github.com/snapview/snapview/analyze/check"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -103,12 +104,12 @@ func CheckCounts(v *CheckView) (pass, fail, unknown int) {
 // WriteCheckText writes one line per result, then the reasons and causes
 // indented under it, then the counts.
 func WriteCheckText(w io.Writer, v *CheckView) error {
-	ew := &errWriter{w: w}
+	ew := &kit.ErrWriter{W: w}
 	head := "check " + v.File
 	if v.Baseline != "" {
 		head += " against baseline " + v.Baseline
 	}
-	ew.printf("%s\n", Escape(head))
+	ew.Printf("%s\n", kit.Escape(head))
 	for _, r := range v.Results {
 		verdict := strings.ToUpper(r.Verdict.String())
 		value := checkValue(r.Rule.Key, r.Value, r.Exactness)
@@ -122,10 +123,10 @@ func WriteCheckText(w io.Writer, v *CheckView) error {
 		if r.Allocator {
 			line += "  [allocator]"
 		}
-		ew.printf("%s\n", Escape(line))
+		ew.Printf("%s\n", kit.Escape(line))
 		for _, note := range []string{r.Why, causeText(r)} {
 			if note != "" {
-				ew.printf("          %s\n", Escape(note))
+				ew.Printf("          %s\n", kit.Escape(note))
 			}
 		}
 	}
@@ -143,8 +144,8 @@ func WriteCheckText(w io.Writer, v *CheckView) error {
 	} else {
 		tail += ": OK"
 	}
-	ew.printf("%s\n", tail)
-	return ew.err
+	ew.Printf("%s\n", tail)
+	return ew.Err
 }
 
 type checkJSON struct {
@@ -245,7 +246,7 @@ func WriteCheckJSON(w io.Writer, v *CheckView) error {
 		}
 		out.Checks = append(out.Checks, j)
 	}
-	return writeJSON(w, out)
+	return kit.WriteJSON(w, out)
 }
 
 // JUnit's XML as Jenkins, GitLab and GitHub's test reporters read it.

@@ -13,6 +13,7 @@ import (
 	"github.com/snapview/snapview/analyze/compare"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -34,7 +35,7 @@ type DiffOptions struct {
 // at peak: after entry 89 of 470, step 3, 4.402 s after the first entry".
 func DescribeSide(s *compare.Side, at string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, device %d at %s", Escape(s.File), s.Device, at)
+	fmt.Fprintf(&b, "%s, device %d at %s", kit.Escape(s.File), s.Device, at)
 	switch {
 	case s.Entries == 0:
 		b.WriteString(": the state the file holds (no trace)")
@@ -84,12 +85,12 @@ func WriteDiff(w io.Writer, d *compare.Diff, o DiffOptions) error {
 			rows = append(rows, []string{s.Key, settingText(s.Key, orAbsent(s.Base)), settingText(s.Key, orAbsent(s.New))})
 		}
 		// Long values (PYTORCH_CUDA_ALLOC_CONF) wrap in their cell.
-		half := max((textWidth(w)-tableWidth([][]string{{"PYTORCH_CUDA_ALLOC_CONF"}})-6)/2, minWrapWidth)
+		half := max((kit.Width(w)-kit.TableWidth([][]string{{"PYTORCH_CUDA_ALLOC_CONF"}})-6)/2, kit.MinWrapWidth)
 		for _, r := range rows {
-			r[1], r[2] = wrapCell(r[1], half), wrapCell(r[2], half)
+			r[1], r[2] = kit.WrapCell(r[1], half), kit.WrapCell(r[2], half)
 		}
-		ft := fitColumns(textWidth(w), []string{"Setting", "Base", "New"}, []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft}, rows, nil)
-		if err := ft.render(w, ""); err != nil {
+		ft := kit.FitColumns(kit.Width(w), []string{"Setting", "Base", "New"}, []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft}, rows, nil)
+		if err := ft.Render(w, ""); err != nil {
 			return err
 		}
 	}
@@ -102,7 +103,7 @@ func WriteDiff(w io.Writer, d *compare.Diff, o DiffOptions) error {
 		if f.Exactness != stats.Exact {
 			delta = "?"
 		}
-		rows = append(rows, []string{f.Name, figureValue(f.Base, f.Bytes, f.BaseExactness), figureValue(f.New, f.Bytes, f.NewExactness), delta})
+		rows = append(rows, []string{f.Name, kit.FigureValue(f.Base, f.Bytes, f.BaseExactness), kit.FigureValue(f.New, f.Bytes, f.NewExactness), delta})
 	}
 	// Too wide: a figure's name (a memory_stats() key) wraps at a '.'
 	// rather than a column going.
@@ -110,16 +111,16 @@ func WriteDiff(w io.Writer, d *compare.Diff, o DiffOptions) error {
 	for _, r := range rows {
 		others = append(others, r[1:])
 	}
-	if avail := textWidth(w) - tableWidth(others) - 3; avail > 0 {
+	if avail := kit.Width(w) - kit.TableWidth(others) - 3; avail > 0 {
 		for _, r := range rows {
 			if i := strings.LastIndexByte(r[0][:min(avail, len(r[0]))], '.'); len(r[0]) > avail && i > 0 {
 				r[0] = r[0][:i] + "\n  " + r[0][i:]
 			}
 		}
 	}
-	ft := fitColumns(textWidth(w), []string{"Figure", "Base", "New", "Delta"},
+	ft := kit.FitColumns(kit.Width(w), []string{"Figure", "Base", "New", "Delta"},
 		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight}, rows, nil)
-	if err := ft.render(w, ""); err != nil {
+	if err := ft.Render(w, ""); err != nil {
 		return err
 	}
 	for _, f := range d.Figures {
@@ -204,10 +205,10 @@ func writeStackDiffs(w io.Writer, stacks []compare.StackDiff, o DiffOptions, req
 		fmt.Sprintf("%s -> %s", units.Int(all.bc), units.Int(all.nc)),
 		units.Plural(all.n, "stack") + ": the allocated bytes of each side"}
 	// Too wide: the stack wraps, then the counts and the status go.
-	ft := fitWrapped(textWidth(w), []string{"#", "Status", "Base", "New", "Delta", "Allocations", "Stack (innermost frame first)"},
+	ft := kit.FitWrapped(kit.Width(w), []string{"#", "Status", "Base", "New", "Delta", "Allocations", "Stack (innermost frame first)"},
 		[]tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft},
 		rows, footer, 6, 5, 1)
-	if err := ft.render(w, "--json has them"); err != nil {
+	if err := ft.Render(w, "--json has them"); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w, "Allocations: count on base -> new; '*' where the count is the same but the requested bytes differ.")

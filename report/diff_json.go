@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/snapview/snapview/analyze/compare"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -97,7 +98,7 @@ func diffToJSON(d *compare.Diff, o DiffOptions) diffJSON {
 		j.Stacks = append(j.Stacks, diffStackJSON{
 			Key: s.Key, Frames: framesJSON(s.Frames),
 			BaseBytes: s.BaseBytes, NewBytes: s.NewBytes, DeltaBytes: s.DeltaBytes,
-			BaseRequestedBytes: requestedJSON(s.BaseRequested, d.Base.Stats.Known), NewRequestedBytes: requestedJSON(s.NewRequested, d.New.Stats.Known),
+			BaseRequestedBytes: kit.RequestedJSON(s.BaseRequested, d.Base.Stats.Known), NewRequestedBytes: kit.RequestedJSON(s.NewRequested, d.New.Stats.Known),
 			BaseCount: s.BaseCount, NewCount: s.NewCount, Status: string(s.Status),
 		})
 	}
@@ -110,5 +111,5 @@ func diffToJSON(d *compare.Diff, o DiffOptions) diffJSON {
 // WriteDiffJSON writes a diff as `snapview diff --json` does: every stack,
 // whatever o.Top says.
 func WriteDiffJSON(w io.Writer, d *compare.Diff, o DiffOptions) error {
-	return writeJSON(w, diffToJSON(d, o))
+	return kit.WriteJSON(w, diffToJSON(d, o))
 }

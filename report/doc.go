@@ -8,10 +8,10 @@
 //
 // The text kit every view shares lives in files of its own:
 //
-//   - width.go: the terminal width (TextWriter), and tables fitted to it
-//     (fitColumns, fitWrapped), leaving out or wrapping columns;
+//   - width.go: the terminal width (kit.Writer), and tables fitted to it
+//     (kit.FitColumns, kit.FitWrapped), leaving out or wrapping columns;
 //   - wrap.go: paragraphs wrapped at a width, with a hanging indent;
-//   - table.go: the ASCII table every view draws (newTable), and its
+//   - table.go: the ASCII table every view draws (kit.NewTable), and its
 //     measures;
 //   - escape.go: control and invisible characters from a file shown as
 //     escapes, so a hostile name cannot rewrite the terminal;
@@ -24,6 +24,6 @@
 // in every view. A figure the file cannot vouch for carries its trust
 // mark ("+" for a lower bound, "?" when unknown) in text and its
 // exactness in JSON, from the one verdict of the analysis; trust.go
-// holds those marks and words (TrustText), requested.go the verdict on
+// holds those marks and words (kit.TrustText), requested.go the verdict on
 // requested bytes.
 package report

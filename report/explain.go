@@ -11,6 +11,7 @@ import (
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -108,7 +109,7 @@ func figValue(f *explain.Finding, name string) int64 {
 
 // explainPool names a finding's pool: "large pool, stream 0".
 func explainPool(f *explain.Finding) string {
-	p := statePoolLabel(f.Large, f.Pool, false)
+	p := kit.PoolLabel(f.Large, f.Pool, false)
 	return fmt.Sprintf("%s pool, stream %d", p, f.Stream)
 }
 
@@ -300,7 +301,7 @@ func wordFinding(ef *ExplainFinding) {
 		ev("live", "live_bytes")
 		ef.Action = "mark steps with torch.profiler.record_function (or profiler.step()), then run snapview leaks"
 	case explain.KindRecording:
-		ef.Verdict = "recording: " + TrustText(f.Trust)
+		ef.Verdict = "recording: " + kit.TrustText(f.Trust)
 		if f.Coverage != "" {
 			ef.Verdict += " (trace coverage: " + f.Coverage + ")"
 		}
@@ -373,49 +374,49 @@ func stepSourceText(f *ExplainFinding) string {
 // first, each a verdict line, its evidence, the stacks involved and what
 // to do.
 func WriteExplain(w io.Writer, v *ExplainView) error {
-	ew := &errWriter{w: w}
-	width := textWidth(w)
+	ew := &kit.ErrWriter{W: w}
+	width := kit.Width(w)
 	for k, d := range v.Devices {
 		if k > 0 {
-			ew.printf("\n")
+			ew.Printf("\n")
 		}
-		ew.printf("Device %d: %s\n", d.Device, units.Plural(len(d.Findings), "finding"))
+		ew.Printf("Device %d: %s\n", d.Device, units.Plural(len(d.Findings), "finding"))
 		for i := range d.Findings {
 			writeFinding(ew, width, i+1, &d.Findings[i])
 		}
 	}
-	return ew.err
+	return ew.Err
 }
 
 // WriteExplainFindings writes the findings of one device as `state --at
 // oom` opens with them, under a heading.
 func WriteExplainFindings(w io.Writer, d *ExplainDevice) error {
-	ew := &errWriter{w: w}
-	ew.printf("Explain (snapview explain):\n")
+	ew := &kit.ErrWriter{W: w}
+	ew.Printf("Explain (snapview explain):\n")
 	for i := range d.Findings {
-		writeFinding(ew, textWidth(w), i+1, &d.Findings[i])
+		writeFinding(ew, kit.Width(w), i+1, &d.Findings[i])
 	}
-	return ew.err
+	return ew.Err
 }
 
-func writeFinding(ew *errWriter, width, n int, f *ExplainFinding) {
-	ew.printf("%s", wrapAt(fmt.Sprintf("%d. [%s] ", n, f.Severity), f.Verdict+".", width))
+func writeFinding(ew *kit.ErrWriter, width, n int, f *ExplainFinding) {
+	ew.Printf("%s", kit.WrapAt(fmt.Sprintf("%d. [%s] ", n, f.Severity), f.Verdict+".", width))
 	if len(f.Evidence) > 0 {
-		ew.printf("%s", wrapAt("   evidence: ", strings.Join(f.Evidence, "; ")+".", width))
+		ew.Printf("%s", kit.WrapAt("   evidence: ", strings.Join(f.Evidence, "; ")+".", width))
 	}
 	for _, l := range ExplainBlockerLines(f, 3) {
-		ew.printf("%s", wrapAt("   blocker: ", l, width))
+		ew.Printf("%s", kit.WrapAt("   blocker: ", l, width))
 	}
 	if len(f.Blockers) > 3 {
-		ew.printf("   ... %s more (--json lists them)\n", units.Int(int64(len(f.Blockers)-3)))
+		ew.Printf("   ... %s more (--json lists them)\n", units.Int(int64(len(f.Blockers)-3)))
 	}
 	if f.Kind != explain.KindNoLeak {
 		for _, wh := range f.Where {
-			ew.printf("%s", wrapAt("   at: ", wh, width))
+			ew.Printf("%s", kit.WrapAt("   at: ", wh, width))
 		}
 	}
 	if f.Action != "" {
-		ew.printf("%s", wrapAt("   do: ", f.Action+".", width))
+		ew.Printf("%s", kit.WrapAt("   do: ", f.Action+".", width))
 	}
 }
 
@@ -520,11 +521,11 @@ func explainFindingOf(s *snapshot.Snapshot, f *ExplainFinding) explainFindingJSO
 		Blockers: []explainBlocker{}, Mode: f.Mode,
 	}
 	for _, g := range f.Figures {
-		fj.Figures[g.Name] = knownOr(g.Value, g.Exactness)
+		fj.Figures[g.Name] = kit.KnownOr(g.Value, g.Exactness)
 		fj.Exactness[g.Name] = g.Exactness.String()
 	}
 	if f.PoolSet {
-		p := statePoolLabel(f.Large, snapshot.PoolID{}, false)
+		p := kit.PoolLabel(f.Large, snapshot.PoolID{}, false)
 		id, st := [2]int64(f.Pool), f.Stream
 		fj.Pool, fj.PoolID, fj.Stream = &p, &id, &st
 	}

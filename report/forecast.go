@@ -11,6 +11,7 @@ import (
 
 	"github.com/snapview/snapview/analyze/forecast"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 )
 
 // forecastStacksPerForm is how many stacks the text names for each form.
@@ -20,17 +21,17 @@ const forecastStacksPerForm = 3
 // align, how sizes scale, a table per target value, the --max answer, the
 // leave-one-out errors and the verdict.
 func WriteForecast(w io.Writer, r *forecast.Result) error {
-	width := textWidth(w)
+	width := kit.Width(w)
 	p := r.Param
-	fmt.Fprint(w, wrapAt("", fmt.Sprintf("Forecast by %s from %s (device %d). Every figure below is an estimate: "+
+	fmt.Fprint(w, kit.WrapAt("", fmt.Sprintf("Forecast by %s from %s (device %d). Every figure below is an estimate: "+
 		"the request sequence at the target, resized from the files, run through the allocator simulation of snapview whatif.",
 		p, units.Plural(len(r.Files), "snapshot"), r.Device), width))
 	for _, f := range r.Files {
-		fmt.Fprint(w, wrapAt("    ", fmt.Sprintf("%s=%d  %s: %s, peak allocated %s, peak reserved %s",
+		fmt.Fprint(w, kit.WrapAt("    ", fmt.Sprintf("%s=%d  %s: %s, peak allocated %s, peak reserved %s",
 			p, f.Value, f.Name, units.Plural(f.Requests, "request"), units.Bytes(f.PeakAllocated), units.Bytes(f.PeakReserved)), width))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprint(w, wrapAt("", fmt.Sprintf("Matched: %s of the requests and %s of the bytes align in every file "+
+	fmt.Fprint(w, kit.WrapAt("", fmt.Sprintf("Matched: %s of the requests and %s of the bytes align in every file "+
 		"(same stack and stream, in order, sizes that scale together).", sharePct(r.MatchedRequests), sharePct(r.MatchedBytes)), width))
 	if r.UnmatchedCount > 0 {
 		parts := forecastUnmatchedText(r)
@@ -38,17 +39,17 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 		if n := countUnmatched(r); n < r.UnmatchedCount {
 			more = "; and " + units.Int(r.UnmatchedCount-n) + " more"
 		}
-		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Not matched in every file (%s): %s%s. At a target, those of the nearest file "+
+		fmt.Fprint(w, kit.WrapAt("", fmt.Sprintf("Not matched in every file (%s): %s%s. At a target, those of the nearest file "+
 			"that match in another file are sized by a fit over the files that make them, the others keep the nearest file's size.",
 			units.Plural(r.UnmatchedCount, "request"), strings.Join(parts, "; "), more), width))
 		if r.Partial > 0 {
-			fmt.Fprint(w, wrapAt("", fmt.Sprintf("In the file at %s=%d, %s (%s) are fitted over some of the files only.",
+			fmt.Fprint(w, kit.WrapAt("", fmt.Sprintf("In the file at %s=%d, %s (%s) are fitted over some of the files only.",
 				r.Param, r.TemplateValue, units.Plural(r.Partial, "request"), units.Bytes(r.PartialBytes)), width))
 		}
 	}
-	fmt.Fprint(w, wrapAt("", forecastScaling(r), width))
+	fmt.Fprint(w, kit.WrapAt("", forecastScaling(r), width))
 	if r.Rounded > 0 {
-		fmt.Fprint(w, wrapAt("", fmt.Sprintf("%s fit their form only within the allocator's rounding, not to the byte.",
+		fmt.Fprint(w, kit.WrapAt("", fmt.Sprintf("%s fit their form only within the allocator's rounding, not to the byte.",
 			units.Plural(r.Rounded, "request")), width))
 	}
 	conf := r.Conf
@@ -59,9 +60,9 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 	if r.Limit > 0 {
 		limit = fmt.Sprintf("cap %s (%s B)", units.Bytes(r.Limit), units.Int(r.Limit))
 	}
-	fmt.Fprint(w, wrapAt("", fmt.Sprintf("Simulated under PYTORCH_CUDA_ALLOC_CONF=%s, %s.", conf, limit), width))
+	fmt.Fprint(w, kit.WrapAt("", fmt.Sprintf("Simulated under PYTORCH_CUDA_ALLOC_CONF=%s, %s.", conf, limit), width))
 	for _, n := range r.Notes {
-		fmt.Fprint(w, wrapAt("", "Note: "+n+".", width))
+		fmt.Fprint(w, kit.WrapAt("", "Note: "+n+".", width))
 	}
 	if len(r.Targets) > 0 {
 		fmt.Fprintln(w)
@@ -69,39 +70,39 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 		for _, t := range r.Targets {
 			rows = append(rows, forecastRow(r, &t))
 		}
-		ft := fitWrapped(width, []string{p, "Peak\nreserved", "Peak\nallocated", "OOM", "From", "Note"},
+		ft := kit.FitWrapped(width, []string{p, "Peak\nreserved", "Peak\nallocated", "OOM", "From", "Note"},
 			[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft},
 			rows, nil, 5)
-		if err := ft.render(w, "--json has them"); err != nil {
+		if err := ft.Render(w, "--json has them"); err != nil {
 			return err
 		}
 		for _, t := range r.Targets {
 			if t.OOM {
-				fmt.Fprint(w, wrapAt("", forecastOOMLine(r, &t), width))
+				fmt.Fprint(w, kit.WrapAt("", forecastOOMLine(r, &t), width))
 			}
 		}
 	}
 	if m := r.Max; m != nil {
 		fmt.Fprintln(w)
-		fmt.Fprint(w, wrapAt("", forecastMaxLine(r, m), width))
+		fmt.Fprint(w, kit.WrapAt("", forecastMaxLine(r, m), width))
 	}
 	if len(r.LeaveOneOut) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprint(w, wrapAt("", "Leave-one-out: each file forecast from the others under its own settings, no cap.", width))
+		fmt.Fprint(w, kit.WrapAt("", "Leave-one-out: each file forecast from the others under its own settings, no cap.", width))
 		var rows [][]string
 		for _, l := range r.LeaveOneOut {
 			rows = append(rows, []string{strconv.FormatInt(l.Value, 10),
 				units.Bytes(l.PeakReserved), units.Bytes(l.FilePeakReserved), signedPct(l.ReservedErrorPct),
 				units.Bytes(l.PeakAllocated), units.Bytes(l.FilePeakAllocated), signedPct(l.AllocatedErrorPct)})
 		}
-		ft := fitColumns(width, []string{p, "Reserved\nforecast", "Reserved\nfile", "Error", "Allocated\nforecast", "Allocated\nfile", "Error"},
+		ft := kit.FitColumns(width, []string{p, "Reserved\nforecast", "Reserved\nfile", "Error", "Allocated\nforecast", "Allocated\nfile", "Error"},
 			[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, rows, nil)
-		if err := ft.render(w, ""); err != nil {
+		if err := ft.Render(w, ""); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprint(w, wrapAt("", forecastVerdict(r), width))
+	fmt.Fprint(w, kit.WrapAt("", forecastVerdict(r), width))
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -37,25 +38,25 @@ const StackLines = 8
 // table of the groups with their live bytes, score, growth, verdict and
 // folded stack.
 func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport, opt LeakOptions) error {
-	ew := &errWriter{w: w}
+	ew := &kit.ErrWriter{W: w}
 	t := NewFrameTable(s)
 	if len(reps) == 0 {
-		ew.printf("The snapshot holds no segments and no trace entries: nothing is live, so nothing leaks.\n")
+		ew.Printf("The snapshot holds no segments and no trace entries: nothing is live, so nothing leaks.\n")
 	}
 	for i, rep := range reps {
 		if i > 0 {
-			ew.printf("\n")
+			ew.Printf("\n")
 		}
 		if err := writeLeakDevice(ew, t, rep, opt); err != nil {
 			return err
 		}
 	}
-	return ew.err
+	return ew.Err
 }
 
-func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt LeakOptions) error {
+func writeLeakDevice(ew *kit.ErrWriter, ft *FrameTable, rep *leaks.LeakReport, opt LeakOptions) error {
 	for _, par := range strings.Split(fmt.Sprintf("Device %d: %s.", rep.Device, leakMoment(rep, opt.At)), "\n") {
-		ew.printf("%s", wrapAt("", par, textWidth(ew.w)))
+		ew.Printf("%s", kit.WrapAt("", par, kit.Width(ew.W)))
 	}
 	key := "allocation stack"
 	if rep.Fold {
@@ -68,55 +69,55 @@ func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt L
 		units.Plural(rep.TotalGroups, "group"), key)
 	if rep.TotalCount != rep.LiveCount {
 		filtered := fmt.Sprintf("(%s of %s after --focus/--ignore/--min-bytes)", units.Plural(rep.TotalCount, "allocation"), units.Bytes(rep.TotalBytes))
-		if len(head)+1+len(filtered)+1 > textWidth(ew.w) {
+		if len(head)+1+len(filtered)+1 > kit.Width(ew.W) {
 			head += "\n" + filtered
 		} else {
 			head += " " + filtered
 		}
 	}
 	for _, par := range strings.Split(head+".", "\n") {
-		ew.printf("%s", wrapAt("", par, textWidth(ew.w)))
+		ew.Printf("%s", kit.WrapAt("", par, kit.Width(ew.W)))
 	}
 	if k := rep.History; rep.Entries > 0 && k.History != stats.Exact {
 		tail := "; growth and allocation times come from the replay and may be off."
 		if k.History == stats.LowerBound {
 			tail = "; allocations older than the trace carry no growth evidence."
 		}
-		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+tail, textWidth(ew.w)))
+		ew.Printf("%s", kit.WrapAt("", "History: "+kit.TrustText(k)+tail, kit.Width(ew.W)))
 	}
 	if line := leakStepsLine(ft, rep, opt.Steps); line != "" {
-		ew.printf("%s", wrapAt("", line, textWidth(ew.w)))
+		ew.Printf("%s", kit.WrapAt("", line, kit.Width(ew.W)))
 	}
 	if leakFree(rep) {
-		ew.printf("%s", wrapAt("", "No leak: every stack returns to its level step after step.", textWidth(ew.w)))
+		ew.Printf("%s", kit.WrapAt("", "No leak: every stack returns to its level step after step.", kit.Width(ew.W)))
 	}
 	if rep.TraceAllocs >= 20 && rep.FreedShare < 0.5 { // a handful of allocations says nothing
-		ew.printf("Only %.0f%% of the allocations in the trace were freed by then: if it covers less than one training step\n"+
+		ew.Printf("Only %.0f%% of the allocations in the trace were freed by then: if it covers less than one training step\n"+
 			"(an OOM in the first forward pass), growth is that step's activations, not a leak.\n", 100*rep.FreedShare)
 	}
-	if ew.err != nil {
-		return ew.err
+	if ew.Err != nil {
+		return ew.Err
 	}
 	if len(rep.Groups) == 0 {
-		ew.printf("\nNo live allocations")
+		ew.Printf("\nNo live allocations")
 		if rep.TotalCount != rep.LiveCount {
-			ew.printf(" match the filters")
+			ew.Printf(" match the filters")
 		}
-		ew.printf(".\n")
-		return ew.err
+		ew.Printf(".\n")
+		return ew.Err
 	}
-	ew.printf("\n")
+	ew.Printf("\n")
 	unit := "step"
 	if rep.Steps.Source != steps.StepsAnnotation && rep.Steps.Source != steps.StepsPattern {
 		unit = "slice"
 	}
 	// The columns before the last, then the last wrapped to what is left
-	// of textWidth(ew.w). The number of live allocations opens its second
+	// of kit.Width(ew.W). The number of live allocations opens its second
 	// line.
 	header := []string{"#", "Live", "Score", "Growth/" + unit}
-	sw := sparkWidth // a shorter sparkline under 100 columns
-	if textWidth(ew.w) < 100 {
-		sw = sparkWidth / 2
+	sw := kit.SparkWidth // a shorter sparkline under 100 columns
+	if kit.Width(ew.W) < 100 {
+		sw = kit.SparkWidth / 2
 	}
 	rows := make([][]string, len(rep.Groups))
 	for i, g := range rep.Groups {
@@ -130,12 +131,12 @@ func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt L
 		rows[i] = []string{strconv.Itoa(g.Rank), units.Bytes(g.Bytes), units.Bytes(int64(g.Score)), growth}
 	}
 	lastHeader := "Verdict, allocations, stack (innermost frame first)"
-	width := textWidth(ew.w) - tableWidth(append(rows, header)) - 3
+	width := kit.Width(ew.W) - kit.TableWidth(append(rows, header)) - 3
 	if width < len(lastHeader) {
 		lastHeader = "Verdict, allocations,\nstack (innermost first)"
 		width = max(width, 23)
 	}
-	t := newTable(ew.w, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft)
+	t := kit.NewTable(ew.W, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft)
 	t.Options(tablewriter.WithRendition(tw.Rendition{Settings: tw.Settings{Separators: tw.Separators{BetweenRows: tw.On}}}))
 	t.Header(append(header, lastHeader))
 	for i, g := range rep.Groups {
@@ -143,25 +144,25 @@ func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt L
 		if rep.ByAnnotation {
 			label := "(none)"
 			if g.Label != "" {
-				label = Escape(g.Label)
+				label = kit.Escape(g.Label)
 			}
-			lines = append(lines, wrapLine("annotation: "+label, width, "  ")...)
+			lines = append(lines, kit.WrapLine("annotation: "+label, width, "  ")...)
 		}
-		lines = append(lines, wrapLine(g.Verdict.String(), width, "")...)
-		lines = append(lines, wrapLine(leakAllocLine(rep, &g), width, "")...)
+		lines = append(lines, kit.WrapLine(g.Verdict.String(), width, "")...)
+		lines = append(lines, kit.WrapLine(leakAllocLine(rep, &g), width, "")...)
 		if len(g.Regions) > 0 {
-			lines = append(lines, wrapLine(leakRegionLine(&g), width, "")...)
+			lines = append(lines, kit.WrapLine(leakRegionLine(&g), width, "")...)
 		}
 		if len(g.Annotations) > 0 && !rep.ByAnnotation {
-			lines = append(lines, wrapLine(LeakAnnotationLine(&g), width, "  ")...)
+			lines = append(lines, kit.WrapLine(LeakAnnotationLine(&g), width, "  ")...)
 		}
 		for _, l := range ft.Lines(g.Stack, leakStackOptions(opt.Full)) {
-			lines = append(lines, wrapLine("  "+l, width, "      ")...)
+			lines = append(lines, kit.WrapLine("  "+l, width, "      ")...)
 		}
 		if g.Stacks > 1 && rep.ByAnnotation {
-			lines = append(lines, wrapLine(fmt.Sprintf("  (%d stacks; the one with the most live bytes is shown)", g.Stacks), width, "   ")...)
+			lines = append(lines, kit.WrapLine(fmt.Sprintf("  (%d stacks; the one with the most live bytes is shown)", g.Stacks), width, "   ")...)
 		} else if g.Stacks > 1 {
-			lines = append(lines, wrapLine(fmt.Sprintf("  (%d stacks share these user frames; the one with the most live bytes is shown)", g.Stacks),
+			lines = append(lines, kit.WrapLine(fmt.Sprintf("  (%d stacks share these user frames; the one with the most live bytes is shown)", g.Stacks),
 				width, "   ")...)
 		}
 		if err := t.Append(append(rows[i], strings.Join(lines, "\n"))); err != nil {
@@ -172,12 +173,12 @@ func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt L
 		return err
 	}
 	if more := rep.TotalGroups - len(rep.Groups); more > 0 {
-		ew.printf("%s more (--top to show them).\n", units.Plural(more, "group"))
+		ew.Printf("%s more (--top to show them).\n", units.Plural(more, "group"))
 	}
-	ew.printf("Score: live bytes weighted by how steadily they came %s after %s (see --help); 0 for groups that\n"+
+	ew.Printf("Score: live bytes weighted by how steadily they came %s after %s (see --help); 0 for groups that\n"+
 		"do not grow. Growth: bytes kept per %s, and the group's live bytes at the end of each %s, from '_' (none)\n"+
 		"to '@' (its highest).\n", unit, unit, unit, unit)
-	return ew.err
+	return ew.Err
 }
 
 // leakMoment describes the moment a report looks at.
@@ -293,9 +294,9 @@ func leakAllocLine(rep *leaks.LeakReport, g *leaks.LeakGroup) string {
 	return b.String()
 }
 
-// sparkline draws live bytes per slice, at most sparkWidth characters:
+// sparkline draws live bytes per slice, at most kit.SparkWidth characters:
 // each character is the value at the end of its last slice.
-func sparkline(g []leaks.GrowthPoint) string { return sparklineAt(g, sparkWidth) }
+func sparkline(g []leaks.GrowthPoint) string { return sparklineAt(g, kit.SparkWidth) }
 
 // sparklineAt is sparkline in at most maxWidth characters.
 func sparklineAt(g []leaks.GrowthPoint, maxWidth int) string {
@@ -309,7 +310,7 @@ func sparklineAt(g []leaks.GrowthPoint, maxWidth int) string {
 	for c := range width {
 		vals[c] = g[(c+1)*n/width-1].Bytes
 	}
-	return "[" + rampChars(vals, 0, hi) + "]"
+	return "[" + kit.RampChars(vals, 0, hi) + "]"
 }
 
 // LeakStackLines returns the lines that show a stack in the leak views
@@ -370,7 +371,7 @@ func LeakHints(reps []*leaks.LeakReport) []string {
 func LeakAnnotationLine(g *leaks.LeakGroup) string {
 	parts := make([]string, len(g.Annotations))
 	for i, a := range g.Annotations {
-		parts[i] = fmt.Sprintf("%s (%s in %s)", Escape(a.Label), units.Bytes(a.Bytes), units.Plural(a.Count, "allocation"))
+		parts[i] = fmt.Sprintf("%s (%s in %s)", kit.Escape(a.Label), units.Bytes(a.Bytes), units.Plural(a.Count, "allocation"))
 	}
 	return "annotated: " + strings.Join(parts, ", ")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -182,7 +183,7 @@ func WriteLeaksJSON(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport)
 			out.Groups = append(out.Groups, gj)
 		}
 	}
-	return writeJSON(w, out)
+	return kit.WriteJSON(w, out)
 }
 
 // leakStackJSON returns the frames of a stack, innermost first, never nil.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 )
 
 // SMIView is what `snapview smi` prints of an nvidia-smi log.
@@ -46,7 +47,7 @@ func clock(us int64, loc *time.Location) string {
 // max), its growth from the first to the last sample and whether it keeps
 // climbing, then the gaps.
 func WriteSMIText(w io.Writer, v *SMIView) error {
-	ew := &errWriter{w: w}
+	ew := &kit.ErrWriter{W: w}
 	first, last := v.GPUs[0].FirstUS, v.GPUs[0].LastUS
 	var interval int64
 	for _, g := range v.GPUs {
@@ -54,7 +55,7 @@ func WriteSMIText(w io.Writer, v *SMIView) error {
 		interval = max(interval, g.IntervalUS)
 	}
 	zone := v.Loc.String()
-	ew.printf("%s", wrapTo(w, "", fmt.Sprintf("%s: nvidia-smi log, %s, %d rows, %s to %s (%s, %s), a sample every %s.",
+	ew.Printf("%s", kit.WrapTo(w, "", fmt.Sprintf("%s: nvidia-smi log, %s, %d rows, %s to %s (%s, %s), a sample every %s.",
 		v.File, units.Plural(len(v.GPUs), "GPU"), v.Rows,
 		time.UnixMicro(first).In(v.Loc).Format("2006/01/02 15:04:05.000"), clock(last, v.Loc), zone,
 		units.Seconds(last-first, 1), time.Duration(interval*1000).Round(time.Millisecond))))
@@ -70,45 +71,45 @@ func WriteSMIText(w io.Writer, v *SMIView) error {
 	}
 	// Too wide: the first and last, median, least used, sample count and
 	// time of the most go.
-	ft := fitColumns(textWidth(w), []string{"GPU", "Samples", "Total", "Min used", "Median used", "Max used", "Max at", "First → last", "Growth", "Used over time"},
+	ft := kit.FitColumns(kit.Width(w), []string{"GPU", "Samples", "Total", "Min used", "Median used", "Max used", "Max at", "First → last", "Growth", "Used over time"},
 		[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft},
 		rows, nil, 7, 4, 1, 3, 6, 2)
-	if ew.err == nil {
-		ew.err = ft.render(w, "--json has them")
+	if ew.Err == nil {
+		ew.Err = ft.Render(w, "--json has them")
 	}
-	ew.printf("Used over time: the log in %d slices of time, each the most used in it, from '%c' (the GPU's least) to '%c' (its most).\n",
-		sparkWidth, sparkRamp[0], sparkRamp[len(sparkRamp)-1])
+	ew.Printf("Used over time: the log in %d slices of time, each the most used in it, from '%c' (the GPU's least) to '%c' (its most).\n",
+		kit.SparkWidth, kit.SparkRamp[0], kit.SparkRamp[len(kit.SparkRamp)-1])
 	for _, g := range v.GPUs {
-		ew.printf("%s", wrapTo(w, "", SMIClimbVerdict(&g, v.Loc)))
+		ew.Printf("%s", kit.WrapTo(w, "", SMIClimbVerdict(&g, v.Loc)))
 	}
 	for _, gv := range v.Gaps {
 		for _, l := range GapLines(&gv, v.Loc) {
-			ew.printf("%s", wrapTo(w, "", l))
+			ew.Printf("%s", kit.WrapTo(w, "", l))
 		}
 	}
 	for _, n := range v.Notes {
-		ew.printf("%s", wrapTo(w, "", n))
+		ew.Printf("%s", kit.WrapTo(w, "", n))
 	}
 	explain := false
 	for i := range v.Gaps {
 		explain = explain || !WrongGPULikely(&v.Gaps[i].Gap)
 	}
 	if explain {
-		ew.printf("\n%s", wrapTo(w, "", GapExplanation))
+		ew.Printf("\n%s", kit.WrapTo(w, "", GapExplanation))
 	}
-	return ew.err
+	return ew.Err
 }
 
-// usedOverTime draws a GPU's memory.used in sparkWidth slices of the log's
+// usedOverTime draws a GPU's memory.used in kit.SparkWidth slices of the log's
 // time, each the most used in the slice (the last slice's value carried
 // over an empty one), from its least to its most.
 func usedOverTime(g *monitor.GPUSummary) string {
-	vals := make([]int64, sparkWidth)
-	seen := make([]bool, sparkWidth)
+	vals := make([]int64, kit.SparkWidth)
+	seen := make([]bool, kit.SparkWidth)
 	span := g.LastUS - g.FirstUS + 1
 	for _, s := range g.Series {
-		c := int((s.TimeUS - g.FirstUS) * sparkWidth / span)
-		c = min(max(c, 0), sparkWidth-1)
+		c := int((s.TimeUS - g.FirstUS) * kit.SparkWidth / span)
+		c = min(max(c, 0), kit.SparkWidth-1)
 		if !seen[c] || s.Used > vals[c] {
 			vals[c], seen[c] = s.Used, true
 		}
@@ -118,7 +119,7 @@ func usedOverTime(g *monitor.GPUSummary) string {
 			vals[c] = vals[c-1]
 		}
 	}
-	return "[" + rampChars(vals, g.Min, g.Max) + "]"
+	return "[" + kit.RampChars(vals, g.Min, g.Max) + "]"
 }
 
 // bytesRange formats "a → b" so that the two differ when a and b do: in
@@ -307,5 +308,5 @@ func WriteSMIJSON(w io.Writer, v *SMIView) error {
 		}
 		out.Gaps = append(out.Gaps, gj)
 	}
-	return writeJSON(w, out)
+	return kit.WriteJSON(w, out)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 )
 
 // StatsDump is what `snapview summary` shows of a memory_stats() dump (a
@@ -26,23 +27,23 @@ type StatsDump struct {
 // counters, and the warnings of monitor.Check, each with the figures it
 // rests on.
 func WriteStatsDumpText(w io.Writer, d *StatsDump) error {
-	ew := &errWriter{w: w}
+	ew := &kit.ErrWriter{W: w}
 	from := ""
 	if d.From != "" {
 		from = " (" + d.From + ")"
 	}
-	ew.printf("%s", wrapTo(w, "", fmt.Sprintf("%s: torch.cuda.memory_stats()%s, %s; every figure is torch's own, exact.", d.File, from, units.Plural(len(d.Stats), "device"))))
+	ew.Printf("%s", kit.WrapTo(w, "", fmt.Sprintf("%s: torch.cuda.memory_stats()%s, %s; every figure is torch's own, exact.", d.File, from, units.Plural(len(d.Stats), "device"))))
 	for _, st := range d.Stats {
-		ew.printf("\nDevice %d\n", st.Device)
+		ew.Printf("\nDevice %d\n", st.Device)
 		all := func(s *[stats.NumPools]stats.Stat) stats.Stat { return s[stats.PoolAll] }
-		ew.printf("%s", wrapTo(w, "  ", fmt.Sprintf("%s reserved in %s; %s allocated to %s; %s cached but unused.",
+		ew.Printf("%s", kit.WrapTo(w, "  ", fmt.Sprintf("%s reserved in %s; %s allocated to %s; %s cached but unused.",
 			units.Bytes(all(&st.ReservedBytes).Current), units.Plural(int(all(&st.Segment).Current), "segment"),
 			units.Bytes(all(&st.AllocatedBytes).Current), units.Plural(int(all(&st.Allocation).Current), "tensor"),
 			units.Bytes(all(&st.ReservedBytes).Current-all(&st.AllocatedBytes).Current))))
-		if ew.err == nil {
-			ew.err = writeStatsPoolTable(w, st)
+		if ew.Err == nil {
+			ew.Err = writeStatsPoolTable(w, st)
 		}
-		ew.printf("%s", wrapTo(w, "  ", fmt.Sprintf("Peak: %s allocated, %s reserved. Lifetime: %s (%s in all), %s and %s.",
+		ew.Printf("%s", kit.WrapTo(w, "  ", fmt.Sprintf("Peak: %s allocated, %s reserved. Lifetime: %s (%s in all), %s and %s.",
 			units.Bytes(all(&st.AllocatedBytes).Peak), units.Bytes(all(&st.ReservedBytes).Peak),
 			units.Plural(int(all(&st.Allocation).Allocated), "allocation"), units.Bytes(all(&st.AllocatedBytes).Allocated),
 			units.Plural(int(st.NumDeviceAlloc), "cudaMalloc"), units.Plural(int(st.NumDeviceFree), "cudaFree"))))
@@ -50,16 +51,16 @@ func WriteStatsDumpText(w io.Writer, d *StatsDump) error {
 		if st.MaxSplitSize >= 0 {
 			split = units.Bytes(st.MaxSplitSize)
 		}
-		ew.printf("  CUDA OOMs: %d; cudaMalloc retries: %d; max_split_size: %s.\n", st.NumOOMs, st.NumAllocRetries, split)
+		ew.Printf("  CUDA OOMs: %d; cudaMalloc retries: %d; max_split_size: %s.\n", st.NumOOMs, st.NumAllocRetries, split)
 		findings := monitor.Check(st)
 		if len(findings) == 0 {
-			ew.printf("  No warning: no retry, no OOM, reserved close to allocated, no oversize allocation.\n")
+			ew.Printf("  No warning: no retry, no OOM, reserved close to allocated, no oversize allocation.\n")
 		}
 		for _, f := range findings {
-			ew.printf("%s", wrapTo(w, "  warning: ", FindingText(f)))
+			ew.Printf("%s", kit.WrapTo(w, "  warning: ", FindingText(f)))
 		}
 	}
-	return ew.err
+	return ew.Err
 }
 
 // writeStatsPoolTable writes the current and peak figures per pool.
@@ -75,10 +76,10 @@ func writeStatsPoolTable(w io.Writer, st *stats.MemoryStats) error {
 			units.Int(st.Segment[pool].Current), units.Int(st.Allocation[pool].Current)})
 	}
 	// Too wide: the requested bytes, then the counts go.
-	ft := fitColumns(textWidth(w), []string{"Pool", "Reserved", "Peak\nreserved", "Allocated", "Peak\nallocated", "Requested", "Non-releasable\n(inactive_split)", "Segments", "Tensors"},
+	ft := kit.FitColumns(kit.Width(w), []string{"Pool", "Reserved", "Peak\nreserved", "Allocated", "Peak\nallocated", "Requested", "Non-releasable\n(inactive_split)", "Segments", "Tensors"},
 		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight},
 		rows, nil, 5, 8, 7)
-	return ft.render(w, "--json has them")
+	return ft.Render(w, "--json has them")
 }
 
 // FindingText explains one warning about a memory_stats() dump in a
@@ -127,9 +128,9 @@ type statsDumpJSON struct {
 }
 
 type statsDumpDeviceJSON struct {
-	Device      int                   `json:"device"`
-	MemoryStats map[string]figureJSON `json:"memory_stats"`
-	Warnings    []findingJSON         `json:"warnings"`
+	Device      int                       `json:"device"`
+	MemoryStats map[string]kit.FigureJSON `json:"memory_stats"`
+	Warnings    []findingJSON             `json:"warnings"`
 }
 
 type findingJSON struct {
@@ -144,15 +145,15 @@ type findingJSON struct {
 func WriteStatsDumpJSON(w io.Writer, d *StatsDump) error {
 	out := statsDumpJSON{File: d.File, From: d.From, Devices: []statsDumpDeviceJSON{}}
 	for _, st := range d.Stats {
-		dj := statsDumpDeviceJSON{Device: st.Device, MemoryStats: map[string]figureJSON{}, Warnings: []findingJSON{}}
+		dj := statsDumpDeviceJSON{Device: st.Device, MemoryStats: map[string]kit.FigureJSON{}, Warnings: []findingJSON{}}
 		for _, f := range st.Figures() {
 			v := f.Value
-			dj.MemoryStats[f.Key] = figureJSON{Value: &v, Exactness: f.Exactness.String()}
+			dj.MemoryStats[f.Key] = kit.FigureJSON{Value: &v, Exactness: f.Exactness.String()}
 		}
 		dj.Warnings = findingsJSON(monitor.Check(st))
 		out.Devices = append(out.Devices, dj)
 	}
-	return writeJSON(w, out)
+	return kit.WriteJSON(w, out)
 }
 
 func findingsJSON(fs []monitor.Finding) []findingJSON {

@@ -13,6 +13,7 @@ import (
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 )
 
 // StepsView is what `snapview stats` prints of a memory_stats() log.
@@ -140,12 +141,12 @@ func PickRows(d *monitor.StepsDevice, rows int) []int {
 // verdicts: whether allocated and reserved memory keep climbing (and from
 // which step), and when retries or OOMs began.
 func WriteStepsText(w io.Writer, v *StepsView) error {
-	ew := &errWriter{w: w}
+	ew := &kit.ErrWriter{W: w}
 	total := 0
 	for _, d := range v.Devices {
 		total += len(d.Records)
 	}
-	ew.printf("%s: %s of torch.cuda.memory_stats(), %s.\n", v.File, units.Plural(total, "record"), units.Plural(len(v.Devices), "device"))
+	ew.Printf("%s: %s of torch.cuda.memory_stats(), %s.\n", v.File, units.Plural(total, "record"), units.Plural(len(v.Devices), "device"))
 	for i := range v.Devices {
 		d := &v.Devices[i]
 		first, last := d.Records[0], d.Records[len(d.Records)-1]
@@ -154,27 +155,27 @@ func WriteStepsText(w io.Writer, v *StepsView) error {
 			span = " over " + units.Seconds(last.TimeUS-first.TimeUS, 1)
 		}
 		if len(d.Records) == 1 {
-			ew.printf("\nDevice %d: 1 record, %s\n", d.Device, StepLabel(d, 0))
+			ew.Printf("\nDevice %d: 1 record, %s\n", d.Device, StepLabel(d, 0))
 		} else {
-			ew.printf("\nDevice %d: %s, %s to %s%s\n", d.Device, units.Plural(len(d.Records), "record"), StepLabel(d, 0), StepLabel(d, len(d.Records)-1), span)
+			ew.Printf("\nDevice %d: %s, %s to %s%s\n", d.Device, units.Plural(len(d.Records), "record"), StepLabel(d, 0), StepLabel(d, len(d.Records)-1), span)
 		}
 		rows := PickRows(d, v.Rows)
-		if ew.err == nil {
-			ew.err = writeStepsTable(w, d, rows)
+		if ew.Err == nil {
+			ew.Err = writeStepsTable(w, d, rows)
 		}
 		if len(rows) < len(d.Records) {
-			ew.printf("%d of %d records shown (--rows 0 shows them all).\n", len(rows), len(d.Records))
+			ew.Printf("%d of %d records shown (--rows 0 shows them all).\n", len(rows), len(d.Records))
 		}
 		if d.PeaksReset {
-			ew.printf("%s", wrapTo(w, "", "Peaks are per step: they went down between records, so the loop resets them (torch.cuda.reset_peak_memory_stats())."))
+			ew.Printf("%s", kit.WrapTo(w, "", "Peaks are per step: they went down between records, so the loop resets them (torch.cuda.reset_peak_memory_stats())."))
 		} else {
-			ew.printf("%s", wrapTo(w, "", "Peaks are since the start of the run (or the last torch.cuda.reset_peak_memory_stats() before the log)."))
+			ew.Printf("%s", kit.WrapTo(w, "", "Peaks are since the start of the run (or the last torch.cuda.reset_peak_memory_stats() before the log)."))
 		}
-		ew.printf("%s", wrapTo(w, "", ClimbVerdict(d, d.Allocated, "allocated memory")))
-		ew.printf("%s", wrapTo(w, "", ClimbVerdict(d, d.Reserved, "reserved memory")))
-		ew.printf("%s", wrapTo(w, "", RetryVerdict(d)))
+		ew.Printf("%s", kit.WrapTo(w, "", ClimbVerdict(d, d.Allocated, "allocated memory")))
+		ew.Printf("%s", kit.WrapTo(w, "", ClimbVerdict(d, d.Reserved, "reserved memory")))
+		ew.Printf("%s", kit.WrapTo(w, "", RetryVerdict(d)))
 	}
-	return ew.err
+	return ew.Err
 }
 
 // writeStepsTable writes the rows of d.
@@ -213,10 +214,10 @@ func writeStepsTable(w io.Writer, d *monitor.StepsDevice, rows []int) error {
 			units.Int(st.NumAllocRetries), units.Int(st.NumOOMs), strings.Join(notes, ", ")})
 	}
 	// Too wide: the note wraps, then the peaks, the time and the counts go.
-	ft := fitWrapped(textWidth(w), []string{"Step", "Time (s)", "Allocated", "Peak\nallocated", "Reserved", "Peak\nreserved", "Retries", "OOMs", "Note"},
+	ft := kit.FitWrapped(kit.Width(w), []string{"Step", "Time (s)", "Allocated", "Peak\nallocated", "Reserved", "Peak\nreserved", "Retries", "OOMs", "Note"},
 		[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft},
 		table, nil, 8, 3, 5, 1, 7, 6)
-	return ft.render(w, "--json has them")
+	return ft.Render(w, "--json has them")
 }
 
 // The --json schema of `snapview stats`. Bytes are bytes, times
@@ -312,5 +313,5 @@ func WriteStepsJSON(w io.Writer, v *StepsView) error {
 		}
 		out.Devices = append(out.Devices, dj)
 	}
-	return writeJSON(w, out)
+	return kit.WriteJSON(w, out)
 }

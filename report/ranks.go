@@ -10,6 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/snapview/snapview/analyze/compare"
 	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/report/kit"
 
 	"github.com/snapview/snapview/internal/units"
 )
@@ -136,8 +137,8 @@ func WriteRanks(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
 	// The text shows names with their control characters escaped (the
 	// JSON keeps them as they are).
-	names := escapeAll(rankFileNames(rk.Sides))
-	labels := escapeAll(rankNames(rk.Sides))
+	names := kit.EscapeAll(rankFileNames(rk.Sides))
+	labels := kit.EscapeAll(rankNames(rk.Sides))
 	var origin int64 // 0: each rank's times from its own first entry
 	if rk.OneClock {
 		origin = rk.ClockOrigin
@@ -153,18 +154,18 @@ func WriteRanks(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 			}
 		}
 		rows = append(rows, []string{rankColumn(s) + flag, names[i], strconv.Itoa(s.Device),
-			figureValue(s.PeakAllocated, true, h), when(s, origin, s.PeakAllocatedAt, s.PeakAllocatedStep, s.PeakAllocatedUS),
-			figureValue(s.PeakReserved, true, h), when(s, origin, s.PeakReservedAt, s.PeakReservedStep, s.PeakReservedUS),
-			figureValue(s.ReservedAtPeakAllocated-s.PeakAllocated, true, h),
+			kit.FigureValue(s.PeakAllocated, true, h), when(s, origin, s.PeakAllocatedAt, s.PeakAllocatedStep, s.PeakAllocatedUS),
+			kit.FigureValue(s.PeakReserved, true, h), when(s, origin, s.PeakReservedAt, s.PeakReservedStep, s.PeakReservedUS),
+			kit.FigureValue(s.ReservedAtPeakAllocated-s.PeakAllocated, true, h),
 			units.Bytes(s.End.AllocatedBytes[stats.PoolAll].Current),
-			figureValue(int64(s.OOMs), false, s.End.Known.NumOOMs),
-			figureValue(s.End.NumAllocRetries, false, s.End.Known.NumAllocRetries),
+			kit.FigureValue(int64(s.OOMs), false, s.End.Known.NumOOMs),
+			kit.FigureValue(s.End.NumAllocRetries, false, s.End.Known.NumAllocRetries),
 			string(s.Coverage)})
 	}
 	// Too wide: the cached and end figures, the coverage, the times of
 	// the peaks, the counts, the device and the file go, in that order.
-	ft := fitWrapped(textWidth(w), header, align, rows, nil, 1, 7, 8, 11, 6, 10, 9, 4, 2)
-	if err := ft.render(w, "--json has them"); err != nil {
+	ft := kit.FitWrapped(kit.Width(w), header, align, rows, nil, 1, 7, 8, 11, 6, 10, 9, 4, 2)
+	if err := ft.Render(w, "--json has them"); err != nil {
 		return err
 	}
 	// One line per item, so that each wraps on its own.
@@ -201,9 +202,9 @@ func WriteRanks(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 			byRank(sp.Max, labels[sp.MaxRank]),
 			spread})
 	}
-	ft = fitColumns(textWidth(w), []string{"Over the ranks", "Min", "Median", "Max", "Spread"},
+	ft = kit.FitColumns(kit.Width(w), []string{"Over the ranks", "Min", "Median", "Max", "Spread"},
 		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, rows, nil, 2, 1)
-	if err := ft.render(w, "--json has them"); err != nil {
+	if err := ft.Render(w, "--json has them"); err != nil {
 		return err
 	}
 	if len(rk.Sides)-len(rk.Unknown) > 1 {
@@ -218,7 +219,7 @@ func WriteRanks(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 		for _, out := range rk.Outliers {
 			s := rk.Sides[out.Rank]
 			fmt.Fprintf(w, "  %s (%s, device %d): %s %s, %+.1f%% against the median %s\n",
-				labels[out.Rank], Escape(s.File), s.Device, out.Figure, units.Bytes(out.Value), 100*out.Deviation, units.Bytes(out.Median))
+				labels[out.Rank], kit.Escape(s.File), s.Device, out.Figure, units.Bytes(out.Value), 100*out.Deviation, units.Bytes(out.Median))
 		}
 	}
 
@@ -232,9 +233,9 @@ func WriteRanks(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 				byRank(v.Max, labels[v.MaxRank]),
 				strings.Join(frameLines(v.Frames, o.Full, o.Frames), "\n")})
 		}
-		ft = fitWrapped(textWidth(w), []string{"#", "Spread", "Min", "Max", "Stack (innermost frame first)"},
+		ft = kit.FitWrapped(kit.Width(w), []string{"#", "Spread", "Min", "Max", "Stack (innermost frame first)"},
 			[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}, rows, nil, 4, 2)
-		if err := ft.render(w, "--json has them"); err != nil {
+		if err := ft.Render(w, "--json has them"); err != nil {
 			return err
 		}
 	}
@@ -335,14 +336,14 @@ func WriteRanksJSON(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 		h := s.Stats.Known.History
 		rj := rankJSON{
 			Name: labels[i], File: s.File, Device: s.Device,
-			PeakAllocatedBytes: knownOr(s.PeakAllocated, h), PeakReservedBytes: knownOr(s.PeakReserved, h),
+			PeakAllocatedBytes: kit.KnownOr(s.PeakAllocated, h), PeakReservedBytes: kit.KnownOr(s.PeakReserved, h),
 			CurrentAllocatedBytes: s.End.AllocatedBytes[stats.PoolAll].Current,
 			CurrentReservedBytes:  s.End.ReservedBytes[stats.PoolAll].Current,
-			OOMs:                  knownOr(s.OOMs, s.End.Known.NumOOMs), Exactness: h.String(),
+			OOMs:                  kit.KnownOr(s.OOMs, s.End.Known.NumOOMs), Exactness: h.String(),
 			PeakAllocatedEntry: s.PeakAllocatedAt, PeakAllocatedStep: s.PeakAllocatedStep,
 			PeakReservedEntry: s.PeakReservedAt, PeakReservedStep: s.PeakReservedStep,
-			ReservedMinusAlloc: knownOr(s.ReservedAtPeakAllocated-s.PeakAllocated, h),
-			NumAllocRetries:    knownOr(s.End.NumAllocRetries, s.End.Known.NumAllocRetries), Coverage: string(s.Coverage),
+			ReservedMinusAlloc: kit.KnownOr(s.ReservedAtPeakAllocated-s.PeakAllocated, h),
+			NumAllocRetries:    kit.KnownOr(s.End.NumAllocRetries, s.End.Known.NumAllocRetries), Coverage: string(s.Coverage),
 		}
 		if n, ok := compare.RankNumber(s.File); ok {
 			rj.Rank = &n
@@ -365,7 +366,7 @@ func WriteRanksJSON(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 	for _, v := range rk.Stacks {
 		bytes := make([]*int64, len(v.Bytes))
 		for r, b := range v.Bytes {
-			bytes[r] = knownOr(b, rk.Sides[r].Stats.Known.History)
+			bytes[r] = kit.KnownOr(b, rk.Sides[r].Stats.Known.History)
 		}
 		j.Stacks = append(j.Stacks, rankStackJSON{Key: v.Key, Frames: framesJSON(v.Frames), Bytes: bytes, Min: v.Min, Max: v.Max, Spread: v.Spread})
 	}
@@ -373,7 +374,7 @@ func WriteRanksJSON(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 		dj := diffToJSON(rk.Diff, DiffOptions{BaseAt: "peak", NewAt: "peak"})
 		j.Diff = &dj
 	}
-	return writeJSON(w, j)
+	return kit.WriteJSON(w, j)
 }
 
 // rankCellWidth is the most columns a rank's name takes in a table cell
@@ -387,7 +388,7 @@ func byRank(bytes int64, label string) string {
 	if len(label) <= 10 {
 		return units.Bytes(bytes) + " (" + label + ")"
 	}
-	return units.Bytes(bytes) + "\n" + wrapCell("("+label+")", rankCellWidth)
+	return units.Bytes(bytes) + "\n" + kit.WrapCell("("+label+")", rankCellWidth)
 }
 
 // peakClockText says whether the ranks' allocated peaks fall together, on

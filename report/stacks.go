@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/snapview/snapview/analyze/frames"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -49,7 +50,7 @@ type FrameTable struct {
 }
 
 // frameInfo is one frame as the stack views show it: its file and name
-// with control characters escaped (see Escape), its kind, its short C++
+// with control characters escaped (see kit.Escape), its kind, its short C++
 // name, and whether it is the allocator's, the dispatcher's glue, or an
 // autograd node's function.
 type frameInfo struct {
@@ -89,10 +90,10 @@ func (t *FrameTable) get(id snapshot.FrameID) *frameInfo {
 		return fi
 	}
 	raw := t.s.Frames[id]
-	f := snapshot.Frame{Filename: Escape(raw.Filename), Line: raw.Line, Name: Escape(raw.Name)}
+	f := snapshot.Frame{Filename: kit.Escape(raw.Filename), Line: raw.Line, Name: kit.Escape(raw.Name)}
 	if region, ok := t.regions[raw.Filename]; ok {
 		// a temporary path: named by the region its code ran in
-		f.Filename = regionFilename(raw.Filename, Escape(region))
+		f.Filename = regionFilename(raw.Filename, kit.Escape(region))
 	}
 	fi := &frameInfo{frame: f, text: frames.FrameText(f), kind: frames.ClassifyFrame(raw)}
 	if fi.kind == frames.FrameCpp || fi.kind == frames.FrameNoise {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/snapview/snapview/analyze/frames"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -75,12 +76,14 @@ func (f *TraceFilter) keep(s *snapshot.Snapshot, e *snapshot.TraceEntry, focus m
 // frame, as every view names a stack). A header per device says how many
 // entries are shown of how many.
 func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
-	width := textWidth(w)
+	width := kit.Width(w)
 	out := w
-	if t, ok := w.(*TextWriter); ok && len(t.buf) == 0 {
+	if t, ok := w.(*kit.Writer); ok {
 		// The lines are laid out to the width here: write past the
-		// TextWriter (which would write them one by one, unbuffered).
-		out = t.w
+		// kit.Writer (which would write them one by one, unbuffered).
+		if u, ok := t.Unwrapped(); ok {
+			out = u
+		}
 	}
 	bw := bufio.NewWriterSize(out, 1<<16)
 	for k, td := range devs {
@@ -106,14 +109,14 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 		case td.Filter.From > 0 || to < len(trace)-1:
 			head += fmt.Sprintf(" (entries %d to %d)", td.Filter.From, to)
 		}
-		bw.WriteString(wrapAt("", head, width))
+		bw.WriteString(kit.WrapAt("", head, width))
 		if len(rows) == 0 {
 			continue
 		}
 		timed := trace[0].Flags&snapshot.FlagTime != 0
 		lay := traceLayout(s, trace, rows, timed, width)
 		if len(lay.dropped) > 0 {
-			bw.WriteString(wrapAt("", fmt.Sprintf("Left out to fit %d columns: %s (--json has them).", width, strings.Join(lay.dropped, ", ")), width))
+			bw.WriteString(kit.WrapAt("", fmt.Sprintf("Left out to fit %d columns: %s (--json has them).", width, strings.Join(lay.dropped, ", ")), width))
 		}
 		var line []byte
 		line = append(line, "entry"...)
@@ -180,7 +183,7 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 			if !ok {
 				wh = stackWhere(s, e.Stack)
 				if utf8.RuneCountInString(wh) > lay.where {
-					wh = strings.Join(wrapLine(wh, lay.where, ""), indent)
+					wh = strings.Join(kit.WrapLine(wh, lay.where, ""), indent)
 				}
 				where[e.Stack] = wh
 			}
@@ -189,7 +192,7 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 				// torch.cuda.memory._set_memory_metadata's label (also what
 				// an annotate entry attaches)
 				line = append(line, "  ["...)
-				line = append(line, Escape(s.Strings[um])...)
+				line = append(line, kit.Escape(s.Strings[um])...)
 				line = append(line, ']')
 			}
 			line = append(line, '\n')
@@ -275,7 +278,7 @@ const maxTraceAction = 32
 // traceAction is the action of a's row: its name, control characters
 // escaped, cut to maxTraceAction bytes with "..." at the cut.
 func traceAction(s *snapshot.Snapshot, a snapshot.Action) string {
-	name := Escape(s.ActionName(a))
+	name := kit.Escape(s.ActionName(a))
 	if len(name) <= maxTraceAction {
 		return name
 	}

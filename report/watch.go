@@ -8,6 +8,7 @@ import (
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 )
 
 // WatchView is one frame of `snapview watch`: the logs followed, the
@@ -37,7 +38,7 @@ func watchSparkline(vals []int64) string {
 	for _, v := range vals {
 		lo, hi = min(lo, v), max(hi, v)
 	}
-	return "[" + rampChars(vals, lo, hi) + "]"
+	return "[" + kit.RampChars(vals, lo, hi) + "]"
 }
 
 // RuleText names a stop rule as --stop-on takes it.
@@ -59,7 +60,7 @@ func RuleText(r monitor.StopRule) string {
 // GPU of the nvidia-smi log its used memory against PyTorch's reserved
 // bytes; then the latest warnings.
 func WriteWatchFrame(out io.Writer, v *WatchView) error {
-	ew := &errWriter{w: out}
+	ew := &kit.ErrWriter{W: out}
 	var rules []string
 	for _, r := range v.W.Rules {
 		rules = append(rules, RuleText(r))
@@ -72,10 +73,10 @@ func WriteWatchFrame(out io.Writer, v *WatchView) error {
 	if v.Every != "" {
 		when = "every " + v.Every
 	}
-	ew.printf("snapview watch: %s, stop on %s\n", when, stop)
+	ew.Printf("snapview watch: %s, stop on %s\n", when, stop)
 	reserved := map[int]int64{}
 	if v.StatsFile != "" {
-		ew.printf("%s: %s\n", Escape(v.StatsFile), units.Plural(len(v.W.Stats.Records), "record"))
+		ew.Printf("%s: %s\n", kit.Escape(v.StatsFile), units.Plural(len(v.W.Stats.Records), "record"))
 		for _, d := range monitor.AnalyzeSteps(&v.W.Stats) {
 			last := len(d.Records) - 1
 			st := d.Records[last].Stats
@@ -86,16 +87,16 @@ func WriteWatchFrame(out io.Writer, v *WatchView) error {
 				res[i] = r.Stats.ReservedBytes[stats.PoolAll].Current
 			}
 			reserved[d.Device] = res[last]
-			ew.printf("device %d, %s\n", d.Device, StepLabel(&d, last))
-			ew.printf("  allocated %10s %s peak %s\n", units.Bytes(alloc[last]), watchSparkline(alloc), units.Bytes(st.AllocatedBytes[stats.PoolAll].Peak))
-			ew.printf("  reserved  %10s %s peak %s\n", units.Bytes(res[last]), watchSparkline(res), units.Bytes(st.ReservedBytes[stats.PoolAll].Peak))
-			ew.printf("  %s\n", ClimbVerdict(&d, d.Allocated, "allocated memory"))
-			ew.printf("  %s\n", ClimbVerdict(&d, d.Reserved, "reserved memory"))
-			ew.printf("  cudaMalloc retries %d, OOMs %d\n", st.NumAllocRetries, st.NumOOMs)
+			ew.Printf("device %d, %s\n", d.Device, StepLabel(&d, last))
+			ew.Printf("  allocated %10s %s peak %s\n", units.Bytes(alloc[last]), watchSparkline(alloc), units.Bytes(st.AllocatedBytes[stats.PoolAll].Peak))
+			ew.Printf("  reserved  %10s %s peak %s\n", units.Bytes(res[last]), watchSparkline(res), units.Bytes(st.ReservedBytes[stats.PoolAll].Peak))
+			ew.Printf("  %s\n", ClimbVerdict(&d, d.Allocated, "allocated memory"))
+			ew.Printf("  %s\n", ClimbVerdict(&d, d.Reserved, "reserved memory"))
+			ew.Printf("  cudaMalloc retries %d, OOMs %d\n", st.NumAllocRetries, st.NumOOMs)
 		}
 	}
 	if v.SMIFile != "" {
-		ew.printf("%s: %s\n", Escape(v.SMIFile), units.Plural(len(v.W.SMI.Samples), "sample"))
+		ew.Printf("%s: %s\n", kit.Escape(v.SMIFile), units.Plural(len(v.W.SMI.Samples), "sample"))
 		for _, gpu := range v.W.SMI.GPUs() {
 			var used []int64
 			var last monitor.SMISample
@@ -108,19 +109,19 @@ func WriteWatchFrame(out io.Writer, v *WatchView) error {
 			if last.Total > 0 {
 				line += " of " + units.Bytes(last.Total)
 			}
-			ew.printf("%s\n", line)
+			ew.Printf("%s\n", line)
 			// nvidia-smi indexes GPUs as CUDA does when one GPU is
 			// watched: set its used memory against the log's reserved.
 			if r, ok := reserved[gpu]; ok && len(reserved) == 1 {
-				ew.printf("  PyTorch reserved %s: %s outside PyTorch's cache (CUDA context, other libraries, other processes)\n",
+				ew.Printf("  PyTorch reserved %s: %s outside PyTorch's cache (CUDA context, other libraries, other processes)\n",
 					units.Bytes(r), units.Bytes(last.Used-r))
 			}
 		}
 	}
 	for _, w := range v.Warnings {
-		ew.printf("warning: %s\n", Escape(w))
+		ew.Printf("warning: %s\n", kit.Escape(w))
 	}
-	return ew.err
+	return ew.Err
 }
 
 // WatchStatusLine is one line about the latest records, for a watch whose

@@ -11,6 +11,7 @@ import (
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 )
 
 // WhatifView is what `snapview whatif` shows: one analysis per device.
@@ -181,11 +182,11 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 				"does under a cap: with no cap given (--limit), simulated as empty_cache() calls",
 				units.Int(r.CapReleases)+" releases of")
 		}
-		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Device %d: %s simulated %s; %s.", r.Device, reqs, start, calls), textWidth(w)))
-		fmt.Fprint(w, wrapAt("", whatifLimitLine(r), textWidth(w)))
-		fmt.Fprint(w, wrapAt("", whatifSelfCheckLine(r), textWidth(w)))
+		fmt.Fprint(w, kit.WrapAt("", fmt.Sprintf("Device %d: %s simulated %s; %s.", r.Device, reqs, start, calls), kit.Width(w)))
+		fmt.Fprint(w, kit.WrapAt("", whatifLimitLine(r), kit.Width(w)))
+		fmt.Fprint(w, kit.WrapAt("", whatifSelfCheckLine(r), kit.Width(w)))
 		if r.Trust.History != stats.Exact {
-			fmt.Fprint(w, wrapAt("", "The file's "+TrustText(r.Trust)+whatifTrustNote(r.Trust), textWidth(w)))
+			fmt.Fprint(w, kit.WrapAt("", "The file's "+kit.TrustText(r.Trust)+whatifTrustNote(r.Trust), kit.Width(w)))
 		}
 		fmt.Fprintln(w)
 		var rows [][]string
@@ -206,7 +207,7 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 				oom = fmt.Sprintf("yes, %d", row.FirstOOM)
 			}
 			e := whatifPeakTrust(r, i)
-			cells := []string{mark, confLabel(row), figureValue(row.PeakReserved, true, e), figureValue(row.PeakAllocated, true, e),
+			cells := []string{mark, confLabel(row), kit.FigureValue(row.PeakReserved, true, e), kit.FigureValue(row.PeakAllocated, true, e),
 				units.Bytes(row.GapAtPeak), units.Int(row.DeviceAllocs), units.Int(row.AllocRetries), oom}
 			if r.Inferred != nil {
 				cells = append(cells, fitsFromCell(row))
@@ -222,22 +223,22 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 		}
 		// Too wide: the settings wrap, then the segment and retry counts
 		// and the unused bytes go.
-		ft := fitWrapped(textWidth(w), head, aligns, rows, nil, 1, 5, 6, 4, 8)
-		if err := ft.render(w, "--json has them"); err != nil {
+		ft := kit.FitWrapped(kit.Width(w), head, aligns, rows, nil, 1, 5, 6, 4, 8)
+		if err := ft.Render(w, "--json has them"); err != nil {
 			return err
 		}
-		fmt.Fprint(w, wrapAt("", whatifVerdict(r), textWidth(w)))
+		fmt.Fprint(w, kit.WrapAt("", whatifVerdict(r), kit.Width(w)))
 		own := &r.Rows[0]
-		fmt.Fprint(w, wrapAt("", fmt.Sprintf("Unused (reserved minus allocated) under the file's settings: %s at the reserved peak, "+
-			"%s at the allocated peak.", units.Bytes(own.GapAtPeak), units.Bytes(own.GapAtAllocPeak)), textWidth(w)))
+		fmt.Fprint(w, kit.WrapAt("", fmt.Sprintf("Unused (reserved minus allocated) under the file's settings: %s at the reserved peak, "+
+			"%s at the allocated peak.", units.Bytes(own.GapAtPeak), units.Bytes(own.GapAtAllocPeak)), kit.Width(w)))
 	}
-	fmt.Fprint(w, wrapAt("", "Peaks are reserved_bytes and allocated_bytes .all.peak; Unused at reserved peak is reserved minus allocated "+
+	fmt.Fprint(w, kit.WrapAt("", "Peaks are reserved_bytes and allocated_bytes .all.peak; Unused at reserved peak is reserved minus allocated "+
 		"when reserved first reached its peak, once the request that raised it was served (--json has it at the allocated "+
 		"peak too); Fits if cap at least "+
 		"(with a cap interval) is the smallest cap from the interval's lower bound up under which the setting fits, to 2 MiB "+
 		"('<=' where the search stopped on its budget: it fits there); Segments counts cudaMalloc calls and expandable-segment mappings; Retries counts "+
 		"cudaMalloc retried after freeing the cache (num_alloc_retries); OOM gives the trace entry of the first "+
-		"request that fails ('ends': the file served that request, so the run would have ended there).", textWidth(w)))
+		"request that fails ('ends': the file served that request, so the run would have ended there).", kit.Width(w)))
 	return nil
 }
 
@@ -357,7 +358,7 @@ func WhatifCapVerdict(r *whatif.Result) string {
 	case v.Approximate:
 		b.WriteString(" (Approximate: the simulation of the file's own settings diverges from the file.)")
 	case v.TraceOnly:
-		b.WriteString(" (Over the part of the run the trace covers: the file's " + TrustText(r.Trust) + ".)")
+		b.WriteString(" (Over the part of the run the trace covers: the file's " + kit.TrustText(r.Trust) + ".)")
 	}
 	return b.String()
 }
@@ -383,10 +384,10 @@ type whatifDeviceJSON struct {
 	SelfCheck     whatifSelfCheckJSON `json:"self_check"`
 	// History is the trust of the file's history figures
 	// (replay.DecideTrust), as summary --json gives it.
-	History         historyJSON `json:"history"`
-	EmptyCacheCalls int         `json:"empty_cache_calls"`
-	CapReleases     int         `json:"releases_before_new_segment"`
-	CapBelowFile    bool        `json:"cap_below_file"`
+	History         kit.HistoryJSON `json:"history"`
+	EmptyCacheCalls int             `json:"empty_cache_calls"`
+	CapReleases     int             `json:"releases_before_new_segment"`
+	CapBelowFile    bool            `json:"cap_below_file"`
 	// UncappedPeakReserved is what the file's settings reserve at most
 	// with no cap (null when not simulated).
 	UncappedPeakReserved *int64                `json:"uncapped_peak_reserved_bytes"`
@@ -464,7 +465,7 @@ func WriteWhatifJSON(w io.Writer, v *WhatifView) error {
 	for _, r := range v.Devices {
 		out.Devices = append(out.Devices, whatifDevice(r))
 	}
-	return writeJSON(w, out)
+	return kit.WriteJSON(w, out)
 }
 
 // whatifDevice is one device of the JSON.
@@ -483,7 +484,7 @@ func whatifDevice(r *whatif.Result) whatifDeviceJSON {
 	}
 	d.SelfCheck = whatifSelfCheckJSON{Exact: r.SelfCheck.Exact && r.Trust.History == stats.Exact,
 		MatchesTrace: r.SelfCheck.Exact, Reason: r.SelfCheck.Reason}
-	d.History = historyJSON{Exactness: r.Trust.History.String(), Why: r.Trust.Why}
+	d.History = kit.HistoryJSON{Exactness: r.Trust.History.String(), Why: r.Trust.Why}
 	d.EmptyCacheCalls, d.CapReleases, d.CapBelowFile = r.EmptyCaches, r.CapReleases, r.CapBelowFile
 	if u := r.Uncapped; u != nil {
 		v := u.PeakReserved

@@ -15,6 +15,7 @@ import (
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -202,7 +203,7 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdin io.Reader, stdout, 
 // findLeaks prints the leak report of s.
 func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at steps.Moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
 	for _, w := range s.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", report.Escape(w))
+		fmt.Fprintf(stderr, "warning: %s\n", kit.Escape(w))
 	}
 	if err := opts.device.check(s); err != nil {
 		return err
@@ -268,7 +269,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 	}
 	// After the report, where a reader looks last.
 	for _, h := range report.LeakHints(reps) {
-		fmt.Fprintf(stderr, "hint: %s\n", report.Escape(h))
+		fmt.Fprintf(stderr, "hint: %s\n", kit.Escape(h))
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/html"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -205,7 +206,7 @@ func writeReport(ctx context.Context, opts *reportOptions, mon *html.MonitorInpu
 		return err
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", report.Escape(w))
+		fmt.Fprintf(stderr, "warning: %s\n", kit.Escape(w))
 	}
 	devices, err := opts.device.pick(s)
 	if err != nil {
@@ -330,7 +331,7 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 	var text bytes.Buffer
 	// The page scrolls: its tables keep every column a terminal would
 	// leave out.
-	tw := report.NewTextWriter(&text, pageTextWidth)
+	tw := kit.NewWriter(&text, pageTextWidth)
 	title := "Ranks"
 	if opts.base != "" {
 		title = "Diff"

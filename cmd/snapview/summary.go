@@ -14,6 +14,7 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -182,7 +183,7 @@ func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, e
 // printWarnings prints each warning on its own "warning:" line.
 func printWarnings(w io.Writer, warnings []string) {
 	for _, m := range warnings {
-		fmt.Fprintf(w, "warning: %s\n", report.Escape(m))
+		fmt.Fprintf(w, "warning: %s\n", kit.Escape(m))
 	}
 }
 

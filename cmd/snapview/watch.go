@@ -15,6 +15,7 @@ import (
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/kit"
 )
 
 // watchOptions are the flags of `snapview watch`.
@@ -260,7 +261,7 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 			}
 			warns = append(warns, l.add(lines, !first)...)
 			for _, m := range warns {
-				fmt.Fprintf(errOut, "warning: %s: %s\n", l.name, report.Escape(m))
+				fmt.Fprintf(errOut, "warning: %s: %s\n", l.name, kit.Escape(m))
 				v.Warnings = append(v.Warnings, l.name+": "+m)
 			}
 			if len(v.Warnings) > 5 {

@@ -20,6 +20,7 @@ import (
 	"github.com/snapview/snapview/analyze/timeline"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -264,7 +265,7 @@ func (b *htmlBuilder) device(dev int, a *analysis.Page) (*DeviceView, error) {
 	}
 	if k := res.Stats.Known; len(res.Allocated) > 0 && k.History != stats.Exact {
 		// The one trust rule's verdict, worded as every view words it.
-		d.Notes = append(d.Notes, "History: "+report.TrustText(k)+"; the timeline is the replay's.")
+		d.Notes = append(d.Notes, "History: "+kit.TrustText(k)+"; the timeline is the replay's.")
 	}
 
 	// The memory_summary() table `snapview summary --format torch`
@@ -276,7 +277,7 @@ func (b *htmlBuilder) device(dev int, a *analysis.Page) (*DeviceView, error) {
 		return nil, fmt.Errorf("device %d: %w", dev, err)
 	}
 	d.Summary = buf.String()
-	if n := report.RequestedNote(ms.Known); n != "" {
+	if n := kit.RequestedNote(ms.Known); n != "" {
 		// The one verdict on the requested sizes, worded as every view
 		// words it; the tooltips show "?" for them.
 		d.Notes = append(d.Notes, n)

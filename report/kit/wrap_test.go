@@ -1,4 +1,4 @@
-package report
+package kit
 
 import (
 	"math/rand/v2"
@@ -9,12 +9,12 @@ import (
 )
 
 // TestWrapLineWideIndent: an indent as wide as the line (a file's run of
-// spaces) must not make wrapLine loop for ever; nothing is left out.
+// spaces) must not make WrapLine loop for ever; nothing is left out.
 func TestWrapLineWideIndent(t *testing.T) {
 	for _, n := range []int{60, 119, 120, 186, 500} {
 		indent := strings.Repeat(" ", n)
 		line := indent + strings.Repeat("x ", 200)
-		got := wrapLine(line, 120, indent)
+		got := WrapLine(line, 120, indent)
 		if len(got) < 2 {
 			t.Fatalf("indent %d: %d lines, want the line wrapped", n, len(got))
 		}
@@ -24,7 +24,7 @@ func TestWrapLineWideIndent(t *testing.T) {
 	}
 }
 
-// wrapLineQuadratic is wrapLine as it was before issue 28 (the rest of
+// wrapLineQuadratic is WrapLine as it was before issue 28 (the rest of
 // the line made runes again at each cut): the reference of
 // TestWrapLineSameAsBefore.
 func wrapLineQuadratic(line string, width int, indent string) []string {
@@ -60,7 +60,7 @@ func wrapLineQuadratic(line string, width int, indent string) []string {
 	return append(out, line)
 }
 
-// TestWrapLineSameAsBefore: the linear wrapLine cuts every line where the
+// TestWrapLineSameAsBefore: the linear WrapLine cuts every line where the
 // quadratic one did, on random text of words, paths, wide runes and runs
 // of spaces.
 func TestWrapLineSameAsBefore(t *testing.T) {
@@ -73,9 +73,9 @@ func TestWrapLineSameAsBefore(t *testing.T) {
 		}
 		width := 2 + rng.IntN(50)
 		indent := strings.Repeat(" ", rng.IntN(12))
-		got, want := wrapLine(b.String(), width, indent), wrapLineQuadratic(b.String(), width, indent)
+		got, want := WrapLine(b.String(), width, indent), wrapLineQuadratic(b.String(), width, indent)
 		if !slices.Equal(got, want) {
-			t.Fatalf("case %d: wrapLine(%q, %d, %q) = %q, want %q", i, b.String(), width, indent, got, want)
+			t.Fatalf("case %d: WrapLine(%q, %d, %q) = %q, want %q", i, b.String(), width, indent, got, want)
 		}
 	}
 }

@@ -1,17 +1,17 @@
-package report
+package kit
 
 import (
 	"strings"
 	"unicode/utf8"
 )
 
-// wrapIndented returns text after prefix, wrapped at infoWidth columns,
+// WrapIndented returns text after prefix, wrapped at InfoWidth columns,
 // continuation lines indented to the prefix's width, each line ending in
 // a newline.
-func wrapIndented(prefix, text string) string { return wrapAt(prefix, text, infoWidth) }
+func WrapIndented(prefix, text string) string { return WrapAt(prefix, text, InfoWidth) }
 
-// wrapAt is wrapIndented at width columns.
-func wrapAt(prefix, text string, width int) string {
+// WrapAt is WrapIndented at width columns.
+func WrapAt(prefix, text string, width int) string {
 	var b strings.Builder
 	indent := strings.Repeat(" ", len([]rune(prefix)))
 	line := prefix
@@ -31,13 +31,13 @@ func wrapAt(prefix, text string, width int) string {
 	return b.String()
 }
 
-// wrapLine breaks line into lines of at most width characters, the
+// WrapLine breaks line into lines of at most width characters, the
 // continuation lines starting with indent: at the last space that fits,
 // else (a long path) after the last '/' or '\' that fits, else anywhere.
 // Nothing is left out. It costs O(len(line) + lines*width): the line is
 // made runes once and each cut looks back at most width runes, so a token
 // of megabytes is hard-wrapped in linear time.
-func wrapLine(line string, width int, indent string) []string {
+func WrapLine(line string, width int, indent string) []string {
 	if utf8.RuneCountInString(indent) > width/2 {
 		// Each line must take something from the text: an indent as wide
 		// as the line would never end (a file's name of 200 spaces).

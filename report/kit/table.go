@@ -1,4 +1,4 @@
-package report
+package kit
 
 import (
 	"io"
@@ -10,11 +10,11 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// newTable returns the table every text view of snapview uses (style.md
+// NewTable returns the table every text view of snapview uses (style.md
 // 2.8): ASCII borders, headers as written, no wrapping, and per-column
 // alignment for header, rows and footer alike (align[i] for column i;
 // columns beyond align are left-aligned).
-func newTable(w io.Writer, align ...tw.Align) *tablewriter.Table {
+func NewTable(w io.Writer, align ...tw.Align) *tablewriter.Table {
 	aligns := tw.CellAlignment{PerColumn: align}
 	return tablewriter.NewTable(w,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
@@ -27,17 +27,17 @@ func newTable(w io.Writer, align ...tw.Align) *tablewriter.Table {
 	)
 }
 
-// dropColumn returns row without its column c when drop is set.
-func dropColumn[T any](row []T, c int, drop bool) []T {
+// DropColumn returns row without its column c when drop is set.
+func DropColumn[T any](row []T, c int, drop bool) []T {
 	if !drop {
 		return row
 	}
 	return append(row[:c:c], row[c+1:]...)
 }
 
-// tableWidth is the width newTable draws rows of these cells in: each
+// TableWidth is the width NewTable draws rows of these cells in: each
 // column as wide as its widest line, plus a border and two spaces.
-func tableWidth(rows [][]string) int {
+func TableWidth(rows [][]string) int {
 	var widths []int
 	for _, row := range rows {
 		for c, cell := range row {

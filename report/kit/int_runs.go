@@ -1,19 +1,19 @@
-package report
+package kit
 
 import (
 	"strconv"
 	"strings"
 )
 
-// maxRunParts is the most items joinIntRuns writes before it counts the
+// maxRunParts is the most items JoinIntRuns writes before it counts the
 // rest.
 const maxRunParts = 32
 
-// joinIntRuns joins sorted ints as joinInts does, but writes a run of
+// JoinIntRuns joins sorted ints as joinInts does, but writes a run of
 // three or more consecutive ints as "first-last" and at most maxRunParts
 // items, then how many ints are left out: "1-1999" for 1999 idle devices,
 // where joinInts writes them all. Its output is bounded whatever len(ns).
-func joinIntRuns(ns []int) string {
+func JoinIntRuns(ns []int) string {
 	var b strings.Builder
 	parts := 0
 	for i := 0; i < len(ns); {

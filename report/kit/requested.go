@@ -1,4 +1,4 @@
-package report
+package kit
 
 import (
 	"github.com/snapview/snapview/analyze/stats"
@@ -12,9 +12,9 @@ import (
 // why under it ("Requested: unknown (...)."), null in JSON beside a
 // "requested" verdict.
 
-// requestedBytes formats a requested figure (bytes) for a text table:
+// RequestedBytes formats a requested figure (bytes) for a text table:
 // "?" when the device's requested sizes are unknown.
-func requestedBytes(v int64, k stats.Known) string {
+func RequestedBytes(v int64, k stats.Known) string {
 	if k.Requested == stats.Unknown {
 		return "?"
 	}
@@ -30,13 +30,13 @@ func RequestedNote(k stats.Known) string {
 	return "Requested: unknown (" + k.RequestedWhy + ")."
 }
 
-// requestedJSON is a requested figure for JSON: null when unknown.
-func requestedJSON(v int64, k stats.Known) *int64 {
-	return knownOr(v, k.Requested)
+// RequestedJSON is a requested figure for JSON: null when unknown.
+func RequestedJSON(v int64, k stats.Known) *int64 {
+	return KnownOr(v, k.Requested)
 }
 
-// requestedVerdictJSON is the "requested" verdict of a device in JSON:
+// RequestedVerdictJSON is the "requested" verdict of a device in JSON:
 // "exact" or "unknown", and why.
-func requestedVerdictJSON(k stats.Known) historyJSON {
-	return historyJSON{Exactness: k.Requested.String(), Why: k.RequestedWhy}
+func RequestedVerdictJSON(k stats.Known) HistoryJSON {
+	return HistoryJSON{Exactness: k.Requested.String(), Why: k.RequestedWhy}
 }

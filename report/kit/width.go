@@ -1,4 +1,4 @@
-package report
+package kit
 
 import (
 	"bytes"
@@ -20,38 +20,43 @@ const (
 	MinWidth = 60
 )
 
-// infoWidth is the column the text of info and summary is wrapped at
-// (wrapIndented), whatever the terminal's width.
-const infoWidth = 100
+// InfoWidth is the column the text of info and summary is wrapped at
+// (WrapIndented), whatever the terminal's width.
+const InfoWidth = 100
 
-// TextWriter is the writer the text views write to when they should fit
+// Writer is the writer the text views write to when they should fit
 // a width: every line longer than Width that is not a table row is
 // wrapped at a space (or, in a long path, after a '/' or '\'), its
 // continuation lines indented as the line was; nothing is cut. The views
-// also read Width (see textWidth) to lay out their tables: they leave out
+// also read Width (see Width) to lay out their tables: they leave out
 // the least needed columns, saying so, until a table fits. Call Flush
 // after the last write.
-type TextWriter struct {
+type Writer struct {
 	w     io.Writer
 	width int
 	buf   []byte
 	err   error
 }
 
-// NewTextWriter returns a TextWriter writing to w at width columns
+// NewWriter returns a Writer writing to w at width columns
 // (MinWidth at least; 0 means DefaultWidth).
-func NewTextWriter(w io.Writer, width int) *TextWriter {
+func NewWriter(w io.Writer, width int) *Writer {
 	if width <= 0 {
 		width = DefaultWidth
 	}
-	return &TextWriter{w: w, width: max(width, MinWidth)}
+	return &Writer{w: w, width: max(width, MinWidth)}
 }
 
 // Width returns the width in columns.
-func (t *TextWriter) Width() int { return t.width }
+func (t *Writer) Width() int { return t.width }
+
+// Unwrapped returns the writer under t, for a view that lays out its
+// lines to the width itself and writes past t; ok is false while t holds
+// part of a line (the view must then write through t).
+func (t *Writer) Unwrapped() (w io.Writer, ok bool) { return t.w, len(t.buf) == 0 }
 
 // Write buffers p and writes its complete lines, wrapped.
-func (t *TextWriter) Write(p []byte) (int, error) {
+func (t *Writer) Write(p []byte) (int, error) {
 	if t.err != nil {
 		return 0, t.err
 	}
@@ -68,7 +73,7 @@ func (t *TextWriter) Write(p []byte) (int, error) {
 }
 
 // Flush writes what is left of the last line.
-func (t *TextWriter) Flush() error {
+func (t *Writer) Flush() error {
 	if len(t.buf) > 0 {
 		t.line(string(t.buf), false)
 		t.buf = t.buf[:0]
@@ -76,11 +81,11 @@ func (t *TextWriter) Flush() error {
 	return t.err
 }
 
-func (t *TextWriter) line(s string, newline bool) {
+func (t *Writer) line(s string, newline bool) {
 	lines := []string{s}
 	if utf8.RuneCountInString(s) > t.width && !isTableLine(s) {
 		indent := s[:len(s)-len(strings.TrimLeft(s, " "))]
-		lines = wrapLine(s, t.width, indent)
+		lines = WrapLine(s, t.width, indent)
 	}
 	for i, l := range lines {
 		if t.err != nil {
@@ -98,18 +103,18 @@ func isTableLine(s string) bool {
 	return strings.HasPrefix(s, "|") || strings.HasPrefix(s, "+")
 }
 
-// textWidth returns the width the views write to w should fit:
-// TextWriter's, or DefaultWidth.
-func textWidth(w io.Writer) int {
-	if x, ok := w.(*TextWriter); ok {
+// Width returns the width the views write to w should fit:
+// Writer's, or DefaultWidth.
+func Width(w io.Writer) int {
+	if x, ok := w.(*Writer); ok {
 		return x.width
 	}
 	return DefaultWidth
 }
 
-// fitTable is a table laid out to a width: the header, rows and footer
+// FitTable is a table laid out to a width: the header, rows and footer
 // with the columns that fit, and the names of those left out.
-type fitTable struct {
+type FitTable struct {
 	Header  []string
 	Rows    [][]string
 	Footer  []string
@@ -117,10 +122,10 @@ type fitTable struct {
 	Dropped []string
 }
 
-// fitColumns leaves out columns of a table, in the order drop gives
+// FitColumns leaves out columns of a table, in the order drop gives
 // (column indexes of header), until its width is at most width; the
 // columns not in drop always stay. footer may be nil.
-func fitColumns(width int, header []string, align []tw.Align, rows [][]string, footer []string, drop ...int) fitTable {
+func FitColumns(width int, header []string, align []tw.Align, rows [][]string, footer []string, drop ...int) FitTable {
 	keep := make([]bool, len(header))
 	for i := range keep {
 		keep[i] = true
@@ -137,8 +142,8 @@ func fitColumns(width int, header []string, align []tw.Align, rows [][]string, f
 		}
 		return out
 	}
-	build := func() fitTable {
-		ft := fitTable{Header: pick(header), Footer: pick(footer)}
+	build := func() FitTable {
+		ft := FitTable{Header: pick(header), Footer: pick(footer)}
 		for i, a := range align {
 			if i < len(keep) && keep[i] {
 				ft.Align = append(ft.Align, a)
@@ -157,7 +162,7 @@ func fitColumns(width int, header []string, align []tw.Align, rows [][]string, f
 	ft := build()
 	for _, c := range drop {
 		all := append(append([][]string{ft.Header}, ft.Rows...), ft.Footer)
-		if tableWidth(all) <= width {
+		if TableWidth(all) <= width {
 			break
 		}
 		keep[c] = false
@@ -166,9 +171,9 @@ func fitColumns(width int, header []string, align []tw.Align, rows [][]string, f
 	return ft
 }
 
-// render writes the table to w, with a line naming the columns left out.
-func (ft fitTable) render(w io.Writer, more string) error {
-	t := newTable(w, ft.Align...)
+// Render writes the table to w, with a line naming the columns left out.
+func (ft FitTable) Render(w io.Writer, more string) error {
+	t := NewTable(w, ft.Align...)
 	t.Header(ft.Header)
 	if err := t.Bulk(ft.Rows); err != nil {
 		return err
@@ -179,37 +184,37 @@ func (ft fitTable) render(w io.Writer, more string) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	return ft.droppedNote(w, more)
+	return ft.DroppedNote(w, more)
 }
 
-// droppedNote writes which columns were left out to fit the width.
-func (ft fitTable) droppedNote(w io.Writer, more string) error {
+// DroppedNote writes which columns were left out to fit the width.
+func (ft FitTable) DroppedNote(w io.Writer, more string) error {
 	if len(ft.Dropped) == 0 {
 		return nil
 	}
-	note := "Left out to fit " + strconv.Itoa(textWidth(w)) + " columns: " + strings.Join(ft.Dropped, ", ")
+	note := "Left out to fit " + strconv.Itoa(Width(w)) + " columns: " + strings.Join(ft.Dropped, ", ")
 	if more != "" {
 		note += " (" + more + ")"
 	}
-	_, err := io.WriteString(w, wrapAt("", note+".", textWidth(w)))
+	_, err := io.WriteString(w, WrapAt("", note+".", Width(w)))
 	return err
 }
 
-// minWrapWidth is the narrowest a wrapped column of a table gets.
-const minWrapWidth = 24
+// MinWrapWidth is the narrowest a wrapped column of a table gets.
+const MinWrapWidth = 24
 
-// fitWrapped is fitColumns for a table whose column wrap (never in drop)
+// FitWrapped is FitColumns for a table whose column wrap (never in drop)
 // holds long text (a stack, a setting): that column's lines are wrapped
-// to what the other columns leave of width (minWrapWidth at least),
+// to what the other columns leave of width (MinWrapWidth at least),
 // continuation lines indented two spaces more, after the columns in drop
 // are left out as far as they must.
-func fitWrapped(width int, header []string, align []tw.Align, rows [][]string, footer []string, wrap int, drop ...int) fitTable {
+func FitWrapped(width int, header []string, align []tw.Align, rows [][]string, footer []string, wrap int, drop ...int) FitTable {
 	wrapped := func(n int) [][]string {
 		out := make([][]string, len(rows))
 		for i, r := range rows {
 			out[i] = append([]string(nil), r...)
 			if wrap < len(r) {
-				out[i][wrap] = wrapCell(r[wrap], n)
+				out[i][wrap] = WrapCell(r[wrap], n)
 			}
 		}
 		return out
@@ -219,39 +224,39 @@ func fitWrapped(width int, header []string, align []tw.Align, rows [][]string, f
 			return footer
 		}
 		f := append([]string(nil), footer...)
-		f[wrap] = wrapCell(f[wrap], n)
+		f[wrap] = WrapCell(f[wrap], n)
 		return f
 	}
 	head := func(n int) []string {
 		h := append([]string(nil), header...)
-		h[wrap] = strings.ReplaceAll(wrapCell(h[wrap], n), "\n  ", "\n")
+		h[wrap] = strings.ReplaceAll(WrapCell(h[wrap], n), "\n  ", "\n")
 		return h
 	}
-	narrow := wrapped(minWrapWidth)
-	ft := fitColumns(width, head(minWrapWidth), align, narrow, foot(minWrapWidth), drop...)
+	narrow := wrapped(MinWrapWidth)
+	ft := FitColumns(width, head(MinWrapWidth), align, narrow, foot(MinWrapWidth), drop...)
 	col := 0
-	for _, r := range append(narrow, ft.Header, foot(minWrapWidth)) {
+	for _, r := range append(narrow, ft.Header, foot(MinWrapWidth)) {
 		if wrap < len(r) {
 			for _, l := range strings.Split(r[wrap], "\n") {
 				col = max(col, utf8.RuneCountInString(l))
 			}
 		}
 	}
-	rest := tableWidth(append(append([][]string{ft.Header}, ft.Rows...), ft.Footer)) - col
-	n := max(width-rest, minWrapWidth)
-	return fitColumns(width, head(n), align, wrapped(n), foot(n), drop...)
+	rest := TableWidth(append(append([][]string{ft.Header}, ft.Rows...), ft.Footer)) - col
+	n := max(width-rest, MinWrapWidth)
+	return FitColumns(width, head(n), align, wrapped(n), foot(n), drop...)
 }
 
-// wrapCell wraps each line of a table cell to width columns, continuation
+// WrapCell wraps each line of a table cell to width columns, continuation
 // lines indented as the line is, plus two spaces.
-func wrapCell(cell string, width int) string {
+func WrapCell(cell string, width int) string {
 	var out []string
 	for _, l := range strings.Split(cell, "\n") {
 		indent := l[:len(l)-len(strings.TrimLeft(l, " "))] + "  "
-		out = append(out, wrapLine(l, width, indent)...)
+		out = append(out, WrapLine(l, width, indent)...)
 	}
 	return strings.Join(out, "\n")
 }
 
-// wrapTo is wrapAt at the width of w (see textWidth).
-func wrapTo(w io.Writer, prefix, text string) string { return wrapAt(prefix, text, textWidth(w)) }
+// WrapTo is WrapAt at the width of w (see Width).
+func WrapTo(w io.Writer, prefix, text string) string { return WrapAt(prefix, text, Width(w)) }

@@ -1,4 +1,4 @@
-package report
+package kit
 
 import (
 	"github.com/snapview/snapview/analyze/stats"
@@ -36,8 +36,8 @@ func trustMark(e stats.Exactness) string {
 	return ""
 }
 
-// figureValue formats a figure with its trust mark.
-func figureValue(v int64, bytes bool, e stats.Exactness) string {
+// FigureValue formats a figure with its trust mark.
+func FigureValue(v int64, bytes bool, e stats.Exactness) string {
 	if e == stats.Unknown {
 		return "?"
 	}
@@ -48,23 +48,23 @@ func figureValue(v int64, bytes bool, e stats.Exactness) string {
 	return s + trustMark(e)
 }
 
-// knownOr returns &v, or nil (JSON null) when v is unknown.
-func knownOr[T any](v T, e stats.Exactness) *T {
+// KnownOr returns &v, or nil (JSON null) when v is unknown.
+func KnownOr[T any](v T, e stats.Exactness) *T {
 	if e == stats.Unknown {
 		return nil
 	}
 	return &v
 }
 
-// historyJSON is a verdict in JSON: "exact", "lower_bound" or
+// HistoryJSON is a verdict in JSON: "exact", "lower_bound" or
 // "unknown", and why.
-type historyJSON struct {
+type HistoryJSON struct {
 	Exactness string `json:"exactness"`
 	Why       string `json:"why,omitempty"`
 }
 
-// figureJSON is one memory_stats() figure: value is null when unknown.
-type figureJSON struct {
+// FigureJSON is one memory_stats() figure: value is null when unknown.
+type FigureJSON struct {
 	Value     *int64 `json:"value"`
 	Exactness string `json:"exactness"`
 }

@@ -1,4 +1,4 @@
-package report
+package kit
 
 import (
 	"fmt"
@@ -86,8 +86,8 @@ func needsEscape(r rune, n int) bool {
 	return unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029
 }
 
-// escapeAll returns the strings of ss escaped (see Escape).
-func escapeAll(ss []string) []string {
+// EscapeAll returns the strings of ss escaped (see Escape).
+func EscapeAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = Escape(s)

@@ -1,13 +1,13 @@
-package report
+package kit
 
 import (
 	"encoding/json"
 	"io"
 )
 
-// writeJSON writes v as every --json view does: indented by two spaces,
+// WriteJSON writes v as every --json view does: indented by two spaces,
 // with <, > and & escaped, and a newline at the end.
-func writeJSON(w io.Writer, v any) error {
+func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

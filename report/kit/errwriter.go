@@ -1,0 +1,18 @@
+package kit
+
+import (
+	"fmt"
+	"io"
+)
+
+// ErrWriter is a writer with a sticky error, for runs of Fprintf.
+type ErrWriter struct {
+	W   io.Writer
+	Err error
+}
+
+func (e *ErrWriter) Printf(format string, args ...any) {
+	if e.Err == nil {
+		_, e.Err = fmt.Fprintf(e.W, format, args...)
+	}
+}
