@@ -10,7 +10,6 @@ import (
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/kit"
-	"github.com/snapview/snapview/snapshot"
 )
 
 // CheckView is what `snapview check` prints: the results of its rules on
@@ -21,10 +20,6 @@ type CheckView struct {
 	Strict  bool
 	Results []check.Result
 }
-
-// StackWhere names a stack in one line as every view does ("train.py:12
-// forward (via relu)").
-func StackWhere(s *snapshot.Snapshot, id snapshot.StackID) string { return stackWhere(s, id) }
 
 // checkValue formats a figure with its trust mark: bytes as units.Bytes,
 // counts as integers; "+" after a lower bound, "?" when unknown.

@@ -14,6 +14,7 @@ import (
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -252,12 +253,12 @@ func orAbsent(s string) string {
 // key of user frames has none of those). limit bounds the lines (0: all).
 func frameLines(frames []snapshot.Frame, full bool, limit int) []string {
 	if len(frames) == 0 {
-		return []string{noStackText}
+		return []string{stacks.NoStackText}
 	}
 	// A one-stack snapshot holding the key's frames, for stackLines.
 	one := &snapshot.Snapshot{Frames: frames, Stacks: [][]snapshot.FrameID{{}, make([]snapshot.FrameID, len(frames))}}
 	for i := range frames {
 		one.Stacks[1][i] = snapshot.FrameID(i)
 	}
-	return StackLinesOf(one, 1, StackLineOptions{Full: full, Limit: limit, More: "--frames 0 shows all"})
+	return stacks.LinesOf(one, 1, stacks.LineOptions{Full: full, Limit: limit, More: "--frames 0 shows all"})
 }

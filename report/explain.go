@@ -12,6 +12,7 @@ import (
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -48,7 +49,7 @@ type ExplainFinding struct {
 // NewExplainView words the findings of devs, from s.
 func NewExplainView(s *snapshot.Snapshot, devs []*explain.Device) *ExplainView {
 	v := &ExplainView{Devices: []ExplainDevice{}, snap: s}
-	ft := NewFrameTable(s)
+	ft := stacks.NewFrameTable(s)
 	for _, d := range devs {
 		ed := ExplainDevice{Device: d.Device, Findings: []ExplainFinding{}}
 		for _, f := range d.Findings {
@@ -468,15 +469,15 @@ type explainFindingJSON struct {
 	Exactness map[string]string `json:"exactness"`
 	// Stacks are the blockers' stacks (in the order of Blockers), then
 	// the finding's other stacks, innermost frame first.
-	Stacks   [][]leakFrameJSON `json:"stacks"`
-	Action   string            `json:"action"`
-	Entry    int               `json:"entry"`
-	Pool     *string           `json:"pool"`
-	PoolID   *[2]int64         `json:"pool_id"`
-	Stream   *uint64           `json:"stream"`
-	Setting  *explainSetting   `json:"setting"`
-	Mode     string            `json:"mode,omitempty"`
-	Blockers []explainBlocker  `json:"blockers"`
+	Stacks   [][]stacks.FrameJSON `json:"stacks"`
+	Action   string               `json:"action"`
+	Entry    int                  `json:"entry"`
+	Pool     *string              `json:"pool"`
+	PoolID   *[2]int64            `json:"pool_id"`
+	Stream   *uint64              `json:"stream"`
+	Setting  *explainSetting      `json:"setting"`
+	Mode     string               `json:"mode,omitempty"`
+	Blockers []explainBlocker     `json:"blockers"`
 }
 
 type explainSetting struct {
@@ -517,7 +518,7 @@ func WriteExplainJSON(w io.Writer, v *ExplainView) error {
 func explainFindingOf(s *snapshot.Snapshot, f *ExplainFinding) explainFindingJSON {
 	fj := explainFindingJSON{
 		Kind: string(f.Kind), Severity: string(f.Severity), Verdict: f.Verdict, Action: f.Action, Entry: f.Entry,
-		Figures: map[string]*int64{}, Exactness: map[string]string{}, Stacks: [][]leakFrameJSON{},
+		Figures: map[string]*int64{}, Exactness: map[string]string{}, Stacks: [][]stacks.FrameJSON{},
 		Blockers: []explainBlocker{}, Mode: f.Mode,
 	}
 	for _, g := range f.Figures {
@@ -541,11 +542,11 @@ func explainFindingOf(s *snapshot.Snapshot, f *ExplainFinding) explainFindingJSO
 			us := b.HeldUS
 			bj.HeldUS = &us
 		}
-		fj.Stacks = append(fj.Stacks, leakStackJSON(s, b.Stack))
+		fj.Stacks = append(fj.Stacks, stacks.FramesJSON(s, b.Stack))
 		fj.Blockers = append(fj.Blockers, bj)
 	}
 	for _, id := range f.Stacks {
-		fj.Stacks = append(fj.Stacks, leakStackJSON(s, id))
+		fj.Stacks = append(fj.Stacks, stacks.FramesJSON(s, id))
 	}
 	return fj
 }

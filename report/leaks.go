@@ -13,6 +13,7 @@ import (
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -30,7 +31,7 @@ type LeakOptions struct {
 	Steps steps.StepSource
 }
 
-// StackLinesOf is the most lines a folded stack prints in the text view.
+// stacks.LinesOf is the most lines a folded stack prints in the text view.
 const StackLines = 8
 
 // WriteLeaks writes the leak reports of one or more devices as text: per
@@ -39,7 +40,7 @@ const StackLines = 8
 // folded stack.
 func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport, opt LeakOptions) error {
 	ew := &kit.ErrWriter{W: w}
-	t := NewFrameTable(s)
+	t := stacks.NewFrameTable(s)
 	if len(reps) == 0 {
 		ew.Printf("The snapshot holds no segments and no trace entries: nothing is live, so nothing leaks.\n")
 	}
@@ -54,7 +55,7 @@ func WriteLeaks(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport, opt
 	return ew.Err
 }
 
-func writeLeakDevice(ew *kit.ErrWriter, ft *FrameTable, rep *leaks.LeakReport, opt LeakOptions) error {
+func writeLeakDevice(ew *kit.ErrWriter, ft *stacks.FrameTable, rep *leaks.LeakReport, opt LeakOptions) error {
 	for _, par := range strings.Split(fmt.Sprintf("Device %d: %s.", rep.Device, leakMoment(rep, opt.At)), "\n") {
 		ew.Printf("%s", kit.WrapAt("", par, kit.Width(ew.W)))
 	}
@@ -228,7 +229,7 @@ func leakFree(rep *leaks.LeakReport) bool {
 }
 
 // leakStepsLine says how the trace was cut.
-func leakStepsLine(t *FrameTable, rep *leaks.LeakReport, asked steps.StepSource) string {
+func leakStepsLine(t *stacks.FrameTable, rep *leaks.LeakReport, asked steps.StepSource) string {
 	st := rep.Steps
 	prologue := ""
 	if st.Prologue {
@@ -317,11 +318,11 @@ func sparklineAt(g []leaks.GrowthPoint, maxWidth int) string {
 // (see stackLines): with full every frame as "filename:line name";
 // otherwise folded, at most StackLines lines.
 func LeakStackLines(s *snapshot.Snapshot, id snapshot.StackID, full bool) []string {
-	return StackLinesOf(s, id, leakStackOptions(full))
+	return stacks.LinesOf(s, id, leakStackOptions(full))
 }
 
-func leakStackOptions(full bool) StackLineOptions {
-	return StackLineOptions{Full: full, Limit: StackLines, More: "--full shows every frame"}
+func leakStackOptions(full bool) stacks.LineOptions {
+	return stacks.LineOptions{Full: full, Limit: StackLines, More: "--full shows every frame"}
 }
 
 // LeakHints returns advice for the person reading the reports: how to

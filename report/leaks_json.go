@@ -7,6 +7,7 @@ import (
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -44,9 +45,9 @@ type leakStepsJSON struct {
 	// Name is the record_function range (annotation).
 	Name string `json:"name,omitempty"`
 	// Marker is the repeating allocation's stack (pattern).
-	Marker   []leakFrameJSON `json:"marker,omitempty"`
-	Count    int             `json:"count"`
-	Prologue bool            `json:"prologue"`
+	Marker   []stacks.FrameJSON `json:"marker,omitempty"`
+	Count    int                `json:"count"`
+	Prologue bool               `json:"prologue"`
 }
 
 type leakSliceJSON struct {
@@ -80,8 +81,8 @@ type leakGroupJSON struct {
 	// Stacks is the number of stacks in the group (more than 1 with
 	// --fold); Stack is the one holding the most live bytes, innermost
 	// frame first, as the snapshot records it.
-	Stacks int             `json:"stacks"`
-	Stack  []leakFrameJSON `json:"stack"`
+	Stacks int                `json:"stacks"`
+	Stack  []stacks.FrameJSON `json:"stack"`
 	// Regions are the compiled regions (compile_context) the live bytes
 	// were allocated in, most bytes first; left out when none.
 	Regions []leakRegionJSON `json:"regions,omitempty"`
@@ -109,12 +110,6 @@ type leakGrowthJSON struct {
 	Frees  int    `json:"frees"`
 }
 
-type leakFrameJSON struct {
-	Filename string `json:"filename"`
-	Line     int64  `json:"line"`
-	Name     string `json:"name"`
-}
-
 // WriteLeaksJSON writes the leak reports as one JSON document (see
 // leaksJSON): the devices looked at, and every group kept with its growth
 // per step and its whole stack, innermost frame first.
@@ -140,7 +135,7 @@ func WriteLeaksJSON(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport)
 			d.AtUS = usOf(rep.AtUS)
 		}
 		if rep.Steps.Source == steps.StepsPattern {
-			d.Steps.Marker = leakStackJSON(s, rep.Steps.Marker)
+			d.Steps.Marker = stacks.FramesJSON(s, rep.Steps.Marker)
 		}
 		for _, sl := range rep.Slices {
 			d.Slices = append(d.Slices, leakSliceJSON{
@@ -154,7 +149,7 @@ func WriteLeaksJSON(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport)
 				BeforeTrace: g.BeforeTrace, FirstAllocEntry: g.FirstAlloc, LastAllocEntry: g.LastAlloc,
 				Steadiness: math.Round(g.Steadiness*1e4) / 1e4, GrowthSteps: g.GrowthSteps, WindowStep: -1, Bursts: g.Bursts,
 				Growth: make([]leakGrowthJSON, 0, len(g.Growth)), Kind: g.Verdict.Kind.String(), Verdict: g.Verdict.String(),
-				Stacks: g.Stacks, Stack: leakStackJSON(s, g.Stack),
+				Stacks: g.Stacks, Stack: stacks.FramesJSON(s, g.Stack),
 			}
 			for _, r := range g.Regions {
 				gj.Regions = append(gj.Regions, leakRegionJSON{Region: r.Region, Bytes: r.Bytes})
@@ -184,17 +179,6 @@ func WriteLeaksJSON(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport)
 		}
 	}
 	return kit.WriteJSON(w, out)
-}
-
-// leakStackJSON returns the frames of a stack, innermost first, never nil.
-func leakStackJSON(s *snapshot.Snapshot, id snapshot.StackID) []leakFrameJSON {
-	frames := s.Stack(id)
-	out := make([]leakFrameJSON, 0, len(frames))
-	for _, f := range frames {
-		fr := s.Frames[f]
-		out = append(out, leakFrameJSON{Filename: fr.Filename, Line: fr.Line, Name: fr.Name})
-	}
-	return out
 }
 
 // leakRegionJSON is a group's live bytes allocated in one compiled region.

@@ -12,6 +12,7 @@ import (
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -161,8 +162,8 @@ func TestLeakStackLines(t *testing.T) {
 			t.Errorf("LeakStackLines(%d, full=%t) mismatch (-want +got):\n%s", tt.stack, tt.full, diff)
 		}
 	}
-	if got := stackWhere(s, 1); got != "model.py:5 forward (via relu)" {
-		t.Errorf("stackWhere = %q", got)
+	if got := stacks.Where(s, 1); got != "model.py:5 forward (via relu)" {
+		t.Errorf("stacks.Where = %q", got)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -51,11 +52,11 @@ func stateSegmentsLabel(v *StateView) string {
 // stateStackLineOptions returns the stackLines options for --frames n:
 // n frame lines and a "... N more lines" line (stackLines' Limit counts
 // that line too, so --frames 1 and 2 printed the same).
-func stateStackLineOptions(n int) StackLineOptions {
+func stateStackLineOptions(n int) stacks.LineOptions {
 	if n <= 0 {
-		return StackLineOptions{}
+		return stacks.LineOptions{}
 	}
-	return StackLineOptions{Limit: n + 1, More: "--frames 0 shows them all"}
+	return stacks.LineOptions{Limit: n + 1, More: "--frames 0 shows them all"}
 }
 
 // StateOptions says how much of a state `snapview state` shows.
@@ -145,7 +146,7 @@ type StackGroup struct {
 	Count int
 	Bytes int64
 	// Where names the stack in one line: its innermost user frame (see
-	// stackWhere).
+	// stacks.Where).
 	Where string
 	// Lines show the stack, innermost frame first, as the leak views do:
 	// the user's frames, runs of torch and standard-library frames folded,
@@ -172,7 +173,7 @@ func NewStateView(s *snapshot.Snapshot, r *replay.Result, st *replay.State, at s
 		}
 	}
 	groups := map[snapshot.StackID]int{}
-	frames := NewFrameTable(s)
+	frames := stacks.NewFrameTable(s)
 	var live []LiveAllocation
 	for _, seg := range st.Segments {
 		row := StateSegmentRow{StateSegment: seg}
@@ -663,7 +664,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 	for _, g := range v.Stacks {
 		frames := []string{}
 		if len(v.snap.Stack(g.ID)) > 0 {
-			frames = StackLinesOf(v.snap, g.ID, StackLineOptions{Full: true, Raw: true})
+			frames = stacks.LinesOf(v.snap, g.ID, stacks.LineOptions{Full: true, Raw: true})
 		}
 		out.Stacks = append(out.Stacks, stackJSON{Allocations: g.Count, Bytes: g.Bytes, Where: g.Where, Lines: g.Lines, Frames: frames})
 	}

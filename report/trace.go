@@ -14,6 +14,7 @@ import (
 	"github.com/snapview/snapview/analyze/frames"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -181,7 +182,7 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 			line = append(line, "  "...)
 			wh, ok := where[e.Stack]
 			if !ok {
-				wh = stackWhere(s, e.Stack)
+				wh = stacks.Where(s, e.Stack)
 				if utf8.RuneCountInString(wh) > lay.where {
 					wh = strings.Join(kit.WrapLine(wh, lay.where, ""), indent)
 				}
@@ -362,7 +363,7 @@ func WriteTraceJSON(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error
 				byStack[e.Stack] = fr
 			}
 			j := traceEntryJSON{Device: td.Device, Entry: i, Action: s.ActionName(e.Action), Size: e.Size,
-				Stream: e.Stream, Where: stackWhere(s, e.Stack), Frames: fr}
+				Stream: e.Stream, Where: stacks.Where(s, e.Stack), Frames: fr}
 			if um := e.UserMetadata; um != 0 && int(um) < len(s.Strings) {
 				j.UserMetadata = s.Strings[um]
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -123,7 +124,7 @@ func TestLeaksPatternStepName(t *testing.T) {
 	if rep.Steps.Source != steps.StepsPattern {
 		t.Fatalf("steps from %v, want pattern", rep.Steps.Source)
 	}
-	line := leakStepsLine(NewFrameTable(s), rep, steps.StepsAuto)
+	line := leakStepsLine(stacks.NewFrameTable(s), rep, steps.StepsAuto)
 	if !strings.Contains(line, "once per step at modeling_qwen2.py:218 forward") || strings.Contains(line, ".c:") {
 		t.Errorf("steps line %q, want the step named modeling_qwen2.py:218 forward", line)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -388,7 +389,7 @@ func judgeLeaks(an *analysis.File, d int, in *check.Input) error {
 	in.LeaksKnown = true
 	for _, g := range rep.Groups {
 		if k := g.Verdict.Kind; k == leaks.VerdictLeak || k == leaks.VerdictSawtooth {
-			in.Leaks = append(in.Leaks, check.Leak{Where: report.StackWhere(s, g.Stack), Verdict: g.Verdict.String(), Bytes: g.Bytes})
+			in.Leaks = append(in.Leaks, check.Leak{Where: stacks.Where(s, g.Stack), Verdict: g.Verdict.String(), Bytes: g.Bytes})
 		}
 	}
 	return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -167,7 +168,7 @@ func Build(f *analysis.File, opt Options) (*Report, error) {
 	infoc := make(chan *report.Info, 1)
 	go func() { infoc <- report.NewInfo(opt.Title, opt.SizeOnDisk, s.Format, f.Info(only)) }()
 	r := &Report{Title: opt.Title, Stacks: [][]string{}, Devices: []DeviceView{}}
-	b := &htmlBuilder{f: f, s: s, opt: opt, r: r, stackIndex: map[snapshot.StackID]int{}, frames: report.NewFrameTable(s)}
+	b := &htmlBuilder{f: f, s: s, opt: opt, r: r, stackIndex: map[snapshot.StackID]int{}, frames: stacks.NewFrameTable(s)}
 	pages := make([]*analysis.Page, len(devices))
 	for k, dev := range devices {
 		pages[k] = f.Page(dev, opt.page())
@@ -218,7 +219,7 @@ type htmlBuilder struct {
 	r          *Report
 	info       *report.Info
 	stackIndex map[snapshot.StackID]int
-	frames     *report.FrameTable
+	frames     *stacks.FrameTable
 }
 
 // stack returns the index of id in the report's stack table, adding it;
@@ -232,7 +233,7 @@ func (b *htmlBuilder) stack(id snapshot.StackID) int {
 	}
 	// The text views' presentation (stackLines), every line: the page
 	// folds them under their first.
-	frames := b.frames.Lines(id, report.StackLineOptions{})
+	frames := b.frames.Lines(id, stacks.LineOptions{})
 	b.r.Stacks = append(b.r.Stacks, frames)
 	b.stackIndex[id] = len(b.r.Stacks) - 1
 	return len(b.r.Stacks) - 1
@@ -694,7 +695,7 @@ func (b *htmlBuilder) limitSegments(d *DeviceView) {
 	}
 }
 
-// disambiguate tells apart the groups whose stacks [report.FrameTable.Where]
+// disambiguate tells apart the groups whose stacks [stacks.FrameTable.Where]
 // names alike (two optimizer calls through one line of the program,
 // leaving it at adam.py:178 and adam.py:182): each gets the frame where
 // its stack leaves the others' ("at adam.py:182 _init_group"); only

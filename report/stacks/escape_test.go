@@ -1,4 +1,4 @@
-package report
+package stacks
 
 import (
 	"testing"
@@ -13,11 +13,11 @@ func TestStackLinesEscaped(t *testing.T) {
 		Frames: []snapshot.Frame{{Filename: "/x/\x1b]0;t\a.py", Line: 3, Name: "run\u202e"}},
 		Stacks: [][]snapshot.FrameID{{}, {0}},
 	}
-	got := StackLinesOf(s, 1, StackLineOptions{})
+	got := LinesOf(s, 1, LineOptions{})
 	if len(got) != 1 || got[0] != `/x/\x1b]0;t\a.py:3 run\u202e` {
 		t.Errorf("stackLines = %q", got)
 	}
-	raw := StackLinesOf(s, 1, StackLineOptions{Full: true, Raw: true})
+	raw := LinesOf(s, 1, LineOptions{Full: true, Raw: true})
 	if len(raw) != 1 || raw[0] != "/x/\x1b]0;t\a.py:3 run\u202e" {
 		t.Errorf("raw stackLines = %q", raw)
 	}

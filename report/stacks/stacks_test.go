@@ -1,4 +1,4 @@
-package report
+package stacks
 
 import (
 	"strings"
@@ -62,25 +62,25 @@ func TestStackLinesCpp(t *testing.T) {
 	tests := []struct {
 		name  string
 		stack snapshot.StackID
-		o     StackLineOptions
+		o     LineOptions
 		want  []string
 	}{
-		{"empty", 0, StackLineOptions{}, []string{"<no stack recorded>"}},
-		{"C++ only: no unwinder, allocator or at::empty", 1, StackLineOptions{}, autograd},
-		{"limit counts lines", 1, StackLineOptions{Limit: 3, More: "--frames 0 shows them all"},
+		{"empty", 0, LineOptions{}, []string{"<no stack recorded>"}},
+		{"C++ only: no unwinder, allocator or at::empty", 1, LineOptions{}, autograd},
+		{"limit counts lines", 1, LineOptions{Limit: 3, More: "--frames 0 shows them all"},
 			[]string{autograd[0], autograd[1], "... 4 more lines (--frames 0 shows them all)"}},
-		{"user frames: C++ left out", 2, StackLineOptions{},
+		{"user frames: C++ left out", 2, LineOptions{},
 			[]string{"(torch) linear.py:134 forward", "..." + strings.Repeat("/deeply/nested", 6) + "/train.py:7 main"}},
-		{"nothing but the allocator", 3, StackLineOptions{}, []string{"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc"}},
+		{"nothing but the allocator", 3, LineOptions{}, []string{"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc"}},
 	}
 	for _, tt := range tests {
-		got := StackLinesOf(s, tt.stack, tt.o)
+		got := LinesOf(s, tt.stack, tt.o)
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s: stackLines mismatch (-want +got):\n%s", tt.name, diff)
 		}
 	}
 	for id := range s.Stacks {
-		for _, l := range StackLinesOf(s, snapshot.StackID(id), StackLineOptions{}) {
+		for _, l := range LinesOf(s, snapshot.StackID(id), LineOptions{}) {
 			if len(l) > 160 {
 				t.Errorf("stack %d: line of %d characters: %q", id, len(l), l)
 			}
@@ -100,8 +100,8 @@ func TestStackWhere(t *testing.T) {
 		{3, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc"},
 		{4, "at::cuda::setWorkspaceForHandle"},
 	} {
-		if got := stackWhere(s, tt.stack); got != tt.want {
-			t.Errorf("stackWhere(%d) = %q, want %q", tt.stack, got, tt.want)
+		if got := Where(s, tt.stack); got != tt.want {
+			t.Errorf("Where(%d) = %q, want %q", tt.stack, got, tt.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package stacks
 
 import (
 	"path/filepath"
@@ -15,7 +15,7 @@ import (
 // temporary path; raw frames (JSON) keep the file's path; a file that no
 // entry with a region ran keeps its path too.
 func TestInductorFilesNamedByRegion(t *testing.T) {
-	s, err := snapshot.Load(filepath.Join("..", "testdata", "snapshots", "compiled_regions", "snapshot.pickle.xz"))
+	s, err := snapshot.Load(filepath.Join("..", "..", "testdata", "snapshots", "compiled_regions", "snapshot.pickle.xz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,12 +52,12 @@ func TestInductorFilesNamedByRegion(t *testing.T) {
 		if file == "" {
 			continue
 		}
-		text := strings.Join(ft.Lines(e.Stack, StackLineOptions{}), "\n")
+		text := strings.Join(ft.Lines(e.Stack, LineOptions{}), "\n")
 		want := strings.Replace(ctx, ": ", " ", 1) + " (inductor "
 		if !strings.Contains(text, want) || strings.Contains(text, "torchinductor_") {
 			t.Fatalf("entry %d (%s): stack lines\n%s\nwant %q and no temporary path", i, ctx, text, want)
 		}
-		raw := strings.Join(ft.Lines(e.Stack, StackLineOptions{Full: true, Raw: true}), "\n")
+		raw := strings.Join(ft.Lines(e.Stack, LineOptions{Full: true, Raw: true}), "\n")
 		if !strings.Contains(raw, file) {
 			t.Fatalf("entry %d: raw frames lost the file's path %s:\n%s", i, file, raw)
 		}

@@ -1,4 +1,4 @@
-package report
+package stacks
 
 import (
 	"fmt"
@@ -18,11 +18,11 @@ import (
 // _frame_filter) and the allocator's own frames left out, C++ names cut
 // short.
 
-// noStackText stands for a stack without recorded frames, in every view.
-const noStackText = "<no stack recorded>"
+// NoStackText stands for a stack without recorded frames, in every view.
+const NoStackText = "<no stack recorded>"
 
-// StackLineOptions says how [stackLines] shows a stack.
-type StackLineOptions struct {
+// LineOptions says how [stackLines] shows a stack.
+type LineOptions struct {
 	// Full prints every frame as "filename:line name", nothing folded or
 	// left out.
 	Full bool
@@ -119,7 +119,7 @@ const (
 	maxStackLine = 150
 )
 
-// StackLinesOf returns the lines that show a stack, innermost frame first:
+// LinesOf returns the lines that show a stack, innermost frame first:
 // with o.Full every frame as "filename:line name"; otherwise the user's
 // frames, each run of frames inside torch/ or the standard library folded
 // into one line such as "(torch) functional.py:1723 relu, _call_impl",
@@ -127,16 +127,16 @@ const (
 // packages' paths shortened. A stack without frames of the user shows all
 // its frames but the unwinder's and the allocator's, C++ ones by their
 // short name. A stack without recorded frames is "<no stack recorded>".
-func StackLinesOf(s *snapshot.Snapshot, id snapshot.StackID, o StackLineOptions) []string {
+func LinesOf(s *snapshot.Snapshot, id snapshot.StackID, o LineOptions) []string {
 	return NewFrameTable(s).Lines(id, o)
 }
 
 // lines is stackLines with the frames' facts from t.
-func (t *FrameTable) Lines(id snapshot.StackID, o StackLineOptions) []string {
+func (t *FrameTable) Lines(id snapshot.StackID, o LineOptions) []string {
 	s := t.s
 	stack := s.Stack(id)
 	if len(stack) == 0 {
-		return []string{noStackText}
+		return []string{NoStackText}
 	}
 	var out []string
 	if o.Full {
@@ -218,14 +218,14 @@ func (t *FrameTable) Lines(id snapshot.StackID, o StackLineOptions) []string {
 	return out
 }
 
-// stackWhere names a stack in one line: its innermost user frame as
+// Where names a stack in one line: its innermost user frame as
 // "file.py:12 function", with the innermost folded function it called
 // ("(via relu)"). A stack without user frames (a C++-only stack, e.g.
 // from the autograd engine's thread with stacks="all") is named by its
 // first frame that is neither the unwinder, the allocator nor the
 // dispatcher's glue, with the autograd node it ran in ("(in
 // AddmmBackward0)").
-func stackWhere(s *snapshot.Snapshot, id snapshot.StackID) string {
+func Where(s *snapshot.Snapshot, id snapshot.StackID) string {
 	return NewFrameTable(s).Where(id)
 }
 
@@ -256,11 +256,11 @@ func (t *FrameTable) BranchFrame(id, other snapshot.StackID) string {
 	return ""
 }
 
-// where is stackWhere with the frames' facts from t.
+// where is Where with the frames' facts from t.
 func (t *FrameTable) Where(id snapshot.StackID) string {
 	stack := t.s.Stack(id)
 	if len(stack) == 0 {
-		return noStackText
+		return NoStackText
 	}
 	via := ""
 	for _, fid := range stack {
