@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,10 +13,9 @@ import (
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
-	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/report/kit"
-	"github.com/snapview/snapview/report/stacks"
+	"github.com/snapview/snapview/report/leakview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -87,8 +85,10 @@ func TestTextViewsWidth(t *testing.T) {
 					}
 				}
 			}
-			check("leaks", func(w io.Writer) error { return WriteLeaks(w, s, reps, LeakOptions{At: "auto"}) })
-			check("leaks --full", func(w io.Writer) error { return WriteLeaks(w, s, reps, LeakOptions{At: "auto", Full: true}) })
+			check("leaks", func(w io.Writer) error { return leakview.WriteLeaks(w, s, reps, leakview.LeakOptions{At: "auto"}) })
+			check("leaks --full", func(w io.Writer) error {
+				return leakview.WriteLeaks(w, s, reps, leakview.LeakOptions{At: "auto", Full: true})
+			})
 			check("info", func(w io.Writer) error { return WriteInfo(w, NewInfo(f, 0, s.Format, info.Inspect(s, nil, nil))) })
 			check("segments", func(w io.Writer) error { return WriteSegments(w, NewSegments(s, s.Devices())) })
 			check("summary", func(w io.Writer) error {
@@ -98,34 +98,5 @@ func TestTextViewsWidth(t *testing.T) {
 				check("state", func(w io.Writer) error { return WriteState(w, v) })
 			}
 		}
-	}
-}
-
-// TestLeaksPatternStepName checks p27, whose steps come from a repeating
-// allocation made under CPython frames with line numbers: the step is
-// named by its first user frame, not by descrobject.c.
-func TestLeaksPatternStepName(t *testing.T) {
-	f := filepath.Join(sharedSnapshots(t), "public", "p27-long-churn-few-live.pickle")
-	if _, err := os.Stat(f); err != nil {
-		t.Skip(err)
-	}
-	s, err := snapshot.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := replay.Run(s, 0, replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := leaks.Leaks(s, r, leaks.DefaultLeakOptions(r))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Steps.Source != steps.StepsPattern {
-		t.Fatalf("steps from %v, want pattern", rep.Steps.Source)
-	}
-	line := leakStepsLine(stacks.NewFrameTable(s), rep, steps.StepsAuto)
-	if !strings.Contains(line, "once per step at modeling_qwen2.py:218 forward") || strings.Contains(line, ".c:") {
-		t.Errorf("steps line %q, want the step named modeling_qwen2.py:218 forward", line)
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
-	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/leakview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -260,15 +260,15 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 	}
 	var err error
 	if opts.json {
-		err = report.WriteLeaksJSON(stdout, s, reps)
+		err = leakview.WriteLeaksJSON(stdout, s, reps)
 	} else {
-		err = report.WriteLeaks(stdout, s, reps, report.LeakOptions{At: opts.at, Full: opts.full, Steps: lo.Steps})
+		err = leakview.WriteLeaks(stdout, s, reps, leakview.LeakOptions{At: opts.at, Full: opts.full, Steps: lo.Steps})
 	}
 	if err != nil {
 		return err
 	}
 	// After the report, where a reader looks last.
-	for _, h := range report.LeakHints(reps) {
+	for _, h := range leakview.LeakHints(reps) {
 		fmt.Fprintf(stderr, "hint: %s\n", kit.Escape(h))
 	}
 	return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/leakview"
 	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -414,7 +415,7 @@ func (b *htmlBuilder) leaks(d *DeviceView, rep *leaks.LeakReport) *leaks.LeakRep
 		detail := g.Verdict.String()
 		if len(g.Annotations) > 0 {
 			// The annotate entries' metadata on the group's live allocations.
-			detail += "; " + report.LeakAnnotationLine(g)
+			detail += "; " + leakview.LeakAnnotationLine(g)
 		}
 		d.Leaks = append(d.Leaks, Leak{
 			Label: b.frames.Where(g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),

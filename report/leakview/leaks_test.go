@@ -1,8 +1,9 @@
-package report
+package leakview
 
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/internal/corpus"
 	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -20,7 +22,7 @@ import (
 // the default options, edited.
 func leakReports(t *testing.T, file string, edit func(r *replay.Result, o *leaks.LeakOptions)) (*snapshot.Snapshot, []*leaks.LeakReport) {
 	t.Helper()
-	s, err := snapshot.Load(filepath.Join("..", "testdata", "snapshots", file))
+	s, err := snapshot.Load(filepath.Join("..", "..", "testdata", "snapshots", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,5 +246,34 @@ func TestWriteLeaksCautions(t *testing.T) {
 	buf.Reset()
 	if err := WriteLeaks(&buf, s, nil, LeakOptions{}); err != nil || !strings.Contains(buf.String(), "nothing is live") {
 		t.Errorf("no devices: %v %q", err, buf.String())
+	}
+}
+
+// TestLeaksPatternStepName checks p27, whose steps come from a repeating
+// allocation made under CPython frames with line numbers: the step is
+// named by its first user frame, not by descrobject.c.
+func TestLeaksPatternStepName(t *testing.T) {
+	f := filepath.Join(corpus.Dir(t), "public", "p27-long-churn-few-live.pickle")
+	if _, err := os.Stat(f); err != nil {
+		t.Skip(err)
+	}
+	s, err := snapshot.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.Run(s, 0, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := leaks.Leaks(s, r, leaks.DefaultLeakOptions(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Steps.Source != steps.StepsPattern {
+		t.Fatalf("steps from %v, want pattern", rep.Steps.Source)
+	}
+	line := leakStepsLine(stacks.NewFrameTable(s), rep, steps.StepsAuto)
+	if !strings.Contains(line, "once per step at modeling_qwen2.py:218 forward") || strings.Contains(line, ".c:") {
+		t.Errorf("steps line %q, want the step named modeling_qwen2.py:218 forward", line)
 	}
 }
