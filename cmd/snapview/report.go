@@ -15,7 +15,7 @@ import (
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/compareview"
 	"github.com/snapview/snapview/report/html"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
@@ -336,11 +336,11 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 	if opts.base != "" {
 		title = "Diff"
 		d := compare.Compare(sides[0], sides[1])
-		if err := report.WriteDiff(tw, d, report.DiffOptions{BaseAt: "peak", NewAt: "peak", Top: 20, Frames: 8}); err != nil {
+		if err := compareview.WriteDiff(tw, d, compareview.DiffOptions{BaseAt: "peak", NewAt: "peak", Top: 20, Frames: 8}); err != nil {
 			return err
 		}
 	} else if len(sides) > 0 {
-		if err := report.WriteRanks(tw, compare.CompareRanks(sides, 10), report.RanksOptions{Top: 10, Frames: 6}); err != nil {
+		if err := compareview.WriteRanks(tw, compare.CompareRanks(sides, 10), compareview.RanksOptions{Top: 10, Frames: 6}); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package report
+package compareview
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // sidesOf measures device 0 of a bundled recording at each moment.
 func sidesOf(t *testing.T, name string, at ...steps.Moment) []*compare.Side {
 	t.Helper()
-	path := filepath.Join("..", "testdata", "snapshots", name)
+	path := filepath.Join("..", "..", "testdata", "snapshots", name)
 	s, err := snapshot.Load(path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package report
+package compareview
 
 import (
 	"io"
