@@ -1,4 +1,4 @@
-package report
+package monitorview
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"github.com/snapview/snapview/internal/monitortest"
 )
 
-const monitorTrainBase = "../testdata/snapshots/monitor_train"
+const monitorTrainBase = "../../testdata/snapshots/monitor_train"
 
 // monitorTrainLogs reads the real monitor_train recording's logs.
 func monitorTrainLogs(t *testing.T) (*monitor.SMILog, *monitor.StatsLog) {
