@@ -15,6 +15,7 @@ import (
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/stacks"
+	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -103,7 +104,7 @@ type StateView struct {
 	Whatif *whatif.Result
 	// Explain is explain's findings for the device, shown first at an
 	// OOM; nil when not run.
-	Explain *ExplainDevice
+	Explain *verdictview.ExplainDevice
 
 	allocs []replay.Allocation // replay.Result.Allocs
 	snap   *snapshot.Snapshot
@@ -283,7 +284,7 @@ func WriteState(w io.Writer, v *StateView) error {
 	st := v.State
 	ew := &kit.ErrWriter{W: w}
 	if v.Explain != nil {
-		if err := WriteExplainFindings(w, v.Explain); err != nil {
+		if err := verdictview.WriteExplainFindings(w, v.Explain); err != nil {
 			return err
 		}
 		ew.Printf("\n")
@@ -506,13 +507,13 @@ func writeOOM(ew *kit.ErrWriter, v *StateView, o *replay.OOMInfo) {
 	}
 }
 
-// writeOOMWhatif is the what-if verdict under an OOM (WhatifCapVerdict,
+// writeOOMWhatif is the what-if verdict under an OOM (verdictview.WhatifCapVerdict,
 // as whatif prints it).
 func writeOOMWhatif(ew *kit.ErrWriter, r *whatif.Result) {
 	ew.Printf("\nWhat-if (snapview whatif): the requests of the whole trace simulated under other settings;\n")
-	ew.Printf("%s", kit.WrapAt("  ", whatifLimitLine(r)+".", kit.Width(ew.W)))
-	ew.Printf("%s", kit.WrapAt("  ", whatifSelfCheckLine(r), kit.Width(ew.W)))
-	ew.Printf("%s", kit.WrapAt("  ", WhatifCapVerdict(r), kit.Width(ew.W)))
+	ew.Printf("%s", kit.WrapAt("  ", verdictview.WhatifLimitLine(r)+".", kit.Width(ew.W)))
+	ew.Printf("%s", kit.WrapAt("  ", verdictview.WhatifSelfCheckLine(r), kit.Width(ew.W)))
+	ew.Printf("%s", kit.WrapAt("  ", verdictview.WhatifCapVerdict(r), kit.Width(ew.W)))
 }
 
 // The --json schema of `snapview state`. Sizes are bytes, times
@@ -538,7 +539,7 @@ type stateJSON struct {
 	Free      []freeJSON      `json:"free"`
 	OOM       *oomJSON        `json:"oom"`
 	// Findings are explain --json's findings for the device, at an OOM.
-	Findings []explainFindingJSON `json:"findings,omitempty"`
+	Findings []verdictview.ExplainFindingJSON `json:"findings,omitempty"`
 }
 
 type stateEntryJSON struct {
@@ -615,7 +616,7 @@ type oomJSON struct {
 	LargestFree int64  `json:"largest_free_bytes"`
 	FreeInPool  int64  `json:"free_in_pool_bytes"`
 	// Whatif is the device's entry of `snapview whatif --json`.
-	Whatif *whatifDeviceJSON `json:"whatif,omitempty"`
+	Whatif *verdictview.WhatifDeviceJSON `json:"whatif,omitempty"`
 }
 
 // WriteStateJSON writes v as indented JSON: every segment with every
@@ -678,14 +679,14 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 		out.OOM = &oomJSON{Size: o.Size, Pool: kit.PoolLabel(o.Large, snapshot.PoolID{}, false), Stream: o.Stream,
 			DeviceFree: o.DeviceFree, LargestFree: o.LargestFree, FreeInPool: o.FreeInPool}
 		if v.Whatif != nil {
-			d := whatifDevice(v.Whatif)
+			d := verdictview.WhatifDevice(v.Whatif)
 			out.OOM.Whatif = &d
 		}
 	}
 	if v.Explain != nil {
-		out.Findings = []explainFindingJSON{}
+		out.Findings = []verdictview.ExplainFindingJSON{}
 		for i := range v.Explain.Findings {
-			out.Findings = append(out.Findings, explainFindingOf(v.snap, &v.Explain.Findings[i]))
+			out.Findings = append(out.Findings, verdictview.ExplainFindingOf(v.snap, &v.Explain.Findings[i]))
 		}
 	}
 	return kit.WriteJSON(w, out)

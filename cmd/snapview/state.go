@@ -13,6 +13,7 @@ import (
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -210,7 +211,7 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 		}
 		e := es[0]
 		v.Whatif = e.Whatif
-		v.Explain = &report.NewExplainView(s, []*explain.Device{e}).Devices[0]
+		v.Explain = &verdictview.NewExplainView(s, []*explain.Device{e}).Devices[0]
 	}
 	if opts.json {
 		return report.WriteStateJSON(stdout, v)

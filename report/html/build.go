@@ -23,6 +23,7 @@ import (
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/leakview"
 	"github.com/snapview/snapview/report/stacks"
+	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -254,9 +255,9 @@ func (b *htmlBuilder) device(dev int, a *analysis.Page) (*DeviceView, error) {
 	}
 	if e := b.explained[dev]; e != nil {
 		// explain's findings, worded as the text and JSON views word them.
-		for _, f := range report.NewExplainView(s, []*explain.Device{e}).Devices[0].Findings {
+		for _, f := range verdictview.NewExplainView(s, []*explain.Device{e}).Devices[0].Findings {
 			d.Findings = append(d.Findings, Finding{Severity: string(f.Severity), Kind: string(f.Kind), Verdict: f.Verdict,
-				Evidence: strings.Join(f.Evidence, "; "), Blockers: report.ExplainBlockerLines(&f, 3), Where: f.Where, Action: f.Action})
+				Evidence: strings.Join(f.Evidence, "; "), Blockers: verdictview.ExplainBlockerLines(&f, 3), Where: f.Where, Action: f.Action})
 		}
 	}
 	res, err := b.f.Replay(dev)
@@ -479,7 +480,7 @@ func (b *htmlBuilder) timeline(d *DeviceView, res *replay.Result, trace []snapsh
 	}
 	verdict := ""
 	if a.WhatIf != nil {
-		verdict = report.WhatifOOMVerdict(a.WhatIf)
+		verdict = verdictview.WhatifOOMVerdict(a.WhatIf)
 		d.Notes = append(d.Notes, verdict)
 	}
 	for _, i := range res.OOMs {

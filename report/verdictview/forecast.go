@@ -1,4 +1,4 @@
-package report
+package verdictview
 
 import (
 	"encoding/json"
@@ -19,7 +19,7 @@ const forecastStacksPerForm = 3
 
 // WriteForecast writes a forecast as text: the files, how their requests
 // align, how sizes scale, a table per target value, the --max answer, the
-// leave-one-out errors and the verdict.
+// leave-one-out errors and the
 func WriteForecast(w io.Writer, r *forecast.Result) error {
 	width := kit.Width(w)
 	p := r.Param

@@ -1,4 +1,4 @@
-package report
+package verdictview
 
 import (
 	"encoding/xml"
@@ -201,7 +201,7 @@ func checkKindJSON(k check.Kind) string {
 }
 
 // WriteCheckJSON writes v as JSON: every result with its figures
-// (bytes or counts), exactness and verdict.
+// (bytes or counts), exactness and
 func WriteCheckJSON(w io.Writer, v *CheckView) error {
 	out := checkJSON{File: v.File, Strict: v.Strict, Checks: []checkResultJSON{}}
 	if v.Baseline != "" {

@@ -1,4 +1,4 @@
-package report
+package verdictview
 
 import (
 	"encoding/json"
@@ -456,10 +456,10 @@ type explainJSON struct {
 
 type explainDeviceJSON struct {
 	Device   int                  `json:"device"`
-	Findings []explainFindingJSON `json:"findings"`
+	Findings []ExplainFindingJSON `json:"findings"`
 }
 
-type explainFindingJSON struct {
+type ExplainFindingJSON struct {
 	Kind     string `json:"kind"`
 	Severity string `json:"severity"`
 	Verdict  string `json:"verdict"`
@@ -504,9 +504,9 @@ type explainBlocker struct {
 func WriteExplainJSON(w io.Writer, v *ExplainView) error {
 	out := explainJSON{Devices: []explainDeviceJSON{}}
 	for _, d := range v.Devices {
-		dj := explainDeviceJSON{Device: d.Device, Findings: []explainFindingJSON{}}
+		dj := explainDeviceJSON{Device: d.Device, Findings: []ExplainFindingJSON{}}
 		for i := range d.Findings {
-			dj.Findings = append(dj.Findings, explainFindingOf(v.snap, &d.Findings[i]))
+			dj.Findings = append(dj.Findings, ExplainFindingOf(v.snap, &d.Findings[i]))
 		}
 		out.Devices = append(out.Devices, dj)
 	}
@@ -515,8 +515,8 @@ func WriteExplainJSON(w io.Writer, v *ExplainView) error {
 	return enc.Encode(out)
 }
 
-func explainFindingOf(s *snapshot.Snapshot, f *ExplainFinding) explainFindingJSON {
-	fj := explainFindingJSON{
+func ExplainFindingOf(s *snapshot.Snapshot, f *ExplainFinding) ExplainFindingJSON {
+	fj := ExplainFindingJSON{
 		Kind: string(f.Kind), Severity: string(f.Severity), Verdict: f.Verdict, Action: f.Action, Entry: f.Entry,
 		Figures: map[string]*int64{}, Exactness: map[string]string{}, Stacks: [][]stacks.FrameJSON{},
 		Blockers: []explainBlocker{}, Mode: f.Mode,

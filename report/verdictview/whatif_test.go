@@ -1,4 +1,4 @@
-package report
+package verdictview
 
 import (
 	"bytes"
@@ -54,7 +54,7 @@ func TestWhatifText(t *testing.T) {
 // snapshot (an OOM, the cap inferred from it). go test -update rewrites
 // testdata/leak_gc_oom.whatif.*.
 func TestWhatifGolden(t *testing.T) {
-	s, err := snapshot.Load(filepath.Join("..", "testdata", "snapshots", "leak_gc_oom.pickle"))
+	s, err := snapshot.Load(filepath.Join("..", "..", "testdata", "snapshots", "leak_gc_oom.pickle"))
 	if err != nil {
 		t.Fatal(err)
 	}

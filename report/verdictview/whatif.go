@@ -1,4 +1,4 @@
-package report
+package verdictview
 
 import (
 	"fmt"
@@ -54,8 +54,8 @@ func confLabel(r *whatif.Row) string {
 	return strings.Join(out, "\n")
 }
 
-// whatifLimitLine says which cap was simulated and where it came from.
-func whatifLimitLine(r *whatif.Result) string {
+// WhatifLimitLine says which cap was simulated and where it came from.
+func WhatifLimitLine(r *whatif.Result) string {
 	var b strings.Builder
 	switch r.LimitSource {
 	case whatif.LimitFlag:
@@ -140,9 +140,9 @@ func whatifTrustNote(k stats.Known) string {
 	return "; the file row's peaks are shown as '?', and the comparisons below are approximate."
 }
 
-// whatifSelfCheckLine says how the file's own settings simulated compare
+// WhatifSelfCheckLine says how the file's own settings simulated compare
 // with the file.
-func whatifSelfCheckLine(r *whatif.Result) string {
+func WhatifSelfCheckLine(r *whatif.Result) string {
 	sc := r.SelfCheck
 	if sc.Exact && r.Trust.History != stats.Exact {
 		return "Self-check: matches the trace. Simulated under its own settings from the first trace entry, the run makes every " +
@@ -161,7 +161,7 @@ func whatifSelfCheckLine(r *whatif.Result) string {
 }
 
 // WriteWhatif writes the candidate table of each device, the best row
-// marked '*', and the verdict.
+// marked '*', and the
 func WriteWhatif(w io.Writer, v *WhatifView) error {
 	for k, r := range v.Devices {
 		if k > 0 {
@@ -183,8 +183,8 @@ func WriteWhatif(w io.Writer, v *WhatifView) error {
 				units.Int(r.CapReleases)+" releases of")
 		}
 		fmt.Fprint(w, kit.WrapAt("", fmt.Sprintf("Device %d: %s simulated %s; %s.", r.Device, reqs, start, calls), kit.Width(w)))
-		fmt.Fprint(w, kit.WrapAt("", whatifLimitLine(r), kit.Width(w)))
-		fmt.Fprint(w, kit.WrapAt("", whatifSelfCheckLine(r), kit.Width(w)))
+		fmt.Fprint(w, kit.WrapAt("", WhatifLimitLine(r), kit.Width(w)))
+		fmt.Fprint(w, kit.WrapAt("", WhatifSelfCheckLine(r), kit.Width(w)))
 		if r.Trust.History != stats.Exact {
 			fmt.Fprint(w, kit.WrapAt("", "The file's "+kit.TrustText(r.Trust)+whatifTrustNote(r.Trust), kit.Width(w)))
 		}
@@ -371,10 +371,10 @@ func fromText(f whatif.SettingFit) string {
 }
 
 type whatifJSON struct {
-	Devices []whatifDeviceJSON `json:"devices"`
+	Devices []WhatifDeviceJSON `json:"devices"`
 }
 
-type whatifDeviceJSON struct {
+type WhatifDeviceJSON struct {
 	Device     int    `json:"device"`
 	LimitBytes *int64 `json:"limit_bytes"`
 	// LimitSource is "flag", "oom-message", "inferred-oom",
@@ -461,16 +461,16 @@ type whatifCandidateJSON struct {
 // "limit_source" ("flag", "oom-message", "inferred-oom",
 // "inferred-releases" or null), "verdict" (the text's sentence)}]}.
 func WriteWhatifJSON(w io.Writer, v *WhatifView) error {
-	out := whatifJSON{Devices: []whatifDeviceJSON{}}
+	out := whatifJSON{Devices: []WhatifDeviceJSON{}}
 	for _, r := range v.Devices {
-		out.Devices = append(out.Devices, whatifDevice(r))
+		out.Devices = append(out.Devices, WhatifDevice(r))
 	}
 	return kit.WriteJSON(w, out)
 }
 
-// whatifDevice is one device of the JSON.
-func whatifDevice(r *whatif.Result) whatifDeviceJSON {
-	d := whatifDeviceJSON{Device: r.Device, Candidates: []whatifCandidateJSON{}, Verdict: whatifVerdict(r)}
+// WhatifDevice is one device of the JSON.
+func WhatifDevice(r *whatif.Result) WhatifDeviceJSON {
+	d := WhatifDeviceJSON{Device: r.Device, Candidates: []whatifCandidateJSON{}, Verdict: whatifVerdict(r)}
 	if r.Limit > 0 {
 		l := r.Limit
 		d.LimitBytes = &l
