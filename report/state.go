@@ -281,8 +281,29 @@ func (v *StateView) momentLine() string {
 // allocations, the stacks holding the most live bytes, and the free space
 // per pool and stream.
 func WriteState(w io.Writer, v *StateView) error {
-	st := v.State
 	ew := &kit.ErrWriter{W: w}
+	if err := writeStateHead(w, ew, v); err != nil {
+		return err
+	}
+	if err := writeStateTotals(w, ew, v); err != nil {
+		return err
+	}
+	if o := v.State.OOM; o != nil {
+		writeOOM(ew, v, o)
+	}
+	for _, section := range []func(io.Writer, *kit.ErrWriter, *StateView) error{
+		writeStateSegments, writeStateLargest, writeStateStacks, writeStateFree,
+	} {
+		if err := section(w, ew, v); err != nil {
+			return err
+		}
+	}
+	return ew.Err
+}
+
+// writeStateHead writes the explain findings (at an OOM), the moment and
+// what the history can vouch for.
+func writeStateHead(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
 	if v.Explain != nil {
 		if err := verdictview.WriteExplainFindings(w, v.Explain); err != nil {
 			return err
@@ -295,10 +316,13 @@ func WriteState(w io.Writer, v *StateView) error {
 	} else if v.Seeded {
 		ew.Printf("The trace starts after the run did: the state before its first entry was rebuilt from the\nsegments in the file, so \"peak\" is the peak within the trace.\n")
 	}
-	if ew.Err != nil {
-		return ew.Err
-	}
+	return ew.Err
+}
 
+// writeStateTotals writes the Totals table, memory_stats()'s figures at
+// the moment per pool, and its notes.
+func writeStateTotals(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
+	st := v.State
 	ew.Printf("\nTotals\n")
 	t := kit.NewTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight)
 	t.Header("Metric", "All", "Large pool", "Small pool")
@@ -341,10 +365,12 @@ func WriteState(w io.Writer, v *StateView) error {
 			units.Plural(n, "range"))
 	}
 
-	if o := st.OOM; o != nil {
-		writeOOM(ew, v, o)
-	}
+	return ew.Err
+}
 
+// writeStateSegments writes the Segments table, its block maps narrowed
+// to the width.
+func writeStateSegments(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
 	if n := stateExpandable(v); n > 0 {
 		ew.Printf("\nSegments (%d, %d of them mapped ranges of expandable segments)\n", len(v.Segments), n)
 	} else {
@@ -382,7 +408,12 @@ func WriteState(w io.Writer, v *StateView) error {
 				"'~' freed but still used by another stream, '.' free.", mapWidth), kit.Width(w)))
 		}
 	}
+	return ew.Err
+}
 
+// writeStateLargest writes the largest live allocations.
+func writeStateLargest(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
+	k := v.State.Stats.Known
 	ew.Printf("\nLargest live allocations\n")
 	if ew.Err != nil {
 		return ew.Err
@@ -415,7 +446,12 @@ func WriteState(w io.Writer, v *StateView) error {
 			return err
 		}
 	}
+	return ew.Err
+}
 
+// writeStateStacks writes the live bytes by allocation stack and the
+// stacks shown.
+func writeStateStacks(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
 	if len(v.Stacks) > 0 {
 		ew.Printf("\nLive bytes by allocation stack\n")
 		if ew.Err != nil {
@@ -450,7 +486,12 @@ func WriteState(w io.Writer, v *StateView) error {
 			}
 		}
 	}
+	return ew.Err
+}
 
+// writeStateFree writes the free space per pool and stream.
+func writeStateFree(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
+	st := v.State
 	ew.Printf("\nFree space per pool and stream\n")
 	if ew.Err != nil {
 		return ew.Err
