@@ -119,27 +119,7 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 		if len(lay.dropped) > 0 {
 			bw.WriteString(kit.WrapAt("", fmt.Sprintf("Left out to fit %d columns: %s (--json has them).", width, strings.Join(lay.dropped, ", ")), width))
 		}
-		var line []byte
-		line = append(line, "entry"...)
-		line = alignRight(line, 0, lay.entry)
-		for _, c := range []struct {
-			name  string
-			w     int
-			right bool
-		}{{"time", lay.time, true}, {"action", lay.action, false}, {"size", lay.size, true}, {"address", lay.addr, false}, {"stream", lay.stream, false}} {
-			if c.w == 0 {
-				continue
-			}
-			line = append(line, "  "...)
-			start := len(line)
-			line = append(line, c.name...)
-			if c.right {
-				line = alignRight(line, start, c.w)
-			} else {
-				line = alignLeft(line, start, c.w)
-			}
-		}
-		line = append(line, "  where\n"...)
+		line := appendTraceHeader(nil, lay)
 		bw.Write(line)
 		// Each stack's "where", wrapped to what the other columns leave.
 		where := map[snapshot.StackID]string{}
@@ -203,6 +183,32 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// appendTraceHeader appends the trace's header line: the names of the
+// columns lay keeps, aligned as their cells are.
+func appendTraceHeader(line []byte, lay traceColumns) []byte {
+	line = append(line, "entry"...)
+	line = alignRight(line, 0, lay.entry)
+	for _, c := range []struct {
+		name  string
+		w     int
+		right bool
+	}{{"time", lay.time, true}, {"action", lay.action, false}, {"size", lay.size, true}, {"address", lay.addr, false}, {"stream", lay.stream, false}} {
+		if c.w == 0 {
+			continue
+		}
+		line = append(line, "  "...)
+		start := len(line)
+		line = append(line, c.name...)
+		if c.right {
+			line = alignRight(line, start, c.w)
+		} else {
+			line = alignLeft(line, start, c.w)
+		}
+	}
+	line = append(line, "  where\n"...)
+	return line
 }
 
 // minTraceWhere is the narrowest the where column of a trace gets before

@@ -211,6 +211,26 @@ func WriteRanks(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 		fmt.Fprintln(w, peakClockText(rk))
 	}
 
+	if err := writeRankOutliers(w, rk, labels, o); err != nil {
+		return err
+	}
+
+	if rk.Diff != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "Diffed: %s against the median rank, %s, each at its peak\n", labels[rk.Outlier], labels[rk.Median])
+		for _, n := range rk.Diff.Notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+		if err := writeStackDiffs(w, rk.Diff.Stacks, DiffOptions{Top: o.Top, Full: o.Full, Frames: o.Frames}, diffRequestedKnown(rk.Diff)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeRankOutliers writes the ranks flagged against the median rank and
+// the stacks whose live bytes at each rank's peak vary most.
+func writeRankOutliers(w io.Writer, rk *compare.Ranks, labels []string, o RanksOptions) error {
 	fmt.Fprintln(w)
 	if len(rk.Outliers) == 0 {
 		fmt.Fprintln(w, "No rank is more than 10% away from the median rank.")
@@ -226,27 +246,16 @@ func WriteRanks(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 	if len(rk.Stacks) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "Stacks whose live bytes at each rank's peak vary most across the ranks")
-		rows = nil
+		var rows [][]string
 		for i, v := range rk.Stacks {
 			rows = append(rows, []string{strconv.Itoa(i + 1), units.Bytes(v.Spread),
 				byRank(v.Min, labels[v.MinRank]),
 				byRank(v.Max, labels[v.MaxRank]),
 				strings.Join(frameLines(v.Frames, o.Full, o.Frames), "\n")})
 		}
-		ft = kit.FitWrapped(kit.Width(w), []string{"#", "Spread", "Min", "Max", "Stack (innermost frame first)"},
+		ft := kit.FitWrapped(kit.Width(w), []string{"#", "Spread", "Min", "Max", "Stack (innermost frame first)"},
 			[]tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}, rows, nil, 4, 2)
 		if err := ft.Render(w, "--json has them"); err != nil {
-			return err
-		}
-	}
-
-	if rk.Diff != nil {
-		fmt.Fprintln(w)
-		fmt.Fprintf(w, "Diffed: %s against the median rank, %s, each at its peak\n", labels[rk.Outlier], labels[rk.Median])
-		for _, n := range rk.Diff.Notes {
-			fmt.Fprintf(w, "  %s\n", n)
-		}
-		if err := writeStackDiffs(w, rk.Diff.Stacks, DiffOptions{Top: o.Top, Full: o.Full, Frames: o.Frames}, diffRequestedKnown(rk.Diff)); err != nil {
 			return err
 		}
 	}

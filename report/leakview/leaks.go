@@ -141,31 +141,7 @@ func writeLeakDevice(ew *kit.ErrWriter, ft *stacks.FrameTable, rep *leaks.LeakRe
 	t.Options(tablewriter.WithRendition(tw.Rendition{Settings: tw.Settings{Separators: tw.Separators{BetweenRows: tw.On}}}))
 	t.Header(append(header, lastHeader))
 	for i, g := range rep.Groups {
-		var lines []string
-		if rep.ByAnnotation {
-			label := "(none)"
-			if g.Label != "" {
-				label = kit.Escape(g.Label)
-			}
-			lines = append(lines, kit.WrapLine("annotation: "+label, width, "  ")...)
-		}
-		lines = append(lines, kit.WrapLine(g.Verdict.String(), width, "")...)
-		lines = append(lines, kit.WrapLine(leakAllocLine(rep, &g), width, "")...)
-		if len(g.Regions) > 0 {
-			lines = append(lines, kit.WrapLine(leakRegionLine(&g), width, "")...)
-		}
-		if len(g.Annotations) > 0 && !rep.ByAnnotation {
-			lines = append(lines, kit.WrapLine(LeakAnnotationLine(&g), width, "  ")...)
-		}
-		for _, l := range ft.Lines(g.Stack, leakStackOptions(opt.Full)) {
-			lines = append(lines, kit.WrapLine("  "+l, width, "      ")...)
-		}
-		if g.Stacks > 1 && rep.ByAnnotation {
-			lines = append(lines, kit.WrapLine(fmt.Sprintf("  (%d stacks; the one with the most live bytes is shown)", g.Stacks), width, "   ")...)
-		} else if g.Stacks > 1 {
-			lines = append(lines, kit.WrapLine(fmt.Sprintf("  (%d stacks share these user frames; the one with the most live bytes is shown)", g.Stacks),
-				width, "   ")...)
-		}
+		lines := leakGroupLines(ft, rep, &g, opt, width)
 		if err := t.Append(append(rows[i], strings.Join(lines, "\n"))); err != nil {
 			return err
 		}
@@ -180,6 +156,38 @@ func writeLeakDevice(ew *kit.ErrWriter, ft *stacks.FrameTable, rep *leaks.LeakRe
 		"do not grow. Growth: bytes kept per %s, and the group's live bytes at the end of each %s, from '_' (none)\n"+
 		"to '@' (its highest).\n", unit, unit, unit, unit)
 	return ew.Err
+}
+
+// leakGroupLines is the last cell of a group's row, wrapped at width:
+// its annotation (--by-annotation), verdict, allocations, compiled
+// regions and annotations, and its stack.
+func leakGroupLines(ft *stacks.FrameTable, rep *leaks.LeakReport, g *leaks.LeakGroup, opt LeakOptions, width int) []string {
+	var lines []string
+	if rep.ByAnnotation {
+		label := "(none)"
+		if g.Label != "" {
+			label = kit.Escape(g.Label)
+		}
+		lines = append(lines, kit.WrapLine("annotation: "+label, width, "  ")...)
+	}
+	lines = append(lines, kit.WrapLine(g.Verdict.String(), width, "")...)
+	lines = append(lines, kit.WrapLine(leakAllocLine(rep, g), width, "")...)
+	if len(g.Regions) > 0 {
+		lines = append(lines, kit.WrapLine(leakRegionLine(g), width, "")...)
+	}
+	if len(g.Annotations) > 0 && !rep.ByAnnotation {
+		lines = append(lines, kit.WrapLine(LeakAnnotationLine(g), width, "  ")...)
+	}
+	for _, l := range ft.Lines(g.Stack, leakStackOptions(opt.Full)) {
+		lines = append(lines, kit.WrapLine("  "+l, width, "      ")...)
+	}
+	if g.Stacks > 1 && rep.ByAnnotation {
+		lines = append(lines, kit.WrapLine(fmt.Sprintf("  (%d stacks; the one with the most live bytes is shown)", g.Stacks), width, "   ")...)
+	} else if g.Stacks > 1 {
+		lines = append(lines, kit.WrapLine(fmt.Sprintf("  (%d stacks share these user frames; the one with the most live bytes is shown)", g.Stacks),
+			width, "   ")...)
+	}
+	return lines
 }
 
 // leakMoment describes the moment a report looks at.
