@@ -11,6 +11,8 @@ type ErrWriter struct {
 	Err error
 }
 
+// Printf writes as fmt.Fprintf does, unless an earlier write failed; the
+// first error stays in Err.
 func (e *ErrWriter) Printf(format string, args ...any) {
 	if e.Err == nil {
 		_, e.Err = fmt.Fprintf(e.W, format, args...)

@@ -77,6 +77,8 @@ func (fi *frameInfo) userLine() string {
 	return fi.line
 }
 
+// NewFrameTable returns an empty FrameTable over s: each frame is classified
+// and written once, when a stack first names it.
 func NewFrameTable(s *snapshot.Snapshot) *FrameTable {
 	return &FrameTable{s: s}
 }

@@ -459,6 +459,8 @@ type explainDeviceJSON struct {
 	Findings []ExplainFindingJSON `json:"findings"`
 }
 
+// ExplainFindingJSON is one finding in the --json of explain and of state
+// --at oom.
 type ExplainFindingJSON struct {
 	Kind     string `json:"kind"`
 	Severity string `json:"severity"`
@@ -515,6 +517,7 @@ func WriteExplainJSON(w io.Writer, v *ExplainView) error {
 	return enc.Encode(out)
 }
 
+// ExplainFindingOf is f as ExplainFindingJSON, its stacks written out.
 func ExplainFindingOf(s *snapshot.Snapshot, f *ExplainFinding) ExplainFindingJSON {
 	fj := ExplainFindingJSON{
 		Kind: string(f.Kind), Severity: string(f.Severity), Verdict: f.Verdict, Action: f.Action, Entry: f.Entry,

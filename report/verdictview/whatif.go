@@ -374,6 +374,8 @@ type whatifJSON struct {
 	Devices []WhatifDeviceJSON `json:"devices"`
 }
 
+// WhatifDeviceJSON is one device of the what-if --json, also under state
+// --at oom.
 type WhatifDeviceJSON struct {
 	Device     int    `json:"device"`
 	LimitBytes *int64 `json:"limit_bytes"`
