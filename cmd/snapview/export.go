@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -487,10 +488,114 @@ func exportChrome(ctx context.Context, opts *exportOptions, stdin io.Reader, std
 	})
 }
 
+// exportParquet writes the Parquet tables of opts.files into the folder
+// opts.out. The set is written to a temporary folder beside it and moved
+// into place only once every table is whole: a new folder by renaming the
+// temporary one, an existing one table by table (other files in it are
+// left alone). An export that fails or is stopped partway leaves the
+// folder as it was, never tables of two runs. A table whose place holds
+// something other than a regular file (a folder, a link) fails the
+// export before any is moved.
 func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, stderr io.Writer) error {
-	if err := os.MkdirAll(opts.out, 0o755); err != nil {
+	st, err := os.Stat(opts.out)
+	switch {
+	case err == nil && !st.IsDir():
+		return fmt.Errorf("writing %s: not a directory", opts.out)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("writing %s: %w", opts.out, err)
+	}
+	exists := err == nil
+	parent, base := filepath.Split(filepath.Clean(opts.out))
+	if parent == "" {
+		parent = "."
+	}
+	if err := os.MkdirAll(parent, 0o777); err != nil {
+		return fmt.Errorf("writing %s: %w", opts.out, err)
+	}
+	pattern := "." + base + ".*.tmp"
+	if len(pattern) > 200 {
+		pattern = ".snapview-*.tmp"
+	}
+	stage, err := os.MkdirTemp(parent, pattern)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", opts.out, err)
+	}
+	outs := outputsOf(ctx)
+	outs.add(stage)
+	defer func() {
+		os.RemoveAll(stage) // gone already when renamed into place
+		outs.done(stage)
+	}()
+	tables, err := parquetTables(ctx, opts, stdin, stderr)
+	if err != nil {
 		return err
 	}
+	for _, t := range tables {
+		if err := writeStaged(filepath.Join(stage, t.Name+".parquet"), t.Write); err != nil {
+			return fmt.Errorf("writing %s: %w", filepath.Join(opts.out, t.Name+".parquet"), err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !exists {
+		if err := os.Chmod(stage, fs.FileMode(0o777)&^umask()); err != nil {
+			return fmt.Errorf("writing %s: %w", opts.out, err)
+		}
+		if err := outs.rename(stage, opts.out); err != nil {
+			return fmt.Errorf("writing %s: %w", opts.out, err)
+		}
+		return nil
+	}
+	// Every table's place is checked before the first is moved, so that
+	// a table that cannot be replaced (a folder of that name) fails the
+	// export with the folder untouched. A link to a table is written
+	// through, as writeFileAtomic does.
+	dsts := make([]string, len(tables))
+	for i, t := range tables {
+		dst := filepath.Join(opts.out, t.Name+".parquet")
+		if target, err := filepath.EvalSymlinks(dst); err == nil {
+			dst = target
+		}
+		old, err := os.Stat(dst)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return fmt.Errorf("writing %s: %w", dst, err)
+		case !old.Mode().IsRegular():
+			return fmt.Errorf("writing %s: not a regular file", dst)
+		default:
+			os.Chmod(filepath.Join(stage, t.Name+".parquet"), old.Mode().Perm()) // keep an existing table's mode
+		}
+		dsts[i] = dst
+	}
+	for i, t := range tables {
+		if err := outs.rename(filepath.Join(stage, t.Name+".parquet"), dsts[i]); err != nil {
+			return fmt.Errorf("writing %s: %w", dsts[i], err)
+		}
+	}
+	return nil
+}
+
+// writeStaged writes a table of a Parquet set into its temporary folder.
+func writeStaged(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// parquetTables decodes opts.files and returns their Parquet tables.
+func parquetTables(ctx context.Context, opts *exportOptions, stdin io.Reader, stderr io.Writer) ([]export.Table, error) {
 	ds := export.NewDataset(opts.labelKeys())
 	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
 		var results []*replay.Result
@@ -506,18 +611,9 @@ func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, st
 		return ds.Add(s, src.name, opts.fileLabels(src.name), results)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	tables, err := ds.Tables()
-	if err != nil {
-		return err
-	}
-	for _, t := range tables {
-		if err := writeOutput(ctx, filepath.Join(opts.out, t.Name+".parquet"), nil, t.Write); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ds.Tables()
 }
 
 // writeOutput writes what write produces to path, or to stdout when path

@@ -179,19 +179,20 @@ func (o *outputs) rename(tmp, path string) error {
 		return context.Canceled
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+		os.RemoveAll(tmp)
 		return err
 	}
 	return nil
 }
 
-// removeAll deletes every temporary file and stops later renames.
+// removeAll deletes every temporary file (and folder: a Parquet set
+// being written) and stops later renames.
 func (o *outputs) removeAll() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.stopped = true
 	for name := range o.tmp {
-		os.Remove(name)
+		os.RemoveAll(name)
 	}
 	o.tmp = nil
 }
