@@ -66,6 +66,9 @@ Findings, most severe first:
 With an OOM, or a reserved gap, the settings of snapview whatif are
 simulated (the cap inferred from the OOM unless --limit or --oom-message
 gives it) and its verdict, over the caps the file allows, is the action.
+Where fragmentation is the cause (an oom-fragmentation, a reserved gap of
+split remainders, release blockers), max_split_size_mb:20 is simulated too
+and taken when whatif's rule prefers it (release blockers always take it).
 --oom-message also gives the device's capacity, the memory the process
 had in use beyond PyTorch's reserved bytes, and other processes'.
 
