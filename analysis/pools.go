@@ -25,15 +25,22 @@ func (f *File) HasPrivatePools(device int) bool {
 // (replay.Result.Pools, kept in every replay.Mode), merged as [File.Stats]
 // merges memory_stats(). The device is replayed (once, shared with the
 // other views) only when it has private pools and trace entries; without
-// a trace, or when the replay fails, the history is Unknown.
+// a trace, or when the replay fails, the history is Unknown, Known.Why
+// saying why.
 func (f *File) Pools(device int) []stats.PoolFigures {
 	cur := stats.CurrentPools(f.Snap, device)
-	if len(cur) == 0 || !f.HasTrace(device) {
+	why := func(w string) []stats.PoolFigures {
+		for k := range cur {
+			cur[k].Known.Why = w
+		}
 		return cur
+	}
+	if len(cur) == 0 || !f.HasTrace(device) {
+		return why("no trace")
 	}
 	r, err := f.Replay(device)
 	if err != nil {
-		return cur
+		return why("the replay failed: " + err.Error())
 	}
 	hist := map[snapshot.PoolID]*stats.PoolFigures{}
 	for k := range r.Pools {
@@ -47,7 +54,7 @@ func (f *File) Pools(device int) []stats.PoolFigures {
 		}
 		c.ReservedHighWater, c.ActiveAtPeak = h.ReservedHighWater, h.ActiveAtPeak
 		c.Allocations, c.FirstAlloc = h.Allocations, h.FirstAlloc
-		c.Known.History = h.Known.History
+		c.Known.History, c.Known.Why = h.Known.History, r.Stats.Known.Why
 		c.HighWater, c.HighWaterWhy = h.HighWater, h.HighWaterWhy
 	}
 	return cur

@@ -102,6 +102,10 @@ type StateView struct {
 	// Explain is explain's findings for the device, shown first at an
 	// OOM; nil when not run.
 	Explain *ExplainDevice
+	// PrivatePools are the figures of the device's private pools over the
+	// whole trace and at the dump (analysis.File.Pools), whatever the
+	// moment; nil when it has none.
+	PrivatePools []stats.PoolFigures
 
 	allocs []replay.Allocation // replay.Result.Allocs
 	snap   *snapshot.Snapshot
@@ -454,6 +458,7 @@ func WriteState(w io.Writer, v *StateView) error {
 	}
 	if len(st.Free) == 0 {
 		ew.printf("none\n")
+		writePoolSection(ew, v.PrivatePools)
 		return ew.err
 	}
 	var freeRows [][]string
@@ -463,7 +468,11 @@ func WriteState(w io.Writer, v *StateView) error {
 	}
 	ft := fitColumns(textWidth(w), []string{"Pool", "Stream", "Reserved", "Free in\nsegments", "Free\nblocks", "Largest\nfree block"},
 		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, freeRows, nil, 4)
-	return ft.render(w, "")
+	if err := ft.render(w, ""); err != nil {
+		return err
+	}
+	writePoolSection(ew, v.PrivatePools)
+	return ew.err
 }
 
 // stackShown reports whether stack i is listed: the top stacks and the
@@ -553,6 +562,9 @@ type stateJSON struct {
 	OOM       *oomJSON       `json:"oom"`
 	// Findings are explain --json's findings for the device, at an OOM.
 	Findings []explainFindingJSON `json:"findings,omitempty"`
+	// PrivatePools are the private pools' figures over the whole trace
+	// and at the dump (left out when none).
+	PrivatePools []poolFiguresJSON `json:"private_pools,omitempty"`
 }
 
 type stateEntryJSON struct {
@@ -644,6 +656,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 		History:   historyJSON{Exactness: st.Stats.Known.History.String(), Why: st.Stats.Known.Why},
 		Requested: requestedVerdictJSON(st.Stats.Known),
 		Segments:  []stateSegJSON{}, Largest: []liveJSON{}, Stacks: []stackJSON{}, Free: []freeJSON{},
+		PrivatePools: newPoolsJSON(v.PrivatePools),
 	}
 	for _, f := range st.Stats.Figures() {
 		out.Exactness[f.Key] = f.Exactness.String()

@@ -1,7 +1,6 @@
 package explain
 
 import (
-	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -29,9 +28,9 @@ func poolFindings(in Input) []Finding {
 			f.add("reserved_high_water_bytes", p.ReservedHighWater, Bytes, p.HighWater)
 			f.add("active_at_peak_bytes", p.ActiveAtPeak, Bytes, p.Known.History)
 		}
-		f.add("active_at_end_bytes", p.ActiveAtEnd, Bytes, stats.Exact)
-		f.add("segments_at_end", int64(p.SegmentsAtEnd), Count, stats.Exact)
-		f.add("reserved_at_end_bytes", p.ReservedAtEnd, Bytes, stats.Exact)
+		f.add("active_at_end_bytes", p.ActiveAtEnd, Bytes, p.Known.Current)
+		f.add("segments_at_end", int64(p.SegmentsAtEnd), Count, p.Known.Current)
+		f.add("reserved_at_end_bytes", p.ReservedAtEnd, Bytes, p.Known.Current)
 		if r != nil {
 			f.add("allocations", int64(p.Allocations), Count, p.HighWater)
 		}

@@ -59,7 +59,9 @@ Without --at, a device without a trace (recording off, a bare
 torch.cuda.memory_snapshot() list) is shown at the end, the state the file
 holds, with a note on stderr. An empty snapshot (no segments, no trace
 entries) is not an error: state says there is nothing to show ({} with
---json) and exits 0.`,
+--json) and exits 0.
+
+` + poolsHelp,
 		Example: `  snapview state --at peak snapshot.pickle
   snapview state --at oom --top 5 oom_snapshot.pickle
   snapview state --at time:2.5s --device 1 snapshot.pickle
@@ -199,6 +201,7 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 		return err
 	}
 	v := report.NewStateView(s, r, st, label, report.StateOptions{Top: opts.top, Frames: opts.frames})
+	v.PrivatePools = an.Pools(dev)
 	if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
 		// explain's findings open the view, from the same analysis; the
 		// what-if verdict they used (the cap inferred from the OOM, as

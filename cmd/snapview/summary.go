@@ -88,6 +88,8 @@ Where the figures come from:
 Without --device every device that has segments or trace entries is shown,
 one after another.
 
+` + poolsHelp + `
+
 memory_stats() dumps:
 
   FILE may also be json.dump(torch.cuda.memory_stats()) (the flat dict,

@@ -170,7 +170,7 @@ func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, 
 	k := st.Known
 	switch k.History {
 	case stats.Exact:
-		if strings.Contains(text.String(), "Peak: unknown") || strings.Contains(text.String(), "at least") {
+		if strings.Contains(text.String(), "Peak: unknown") || strings.Contains(text.String(), "Peak: at least") {
 			errorf("history exact, but the summary says otherwise:\n%s", text.String())
 		}
 		if strings.Contains(torch.String(), "?") && hasTrace(s, dev) {
