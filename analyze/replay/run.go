@@ -398,20 +398,7 @@ func (x *runner) step(i int) {
 			}
 		}
 	case snapshot.ActionSegmentAlloc:
-		// Pool kind by size (a small-pool segment is kSmallBuffer, a
-		// large-pool one at least 10 MiB, get_allocation_size), or the
-		// file's own segment_type when the segment survives to the dump;
-		// its private pool only for the last segment_alloc at the
-		// address (an earlier segment there was freed: its pool is not
-		// known).
-		large := allocator.IsLargeSegmentSize(e.Size)
-		var pool snapshot.PoolID
-		if fs := x.fileSeg[e.Addr]; fs != nil && fs.TotalSize == e.Size && !fs.Expandable {
-			large = allocator.IsLargeSegment(fs)
-			if last, ok := r.lastPoolAlloc[e.Addr]; !ok || last == i {
-				pool = fs.Pool
-			}
-		}
+		large, pool := r.SegmentAllocPool(x.fileSeg[e.Addr], i, e)
 		m.segmentAlloc(i, e, large, pool)
 	case snapshot.ActionSegmentFree:
 		m.segmentFree(i, e)
@@ -454,6 +441,26 @@ func (x *runner) step(i int) {
 		r.Reserved[i] = m.st.ReservedBytes[stats.PoolAll].Current
 		r.Requested[i] = m.st.RequestedBytes[stats.PoolAll].Current
 	}
+}
+
+// SegmentAllocPool returns the pool of the segment that segment_alloc
+// entry i (e) of the device's trace creates: large or small by size (a
+// small-pool segment is kSmallBuffer, a large-pool one at least 10 MiB,
+// get_allocation_size), or the file's own segment_type when fs, the
+// file's segment at e.Addr (nil: none), is that segment (same size, not
+// expandable); its private pool (segment_pool_id) only when e is the last
+// segment_alloc at the address, as an earlier segment there was freed
+// before the dump and its pool is not known (trace entries carry none).
+// Every view that needs a segment's pool takes it from here.
+func (r *Result) SegmentAllocPool(fs *snapshot.Segment, i int, e *snapshot.TraceEntry) (large bool, pool snapshot.PoolID) {
+	large = allocator.IsLargeSegmentSize(e.Size)
+	if fs != nil && fs.TotalSize == e.Size && !fs.Expandable {
+		large = allocator.IsLargeSegment(fs)
+		if last, ok := r.lastPoolAlloc[e.Addr]; !ok || last == i {
+			pool = fs.Pool
+		}
+	}
+	return large, pool
 }
 
 // endCheck compares the replayed end state with the file's segments.
