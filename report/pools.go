@@ -63,7 +63,7 @@ func PoolLines(pools []stats.PoolFigures) []string {
 			}
 		}
 		if p.Abandoned() {
-			b.WriteString(" Abandoned: segments and no live block; the memory stays reserved until the graph or MemPool is freed.")
+			b.WriteString(" Abandoned: segments and no active block; the memory stays reserved until the graph or MemPool is freed.")
 		}
 		out = append(out, b.String())
 	}

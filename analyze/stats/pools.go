@@ -49,10 +49,13 @@ type PoolFigures struct {
 	HighWaterWhy string
 }
 
-// Abandoned reports whether the pool holds segments and no live block at
-// the dump: its memory stays reserved, unusable by any other pool, until
-// the graph or MemPool is freed.
-func (p *PoolFigures) Abandoned() bool { return p.SegmentsAtEnd > 0 && p.ActiveAtEnd == 0 }
+// Abandoned reports whether the pool holds segments and no active block
+// at the dump (no live allocation, none pending free on a stream): its
+// memory stays reserved, unusable by any other pool, until the graph or
+// MemPool is freed.
+func (p *PoolFigures) Abandoned() bool {
+	return p.SegmentsAtEnd > 0 && p.ActiveAtEnd == 0 && p.PendingFreeEnd == 0
+}
 
 // Why texts of [PoolTrust].
 const (

@@ -56,7 +56,7 @@ Findings, most severe first:
                      pending frees on other streams, private pools)
   pool               a private pool (CUDA graph, MemPool): reserved
                      high-water, active at the peak and at the end,
-                     "abandoned" when it holds segments and no live block
+                     "abandoned" when it holds segments and no active block
   leak / no-leak     the leak ranking's top verdict, or "no leak" when
                      steps were found and nothing grows over them
   growth-unjudged    no training steps were found: growth cannot be judged
