@@ -2,10 +2,12 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 )
 
 // The private pools' figures (analysis.File.Pools) as summary, segments
@@ -92,7 +94,7 @@ func newPoolsJSON(pools []stats.PoolFigures) []poolFiguresJSON {
 		j := poolFiguresJSON{PoolID: p.Pool, Figures: map[string]*int64{}, Exactness: map[string]string{},
 			Why: p.HighWaterWhy, FirstAllocEntry: p.FirstAlloc, Abandoned: p.Abandoned()}
 		add := func(name string, v int64, e stats.Exactness) {
-			j.Figures[name], j.Exactness[name] = knownOr(v, e), e.String()
+			j.Figures[name], j.Exactness[name] = kit.KnownOr(v, e), e.String()
 		}
 		add("reserved_high_water_bytes", p.ReservedHighWater, p.HighWater)
 		add("active_at_peak_bytes", p.ActiveAtPeak, p.Known.History)
@@ -106,14 +108,15 @@ func newPoolsJSON(pools []stats.PoolFigures) []poolFiguresJSON {
 	return out
 }
 
-// writePoolSection writes the private pools' lines under a heading, as
+// writeStatePools writes the private pools' lines under a heading, as
 // the state view ends (nothing when there are none).
-func writePoolSection(ew *errWriter, pools []stats.PoolFigures) {
-	if len(pools) == 0 {
-		return
+func writeStatePools(_ io.Writer, ew *kit.ErrWriter, v *StateView) error {
+	if len(v.PrivatePools) == 0 {
+		return ew.Err
 	}
-	ew.printf("\nPrivate pools (over the whole trace and at the dump, not at this moment)\n")
-	for _, line := range PoolLines(pools) {
-		ew.printf("%s", wrapAt("  ", line, 100))
+	ew.Printf("\nPrivate pools (over the whole trace and at the dump, not at this moment)\n")
+	for _, line := range PoolLines(v.PrivatePools) {
+		ew.Printf("%s", kit.WrapAt("  ", line, 100))
 	}
+	return ew.Err
 }
