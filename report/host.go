@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/snapview/snapview/analyze/info"
+	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 )
 
@@ -31,6 +32,49 @@ func hostLines(h *info.HostMemory) []string {
 	}
 	lines = append(lines, fmt.Sprintf("Trace: %s%s (%s); at most %s requested at once along it.",
 		units.Plural(h.Entries, "entry"), span, strings.Join(acts, ", "), units.Bytes(h.PeakAllocatedBytes)))
+	return append(lines, hostReplayLines(h)...)
+}
+
+// hostReplayLines gives the figures of the host trace's replay under the
+// caching host allocator's rules (hostreplay.Result), with the trust marks
+// of the device's figures, and the pinned memory handed out at the end by
+// stack.
+func hostReplayLines(h *info.HostMemory) []string {
+	r := &h.Replay
+	st := &r.Stats
+	var lines []string
+	switch r.Trust {
+	case stats.Exact:
+		lines = append(lines, fmt.Sprintf("Peak (replayed under the caching host allocator's rules): %s pinned in %s, %s handed out in %s (exact).",
+			units.Bytes(st.AllocatedBytes.Peak), units.Plural(int(st.Allocations.Peak), "block"),
+			units.Bytes(st.ActiveBytes.Peak), units.Plural(int(st.ActiveRequests.Peak), "request")))
+	case stats.LowerBound:
+		lines = append(lines, fmt.Sprintf("Peak (replayed under the caching host allocator's rules): at least %s pinned in %s, at least %s handed out in %s (lower bounds: %s).",
+			units.Bytes(st.AllocatedBytes.Peak), units.Plural(int(st.Allocations.Peak), "block"),
+			units.Bytes(st.ActiveBytes.Peak), units.Plural(int(st.ActiveRequests.Peak), "request"), r.Why))
+	default:
+		lines = append(lines, fmt.Sprintf("Peak: unknown (%s).", r.Why))
+	}
+	if r.Trust != stats.Unknown {
+		lines = append(lines, fmt.Sprintf("Along the trace: %s blocks pinned (num_host_alloc), %s unpinned by empty_cache (num_host_free).",
+			figureValue(st.NumHostAlloc, false, r.Trust), figureValue(st.NumHostFree, false, r.Trust)))
+	}
+	if len(h.Live) > 0 {
+		const shown = 3
+		parts := make([]string, 0, shown)
+		for i, l := range h.Live {
+			if i == shown {
+				parts = append(parts, "and "+units.Plural(len(h.Live)-shown, "more stack"))
+				break
+			}
+			where := "<no stack recorded>"
+			if l.Where != "" {
+				where = Escape(l.Where)
+			}
+			parts = append(parts, fmt.Sprintf("%s in %s at %s", units.Bytes(l.Bytes), units.Plural(l.Count, "block"), where))
+		}
+		lines = append(lines, "Handed out at the end, by stack: "+strings.Join(parts, "; ")+".")
+	}
 	return lines
 }
 
@@ -46,6 +90,67 @@ type hostJSON struct {
 	LastTimeUS         int64       `json:"last_time_us"`
 	Actions            []countJSON `json:"actions"`
 	PeakRequestedBytes int64       `json:"peak_requested_bytes"`
+	// Replay is host_traces replayed under the caching host allocator's
+	// rules: torch.cuda.host_memory_stats()'s figures, with their trust.
+	Replay hostReplayJSON `json:"replay"`
+	// LiveByStack is the pinned memory handed out at the end, by stack.
+	LiveByStack []hostStackJSON `json:"live_by_stack"`
+}
+
+// hostReplayJSON is a hostreplay.Result: current figures always, history
+// (peak, allocated, freed, the num_ counters) null when unknown.
+type hostReplayJSON struct {
+	historyJSON
+	Allocations       hostStatJSON `json:"allocations"`
+	AllocatedBytes    hostStatJSON `json:"allocated_bytes"`
+	ActiveRequests    hostStatJSON `json:"active_requests"`
+	ActiveBytes       hostStatJSON `json:"active_bytes"`
+	NumHostAlloc      *int64       `json:"num_host_alloc"`
+	NumHostFree       *int64       `json:"num_host_free"`
+	PeakEntry         int          `json:"peak_active_entry"`
+	PeakReservedEntry int          `json:"peak_allocated_entry"`
+	SeededBlocks      int          `json:"seeded_blocks"`
+	Deviations        []string     `json:"deviations"`
+	EndStateChecked   bool         `json:"end_state_checked"`
+	EndStateEqual     bool         `json:"end_state_equal"`
+}
+
+// hostStatJSON is one host_memory_stats() family in bytes or counts.
+type hostStatJSON struct {
+	Current   int64  `json:"current"`
+	Peak      *int64 `json:"peak"`
+	Allocated *int64 `json:"allocated"`
+	Freed     *int64 `json:"freed"`
+}
+
+type hostStackJSON struct {
+	Where  string `json:"where"`
+	Bytes  int64  `json:"bytes"`
+	Blocks int    `json:"blocks"`
+}
+
+func newHostStatJSON(s stats.Stat, e stats.Exactness) hostStatJSON {
+	return hostStatJSON{Current: s.Current, Peak: knownOr(s.Peak, e), Allocated: knownOr(s.Allocated, e), Freed: knownOr(s.Freed, e)}
+}
+
+func newHostReplayJSON(h *info.HostMemory) (hostReplayJSON, []hostStackJSON) {
+	r := &h.Replay
+	e := r.Trust
+	j := hostReplayJSON{
+		historyJSON:    historyJSON{Exactness: e.String(), Why: r.Why},
+		Allocations:    newHostStatJSON(r.Stats.Allocations, e),
+		AllocatedBytes: newHostStatJSON(r.Stats.AllocatedBytes, e),
+		ActiveRequests: newHostStatJSON(r.Stats.ActiveRequests, e),
+		ActiveBytes:    newHostStatJSON(r.Stats.ActiveBytes, e),
+		NumHostAlloc:   knownOr(r.Stats.NumHostAlloc, e), NumHostFree: knownOr(r.Stats.NumHostFree, e),
+		PeakEntry: r.PeakEntry, PeakReservedEntry: r.PeakReservedEntry, SeededBlocks: r.Seeded,
+		Deviations: append([]string{}, r.Deviations...), EndStateChecked: r.Checked, EndStateEqual: r.Equal,
+	}
+	live := make([]hostStackJSON, len(h.Live))
+	for i, l := range h.Live {
+		live[i] = hostStackJSON{Where: l.Where, Bytes: l.Bytes, Blocks: l.Count}
+	}
+	return j, live
 }
 
 // newHostJSON returns nil when the file has no pinned host memory.
@@ -53,7 +158,9 @@ func newHostJSON(h *info.HostMemory) *hostJSON {
 	if !h.Present {
 		return nil
 	}
+	rj, live := newHostReplayJSON(h)
 	return &hostJSON{
+		Replay: rj, LiveByStack: live,
 		Segments: h.Segments, ReservedBytes: h.ReservedBytes, AllocatedBytes: h.AllocatedBytes,
 		Allocations: h.Allocations, CachedBytes: h.CachedBytes, TraceEntries: h.Entries,
 		FirstTimeUS: h.FirstUS, LastTimeUS: h.LastUS, Actions: countsJSON(h.Actions),
