@@ -138,7 +138,8 @@ type replayer struct {
 // breaks a rule, the rule's words go to Result.Deviations and the trust
 // becomes Unknown.
 func Run(s *snapshot.Snapshot) Result {
-	r := Result{Entries: len(s.HostTraces), PeakEntry: -1, PeakReservedEntry: -1}
+	r := Result{Entries: len(s.HostTraces), PeakEntry: -1, PeakReservedEntry: -1,
+		End: []Block{}, Deviations: []string{}, Differences: []string{}}
 	p := &replayer{s: s, blocks: map[snapshot.Addr]*block{}, free: map[int]*allocator.HostFreeList[snapshot.Addr]{}, r: &r}
 	p.seed()
 	for i := range s.HostTraces {

@@ -88,11 +88,10 @@ func Host(s *snapshot.Snapshot) HostMemory {
 		}
 	}
 	h.Actions = counts.counts(s)
-	if h.Present {
-		h.Replay = hostreplay.Run(s)
-		for _, st := range h.Replay.LiveByStack() {
-			h.Live = append(h.Live, HostStack{StackTotal: st, Where: innermostUser(s, st.Stack)})
-		}
+	h.Replay = hostreplay.Run(s)
+	h.Live = []HostStack{}
+	for _, st := range h.Replay.LiveByStack() {
+		h.Live = append(h.Live, HostStack{StackTotal: st, Where: innermostUser(s, st.Stack)})
 	}
 	return h
 }
