@@ -98,15 +98,15 @@ type hostJSON struct {
 }
 
 // hostReplayJSON is a hostreplay.Result: current figures always, history
-// (peak, allocated, freed, the num_ counters) null when unknown.
+// (peak, allocated, freed, the num_ counters) left out when unknown.
 type hostReplayJSON struct {
 	historyJSON
 	Allocations       hostStatJSON `json:"allocations"`
 	AllocatedBytes    hostStatJSON `json:"allocated_bytes"`
 	ActiveRequests    hostStatJSON `json:"active_requests"`
 	ActiveBytes       hostStatJSON `json:"active_bytes"`
-	NumHostAlloc      *int64       `json:"num_host_alloc"`
-	NumHostFree       *int64       `json:"num_host_free"`
+	NumHostAlloc      *int64       `json:"num_host_alloc,omitempty"`
+	NumHostFree       *int64       `json:"num_host_free,omitempty"`
 	PeakEntry         int          `json:"peak_active_entry"`
 	PeakReservedEntry int          `json:"peak_allocated_entry"`
 	SeededBlocks      int          `json:"seeded_blocks"`
@@ -118,9 +118,9 @@ type hostReplayJSON struct {
 // hostStatJSON is one host_memory_stats() family in bytes or counts.
 type hostStatJSON struct {
 	Current   int64  `json:"current"`
-	Peak      *int64 `json:"peak"`
-	Allocated *int64 `json:"allocated"`
-	Freed     *int64 `json:"freed"`
+	Peak      *int64 `json:"peak,omitempty"`
+	Allocated *int64 `json:"allocated,omitempty"`
+	Freed     *int64 `json:"freed,omitempty"`
 }
 
 type hostStackJSON struct {

@@ -64,6 +64,9 @@ func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt L
 	if rep.ByAnnotation {
 		key = "annotation (--by-annotation)"
 	}
+	if rep.ByRegion {
+		key = "compiled region (--by region)"
+	}
 	head := fmt.Sprintf("%s live in %s; %s by %s", units.Bytes(rep.LiveBytes), units.Plural(rep.LiveCount, "allocation"),
 		units.Plural(rep.TotalGroups, "group"), key)
 	if rep.TotalCount != rep.LiveCount {
@@ -147,9 +150,16 @@ func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt L
 			}
 			lines = append(lines, wrapLine("annotation: "+label, width, "  ")...)
 		}
+		if rep.ByRegion {
+			label := "(outside compiled regions)"
+			if g.Label != "" {
+				label = Escape(g.Label)
+			}
+			lines = append(lines, wrapLine("region: "+label, width, "  ")...)
+		}
 		lines = append(lines, wrapLine(g.Verdict.String(), width, "")...)
 		lines = append(lines, wrapLine(leakAllocLine(rep, &g), width, "")...)
-		if len(g.Regions) > 0 {
+		if len(g.Regions) > 0 && !rep.ByRegion {
 			lines = append(lines, wrapLine(leakRegionLine(&g), width, "")...)
 		}
 		if len(g.Annotations) > 0 && !rep.ByAnnotation {
@@ -158,7 +168,7 @@ func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt L
 		for _, l := range ft.Lines(g.Stack, leakStackOptions(opt.Full)) {
 			lines = append(lines, wrapLine("  "+l, width, "      ")...)
 		}
-		if g.Stacks > 1 && rep.ByAnnotation {
+		if g.Stacks > 1 && (rep.ByAnnotation || rep.ByRegion) {
 			lines = append(lines, wrapLine(fmt.Sprintf("  (%d stacks; the one with the most live bytes is shown)", g.Stacks), width, "   ")...)
 		} else if g.Stacks > 1 {
 			lines = append(lines, wrapLine(fmt.Sprintf("  (%d stacks share these user frames; the one with the most live bytes is shown)", g.Stacks),
