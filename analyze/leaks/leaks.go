@@ -519,7 +519,7 @@ func Leaks(s *snapshot.Snapshot, res *replay.Result, opts LeakOptions) (*LeakRep
 	rep := &LeakReport{
 		Device: res.Device, At: at, Entries: n, Seeded: res.Seeded, History: res.Stats.Known, LastOOM: -1, Fold: opts.Fold, ByAnnotation: opts.ByAnnotation,
 		ByRegion: opts.ByRegion && !opts.ByAnnotation,
-		Slices: []steps.LeakSlice{}, Groups: []LeakGroup{},
+		Slices:   []steps.LeakSlice{}, Groups: []LeakGroup{},
 	}
 	if n > 0 {
 		rep.HasTime = trace[0].Flags&snapshot.FlagTime != 0
