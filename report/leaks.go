@@ -160,7 +160,7 @@ func writeLeakDevice(ew *errWriter, ft *FrameTable, rep *leaks.LeakReport, opt L
 		lines = append(lines, wrapLine(g.Verdict.String(), width, "")...)
 		lines = append(lines, wrapLine(leakAllocLine(rep, &g), width, "")...)
 		if len(g.Regions) > 0 && !rep.ByRegion {
-			lines = append(lines, wrapLine(leakRegionLine(&g), width, "")...)
+			lines = append(lines, wrapLine(LeakRegionLine(&g), width, "")...)
 		}
 		if len(g.Annotations) > 0 && !rep.ByAnnotation {
 			lines = append(lines, wrapLine(LeakAnnotationLine(&g), width, "  ")...)
@@ -385,12 +385,12 @@ func LeakAnnotationLine(g *leaks.LeakGroup) string {
 	return "annotated: " + strings.Join(parts, ", ")
 }
 
-// leakRegionLine names the compiled regions a group's live bytes were
+// LeakRegionLine names the compiled regions a group's live bytes were
 // allocated in: "in Torch-Compiled Region: 0/0 (32.0 MiB)".
-func leakRegionLine(g *leaks.LeakGroup) string {
+func LeakRegionLine(g *leaks.LeakGroup) string {
 	parts := make([]string, len(g.Regions))
 	for i, r := range g.Regions {
-		parts[i] = fmt.Sprintf("%s (%s)", r.Region, units.Bytes(r.Bytes))
+		parts[i] = fmt.Sprintf("%s (%s)", Escape(r.Region), units.Bytes(r.Bytes))
 	}
 	return "in " + strings.Join(parts, ", ")
 }

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/frames"
@@ -570,7 +569,7 @@ func Leaks(s *snapshot.Snapshot, res *replay.Result, opts LeakOptions) (*LeakRep
 		if g := b.groupOf(a, true); g != nil {
 			b.addLive(g, a)
 			if a.AllocIndex >= 0 && a.AllocIndex < len(trace) {
-				b.addRegion(g, trace[a.AllocIndex].CompileContext, a.Size)
+				b.addRegion(g, &trace[a.AllocIndex], a.Size)
 			}
 		}
 	}
@@ -835,31 +834,23 @@ func (b *leakBuilder) sliceOf(i int) int {
 	return sort.Search(len(sl), func(k int) bool { return sl[k].Start > i }) - 1
 }
 
-// regionPrefix begins the compile_context of torch.compile's generated
-// code (torch/_dynamo: "Torch-Compiled Region: 0/1").
-const regionPrefix = "Torch-Compiled Region: "
-
-// regionOf is the compiled region allocation a was made in (the
-// compile_context of its alloc entry), "" outside any region or when the
-// trace does not hold its alloc.
+// regionOf is the compiled region allocation a was made in
+// (frames.CompiledRegion of its alloc entry), "" outside any region or
+// when the trace does not hold its alloc.
 func (b *leakBuilder) regionOf(a *replay.Allocation) string {
 	if a.AllocIndex < 0 || a.AllocIndex >= len(b.trace) {
 		return ""
 	}
-	ctx := b.trace[a.AllocIndex].CompileContext
-	if int(ctx) >= len(b.s.Strings) || !strings.HasPrefix(b.s.Strings[ctx], regionPrefix) {
-		return ""
-	}
-	return b.s.Strings[ctx]
+	return frames.CompiledRegion(b.s, &b.trace[a.AllocIndex])
 }
 
-// addRegion counts size bytes of g as allocated under compile context ctx
-// when that is a compiled region.
-func (b *leakBuilder) addRegion(g *leakAcc, ctx snapshot.StrID, size int64) {
-	if int(ctx) >= len(b.s.Strings) || !strings.HasPrefix(b.s.Strings[ctx], regionPrefix) {
+// addRegion counts size bytes of g as allocated in the compiled region
+// of alloc entry e, if any.
+func (b *leakBuilder) addRegion(g *leakAcc, e *snapshot.TraceEntry, size int64) {
+	r := frames.CompiledRegion(b.s, e)
+	if r == "" {
 		return
 	}
-	r := b.s.Strings[ctx]
 	if k := slices.IndexFunc(g.Regions, func(rb RegionBytes) bool { return rb.Region == r }); k >= 0 {
 		g.Regions[k].Bytes += size
 		return

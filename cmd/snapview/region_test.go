@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -24,5 +25,35 @@ func TestLeaksByRegionFlag(t *testing.T) {
 		if _, errOut, err := runSnapview(t, args...); err == nil || !strings.Contains(err.Error()+errOut, "--by") {
 			t.Errorf("%v: err %v, stderr %q; want a usage error naming --by", args, err, errOut)
 		}
+	}
+}
+
+// TestRegionsInStateAndReport: on the torch.compile recording, state's
+// largest live allocations name the compiled region of each alloc entry
+// (text column and JSON "region"), and the report's leak rows name the
+// regions of their live bytes, as leaks does.
+func TestRegionsInStateAndReport(t *testing.T) {
+	const file = "../../testdata/snapshots/compiled_regions/snapshot.pickle.xz"
+	out, errOut, err := runSnapview(t, "state", file)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, "Compiled region") || !strings.Contains(out, "| 0/1 ") {
+		t.Errorf("state names no compiled region:\n%s", out)
+	}
+	out, _, err = runSnapview(t, "state", "--json", file)
+	if err != nil || !strings.Contains(out, `"region": "Torch-Compiled Region: 1/1"`) {
+		t.Errorf("state --json names no region (%v)", err)
+	}
+	html := t.TempDir() + "/r.html"
+	if _, errOut, err := runSnapview(t, "report", "-o", html, file); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "in Torch-Compiled Region: 0/0 (32.0 MiB)") {
+		t.Errorf("the report's leak rows name no compiled region")
 	}
 }
