@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/snapview/snapview/analyze/replay"
@@ -23,8 +24,9 @@ type ChromeInput struct {
 // Thread ids of the Chrome trace: memory counters and OOMs, record_function
 // ranges.
 const (
-	chromeMemoryTid = 0
-	chromeRangesTid = 1
+	chromeMemoryTid   = 0
+	chromeRangesTid   = 1
+	chromeAnnotateTid = 2
 )
 
 // WriteChromeTrace writes the inputs as Chrome trace JSON (the Trace Event
@@ -41,7 +43,11 @@ const (
 //   - record_function ranges (external_annotations START/END pairs of a
 //     name, innermost END first) as complete events (ph "X") on thread 1; a
 //     range without its END runs to the device's last entry, with args
-//     {"unterminated": true}.
+//     {"unterminated": true};
+//   - PyTorch 2.14's annotate entries (torch.cuda.memory._annotate_tensor:
+//     user_metadata attached to a live allocation) as instant events (ph
+//     "i", thread scope) "annotate" on thread 2, with args {"entry",
+//     "address", "label"}; the thread is named only where there are some.
 //
 // ts and dur are microseconds, the trace's own time_us values (since the
 // Unix epoch); a trace without time_us (PyTorch before 2.2) uses the entry
@@ -93,7 +99,11 @@ func WriteChromeTrace(w io.Writer, inputs []ChromeInput, labels []Label) error {
 			line = appendJSONString(line, name)
 			line = append(line, "}}"...)
 			emit()
-			for tid, tn := range []string{"memory", "record_function"} {
+			threads := []string{"memory", "record_function"}
+			if slices.ContainsFunc(trace, func(e snapshot.TraceEntry) bool { return e.Action == snapshot.ActionAnnotate }) {
+				threads = append(threads, "annotate")
+			}
+			for tid, tn := range threads {
 				line = append(line[:0], `{"name":"thread_name","ph":"M","pid":`...)
 				line = strconv.AppendInt(line, int64(pid), 10)
 				line = append(line, `,"tid":`...)
@@ -140,6 +150,28 @@ func WriteChromeTrace(w io.Writer, inputs []ChromeInput, labels []Label) error {
 				line = strconv.AppendInt(line, e.DeviceFree(), 10)
 				line = append(line, `,"stream":`...)
 				line = strconv.AppendUint(line, e.Stream, 10)
+				line = append(line, "}}"...)
+				emit()
+			}
+			for i := range trace {
+				e := &trace[i]
+				if e.Action != snapshot.ActionAnnotate {
+					continue
+				}
+				line = append(line[:0], `{"name":"annotate","ph":"i","s":"t","pid":`...)
+				line = strconv.AppendInt(line, int64(pid), 10)
+				line = append(line, `,"tid":`+strconv.Itoa(chromeAnnotateTid)+`,"ts":`...)
+				line = strconv.AppendInt(line, ts(i), 10)
+				line = append(line, `,"args":{"entry":`...)
+				line = strconv.AppendInt(line, int64(i), 10)
+				line = append(line, `,"address":`...)
+				line = strconv.AppendUint(line, uint64(e.Addr), 10)
+				line = append(line, `,"label":`...)
+				label := ""
+				if int(e.UserMetadata) < len(s.Strings) {
+					label = s.Strings[e.UserMetadata]
+				}
+				line = appendJSONString(line, label)
 				line = append(line, "}}"...)
 				emit()
 			}
