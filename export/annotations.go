@@ -28,9 +28,6 @@ func entryRanges(s *snapshot.Snapshot, device int) (ranges []Range, at []int32) 
 		order[i] = int32(i)
 	}
 	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(ranges[a].StartUS, ranges[b].StartUS) })
-	contains := func(r *Range, t int64) bool {
-		return r.StartUS <= t && (t < r.EndUS || (r.Open && t <= r.EndUS))
-	}
 	at = make([]int32, len(trace))
 	var stack []int32
 	next := 0
@@ -40,7 +37,7 @@ func entryRanges(s *snapshot.Snapshot, device int) (ranges []Range, at []int32) 
 			stack = append(stack, order[next])
 			next++
 		}
-		for len(stack) > 0 && !contains(&ranges[stack[len(stack)-1]], t) {
+		for len(stack) > 0 && !ranges[stack[len(stack)-1]].Contains(t) {
 			stack = stack[:len(stack)-1]
 		}
 		at[i] = -1

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -199,45 +200,13 @@ func WriteChromeTrace(w io.Writer, inputs []ChromeInput, labels []Label) error {
 	return bw.Flush()
 }
 
-// Range is one record_function range of a device.
-type Range struct {
-	Name           string
-	StartUS, EndUS int64 // microseconds since the Unix epoch
-	// Open is true when the file has no END for the START: EndUS is then
-	// the end given to Ranges.
-	Open bool
-}
+// Range is one record_function range of a device (steps.Range).
+type Range = steps.Range
 
-// Ranges pairs the external_annotations START and END entries of device
-// (each END closes the latest open START of its name), in START order; a
-// START without END ends at endUS. An END without START is dropped.
+// Ranges pairs the device's external_annotations START and END entries
+// (steps.Ranges).
 func Ranges(s *snapshot.Snapshot, device int, endUS int64) []Range {
-	var out []Range
-	open := map[string][]int{}
-	for _, a := range s.Annotations {
-		if a.Device != device {
-			continue
-		}
-		switch a.Stage {
-		case "START":
-			open[a.Name] = append(open[a.Name], len(out))
-			out = append(out, Range{Name: a.Name, StartUS: a.TimeUS, EndUS: endUS, Open: true})
-		case "END":
-			st := open[a.Name]
-			if len(st) == 0 {
-				continue
-			}
-			k := st[len(st)-1]
-			open[a.Name] = st[:len(st)-1]
-			out[k].EndUS, out[k].Open = max(a.TimeUS, out[k].StartUS), false
-		}
-	}
-	for i := range out {
-		if out[i].Open {
-			out[i].EndUS = max(out[i].EndUS, out[i].StartUS)
-		}
-	}
-	return out
+	return steps.Ranges(s, device, endUS)
 }
 
 func appendJSONString(b []byte, s string) []byte {

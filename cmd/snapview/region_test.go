@@ -57,3 +57,22 @@ func TestRegionsInStateAndReport(t *testing.T) {
 		t.Errorf("the report's leak rows name no compiled region")
 	}
 }
+
+// TestDiffSidesRecordFunction: diff says which step and which
+// record_function ranges each side is at, text and --json (the
+// annotations recording's peak falls in its first step's optimizer).
+func TestDiffSidesRecordFunction(t *testing.T) {
+	file := sharedSnapshot(t, "torch2.11/annotations/snapshot.pickle")
+	out, errOut, err := runSnapview(t, "diff", file, file, "--at", "end")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "step 1 of 3, 5.517 s after the first entry, inside record_function ## step 0 ## > optimizer > Optimizer.step#Adam.step") {
+		t.Errorf("the base side names no record_function range:\n%s", out)
+	}
+	out, _, err = runSnapview(t, "diff", "--json", file, file)
+	if err != nil || !strings.Contains(out, `"record_function": [`) || !strings.Contains(out, `"step": 1`) {
+		t.Errorf("diff --json sides name no step or range (%v):\n%.600s", err, out)
+	}
+}
