@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/snapview/snapview/analyze/info"
@@ -76,6 +77,23 @@ func hostReplayLines(h *info.HostMemory) []string {
 		lines = append(lines, "Handed out at the end, by stack: "+strings.Join(parts, "; ")+".")
 	}
 	return lines
+}
+
+// WriteHost writes the pinned host memory section of summary and info
+// (nothing when the file has none): the views of device memory (state,
+// leaks, explain) show it for a file that holds host memory only. Errors
+// are w's.
+func WriteHost(w io.Writer, h *info.HostMemory) error {
+	lines := hostLines(h)
+	if lines == nil {
+		return nil
+	}
+	ew := &errWriter{w: w}
+	ew.printf("Pinned host memory (the CUDA host allocator)\n")
+	for _, line := range lines {
+		ew.printf("%s", wrapIndented("  ", line))
+	}
+	return ew.err
 }
 
 // hostJSON is pinned host memory in summary and info JSON.

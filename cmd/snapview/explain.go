@@ -127,7 +127,7 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 			return report.WriteExplainJSON(out, v)
 		}
 		if len(devs) == 0 {
-			return writeNothing(out, "the snapshot")
+			return writeNothing(out, s, "the snapshot")
 		}
 		return report.WriteExplain(out, v)
 	})

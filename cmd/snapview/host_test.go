@@ -96,3 +96,26 @@ func TestHostReplayViews(t *testing.T) {
 		}
 	}
 }
+
+// TestHostOnlyDeviceViews: on a file of pinned host memory only, state,
+// leaks and explain show the host memory (its replayed peak and live
+// pinned memory by stack) instead of saying recording was off.
+func TestHostOnlyDeviceViews(t *testing.T) {
+	const file = "../../testdata/snapshots/host_memory.pickle"
+	for _, cmd := range []string{"state", "leaks", "explain"} {
+		out, errOut, err := runSnapview(t, cmd, file)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", cmd, err, errOut)
+		}
+		flat := strings.Join(strings.Fields(out), " ")
+		for _, want := range []string{"pinned host memory only", "2.0 MiB pinned in 3 blocks, 2.0 MiB handed out in 2 requests (exact)",
+			"Handed out at the end, by stack: 1.0 MiB in 2 blocks at /x/loader.py:88 pin_memory"} {
+			if !strings.Contains(flat, want) {
+				t.Errorf("%s: no %q in:\n%s", cmd, want, out)
+			}
+		}
+		if strings.Contains(out, "recording was off") {
+			t.Errorf("%s: says recording was off:\n%s", cmd, out)
+		}
+	}
+}

@@ -235,7 +235,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 		what = fmt.Sprintf("device %d", opts.device.n)
 	}
 	if len(devices) == 0 && !opts.json {
-		return writeNothing(stdout, what)
+		return writeNothing(stdout, s, what)
 	}
 	devices = opts.device.shown(devices, stderr, "leaks")
 	var reps []*leaks.LeakReport

@@ -10,6 +10,7 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/explain"
+	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
@@ -132,8 +133,16 @@ func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at steps.Moment) (dev int,
 }
 
 // writeNothing writes the line state and leaks print when what (the
-// snapshot, device N) holds nothing: not an error.
-func writeNothing(w io.Writer, what string) error {
+// snapshot, device N) holds nothing: not an error. A file that holds
+// pinned host memory only (record_cuda=False) shows that instead.
+func writeNothing(w io.Writer, s *snapshot.Snapshot, what string) error {
+	if what == "the snapshot" && (len(s.HostTraces) > 0 || len(s.HostSegments) > 0) {
+		if _, err := fmt.Fprintf(w, "no device memory to show: the file holds pinned host memory only (_record_memory_history(record_pinned_host_memory=True, record_cuda=False))\n\n"); err != nil {
+			return err
+		}
+		h := info.Host(s)
+		return report.WriteHost(w, &h)
+	}
 	_, err := fmt.Fprintf(w, "nothing to show: %s holds no segments and no trace entries (recording was off, or nothing was allocated)\n", what)
 	return err
 }
@@ -169,7 +178,7 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 		if dev >= 0 {
 			what = fmt.Sprintf("device %d", dev)
 		}
-		return writeNothing(stdout, what)
+		return writeNothing(stdout, s, what)
 	}
 	if note != "" {
 		fmt.Fprintf(stderr, "note: %s\n", report.Escape(note))
