@@ -8,6 +8,7 @@ import (
 	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 )
 
 // hostLines describes pinned host memory (info.HostMemory) in the words
@@ -58,7 +59,7 @@ func hostReplayLines(h *info.HostMemory) []string {
 	}
 	if r.Trust != stats.Unknown {
 		lines = append(lines, fmt.Sprintf("Along the trace: %s blocks pinned (num_host_alloc), %s unpinned by empty_cache (num_host_free).",
-			figureValue(st.NumHostAlloc, false, r.Trust), figureValue(st.NumHostFree, false, r.Trust)))
+			kit.FigureValue(st.NumHostAlloc, false, r.Trust), kit.FigureValue(st.NumHostFree, false, r.Trust)))
 	}
 	if len(h.Live) > 0 {
 		const shown = 3
@@ -70,7 +71,7 @@ func hostReplayLines(h *info.HostMemory) []string {
 			}
 			where := "<no stack recorded>"
 			if l.Where != "" {
-				where = Escape(l.Where)
+				where = kit.Escape(l.Where)
 			}
 			parts = append(parts, fmt.Sprintf("%s in %s at %s", units.Bytes(l.Bytes), units.Plural(l.Count, "block"), where))
 		}
@@ -88,12 +89,12 @@ func WriteHost(w io.Writer, h *info.HostMemory) error {
 	if lines == nil {
 		return nil
 	}
-	ew := &errWriter{w: w}
-	ew.printf("Pinned host memory (the CUDA host allocator)\n")
+	ew := &kit.ErrWriter{W: w}
+	ew.Printf("Pinned host memory (the CUDA host allocator)\n")
 	for _, line := range lines {
-		ew.printf("%s", wrapIndented("  ", line))
+		ew.Printf("%s", kit.WrapIndented("  ", line))
 	}
-	return ew.err
+	return ew.Err
 }
 
 // hostJSON is pinned host memory in summary and info JSON.
@@ -118,7 +119,7 @@ type hostJSON struct {
 // hostReplayJSON is a hostreplay.Result: current figures always, history
 // (peak, allocated, freed, the num_ counters) left out when unknown.
 type hostReplayJSON struct {
-	historyJSON
+	kit.HistoryJSON
 	Allocations       hostStatJSON `json:"allocations"`
 	AllocatedBytes    hostStatJSON `json:"allocated_bytes"`
 	ActiveRequests    hostStatJSON `json:"active_requests"`
@@ -148,19 +149,19 @@ type hostStackJSON struct {
 }
 
 func newHostStatJSON(s stats.Stat, e stats.Exactness) hostStatJSON {
-	return hostStatJSON{Current: s.Current, Peak: knownOr(s.Peak, e), Allocated: knownOr(s.Allocated, e), Freed: knownOr(s.Freed, e)}
+	return hostStatJSON{Current: s.Current, Peak: kit.KnownOr(s.Peak, e), Allocated: kit.KnownOr(s.Allocated, e), Freed: kit.KnownOr(s.Freed, e)}
 }
 
 func newHostReplayJSON(h *info.HostMemory) (hostReplayJSON, []hostStackJSON) {
 	r := &h.Replay
 	e := r.Trust
 	j := hostReplayJSON{
-		historyJSON:    historyJSON{Exactness: e.String(), Why: r.Why},
+		HistoryJSON:    kit.HistoryJSON{Exactness: e.String(), Why: r.Why},
 		Allocations:    newHostStatJSON(r.Stats.Allocations, e),
 		AllocatedBytes: newHostStatJSON(r.Stats.AllocatedBytes, e),
 		ActiveRequests: newHostStatJSON(r.Stats.ActiveRequests, e),
 		ActiveBytes:    newHostStatJSON(r.Stats.ActiveBytes, e),
-		NumHostAlloc:   knownOr(r.Stats.NumHostAlloc, e), NumHostFree: knownOr(r.Stats.NumHostFree, e),
+		NumHostAlloc:   kit.KnownOr(r.Stats.NumHostAlloc, e), NumHostFree: kit.KnownOr(r.Stats.NumHostFree, e),
 		PeakEntry: r.PeakEntry, PeakReservedEntry: r.PeakReservedEntry, SeededBlocks: r.Seeded,
 		Deviations: append([]string{}, r.Deviations...), EndStateChecked: r.Checked, EndStateEqual: r.Equal,
 	}
