@@ -48,23 +48,31 @@ func TestHostMemory(t *testing.T) {
 
 // TestHostReplayViews: host_pinned.pickle (testdata/gen/hostgen.py, a
 // 2.14-style file with device and host memory) shows its host trace's
-// replay in summary and info, text and --json alike, with the figures
+// replay in summary and info, text and --json alike (and after the device
+// views of state and leaks, in text), with the figures
 // derived by hand in host_pinned.meta.json (peak 6,291,456 B pinned and
 // handed out, 3 blocks, 3 requests; num_host_alloc 4, num_host_free 1),
 // marked exact and apart from the device's figures.
 func TestHostReplayViews(t *testing.T) {
 	const file = "../../testdata/snapshots/host_pinned.pickle"
-	for _, cmd := range []string{"info", "summary"} {
+	for _, cmd := range []string{"info", "summary", "state", "leaks"} {
 		out, errOut, err := runSnapview(t, cmd, file)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", cmd, err, errOut)
 		}
-		host := out[strings.Index(out, "Pinned host memory"):]
+		k := strings.Index(out, "Pinned host memory")
+		if k < 0 {
+			t.Fatalf("%s: no pinned host memory in:\n%s", cmd, out)
+		}
+		host := out[k:]
 		for _, want := range []string{"6.0 MiB pinned in 3 blocks, 6.0 MiB handed out in 3 requests (exact)",
 			"4 blocks pinned (num_host_alloc), 1 unpinned", "4.0 MiB in 1 block at /x/loader.py:41 pin_batch"} {
 			if !strings.Contains(strings.Join(strings.Fields(host), " "), want) {
 				t.Errorf("%s: no %q in:\n%s", cmd, want, host)
 			}
+		}
+		if cmd == "state" || cmd == "leaks" {
+			continue // their JSON is per device
 		}
 		out, _, err = runSnapview(t, cmd, "--json", file)
 		if err != nil {

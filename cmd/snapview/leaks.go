@@ -280,6 +280,9 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 		err = leakview.WriteLeaksJSON(stdout, s, reps)
 	} else {
 		err = leakview.WriteLeaks(stdout, s, reps, leakview.LeakOptions{At: opts.at, Full: opts.full, Steps: lo.Steps})
+		if err == nil {
+			err = writeHostAfter(stdout, s)
+		}
 	}
 	if err != nil {
 		return err

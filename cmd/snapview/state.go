@@ -149,6 +149,20 @@ func writeNothing(w io.Writer, s *snapshot.Snapshot, what string) error {
 	return err
 }
 
+// writeHostAfter writes the file's pinned host memory (the section
+// summary shows) after a text view of device memory, when the file holds
+// some (host_traces or host_segments entries).
+func writeHostAfter(w io.Writer, s *snapshot.Snapshot) error {
+	if len(s.HostTraces) == 0 && len(s.HostSegments) == 0 {
+		return nil
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	h := info.Host(s)
+	return report.WriteHost(w, &h)
+}
+
 func runState(ctx context.Context, opts *stateOptions, stdin io.Reader, stdout, stderr io.Writer) error {
 	at, err := parseMoment(opts.at)
 	if err != nil {
@@ -225,5 +239,8 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 	if opts.json {
 		return report.WriteStateJSON(stdout, v)
 	}
-	return report.WriteState(stdout, v)
+	if err := report.WriteState(stdout, v); err != nil {
+		return err
+	}
+	return writeHostAfter(stdout, s)
 }
