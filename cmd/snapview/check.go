@@ -308,7 +308,7 @@ func loadCheckRun(ctx context.Context, path string, dev deviceFlag, leaks bool, 
 	run := &checkRun{traces: map[int][]snapshot.TraceEntry{}}
 	switch kind {
 	case monitor.KindSMI:
-		return nil, wrongKind(path, kind, "a snapshot or memory_stats() dump")
+		return nil, monitor.WrongKind(path, kind, "a snapshot or memory_stats() dump")
 	case monitor.KindStats, monitor.KindStatsLog:
 		name, l, err := loadStatsLog(path, in, errOut)
 		if err != nil {

@@ -233,7 +233,7 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 				want, ok = "an nvidia-smi CSV log", kind == monitor.KindSMI
 			}
 			if !ok && kind != monitor.KindUnknown {
-				return wrongKind(l.path, kind, want)
+				return monitor.WrongKind(l.path, kind, want)
 			}
 		}
 		fl, name, err := openWatchLog(l.path, stdin)
