@@ -55,4 +55,3 @@ func TestParseMoment(t *testing.T) {
 		}
 	}
 }
-
