@@ -16,6 +16,7 @@ import (
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/internal/atomicfile"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
@@ -249,7 +250,7 @@ func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin
 		v.Results = append(v.Results, res...)
 	}
 	if opts.junit != "" {
-		if err := writeFileAtomic(ctx, opts.junit, func(w io.Writer) error { return report.WriteCheckJUnit(w, v) }); err != nil {
+		if err := atomicfile.Write(ctx, opts.junit, func(w io.Writer) error { return report.WriteCheckJUnit(w, v) }); err != nil {
 			return err
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/export"
+	"github.com/snapview/snapview/internal/atomicfile"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -521,13 +522,13 @@ func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, st
 }
 
 // writeOutput writes what write produces to path, or to stdout when path
-// is "-", through writeFileAtomic (a temporary file renamed over path).
+// is "-", through atomicfile.Write (a temporary file renamed over path).
 // Every file export writes goes through here.
 func writeOutput(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == stdinPath {
 		return write(stdout)
 	}
-	if err := writeFileAtomic(ctx, path, write); err != nil {
+	if err := atomicfile.Write(ctx, path, write); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/snapview/snapview/analyze/compare"
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/internal/atomicfile"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/html"
@@ -250,7 +251,7 @@ func saveReport(ctx context.Context, opts *reportOptions, r *html.Report, stdout
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(ctx, opts.output, func(w io.Writer) error {
+	if err := atomicfile.Write(ctx, opts.output, func(w io.Writer) error {
 		_, err := w.Write(buf.Bytes())
 		return err
 	}); err != nil {
