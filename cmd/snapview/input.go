@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/internal/progress"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -75,7 +76,7 @@ func withSnapshotAs(ctx context.Context, stdin io.Reader, errOut io.Writer, path
 // the number of bytes read. Errors name "<stdin>". A terminal on r is a
 // usage error: the command would wait for a snapshot typed in.
 func loadStdin(ctx context.Context, r io.Reader, lim snapshot.Limits) (*snapshot.Snapshot, int64, error) {
-	if f, ok := r.(*os.File); ok && isTerminal(f) {
+	if f, ok := r.(*os.File); ok && progress.IsTerminal(f) {
 		return nil, 0, usageErrorf("%s: standard input is a terminal: redirect a snapshot into it (snapview summary - < snap.pickle)", stdinPath)
 	}
 	cr := &statCounter{r: &ctxReader{ctx: ctx, r: r}}

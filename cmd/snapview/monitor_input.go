@@ -11,6 +11,7 @@ import (
 
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/internal/progress"
 )
 
 // sniffInput says what the file at path holds (monitor.Sniff). For "-" it
@@ -18,7 +19,7 @@ import (
 // cannot be opened is KindUnknown: the snapshot loader then says why.
 func sniffInput(path string, stdin io.Reader) (monitor.Kind, io.Reader) {
 	if path == stdinPath {
-		if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		if f, ok := stdin.(*os.File); ok && progress.IsTerminal(f) {
 			return monitor.KindUnknown, stdin
 		}
 		br := bufio.NewReaderSize(stdin, monitor.SniffLen)

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/internal/progress"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 )
@@ -246,7 +247,7 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 	}
 	tty := false
 	if f, ok := out.(*os.File); ok {
-		tty = isTerminal(f)
+		tty = progress.IsTerminal(f)
 	}
 	first := true
 	tick := time.NewTicker(opts.every)
