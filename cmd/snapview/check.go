@@ -337,7 +337,7 @@ func loadCheckRun(ctx context.Context, path string, dev deviceFlag, leaks bool, 
 		if !dev.set {
 			// A distributed process's file lists the other ranks'
 			// devices with a lone snapshot entry: nothing to check.
-			for _, d := range idleDevices(s) {
+			for _, d := range s.IdleDevices() {
 				devices = slices.DeleteFunc(devices, func(x int) bool { return x == d })
 			}
 		}

@@ -293,7 +293,7 @@ func statesAt(s *snapshot.Snapshot, at steps.Moment, label string, name string, 
 	var out []export.DeviceState
 	var firstErr error
 	var notes []string // devices left out, printed when another is kept
-	idle := idleDevices(s)
+	idle := s.IdleDevices()
 	an := analysis.New(s, analysis.Options{})
 	for _, d := range s.Devices() {
 		if slices.Contains(idle, d) {

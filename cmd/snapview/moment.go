@@ -112,7 +112,7 @@ func absentf(hint, format string, args ...any) error {
 // noOOM is the error of --at oom on device dev, whose trace has no oom
 // entry: it names the devices that have one.
 func noOOM(s *snapshot.Snapshot, dev int) error {
-	_, with := oomCounts(s)
+	_, with := s.OOMCounts()
 	switch {
 	case len(with) > 0:
 		return absentf(fmt.Sprintf("; devices with one: %s (use --device %d)", joinInts(with), with[0]), "device %d has no oom entry", dev)

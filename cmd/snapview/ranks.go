@@ -285,7 +285,7 @@ func measureRanks(ctx context.Context, path string, f *deviceFlag, so compare.Si
 		if err := f.check(s); err != nil {
 			return err
 		}
-		devs := usedDevices(s)
+		devs := s.UsedDevices()
 		if f.set {
 			devs = slices.DeleteFunc(s.Devices(), func(d int) bool { return d != f.n })
 		} else if idle := len(s.Devices()) - len(devs); idle > 0 {

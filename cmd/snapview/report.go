@@ -282,7 +282,7 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 			if err != nil {
 				return err
 			}
-			if used := usedDevices(s); !opts.device.set && len(used) > 0 {
+			if used := s.UsedDevices(); !opts.device.set && len(used) > 0 {
 				// A rank's file lists the other ranks' devices with a
 				// lone snapshot entry: nothing to draw.
 				devices = used
@@ -306,7 +306,7 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				devices = []int{dev}
 			}
 			so := compare.SideOptions{Recording: compare.NewFileRecording(s)}
-			used := usedDevices(s)
+			used := s.UsedDevices()
 			for _, dev := range devices {
 				if !slices.Contains(used, dev) {
 					continue

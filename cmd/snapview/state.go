@@ -111,7 +111,7 @@ func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at steps.Moment) (dev int,
 		return d, note, nil
 	}
 	if at.Kind == steps.MomentOOM {
-		counts, with := oomCounts(s)
+		counts, with := s.OOMCounts()
 		for _, d := range with {
 			if counts[d] >= at.N {
 				return choose(d, "the first with an oom entry")
@@ -123,7 +123,7 @@ func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at steps.Moment) (dev int,
 	}
 	// The devices the allocator was used on first: a distributed process's
 	// file lists the other ranks' devices with a lone snapshot entry.
-	for _, d := range append(usedDevices(s), devs...) {
+	for _, d := range append(s.UsedDevices(), devs...) {
 		if hasTrace(s, d) {
 			return choose(d, "the first with a trace")
 		}
