@@ -27,9 +27,10 @@ type whatifOptions struct {
 	json   bool
 }
 
-// newWhatifCmd builds the whatif command. It is long for its help text
-// (the candidate settings, the verdicts and the JSON keys, printed by
-// --help as written here), not for its logic, which is runWhatif's.
+// newWhatifCmd builds the whatif command. It is longer than 120 lines on
+// purpose: its help text (the candidate settings, the verdicts and the
+// JSON keys, printed by --help as written here) is long, not its logic,
+// which is runWhatif's.
 func newWhatifCmd() *cobra.Command {
 	opts := &whatifOptions{}
 	cmd := &cobra.Command{
