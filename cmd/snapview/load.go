@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 
@@ -27,32 +26,15 @@ func loadSnapshot(ctx context.Context, errOut io.Writer, path string, lim snapsh
 		return snapshot.LoadLimits(path, lim)
 	}
 	if !bar {
-		return decodeFile(path, &ctxReader{ctx: ctx, r: f}, lim)
+		s, _, err := snapshot.DecodeNamed(ctx, path, f, lim)
+		return s, err
 	}
 	pb := progress.NewBar(errOut, path, st.Size(), always)
 	// TODO(snapshot): Decode does not get the file size that Load hands
 	// its decoder to size the trace up front (the 2M-entry file then peaks
 	// at 250 MB instead of 160 MB); progressReader has the file's Stat for
 	// a Decode that looks for it.
-	s, err := decodeFile(path, &ctxReader{ctx: ctx, r: &progress.Reader{F: f, Bar: pb}}, lim)
+	s, _, err := snapshot.DecodeNamed(ctx, path, &progress.Reader{F: f, Bar: pb}, lim)
 	pb.Finish()
 	return s, err
-}
-
-// decodeFile decodes the snapshot r reads from the file at path; errors
-// name the file. A load stopped by a signal returns ctx's error as it is.
-func decodeFile(path string, r io.Reader, lim snapshot.Limits) (*snapshot.Snapshot, error) {
-	s, err := snapshot.DecodeLimits(r, lim)
-	if errors.Is(err, context.Canceled) {
-		return nil, context.Canceled
-	}
-	if err != nil {
-		var de *snapshot.DecodeError
-		if errors.As(err, &de) {
-			de.Path = path
-			return nil, de
-		}
-		return nil, &snapshot.DecodeError{Path: path, Err: err}
-	}
-	return s, nil
 }
