@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/snapview/snapview/internal/atomicfile"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/kit"
 )
 
 func main() {
@@ -46,7 +46,7 @@ func runMain(sigs <-chan os.Signal, stderr io.Writer, cmd func(context.Context) 
 	select {
 	case err := <-done:
 		if err != nil {
-			fmt.Fprintf(stderr, "snapview: %s\n", report.Escape(err.Error()))
+			fmt.Fprintf(stderr, "snapview: %s\n", kit.Escape(err.Error()))
 			return exitCode(err)
 		}
 		return 0
