@@ -133,7 +133,7 @@ memory_stats() dumps:
 			}
 			kind, in := sniffInput(opts.file, cmd.InOrStdin())
 			if kind == monitor.KindSMI {
-				return wrongKind(opts.file, kind, "a memory snapshot or memory_stats() dump")
+				return monitor.WrongKind(opts.file, kind, "a memory snapshot or memory_stats() dump")
 			}
 			return withTextOutput(cmd, opts.format == "text" || opts.format == "", func(out io.Writer) error {
 				if kind == monitor.KindStats || kind == monitor.KindStatsLog {
