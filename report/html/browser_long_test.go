@@ -239,3 +239,53 @@ func TestBrowserLongTrace(t *testing.T) {
 		t.Error("no single allocation could be hovered in the zoomed step")
 	}
 }
+
+// TestBrowserLegendBraces draws a group labelled with a C++ name
+// ("at::{anon}::...") and ECharts' rich-text pattern ("{a|b}") in headless
+// Chromium and checks that the legend draws the label's own characters,
+// braces included, in one piece (nothing read as rich-text markup, no
+// stand-in glyph), and that what htmlSafe adds takes no width.
+func TestBrowserLegendBraces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the browser test in -short mode")
+	}
+	bin := findChromium()
+	if bin == "" {
+		t.Skip("chromium not found: skipping the browser test")
+	}
+	const label = "at::{anon}::log_softmax {a|b} {lambda()#1}"
+	r := syntheticHTMLReport()
+	r.Devices[0].Groups[0].Label = label
+	file := filepath.Join(t.TempDir(), "braces.html")
+	if err := os.WriteFile(file, []byte(writeHTMLString(t, r)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browserContext(t, bin)
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+file), chromedp.WaitReady(chromedp.CSS(`html[data-charts]`))); err != nil {
+		t.Fatal(err)
+	}
+	type drawn struct {
+		Texts          []string
+		Width, Visible float64
+	}
+	got := browserEval[drawn](t, ctx, fmt.Sprintf(`(function () {
+  var c = echarts.getInstanceByDom(document.getElementById("timeline_d0"));
+  var out = {texts: [], width: -1, visible: -1};
+  c.getZr().storage.getDisplayList(true).forEach(function (el) {
+    var txt = el.style && el.style.text;
+    if (typeof txt !== "string" || txt.indexOf("anon") < 0) { return; }
+    out.texts.push(txt);
+    var ctx = document.createElement("canvas").getContext("2d");
+    ctx.font = el.style.font;
+    out.width = ctx.measureText(txt).width;
+    out.visible = ctx.measureText(txt.replace(/\u200b/g, "")).width;
+  });
+  return out;
+})()`))
+	if len(got.Texts) != 1 || strings.ReplaceAll(got.Texts[0], "\u200b", "") != label {
+		t.Errorf("the legend draws %q, want %q in one piece", got.Texts, label)
+	}
+	if got.Width != got.Visible || got.Width <= 0 {
+		t.Errorf("the legend label is %v pixels wide, its characters without the zero-width spaces %v", got.Width, got.Visible)
+	}
+}

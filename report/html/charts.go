@@ -1,11 +1,11 @@
 package html
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"html/template"
 	"math"
+	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -279,18 +279,14 @@ func htmlRenderChart(c interface {
 
 // htmlSafe prepares a string from the snapshot for a chart option. The
 // option JSON is HTML-escaped as a whole when it is put in the page, so
-// one thing remains: ECharts reads "{" in labels as rich-text markup.
+// one thing remains: ECharts (zrender's parseRichText) reads
+// "{style|text}" in labels as rich-text markup. A zero-width space after
+// each "{" breaks that pattern and draws nothing, so that C++ names such
+// as "at::{anon}::structured_log_softmax" read as they are. (Fullwidth
+// brackets, used before, drew as boxes where no font has them.)
 func htmlSafe(s string) string {
-	var b bytes.Buffer
-	for _, r := range s {
-		switch r {
-		case '{':
-			b.WriteRune('\uff5b') // fullwidth left curly bracket
-		case '}':
-			b.WriteRune('\uff5d')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return strings.ReplaceAll(s, "{", "{"+htmlZWSP)
 }
+
+// htmlZWSP is U+200B ZERO WIDTH SPACE.
+const htmlZWSP = "\u200b"

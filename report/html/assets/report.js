@@ -500,8 +500,12 @@
       first = false;
       if (++drawn === charts.length) {
         document.documentElement.setAttribute("data-drawn-ms", String(Math.round(performance.now())));
-        // The multi-resolution index after the first paint.
-        setTimeout(loadDetail, 0);
+        // The multi-resolution index after the first paint: once the
+        // page has loaded and two frames have been drawn.
+        var later = function () {
+          requestAnimationFrame(function () { requestAnimationFrame(function () { setTimeout(loadDetail, 0); }); });
+        };
+        if (document.readyState === "complete") { later(); } else { window.addEventListener("load", later); }
       }
     });
     return chart;
@@ -544,6 +548,7 @@
   function loadDetail() {
     var el = document.getElementById("snapview-detail");
     if (!el) { return; }
+    var t0 = performance.now();
     var det = JSON.parse(el.textContent);
     det.devices.forEach(function (dd) {
       var dev = null;
@@ -563,9 +568,14 @@
         }
       }
       dev.singles = singles;
+      document.documentElement.setAttribute("data-detail-read-ms", String(Math.round(performance.now() - t0)));
       redraw(dev, dev.chart);
     });
+    // When it was read and drawn, and how long that took (for
+    // scripts/firstpaint.sh).
     document.documentElement.setAttribute("data-detail", "1");
+    document.documentElement.setAttribute("data-detail-ms", String(Math.round(performance.now() - t0)));
+    document.documentElement.setAttribute("data-detail-at", String(Math.round(performance.now())));
   }
 
   // lowerBound returns the first k with a[k] >= v.
@@ -652,11 +662,18 @@
     dev.rows = rows;
     var series = [];
     for (var k = 0; k < dev.singleBase; k++) { series.push({}); }
-    shown.forEach(function (s) {
-      var col = dev.stackColor[s.stack] || palette[s.group % palette.length];
-      if (dev.groups[s.group] && dev.groups[s.group].stack < 0) { col = colorOther; }
-      series.push({areaStyle: {color: col}, itemStyle: {color: col}});
-    });
+    for (var k = 0; k < maxSingles; k++) {
+      var s = shown[k], col = colorOther;
+      if (s && !(dev.groups[s.group] && dev.groups[s.group].stack < 0)) {
+        col = dev.stackColor[s.stack] || palette[s.group % palette.length];
+      }
+      series.push({
+        type: "line", name: "allocation " + (k + 1), stack: "live", step: "end", showSymbol: false,
+        encode: {x: 0, y: colGroups + nG + k}, triggerLineEvent: true, emphasis: {focus: "none"},
+        lineStyle: {width: 0.6, color: "#ffffff"}, itemStyle: {color: col},
+        areaStyle: {opacity: 0.95, color: col}
+      });
+    }
     chart.setOption({dataset: [{source: rows}], series: series});
     var el = document.documentElement;
     el.setAttribute("data-zoom-level", String(level));
@@ -738,25 +755,14 @@
     if (dev.overlay && dev.overlay.length) {
       overlaySMI(dev, opt, rows);
     }
-    // The single allocations drawn on their own: series of their own on
-    // top of the groups' stack, their columns after the groups' (zeros
-    // until the detail island is read).
+    // The single allocations drawn on their own get series of their own
+    // after these, on top of the groups' stack, once the detail island
+    // is read (redraw), so that the first paint does without them.
     dev.rows = rows;
     dev.singleBase = opt.series.length;
     dev.shownSingles = [];
     var xm = [].concat(opt.xAxis || [])[0] || {};
     dev.xMaxFixed = typeof xm.max === "number" ? xm.max : null;
-    if (dev.hasDetail) {
-      rows.forEach(function (r) { for (var k = 0; k < maxSingles; k++) { r.push(0); } });
-      for (var k = 0; k < maxSingles; k++) {
-        opt.series.push({
-          type: "line", name: "allocation " + (k + 1), stack: "live", step: "end", showSymbol: false,
-          encode: {x: 0, y: colGroups + nGroups + k}, triggerLineEvent: true, emphasis: {focus: "none"},
-          lineStyle: {width: 0.6, color: "#ffffff"}, itemStyle: {color: colorOther},
-          areaStyle: {opacity: 0.95, color: colorOther}
-        });
-      }
-    }
     var chart = init(dev.timeline.id, opt);
     if (!chart) { return; }
     dev.chart = chart;
