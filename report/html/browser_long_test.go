@@ -289,3 +289,120 @@ func TestBrowserLegendBraces(t *testing.T) {
 		t.Errorf("the legend label is %v pixels wide, its characters without the zero-width spaces %v", got.Width, got.Visible)
 	}
 }
+
+// TestBrowserMultiFile opens pages of several files in headless Chromium:
+// the ranks of testdata's DDP run on one clock (every timeline on the
+// same x axis, the rank that started later starting further right), and a
+// diff page (--base). On each it clicks every timeline and compares the
+// state panel with the replay of that file, and hovers each timeline's
+// largest group and checks the stack shown (the stacks of several files
+// share one table).
+func TestBrowserMultiFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the browser test in -short mode")
+	}
+	bin := findChromium()
+	if bin == "" {
+		t.Skip("chromium not found: skipping the browser test")
+	}
+	ranks := ddpReports(t)
+	snaps := map[string]*snapshot.Snapshot{}
+	for _, name := range []string{"ddp_rank0", "ddp_rank1", "mlp_train"} {
+		s, err := snapshot.Load(filepath.Join("..", "..", "testdata", "snapshots", name+".pickle"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps[name] = s
+	}
+	mlp, err := buildHTML(snaps["mlp_train"], Options{Title: "mlp_train"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := map[string]*Report{
+		"ranks": Merge(ranks, "ddp", "Ranks", "the ranks table"),
+		"diff":  Merge([]*Report{mlp, ddpReports(t)[0]}, "ddp_rank0 against mlp_train", "Diff", "the diff"),
+	}
+	ctx := browserContext(t, bin)
+	dir := t.TempDir()
+	for _, name := range []string{"ranks", "diff"} {
+		m := pages[name]
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(dir, name+".html")
+			if err := os.WriteFile(file, []byte(writeHTMLString(t, m)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tctx, cancel := chromedp.NewContext(ctx)
+			defer cancel()
+			if err := chromedp.Do(tctx, chromedp.Navigate("file://"+file), chromedp.WaitReady(chromedp.CSS(`html[data-charts]`))); err != nil {
+				t.Fatal(err)
+			}
+			if got := browserEval[string](t, tctx, `document.getElementById("compare") ? document.querySelector("#compare pre").textContent : ""`); got != m.Compare {
+				t.Errorf("the %s section reads %q, want %q", m.CompareTitle, got, m.Compare)
+			}
+			devs := browserEval[[]browserDevice](t, tctx, browserDevicesJS)
+			var exts [][]float64
+			for k, d := range m.Devices {
+				pd := devs[k]
+				if pd.Timeline == "" {
+					continue
+				}
+				exts = append(exts, browserEval[[]float64](t, tctx, fmt.Sprintf(`echarts.getInstanceByDom(document.getElementById(%q)).getModel().getComponent("xAxis", 0).axis.scale.getExtent()`, pd.Timeline)))
+				// A click in the middle shows that file's state.
+				s := snaps[d.File]
+				res, err := replay.Run(s, d.Device, replay.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				nRows := browserEval[int](t, tctx, fmt.Sprintf(`echarts.getInstanceByDom(document.getElementById(%q)).getOption().dataset[0].source.length`, pd.Timeline))
+				pt := browserEval[[]float64](t, tctx, fmt.Sprintf(browserClickJS, pd.Timeline, nRows/2, pd.ByIndex))
+				if err := chromedp.Do(tctx, chromedp.MouseClickXY(pt[0], pt[1])); err != nil {
+					t.Fatal(err)
+				}
+				got, err := chromedp.Run(tctx, chromedp.Poll[string](`document.documentElement.getAttribute("data-inspected")`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				i := 0
+				fmt.Sscan(got, &i)
+				st, err := res.StateAt(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := browserEval[browserPanel](t, tctx, fmt.Sprintf(browserPanelJS, pd.Section, pd.Segments))
+				for _, e := range browserCompare(p, st, i) {
+					t.Errorf("%s, after clicking the middle of its timeline: %s", d.File, e)
+				}
+				// Hovering the largest group shows its stack.
+				hpt := browserEval[[]float64](t, tctx, fmt.Sprintf(browserHoverJS, pd.Timeline, 0))
+				if len(hpt) != 2 {
+					continue
+				}
+				if err := chromedp.Do(tctx,
+					chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, 1, 1),
+					chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, hpt[0]-3, hpt[1]),
+					chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, hpt[0], hpt[1])); err != nil {
+					t.Fatal(err)
+				}
+				shown := browserEval[[]string](t, tctx, fmt.Sprintf(`Array.prototype.map.call(document.getElementById(%q).querySelectorAll(".tt-head, .tt-frame"), function (e) { return e.textContent; })`, pd.Section+"-hover"))
+				if g := d.Groups[0]; g.Stack >= 0 && len(shown) > 1 && (shown[0] != g.Label || shown[1] != m.Stacks[g.Stack][0]) {
+					t.Errorf("%s: hovering its largest group shows %q, want %q then %q", d.File, shown[:2], g.Label, m.Stacks[g.Stack][0])
+				}
+			}
+			// One x axis for every timeline.
+			for k := 1; k < len(exts); k++ {
+				if fmt.Sprint(exts[k]) != fmt.Sprint(exts[0]) {
+					t.Errorf("timeline %d spans x %v, timeline 0 %v: not one scale", k, exts[k], exts[0])
+				}
+			}
+			if name == "ranks" {
+				// Rank 0 started recording later: its first row is as far
+				// right.
+				rows := browserEval[[][]float64](t, tctx, fmt.Sprintf(`echarts.getInstanceByDom(document.getElementById(%q)).getOption().dataset[0].source.slice(0, 1)`, devs[0].Timeline))
+				want := float64(m.Devices[0].FirstUS-min(m.Devices[0].FirstUS, m.Devices[1].FirstUS)) / 1000
+				if len(rows) != 1 || rows[0][0] != want {
+					t.Errorf("rank 0's timeline starts at x %v, want %v ms (its late start on one clock)", rows, want)
+				}
+			}
+		})
+	}
+}

@@ -526,6 +526,7 @@ func (b *htmlBuilder) timeline(d *DeviceView, res *replay.Result, trace []snapsh
 		d.OOMs = append(d.OOMs, Marker{Index: i, X: xOf(i), Bytes: e.Size, Label: label})
 	}
 	if timeUS != nil {
+		d.FirstUS, d.HasTime = timeUS[0], true
 		keep := append([]int{res.PeakIndex}, res.OOMs...)
 		d.Zoom = htmlActiveZoom(timeUS, keep)
 		b.annotations(d, timeUS)

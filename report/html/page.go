@@ -61,9 +61,15 @@ type DeviceView struct {
 	// ("f1_d0").
 	File, Key string
 	// YMax and XMax, when not 0, fix the top of the timeline's y axis
-	// (bytes) and the end of its x axis (as timeline.Timeline.X): a report
-	// of several files draws every timeline on the same scale.
+	// (bytes) and the end of its x axis (as timeline.Timeline.X), whose
+	// start is then 0: a report of several files draws every timeline on
+	// the same scale.
 	YMax, XMax int64
+	// FirstUS is the time_us of the device's first trace entry when
+	// HasTime (the trace has times). The x values of a report of one file
+	// are microseconds since it; [Merge] moves them onto one clock.
+	FirstUS int64
+	HasTime bool
 	// Notes are short remarks shown under the device heading (trace
 	// coverage, replay disagreements).
 	Notes []string

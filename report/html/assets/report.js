@@ -532,6 +532,7 @@
     var rows = dev.baseRows;
     var lo = rows[0][0], hi = rows[rows.length - 1][0];
     if (!dev.byIndex && dev.xMaxFixed !== null) { hi = Math.max(hi, dev.xMaxFixed); }
+    if (!dev.byIndex && dev.xMinFixed !== null) { lo = Math.min(lo, dev.xMinFixed); }
     return [lo, hi];
   }
 
@@ -763,6 +764,7 @@
     dev.shownSingles = [];
     var xm = [].concat(opt.xAxis || [])[0] || {};
     dev.xMaxFixed = typeof xm.max === "number" ? xm.max : null;
+    dev.xMinFixed = typeof xm.min === "number" ? xm.min : null;
     var chart = init(dev.timeline.id, opt);
     if (!chart) { return; }
     dev.chart = chart;
