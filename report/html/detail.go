@@ -4,8 +4,9 @@ package html
 // points; the page redraws the part a zoom shows from the timeline's
 // multi-resolution index (timeline.Level) and draws the largest
 // allocations of the window on their own (DeviceView.Singles). They
-// travel in a second JSON island, #snapview-detail, which report.js reads
-// only after the first paint: columns of integers, each written as the
+// travel in a second JSON island, #snapview-detail, after the script (so
+// that the charts are drawn before the browser parses it), which
+// report.js reads only after the load event and the first paint: columns of integers, each written as the
 // difference from the one before (most are 0 or small), bytes in a unit
 // that divides every figure of the device (512 where the allocator's
 // rounding makes every block a multiple of it).
