@@ -524,7 +524,7 @@
 
   // The most single allocations drawn on their own at once, and the most
   // points a zoomed window draws of the multi-resolution index.
-  var maxSingles = 8, maxWindowPoints = 900;
+  var maxSingles = 8, maxWindowPoints = 800;
 
   // xExtent is the x axis's whole range for the axis shown: the first and
   // last row's, or the fixed end of a report of several files.
@@ -661,21 +661,32 @@
     });
     dev.shownSingles = shown;
     dev.rows = rows;
-    var series = [];
+    // The singles' series are made once; later only the colours that
+    // change are sent with the rows.
+    var first = !dev.singleColors, series = [], changed = first;
+    dev.singleColors = dev.singleColors || [];
     for (var k = 0; k < dev.singleBase; k++) { series.push({}); }
     for (var k = 0; k < maxSingles; k++) {
       var s = shown[k], col = colorOther;
       if (s && !(dev.groups[s.group] && dev.groups[s.group].stack < 0)) {
         col = dev.stackColor[s.stack] || palette[s.group % palette.length];
       }
-      series.push({
-        type: "line", name: "allocation " + (k + 1), stack: "live", step: "end", showSymbol: false,
-        encode: {x: 0, y: colGroups + nG + k}, triggerLineEvent: true, emphasis: {focus: "none"},
-        lineStyle: {width: 0.6, color: "#ffffff"}, itemStyle: {color: col},
-        areaStyle: {opacity: 0.95, color: col}
-      });
+      if (first) {
+        series.push({
+          type: "line", name: "allocation " + (k + 1), stack: "live", step: "end", showSymbol: false,
+          encode: {x: 0, y: colGroups + nG + k}, triggerLineEvent: true, emphasis: {focus: "none"},
+          lineStyle: {width: 0.6, color: "#ffffff"}, itemStyle: {color: col},
+          areaStyle: {opacity: 0.95, color: col}
+        });
+      } else {
+        series.push(dev.singleColors[k] === col ? {} : {itemStyle: {color: col}, areaStyle: {color: col}});
+        changed = changed || dev.singleColors[k] !== col;
+      }
+      dev.singleColors[k] = col;
     }
-    chart.setOption({dataset: [{source: rows}], series: series});
+    var upd = {dataset: [{source: rows}]};
+    if (changed) { upd.series = series; }
+    chart.setOption(upd);
     var el = document.documentElement;
     el.setAttribute("data-zoom-level", String(level));
     el.setAttribute("data-zoom-rows", String(rows.length));
