@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,6 +16,7 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/export"
+	"github.com/snapview/snapview/internal/atomicfile"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -53,7 +51,9 @@ Formats (--format):
                 sample types inuse_space/inuse_objects at --at (default: the
                 peak of each device) and alloc_space/alloc_objects over the
                 whole trace, by allocation stack (leaf first), with labels
-                device, stream, pool and each --label. Totals are the
+                device, stream, pool and each --label, and where the file
+                has them record_function (the innermost range open at the
+                allocation) and annotation (annotate entries). Totals are the
                 replay's allocated_bytes figures (see summary). With --base
                 FILE or --base-at MOMENT the profile is the difference, as
                 pprof -diff_base shows it.
@@ -69,10 +69,12 @@ Formats (--format):
                 weighs its size under a "<requested unknown>" frame.
   chrome-trace  Chrome trace JSON (Perfetto UI, speedscope): counters
                 allocated, active and reserved per device, an instant event
-                at each OOM, record_function ranges as complete events;
-                timestamps in microseconds as the trace has them.
+                at each OOM, record_function ranges as complete events,
+                annotate entries as instant events; timestamps in
+                microseconds as the trace has them.
   parquet       a directory of Parquet tables (DuckDB, Spark, Trino, pandas):
-                allocations, events, segments, blocks, stacks, snapshots; every
+                allocations, events, segments, blocks, stacks, annotations
+                (record_function ranges, annotate entries), snapshots; every
                 FILE goes into the same tables, told apart by file_id and by
                 the --label columns of the snapshots table, whose
                 requested_trust says whether a device's requested sizes are
@@ -284,48 +286,40 @@ func eachSnapshot(ctx context.Context, files []string, stdin io.Reader, stderr i
 	return nil
 }
 
-// statesAt replays each device of s and takes its state at the moment at
-// (a device without a trace: the state the file holds, for peak and end).
-// A device that lacks the moment (no oom entry) is left out with a note;
+// statesAt is export.StatesAt with its notes and warnings on stderr: a
+// device that lacks the moment (no oom entry) is left out with a note;
 // when every device lacks it, the first one's error is returned, with no
 // note.
 func statesAt(s *snapshot.Snapshot, at steps.Moment, label string, name string, stderr io.Writer) ([]export.DeviceState, error) {
+	devs, err := export.StatesAt(analysis.New(s, analysis.Options{}), at, label)
 	var out []export.DeviceState
 	var firstErr error
 	var notes []string // devices left out, printed when another is kept
-	idle := idleDevices(s)
-	an := analysis.New(s, analysis.Options{})
-	for _, d := range s.Devices() {
-		if slices.Contains(idle, d) {
-			// Another rank's device in a distributed process's file: it
-			// has no moment of its own.
-			fmt.Fprintf(stderr, "note: %s: device %d left out: the allocator was never used on it (a lone snapshot entry)\n", name, d)
+	for _, da := range devs {
+		switch {
+		case da.Idle:
+			fmt.Fprintf(stderr, "note: %s: device %d left out: the allocator was never used on it (a lone snapshot entry)\n", name, da.Device)
 			continue
+		case da.Result != nil:
+			warnCheck(stderr, name, da.Result)
 		}
-		r, err := an.Replay(d)
-		if err != nil {
-			return nil, err
-		}
-		warnCheck(stderr, name, r)
-		var i int
-		if len(r.Allocated) == 0 && (at.Kind == steps.MomentPeak || at.Kind == steps.MomentEnd) {
-			i = -1
-		} else if i, err = resolveMoment(s, r, at); err != nil {
-			var a *absentError
-			if errors.As(err, &a) {
-				if firstErr == nil {
-					firstErr = err
-				}
-				notes = append(notes, fmt.Sprintf("note: %s: device %d left out: %v\n", name, d, a))
-				continue
+		if da.Absent != nil {
+			aerr := momentError(s, da.Device, at, da.Absent)
+			if firstErr == nil {
+				firstErr = aerr
 			}
-			return nil, err
+			var a *absentError
+			errors.As(aerr, &a)
+			notes = append(notes, fmt.Sprintf("note: %s: device %d left out: %v\n", name, da.Device, a))
 		}
-		st, err := r.StateAt(i)
-		if err != nil {
-			return nil, err
+		if da.State != nil {
+			out = append(out, *da.State)
 		}
-		out = append(out, export.DeviceState{Result: r, State: st, Moment: label})
+	}
+	if err != nil {
+		// No absent moment (those are in devs): the device does not
+		// matter to momentError.
+		return nil, momentError(s, -1, at, err)
 	}
 	if len(out) == 0 && firstErr != nil {
 		return nil, firstErr // the error says it: no note besides
@@ -489,109 +483,18 @@ func exportChrome(ctx context.Context, opts *exportOptions, stdin io.Reader, std
 }
 
 // exportParquet writes the Parquet tables of opts.files into the folder
-// opts.out. The set is written to a temporary folder beside it and moved
-// into place only once every table is whole: a new folder by renaming the
-// temporary one, an existing one table by table (other files in it are
-// left alone). An export that fails or is stopped partway leaves the
-// folder as it was, never tables of two runs. A table whose place holds
-// something other than a regular file (a folder, a link) fails the
-// export before any is moved.
+// opts.out as one set (atomicfile.WriteSet): an export that fails or is
+// stopped partway leaves the folder as it was, never tables of two runs.
 func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, stderr io.Writer) error {
-	st, err := os.Stat(opts.out)
-	switch {
-	case err == nil && !st.IsDir():
-		return fmt.Errorf("writing %s: not a directory", opts.out)
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("writing %s: %w", opts.out, err)
-	}
-	exists := err == nil
-	parent, base := filepath.Split(filepath.Clean(opts.out))
-	if parent == "" {
-		parent = "."
-	}
-	if err := os.MkdirAll(parent, 0o777); err != nil {
-		return fmt.Errorf("writing %s: %w", opts.out, err)
-	}
-	pattern := "." + base + ".*.tmp"
-	if len(pattern) > 200 {
-		pattern = ".snapview-*.tmp"
-	}
-	stage, err := os.MkdirTemp(parent, pattern)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", opts.out, err)
-	}
-	outs := outputsOf(ctx)
-	outs.add(stage)
-	defer func() {
-		os.RemoveAll(stage) // gone already when renamed into place
-		outs.done(stage)
-	}()
 	tables, err := parquetTables(ctx, opts, stdin, stderr)
 	if err != nil {
 		return err
 	}
-	for _, t := range tables {
-		if err := writeStaged(filepath.Join(stage, t.Name+".parquet"), t.Write); err != nil {
-			return fmt.Errorf("writing %s: %w", filepath.Join(opts.out, t.Name+".parquet"), err)
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if !exists {
-		if err := os.Chmod(stage, fs.FileMode(0o777)&^umask()); err != nil {
-			return fmt.Errorf("writing %s: %w", opts.out, err)
-		}
-		if err := outs.rename(stage, opts.out); err != nil {
-			return fmt.Errorf("writing %s: %w", opts.out, err)
-		}
-		return nil
-	}
-	// Every table's place is checked before the first is moved, so that
-	// a table that cannot be replaced (a folder of that name) fails the
-	// export with the folder untouched. A link to a table is written
-	// through, as writeFileAtomic does.
-	dsts := make([]string, len(tables))
+	files := make([]atomicfile.SetFile, len(tables))
 	for i, t := range tables {
-		dst := filepath.Join(opts.out, t.Name+".parquet")
-		if target, err := filepath.EvalSymlinks(dst); err == nil {
-			dst = target
-		}
-		old, err := os.Stat(dst)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
-			return fmt.Errorf("writing %s: %w", dst, err)
-		case !old.Mode().IsRegular():
-			return fmt.Errorf("writing %s: not a regular file", dst)
-		default:
-			os.Chmod(filepath.Join(stage, t.Name+".parquet"), old.Mode().Perm()) // keep an existing table's mode
-		}
-		dsts[i] = dst
+		files[i] = atomicfile.SetFile{Name: t.Name + ".parquet", Write: t.Write}
 	}
-	for i, t := range tables {
-		if err := outs.rename(filepath.Join(stage, t.Name+".parquet"), dsts[i]); err != nil {
-			return fmt.Errorf("writing %s: %w", dsts[i], err)
-		}
-	}
-	return nil
-}
-
-// writeStaged writes a table of a Parquet set into its temporary folder.
-func writeStaged(path string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.WriteSet(ctx, opts.out, files)
 }
 
 // parquetTables decodes opts.files and returns their Parquet tables.
@@ -617,13 +520,13 @@ func parquetTables(ctx context.Context, opts *exportOptions, stdin io.Reader, st
 }
 
 // writeOutput writes what write produces to path, or to stdout when path
-// is "-", through writeFileAtomic (a temporary file renamed over path).
+// is "-", through atomicfile.Write (a temporary file renamed over path).
 // Every file export writes goes through here.
 func writeOutput(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == stdinPath {
 		return write(stdout)
 	}
-	if err := writeFileAtomic(ctx, path, write); err != nil {
+	if err := atomicfile.Write(ctx, path, write); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
