@@ -23,8 +23,9 @@ type converter struct {
 	// m, while a pickle is being read, takes converted frame dicts and
 	// lists back: their memo slots are swapped for compact references.
 	m *pickle.Machine
-	// lists holds the trace entries of the machine's record lists
-	// (entries.go); batch is scratch space for a batch's entries.
+	// lists holds the trace entries of the machine's record lists;
+	// batch, those of the batch the machine's batch reader is reading
+	// (entries.go).
 	lists []*entryList
 	batch []TraceEntry
 	// ids is scratch space for stack conversion.

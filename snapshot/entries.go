@@ -156,25 +156,6 @@ func (l *entryList) takeEvents() []TraceEntry {
 	return out
 }
 
-// addEvents is addEvent for a run of entries: what fits in the last chunk
-// is copied at once.
-func (c *converter) addEvents(l *entryList, es []TraceEntry) {
-	for len(es) > 0 {
-		if n := len(l.evChunks); n > 0 {
-			ch := l.evChunks[n-1]
-			if k := min(cap(ch)-len(ch), len(es)); k > 0 {
-				l.evChunks[n-1] = append(ch, es[:k]...)
-				l.evLen += k
-				c.budget.Spend(int64(k) * entryBytes)
-				es = es[k:]
-				continue
-			}
-		}
-		c.addEvent(l, es[0])
-		es = es[1:]
-	}
-}
-
 // AppendDict converts trace entry dict d, appended to list l
 // (pickle.Converter).
 func (c *converter) AppendDict(l *pickle.List, d *pickle.Dict) {
@@ -252,7 +233,7 @@ func (c *converter) Str(slot int, s int64) (int64, bool) {
 }
 
 // Dict interns the frame the batch reader read.
-func (c *converter) Dict(r *pickle.Record) int64 {
+func (c *converter) Dict(r pickle.Record) int64 {
 	str := func(slot int) string {
 		if r.Has&(1<<slot) == 0 || r.V[slot] < 0 {
 			return ""
@@ -299,49 +280,60 @@ func (c *converter) Old(d *pickle.Dict, l *pickle.List) {
 	}
 }
 
-// Batch appends the entries the batch reader read to l's entries.
-func (c *converter) Batch(l *pickle.List, rs []pickle.Record, counts *[pickle.MaxSlots]int) {
-	es := c.batch[:0]
-	for i := range rs {
-		r := &rs[i]
-		var e TraceEntry
-		has := func(k uint8) bool { return r.Has&(1<<k) != 0 }
-		if has(keyAction) {
-			e.Action = Action(r.V[keyAction])
-		}
-		if has(keyAddr) {
-			e.Addr = Addr(r.V[keyAddr])
-			e.Flags |= FlagAddr
-		}
-		if has(keySize) {
-			e.Size = r.V[keySize]
-		}
-		if has(keyStream) {
-			e.Stream = uint64(r.V[keyStream])
-		}
-		if has(keyTimeUS) {
-			e.TimeUS = r.V[keyTimeUS]
-			e.Flags |= FlagTime
-		}
-		if has(keyFrames) {
-			e.Stack = StackID(r.V[keyFrames])
-			e.Flags |= FlagFrames
-		}
-		if has(keyCompileContext) {
-			e.CompileContext = StrID(r.V[keyCompileContext])
-		}
-		if has(keyUserMetadata) {
-			e.UserMetadata = StrID(r.V[keyUserMetadata])
-		}
-		if e.Action == ActionOOM && has(keyDeviceFree) {
-			e.Addr = Addr(r.V[keyDeviceFree])
-		}
-		es = append(es, e)
+// Record converts record i of the batch being read into c.batch.
+func (c *converter) Record(i int, r *pickle.Record) {
+	if i < cap(c.batch) {
+		c.batch = c.batch[:i+1]
+	} else {
+		c.batch = append(c.batch[:i], TraceEntry{})
 	}
-	c.batch = es
-	c.addEvents(c.entries(l), es)
+	setEntry(&c.batch[i], r)
+}
+
+// Batch appends the n entries of the batch just read to l's entries.
+func (c *converter) Batch(l *pickle.List, n int, counts *[pickle.MaxSlots]int) {
+	c.addEvents(c.entries(l), c.batch[:n])
 	for k := keyAction; int(k) < len(entryKeyNames); k++ {
 		c.entryFields[k] += counts[k]
+	}
+}
+
+// addEvents is addEvent for a run of entries: what fits in the last chunk
+// is copied at once.
+func (c *converter) addEvents(l *entryList, es []TraceEntry) {
+	for len(es) > 0 {
+		if n := len(l.evChunks); n > 0 {
+			ch := l.evChunks[n-1]
+			if k := min(cap(ch)-len(ch), len(es)); k > 0 {
+				l.evChunks[n-1] = append(ch, es[:k]...)
+				l.evLen += k
+				c.budget.Spend(int64(k) * entryBytes)
+				es = es[k:]
+				continue
+			}
+		}
+		c.addEvent(l, es[0])
+		es = es[1:]
+	}
+}
+
+// setEntry sets every field of e from a record the batch reader read (as
+// entry converts a dict); an absent slot holds 0, so only the flags and
+// an oom entry's device_free need the record's Has. (Set in place: a
+// TraceEntry built and then copied costs twice as much here.)
+func setEntry(e *TraceEntry, r *pickle.Record) {
+	h := r.Has
+	e.Action = Action(r.V[keyAction])
+	e.Addr = Addr(r.V[keyAddr])
+	e.Size = r.V[keySize]
+	e.Stream = uint64(r.V[keyStream])
+	e.TimeUS = r.V[keyTimeUS]
+	e.Stack = StackID(r.V[keyFrames])
+	e.CompileContext = StrID(r.V[keyCompileContext])
+	e.UserMetadata = StrID(r.V[keyUserMetadata])
+	e.Flags = uint8(h>>keyAddr&1)*FlagAddr | uint8(h>>keyTimeUS&1)*FlagTime | uint8(h>>keyFrames&1)*FlagFrames
+	if e.Action == ActionOOM && h&(1<<keyDeviceFree) != 0 {
+		e.Addr = Addr(r.V[keyDeviceFree])
 	}
 }
 

@@ -36,7 +36,7 @@ import (
 
 // MaxSlots is the most slots of a Record: a Schema has at most
 // MaxSlots-1 record keys and as many keys of the nested dicts.
-const MaxSlots = 12
+const MaxSlots = 10
 
 // Kind is how the batch reader reads the value of a slot.
 type Kind uint8
@@ -74,7 +74,8 @@ type Schema struct {
 }
 
 // Record is one record dict (or nested dict) the batch reader read: bit i
-// of Has is set when slot i was present, and V[i] is its value.
+// of Has is set when slot i was present, and V[i] is its value (0 when
+// absent).
 type Record struct {
 	Has uint16
 	V   [MaxSlots]int64
@@ -88,7 +89,7 @@ type BatchConverter interface {
 	Str(slot int, s int64) (n int64, ok bool)
 	// Dict converts a nested dict, read as r (Schema.Sub's slots), and
 	// returns its DictRef number.
-	Dict(r *Record) int64
+	Dict(r Record) int64
 	// List converts a list of nested dicts, refs being their DictRef
 	// numbers, and returns its ListRef number.
 	List(refs []int64) int64
@@ -97,9 +98,14 @@ type BatchConverter interface {
 	// that a KindList value of the batch holds or is. It is called when
 	// the batch is committed.
 	Old(d *Dict, l *List)
-	// Batch appends the records of a batch to record list l; counts
-	// holds how many records had each slot.
-	Batch(l *List, rs []Record, counts *[MaxSlots]int)
+	// Record converts record i of the batch being read, r (reused for
+	// the next: what is kept must be copied). The batch may still be
+	// given up; the next batch starts again at i == 0.
+	Record(i int, r *Record)
+	// Batch appends the n records of the batch just read, as Record
+	// converted them, to record list l; counts holds how many records
+	// had each slot.
+	Batch(l *List, n int, counts *[MaxSlots]int)
 }
 
 // hPend is an overlay handle for an object of the batch not yet known as
@@ -170,7 +176,8 @@ type fastDecoder struct {
 	need     uint8
 	memo0    uint64   // the machine's memoLen when the batch began
 	overlay  []uint64 // handles of memo indexes memo0, memo0+1, ...
-	records  []Record
+	nrec     int    // records read in the batch
+	rec      Record // the record being read
 	actions  []fastAction
 	counts   [MaxSlots]int
 	refs     []int64
@@ -276,7 +283,7 @@ func (m *Machine) fastBatch(l *List) bool {
 	}
 	f.memo0 = m.memoLen
 	f.overlay = f.overlay[:0]
-	f.records = f.records[:0]
+	f.nrec = 0
 	f.actions = f.actions[:0]
 	f.counts = [MaxSlots]int{}
 	for i := range f.keyCache {
@@ -309,8 +316,8 @@ func (m *Machine) fastBatch(l *List) bool {
 func (f *fastDecoder) commit(m *Machine, l *List) {
 	l.records = true
 	base := l.nrec
-	m.conv.Batch(l, f.records, &f.counts)
-	l.nrec += len(f.records)
+	m.conv.Batch(l, f.nrec, &f.counts)
+	l.nrec += f.nrec
 	// The handle of record i is evH + i when the list has an evLists
 	// slot and the first and last records' handles have the same form
 	// (see evHandle).
@@ -537,7 +544,7 @@ func (f *fastDecoder) scan(m *Machine, b []byte) (int, bool) {
 			p = frameSkip(b, p)
 			continue
 		case 'e':
-			if len(f.records) == 0 {
+			if f.nrec == 0 {
 				return 0, false
 			}
 			return p + 1, true
@@ -547,11 +554,11 @@ func (f *fastDecoder) scan(m *Machine, b []byte) (int, bool) {
 			return 0, false
 		}
 		var ok bool
-		if p, ok = f.put(b, p, hPend<<hShift|uint64(len(f.records))); !ok {
+		if p, ok = f.put(b, p, hPend<<hShift|uint64(f.nrec)); !ok {
 			return 0, false
 		}
-		f.records = append(f.records, Record{})
-		e := &f.records[len(f.records)-1]
+		e := &f.rec
+		*e = Record{}
 		// One or more MARK (key value)... SETITEMS groups; j is the
 		// pair's position in the record, for the caches.
 		j := 0
@@ -654,6 +661,8 @@ func (f *fastDecoder) scan(m *Machine, b []byte) (int, bool) {
 		if e.Has&(1<<f.need) == 0 {
 			return 0, false
 		}
+		m.conv.Record(f.nrec, e)
+		f.nrec++
 	}
 }
 
@@ -764,7 +773,7 @@ func (f *fastDecoder) dictOf(m *Machine, it Value) (int64, bool) {
 		if !ok {
 			return 0, false
 		}
-		return m.conv.Dict(&r), true
+		return m.conv.Dict(r), true
 	}
 	return 0, false
 }
@@ -830,7 +839,7 @@ func (f *fastDecoder) dict(m *Machine, b []byte, p int) (int64, int, bool) {
 				return 0, p, false
 			}
 			f.actions = append(f.actions, fastAction{d: d})
-			return m.conv.Dict(&r), q, true
+			return m.conv.Dict(r), q, true
 		}
 		return 0, p, false
 	}
@@ -882,7 +891,7 @@ func (f *fastDecoder) dict(m *Machine, b []byte, p int) (int64, int, bool) {
 			r.Has |= 1 << s
 		}
 	}
-	id := m.conv.Dict(&r)
+	id := m.conv.Dict(r)
 	if slot < len(f.overlay) {
 		f.overlay[slot] = hDictRef<<hShift | uint64(id)
 	}
