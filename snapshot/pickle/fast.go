@@ -176,8 +176,8 @@ type fastDecoder struct {
 	need     uint8
 	memo0    uint64   // the machine's memoLen when the batch began
 	overlay  []uint64 // handles of memo indexes memo0, memo0+1, ...
-	nrec     int    // records read in the batch
-	rec      Record // the record being read
+	nrec     int      // records read in the batch
+	rec      Record   // the record being read
 	actions  []fastAction
 	counts   [MaxSlots]int
 	refs     []int64
