@@ -43,7 +43,8 @@ type Limits struct {
 	ObjectBudget int64
 
 	// genericOnly turns the decoder's fast path for trace entries off
-	// (pickle_fast.go), for tests that compare the two paths.
+	// (the pickle machine's batch reader, snapshot/pickle/fast.go), for
+	// tests that compare the two paths.
 	genericOnly bool
 }
 

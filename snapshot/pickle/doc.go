@@ -17,8 +17,10 @@
 //     list into a number of its own (a DictRef or ListRef) and let the
 //     object go; the memo keeps the number in a 4-byte slot.
 //   - The batch reader (fast.go): a batch of records of the usual shape is
-//     read straight from the read buffer into Records and handed to the
-//     Converter in one call, with no pickle stack or dict objects.
+//     read straight from the read buffer, with no pickle stack, dict
+//     objects or opcode dispatch per value; each record goes to the
+//     Converter as a Record of slots (Schema), and the batch is committed
+//     in one call.
 //
 // Hostile input ends in an error, never a panic or unbounded memory: the
 // strings and the stack are bounded (Config.MaxString, Config.MaxStack),

@@ -413,7 +413,7 @@ func (m *Machine) opStack(op byte) error {
 	case '(': // MARK
 		if n := len(m.stack); n > 0 {
 			// A batch of trace entries takes the fast path
-			// (pickle_fast.go) where it can.
+			// (fast.go) where it can.
 			if l, ok := m.stack[n-1].X.(*List); ok && m.fastTarget(l) && m.fastBatch(l) {
 				return nil
 			}
