@@ -524,7 +524,7 @@ func (f *fastDecoder) integer(m *Machine, b []byte, p int) (int64, int, bool) {
 // scan reads one batch from b, which starts after the batch's MARK, and
 // returns the bytes it takes up to and including its APPENDS.
 //
-// It is longer than the package's other functions (about 160 lines) on
+// It is longer than the package's other functions (about 135 lines) on
 // purpose: it is the inner loop that reads every record of a file (2
 // million trace entries in snapview's benchmark snapshot), one state
 // machine over the record's keys whose states share the position p, the

@@ -349,7 +349,9 @@ func (m *Machine) popMark() ([]Value, error) {
 	return items, nil
 }
 
-// run executes the pickle until STOP and returns the top-level value.
+// Run executes the pickle until STOP and returns the top-level value. Its
+// errors are *Error (a fault at a byte offset) or *LimitError (a string,
+// the stack or the budget past its limit).
 func (m *Machine) Run() (Value, error) {
 	for {
 		if len(m.stack) > m.cfg.MaxStack || len(m.marks) > m.cfg.MaxStack {
@@ -394,7 +396,7 @@ func (m *Machine) step(op byte) error {
 }
 
 // opStack runs the opcodes of the stack itself: PROTO, FRAME, MARK (where a
-// batch of trace entries takes the fast path), POP, POP_MARK, DUP.
+// batch of records takes the batch reader), POP, POP_MARK, DUP.
 func (m *Machine) opStack(op byte) error {
 	switch op {
 	case 0x80: // PROTO
@@ -412,7 +414,7 @@ func (m *Machine) opStack(op byte) error {
 		}
 	case '(': // MARK
 		if n := len(m.stack); n > 0 {
-			// A batch of trace entries takes the fast path
+			// A batch of records takes the batch reader
 			// (fast.go) where it can.
 			if l, ok := m.stack[n-1].X.(*List); ok && m.fastTarget(l) && m.fastBatch(l) {
 				return nil
@@ -692,7 +694,7 @@ func (m *Machine) opMemo(op byte) error {
 	return nil
 }
 
-// opRefused fails on the opcodes no memory snapshot holds: those that name
+// opRefused fails on the opcodes plain data never holds: those that name
 // Python classes or build objects, sets, and unknown opcodes.
 func (m *Machine) opRefused(op byte) error {
 	switch op {

@@ -280,6 +280,7 @@ func (m *Machine) RecycleDict(d *Dict) {
 	}
 }
 
+// RecycleList is RecycleDict for a list; a record list is never recycled.
 func (m *Machine) RecycleList(l *List) {
 	if l.refs == pinned {
 		return

@@ -56,10 +56,12 @@ func (l *List) Records() bool { return l.records }
 // Converter took).
 type Item List
 
-// DictRef and ListRef are memo values of dicts and lists the consumer
-// converted (Machine.ReplaceMemo): Value.N holds the consumer's number
-// for it, and the object itself is let go.
+// DictRef is the memo value of a dict the consumer converted
+// (Machine.ReplaceMemo): Value.N holds the consumer's number for it, and
+// the dict itself is let go.
 type DictRef struct{}
+
+// ListRef is DictRef for a list.
 type ListRef struct{}
 
 // Dict is a Python dict, its keys and values in the order they came.
@@ -80,10 +82,11 @@ func (d *Dict) Memo() int64 { return d.memo }
 // Memo is the memo index of l, or -1.
 func (l *List) Memo() int64 { return l.memo }
 
-// NewDict and NewList return an empty dict and list that are in no memo
-// (for a consumer that builds values itself, from JSON or another pickle
-// decoder).
+// NewDict returns an empty dict that is in no memo (for a consumer that
+// builds values itself, from JSON or another pickle decoder).
 func NewDict() *Dict { return &Dict{memo: -1} }
+
+// NewList is NewDict for a list.
 func NewList() *List { return &List{memo: -1} }
 
 // ValueBytes is the size of a Value, charged to the budget for each slot

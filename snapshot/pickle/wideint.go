@@ -6,9 +6,10 @@ import (
 	"strconv"
 )
 
-// wideInt is an integer wider than int64, from a pickle LONG1/LONG4 or a
-// JSON number. The snapshot's numeric fields are 64-bit in PyTorch
-// (c10/cuda/CUDACachingAllocator.h), so nothing wider is kept: only the
+// WideInt is an integer wider than int64, from a pickle LONG1/LONG4 or a
+// JSON number (ParseWideInt). The data this machine reads is 64-bit (a
+// memory snapshot's fields are, c10/cuda/CUDACachingAllocator.h), so
+// nothing wider is kept: only the
 // value modulo 2^64 (what a cast to uint64 gives), its sign, whether it
 // fits uint64, and a short text for warnings. Building it costs one pass
 // over the digits or bytes and no big arithmetic, so an integer of
@@ -28,7 +29,7 @@ const maxIntDigits = 24
 // else its first digits and its length.
 func (w *WideInt) String() string { return w.text }
 
-// decodeLong decodes a little-endian two's-complement integer of any width
+// DecodeLong decodes a little-endian two's-complement integer of any width
 // (pickle's LONG1/LONG4, Python's encode_long in Lib/pickle.py). Values
 // that fit int64 stay ints; others become a *wideInt (e.g. 2^64-1, which
 // PyTorch writes for a -1 cast to unsigned). It costs O(len(b)).
@@ -77,7 +78,7 @@ func DecodeLong(b []byte) Value {
 	return Value{X: w}
 }
 
-// parseWideInt reads a decimal integer that strconv.ParseInt rejected as
+// ParseWideInt reads a decimal integer that strconv.ParseInt rejected as
 // out of range (t is digits with an optional sign). It costs O(len(t)).
 func ParseWideInt(t string) (Value, bool) {
 	s, neg := t, false
