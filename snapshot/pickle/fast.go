@@ -32,7 +32,8 @@ import (
 // leaves at most unused table rows that nothing refers to.
 //
 // snapshot's differential test against gopickle, its fast-versus-generic
-// test (pickle_fast_test.go) and FuzzDecode keep the two paths equal.
+// test (snapshot/fastpath_test.go) and FuzzDecode keep the two paths
+// equal; TestRecords does for a Converter of its own.
 
 // MaxSlots is the most slots of a Record: a Schema has at most
 // MaxSlots-1 record keys and as many keys of the nested dicts.
