@@ -347,7 +347,7 @@ func (c *converter) frame(v pickle.Value, path string) FrameID {
 		// References taken before the memo slot was swapped (a frame
 		// list built earlier) still hold d: they find the frame here, so
 		// that it is converted (and its unknown keys counted) once. A
-		// recycled dict leaves the map (recycleDict).
+		// recycled dict leaves the map (Forget).
 		c.framesByPtr[d] = id
 	}
 	return id

@@ -35,7 +35,7 @@ type jsonParser struct {
 
 // decodeJSON reads the JSON form MemoryViz accepts (the same structure as
 // the pickle) into pickle values, appending list items through the pickle
-// machine's appendTo so that trace entries are converted as they come.
+// machine's Append so that trace entries are converted as they come.
 func decodeJSON(r *bufio.Reader, c *converter) (pickle.Value, error) {
 	m := pickle.New(nil, pickle.Config{MaxString: c.lim.MaxString, MaxStack: c.lim.MaxStack, Budget: c.budget,
 		Pool: c.pool, RecordKey: entryKeyNames[keyAction], Converter: c})
