@@ -642,6 +642,14 @@ func (c *converter) host(key string, v pickle.Value) {
 		c.segments(v, "host_segments")
 		c.s.HostSegments = c.s.Segments
 	case "host_traces":
+		// PyTorch 2.14 writes one list of entries (one host allocator);
+		// a list of lists is read as one list, in order.
+		if l, ok := v.X.(*pickle.List); ok && !l.Records() && len(l.Items) > 0 {
+			if _, flat := l.Items[0].X.(*pickle.Dict); flat {
+				c.s.HostTraces = c.traceList(l, "host_traces")
+				break
+			}
+		}
 		c.traces(v)
 		c.s.HostTraces = nil
 		for _, t := range c.s.Traces {

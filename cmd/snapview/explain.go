@@ -127,7 +127,7 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 			return verdictview.WriteExplainJSON(out, v)
 		}
 		if len(devs) == 0 {
-			return writeNothing(out, "the snapshot")
+			return writeNothing(out, s, "the snapshot")
 		}
 		return verdictview.WriteExplain(out, v)
 	})

@@ -52,7 +52,9 @@ Formats (--format):
                 sample types inuse_space/inuse_objects at --at (default: the
                 peak of each device) and alloc_space/alloc_objects over the
                 whole trace, by allocation stack (leaf first), with labels
-                device, stream, pool and each --label. Totals are the
+                device, stream, pool and each --label, and where the file
+                has them record_function (the innermost range open at the
+                allocation) and annotation (annotate entries). Totals are the
                 replay's allocated_bytes figures (see summary). With --base
                 FILE or --base-at MOMENT the profile is the difference, as
                 pprof -diff_base shows it.
@@ -68,10 +70,12 @@ Formats (--format):
                 weighs its size under a "<requested unknown>" frame.
   chrome-trace  Chrome trace JSON (Perfetto UI, speedscope): counters
                 allocated, active and reserved per device, an instant event
-                at each OOM, record_function ranges as complete events;
-                timestamps in microseconds as the trace has them.
+                at each OOM, record_function ranges as complete events,
+                annotate entries as instant events; timestamps in
+                microseconds as the trace has them.
   parquet       a directory of Parquet tables (DuckDB, Spark, Trino, pandas):
-                allocations, events, segments, blocks, stacks, snapshots; every
+                allocations, events, segments, blocks, stacks, annotations
+                (record_function ranges, annotate entries), snapshots; every
                 FILE goes into the same tables, told apart by file_id and by
                 the --label columns of the snapshots table, whose
                 requested_trust says whether a device's requested sizes are

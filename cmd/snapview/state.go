@@ -10,6 +10,7 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/explain"
+	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/kit"
@@ -134,10 +135,32 @@ func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at steps.Moment) (dev int,
 }
 
 // writeNothing writes the line state and leaks print when what (the
-// snapshot, device N) holds nothing: not an error.
-func writeNothing(w io.Writer, what string) error {
+// snapshot, device N) holds nothing: not an error. A file that holds
+// pinned host memory only (record_cuda=False) shows that instead.
+func writeNothing(w io.Writer, s *snapshot.Snapshot, what string) error {
+	if what == "the snapshot" && (len(s.HostTraces) > 0 || len(s.HostSegments) > 0) {
+		if _, err := fmt.Fprintf(w, "no device memory to show: the file holds pinned host memory only (_record_memory_history(record_pinned_host_memory=True, record_cuda=False))\n\n"); err != nil {
+			return err
+		}
+		h := info.Host(s)
+		return report.WriteHost(w, &h)
+	}
 	_, err := fmt.Fprintf(w, "nothing to show: %s holds no segments and no trace entries (recording was off, or nothing was allocated)\n", what)
 	return err
+}
+
+// writeHostAfter writes the file's pinned host memory (the section
+// summary shows) after a text view of device memory, when the file holds
+// some (host_traces or host_segments entries).
+func writeHostAfter(w io.Writer, s *snapshot.Snapshot) error {
+	if len(s.HostTraces) == 0 && len(s.HostSegments) == 0 {
+		return nil
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	h := info.Host(s)
+	return report.WriteHost(w, &h)
 }
 
 func runState(ctx context.Context, opts *stateOptions, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -171,7 +194,7 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 		if dev >= 0 {
 			what = fmt.Sprintf("device %d", dev)
 		}
-		return writeNothing(stdout, what)
+		return writeNothing(stdout, s, what)
 	}
 	if note != "" {
 		fmt.Fprintf(stderr, "note: %s\n", kit.Escape(note))
@@ -216,5 +239,8 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 	if opts.json {
 		return report.WriteStateJSON(stdout, v)
 	}
-	return report.WriteState(stdout, v)
+	if err := report.WriteState(stdout, v); err != nil {
+		return err
+	}
+	return writeHostAfter(stdout, s)
 }

@@ -418,6 +418,10 @@ func (b *htmlBuilder) leaks(d *DeviceView, rep *leaks.LeakReport) *leaks.LeakRep
 			// The annotate entries' metadata on the group's live allocations.
 			detail += "; " + leakview.LeakAnnotationLine(g)
 		}
+		if len(g.Regions) > 0 {
+			// The torch.compile regions its live bytes were allocated in.
+			detail += "; " + leakview.LeakRegionLine(g)
+		}
 		d.Leaks = append(d.Leaks, Leak{
 			Label: b.frames.Where(g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
 			Detail: detail, Suspicious: red,
