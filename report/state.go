@@ -106,6 +106,10 @@ type StateView struct {
 	// Explain is explain's findings for the device, shown first at an
 	// OOM; nil when not run.
 	Explain *verdictview.ExplainDevice
+	// PrivatePools are the figures of the device's private pools over the
+	// whole trace and at the dump (analysis.File.Pools), whatever the
+	// moment; nil when it has none.
+	PrivatePools []stats.PoolFigures
 
 	allocs []replay.Allocation // replay.Result.Allocs
 	snap   *snapshot.Snapshot
@@ -299,7 +303,7 @@ func WriteState(w io.Writer, v *StateView) error {
 		writeOOM(ew, v, o)
 	}
 	for _, section := range []func(io.Writer, *kit.ErrWriter, *StateView) error{
-		writeStateSegments, writeStateLargest, writeStateStacks, writeStateFree,
+		writeStateSegments, writeStateLargest, writeStateStacks, writeStateFree, writeStatePools,
 	} {
 		if err := section(w, ew, v); err != nil {
 			return err
@@ -596,6 +600,9 @@ type stateJSON struct {
 	OOM       *oomJSON        `json:"oom"`
 	// Findings are explain --json's findings for the device, at an OOM.
 	Findings []verdictview.ExplainFindingJSON `json:"findings,omitempty"`
+	// PrivatePools are the private pools' figures over the whole trace
+	// and at the dump (left out when none).
+	PrivatePools []poolFiguresJSON `json:"private_pools,omitempty"`
 }
 
 type stateEntryJSON struct {
@@ -690,6 +697,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 		History:   kit.HistoryJSON{Exactness: st.Stats.Known.History.String(), Why: st.Stats.Known.Why},
 		Requested: kit.RequestedVerdictJSON(st.Stats.Known),
 		Segments:  []stateSegJSON{}, Largest: []liveJSON{}, Stacks: []stackJSON{}, Free: []freeJSON{},
+		PrivatePools: newPoolsJSON(v.PrivatePools),
 	}
 	for _, f := range st.Stats.Figures() {
 		out.Exactness[f.Key] = f.Exactness.String()

@@ -14,6 +14,7 @@ import (
 	"github.com/snapview/snapview/analyze/compare"
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/internal/atomicfile"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/compareview"
 	"github.com/snapview/snapview/report/html"
@@ -251,7 +252,7 @@ func saveReport(ctx context.Context, opts *reportOptions, r *html.Report, stdout
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(ctx, opts.output, func(w io.Writer) error {
+	if err := atomicfile.Write(ctx, opts.output, func(w io.Writer) error {
 		_, err := w.Write(buf.Bytes())
 		return err
 	}); err != nil {
@@ -282,7 +283,7 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 			if err != nil {
 				return err
 			}
-			if used := usedDevices(s); !opts.device.set && len(used) > 0 {
+			if used := s.UsedDevices(); !opts.device.set && len(used) > 0 {
 				// A rank's file lists the other ranks' devices with a
 				// lone snapshot entry: nothing to draw.
 				devices = used
@@ -306,7 +307,7 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				devices = []int{dev}
 			}
 			so := compare.SideOptions{Recording: compare.NewFileRecording(s)}
-			used := usedDevices(s)
+			used := s.UsedDevices()
 			for _, dev := range devices {
 				if !slices.Contains(used, dev) {
 					continue
