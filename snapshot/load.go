@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/snapview/snapview/internal/readahead"
 	"github.com/snapview/snapview/snapshot/pickle"
 	"github.com/ulikunitz/xz"
 )
@@ -172,11 +173,11 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 	c.budget = newBudget(lim, func() int64 { return cr.n })
 	switch trimmed := firstNonSpace(br); {
 	case head[0] == 0x80:
-		// Reading and decompressing run in a goroutine (readahead.go);
+		// Reading and decompressing run in a goroutine (internal/readahead);
 		// the budget counts the bytes handed to the machine.
-		ra := newReadAhead(br)
+		ra := readahead.New(br)
 		defer ra.Close()
-		c.budget.Read = func() int64 { return ra.n }
+		c.budget.Read = func() int64 { return ra.N() }
 		var known int64
 		if compression == "" {
 			known = size
@@ -188,7 +189,7 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 		if err != nil {
 			return nil, &DecodeError{Err: wrapReadErr(err, compression)}
 		}
-		c.s.Format = Format{Encoding: "pickle", PickleProtocol: m.Protocol(), Bytes: ra.n}
+		c.s.Format = Format{Encoding: "pickle", PickleProtocol: m.Protocol(), Bytes: ra.N()}
 	case trimmed == '{' || trimmed == '[':
 		root, err = decodeJSON(br, c)
 		if err != nil {
