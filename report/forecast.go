@@ -75,10 +75,15 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 		if err := ft.render(w, "--json has them"); err != nil {
 			return err
 		}
+		band := false
 		for _, t := range r.Targets {
 			if t.OOM {
 				fmt.Fprint(w, wrapAt("", forecastOOMLine(r, &t), width))
 			}
+			band = band || t.Band != nil
+		}
+		if band {
+			fmt.Fprint(w, wrapAt("", forecastBandText(r), width))
 		}
 	}
 	if m := r.Max; m != nil {
@@ -185,11 +190,59 @@ func forecastRow(r *forecast.Result, t *forecast.Target) []string {
 	case t.Extrapolated:
 		notes = append(notes, "extrapolated")
 	}
-	if t.Below {
+	switch {
+	case t.Below && t.Band != nil:
+		notes = append(notes, "below every file")
+	case t.Below:
 		notes = append(notes, "below every file: a smaller size can take code paths the files do not show")
+	}
+	if t.Band != nil {
+		notes = append(notes, forecastBandNote(r, t))
 	}
 	return []string{strconv.FormatInt(t.Value, 10), units.Bytes(t.PeakReserved), units.Bytes(t.PeakAllocated), oom,
 		fmt.Sprintf("%s=%d", r.Param, templateValue(r, t.Template)), strings.Join(notes, "; ")}
+}
+
+// forecastBandNote gives a target's band: the range of its peaks with the
+// reduction buffers at the other end of their rule, and an OOM verdict
+// that holds at one end only.
+func forecastBandNote(r *forecast.Result, t *forecast.Target) string {
+	b := t.Band
+	rng := func(lo, hi int64) string {
+		if l, h := units.Bytes(lo), units.Bytes(hi); l != h {
+			return l + " to " + h
+		}
+		return units.Bytes(lo)
+	}
+	end := "at the files' size"
+	if !t.Below {
+		end = fmt.Sprintf("held at %s=%d's size", r.Param, templateValue(r, t.Template))
+	}
+	bufs := units.Plural(b.Buffers, "reduction buffer")
+	s := fmt.Sprintf("band: reserved %s, allocated %s (%s %s)", rng(t.ReservedRange()), rng(t.AllocatedRange()), bufs, end)
+	if b.PeakReserved == t.PeakReserved && b.PeakAllocated == t.PeakAllocated {
+		s = fmt.Sprintf("band: the same peaks with %s %s", bufs, end)
+	}
+	if b.OOM != t.OOM {
+		s += "; OOM at one end only"
+	}
+	return s
+}
+
+// forecastBandText explains the bands under the table.
+func forecastBandText(r *forecast.Result) string {
+	below := false
+	for _, t := range r.Targets {
+		below = below || t.Below
+	}
+	s := "Band: a reduction split across thread blocks allocates a staging buffer that grows with the size up to a cap " +
+		"the device sets, and none for a short reduction. Beyond the files the forecast sizes these buffers in proportion " +
+		"to the value below them and as fitted above them; the band is the same sequence with them at the other end " +
+		"(at the files' size below them, held at the nearest file's above). The peaks lie between the two."
+	if below {
+		s += " Below every file other code paths (kernels, workspaces chosen by size) can differ too."
+	}
+	return s
 }
 
 func forecastSpan(r *forecast.Result) string {
@@ -344,17 +397,27 @@ type forecastScalingStackJSON struct {
 }
 
 type forecastTargetJSON struct {
-	Value         int64   `json:"value"`
-	PeakAllocated int64   `json:"peak_allocated_bytes"`
-	PeakReserved  int64   `json:"peak_reserved_bytes"`
-	OOM           bool    `json:"oom"`
-	OOMEntry      *int    `json:"oom_entry"`
-	OOMBytes      *int64  `json:"oom_request_bytes"`
-	OOMStack      *string `json:"oom_stack"`
-	From          string  `json:"from_file"`
-	Extrapolated  bool    `json:"extrapolated"`
-	Far           bool    `json:"far_beyond_files"`
-	Below         bool    `json:"below_files"`
+	Value         int64             `json:"value"`
+	PeakAllocated int64             `json:"peak_allocated_bytes"`
+	PeakReserved  int64             `json:"peak_reserved_bytes"`
+	OOM           bool              `json:"oom"`
+	OOMEntry      *int              `json:"oom_entry"`
+	OOMBytes      *int64            `json:"oom_request_bytes"`
+	OOMStack      *string           `json:"oom_stack"`
+	From          string            `json:"from_file"`
+	Extrapolated  bool              `json:"extrapolated"`
+	Far           bool              `json:"far_beyond_files"`
+	Below         bool              `json:"below_files"`
+	Band          *forecastBandJSON `json:"band"`
+}
+
+// forecastBandJSON is a target's other end (forecast.Band).
+type forecastBandJSON struct {
+	Requests      int   `json:"requests"`
+	PeakAllocated int64 `json:"peak_allocated_bytes"`
+	PeakReserved  int64 `json:"peak_reserved_bytes"`
+	OOM           bool  `json:"oom"`
+	OOMEntry      *int  `json:"oom_entry"`
 }
 
 type forecastMaxJSON struct {
@@ -385,6 +448,13 @@ func forecastTarget(t *forecast.Target) forecastTargetJSON {
 	if t.OOM {
 		e, sz, st := t.OOMEntry, t.OOMSize, t.OOMStack
 		j.OOMEntry, j.OOMBytes, j.OOMStack = &e, &sz, &st
+	}
+	if b := t.Band; b != nil {
+		j.Band = &forecastBandJSON{Requests: b.Buffers, PeakAllocated: b.PeakAllocated, PeakReserved: b.PeakReserved, OOM: b.OOM}
+		if b.OOM {
+			e := b.OOMEntry
+			j.Band.OOMEntry = &e
+		}
 	}
 	return j
 }
