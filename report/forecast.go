@@ -75,20 +75,18 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 		if err := ft.render(w, "--json has them"); err != nil {
 			return err
 		}
-		band := false
 		for _, t := range r.Targets {
 			if t.OOM {
 				fmt.Fprint(w, wrapAt("", forecastOOMLine(r, &t), width))
 			}
-			band = band || t.Band != nil
-		}
-		if band {
-			fmt.Fprint(w, wrapAt("", forecastBandText(r), width))
 		}
 	}
 	if m := r.Max; m != nil {
 		fmt.Fprintln(w)
 		fmt.Fprint(w, wrapAt("", forecastMaxLine(r, m), width))
+	}
+	if hasBand(r) {
+		fmt.Fprint(w, wrapAt("", forecastBandText(r), width))
 	}
 	if len(r.LeaveOneOut) > 0 {
 		fmt.Fprintln(w)
@@ -197,7 +195,7 @@ func forecastRow(r *forecast.Result, t *forecast.Target) []string {
 		notes = append(notes, "below every file: a smaller size can take code paths the files do not show")
 	}
 	if t.Band != nil {
-		notes = append(notes, forecastBandNote(r, t))
+		notes = append(notes, forecastBandNote(t))
 	}
 	return []string{strconv.FormatInt(t.Value, 10), units.Bytes(t.PeakReserved), units.Bytes(t.PeakAllocated), oom,
 		fmt.Sprintf("%s=%d", r.Param, templateValue(r, t.Template)), strings.Join(notes, "; ")}
@@ -206,7 +204,7 @@ func forecastRow(r *forecast.Result, t *forecast.Target) []string {
 // forecastBandNote gives a target's band: the range of its peaks with the
 // reduction buffers at the other end of their rule, and an OOM verdict
 // that holds at one end only.
-func forecastBandNote(r *forecast.Result, t *forecast.Target) string {
+func forecastBandNote(t *forecast.Target) string {
 	b := t.Band
 	rng := func(lo, hi int64) string {
 		if l, h := units.Bytes(lo), units.Bytes(hi); l != h {
@@ -214,10 +212,7 @@ func forecastBandNote(r *forecast.Result, t *forecast.Target) string {
 		}
 		return units.Bytes(lo)
 	}
-	end := "at the files' size"
-	if !t.Below {
-		end = fmt.Sprintf("held at %s=%d's size", r.Param, templateValue(r, t.Template))
-	}
+	end := "at the other end"
 	bufs := units.Plural(b.Buffers, "reduction buffer")
 	s := fmt.Sprintf("band: reserved %s, allocated %s (%s %s)", rng(t.ReservedRange()), rng(t.AllocatedRange()), bufs, end)
 	if b.PeakReserved == t.PeakReserved && b.PeakAllocated == t.PeakAllocated {
@@ -229,6 +224,17 @@ func forecastBandNote(r *forecast.Result, t *forecast.Target) string {
 	return s
 }
 
+// hasBand: a target or the --max answer has a band.
+func hasBand(r *forecast.Result) bool {
+	for _, t := range r.Targets {
+		if t.Band != nil {
+			return true
+		}
+	}
+	m := r.Max
+	return m != nil && ((m.At != nil && m.At.Band != nil) || (m.Next != nil && m.Next.Band != nil))
+}
+
 // forecastBandText explains the bands under the table.
 func forecastBandText(r *forecast.Result) string {
 	below := false
@@ -237,8 +243,9 @@ func forecastBandText(r *forecast.Result) string {
 	}
 	s := "Band: a reduction split across thread blocks allocates a staging buffer that grows with the size up to a cap " +
 		"the device sets, and none for a short reduction. Beyond the files the forecast sizes these buffers in proportion " +
-		"to the value below them and as fitted above them; the band is the same sequence with them at the other end " +
-		"(at the files' size below them, held at the nearest file's above). The peaks lie between the two."
+		"to the value below them and as fitted above them (one only the nearest file makes keeps its size); the band is " +
+		"the same sequence with them at the other end of that rule (below the files: at their size; above: held at the " +
+		"nearest file's, or grown in proportion). The peaks lie between the two."
 	if below {
 		s += " Below every file other code paths (kernels, workspaces chosen by size) can differ too."
 	}
@@ -295,6 +302,14 @@ func forecastMaxLine(r *forecast.Result, m *forecast.Max) string {
 	b.WriteString(".")
 	if m.At != nil && m.At.Far {
 		fmt.Fprintf(&b, " %d is far beyond the files (%s).", m.Value, forecastSpan(r))
+	}
+	if t := m.At; t != nil && t.Band != nil && t.Band.OOM != t.OOM {
+		fmt.Fprintf(&b, " With the %s beyond the files at the other end of their rule (see Band), %d fails: the answer holds at one end only.",
+			units.Plural(t.Band.Buffers, "reduction buffer"), t.Value)
+	}
+	if t := m.Next; t != nil && m.Found && t.Band != nil && t.Band.OOM != t.OOM {
+		fmt.Fprintf(&b, " With the %s beyond the files at the other end of their rule (see Band), %d fits: the answer holds at one end only.",
+			units.Plural(t.Band.Buffers, "reduction buffer"), t.Value)
 	}
 	return b.String()
 }
@@ -429,6 +444,7 @@ type forecastMaxJSON struct {
 	Simulations   int                 `json:"simulations"`
 	Start         int64               `json:"search_start"`
 	Refined       int64               `json:"search_refined_start"`
+	Band          *forecastBandJSON   `json:"band"`
 }
 
 type forecastLOOJSON struct {
@@ -494,6 +510,7 @@ func WriteForecastJSON(w io.Writer, r *forecast.Result) error {
 		mj := &forecastMaxJSON{Found: m.Found, Value: m.Value, Simulations: m.Simulations, Start: m.Estimate, Refined: m.Start}
 		if m.At != nil {
 			mj.PeakReserved, mj.PeakAllocated = m.At.PeakReserved, m.At.PeakAllocated
+			mj.Band = forecastTarget(m.At).Band
 		}
 		if m.Next != nil {
 			n := forecastTarget(m.Next)

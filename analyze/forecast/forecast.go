@@ -189,7 +189,8 @@ type Max struct {
 	Value int64
 	At    *Target
 	Next  *Target
-	// Simulations is the number run by the search.
+	// Simulations is the number run by the search and for the bands of
+	// At and Next (see [forecaster.maxBands]).
 	Simulations int
 	// Estimate is the files' own peak reserved extrapolated linearly to
 	// the cap; Start the value the capped search started from, after
@@ -361,6 +362,7 @@ func (sr *Series) Forecast() (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		f.maxBands(all, m)
 		res.Max = m
 	}
 	if len(f.seqs) >= 3 {
@@ -839,11 +841,12 @@ func proportional(size, to, from int64) int64 {
 }
 
 // band fills t.Band when the target lies beyond the values of set and the
-// template's reduction buffers fitted over the files take other sizes at
-// the other end of their rule ([Band]): below every file, the fit's
-// (capped at the files' size); above every file, the template's own
-// (capped from the nearest file). One more simulation, not counted in a
-// --max search.
+// template's reduction buffers take other sizes at the other end of their
+// rule ([Band]): below every file, the fit's (capped at the files' size);
+// above every file, the template's own (capped from the nearest file),
+// and for a buffer no other file makes (kept at the template's size in
+// the forecast), the template's in proportion to the value (growing). One
+// more simulation.
 func (f *forecaster) band(md *model, set []int, t *Target, limit int64, conf *allocator.Config) {
 	tm := f.seqs[md.t]
 	v := t.Value
@@ -854,12 +857,19 @@ func (f *forecaster) band(md *model, set []int, t *Target, limit int64, conf *al
 	ev := f.synthesize(md, set, v)
 	b := &Band{}
 	for k, i := range tm.allocs {
-		if !md.fitted[k] || !tm.reduce[k] {
+		if !tm.reduce[k] || (!md.fitted[k] && v < hi) {
 			continue
 		}
-		sz := md.fits[k].At(float64(v))
-		if v > hi {
-			sz = min(sz, f.size(tm, k))
+		var sz int64
+		switch {
+		case !md.fitted[k]:
+			// Only the template makes it: the reduction was split from
+			// its size on, and grows with the value above it.
+			sz = proportional(f.size(tm, k), v, tm.value)
+		case v > hi:
+			sz = min(md.fits[k].At(float64(v)), f.size(tm, k))
+		default:
+			sz = md.fits[k].At(float64(v))
 		}
 		if tm.cfg.RoundSize(sz) == tm.cfg.RoundSize(ev[i].Size) {
 			continue
@@ -1068,6 +1078,21 @@ func (f *forecaster) search(all []int) (*Max, error) {
 	}
 	m.Found = lo > 0 && hi == lo+1
 	return m, nil
+}
+
+// maxBands fills the bands of the --max answer and of the value after it
+// (one simulation each, counted in m.Simulations) while the search left
+// room under MaxSimulations: the answer's verdict can hold at one end
+// only.
+func (f *forecaster) maxBands(all []int, m *Max) {
+	for _, t := range []*Target{m.At, m.Next} {
+		if t == nil || m.Simulations >= MaxSimulations {
+			continue
+		}
+		before := f.sims
+		f.band(f.model(all, f.nearest(all, t.Value)), all, t, f.opts.Limit, f.opts.Conf)
+		m.Simulations += f.sims - before
+	}
 }
 
 // estimate extrapolates the files' peak reserved (a line through the two
