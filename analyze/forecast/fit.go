@@ -109,6 +109,9 @@ func fitSizes(vs []float64, sizes []int64, round func(int64) int64, capped bool)
 					} else if holds(&fit, vs, sizes, pass == 1, round) {
 						fit.Rounded = pass == 1
 						return fit
+					} else if pass == 1 && holdsBlocks(&fit, vs, sizes) {
+						fit.Rounded = true
+						return fit
 					}
 				}
 			}
@@ -203,6 +206,28 @@ func fitCapped(vs []float64, sizes []int64) (Fit, bool) {
 		return Fit{}, false
 	}
 	return Fit{Form: Capped, B: b, C: float64(last)}, true
+}
+
+// holdsBlocks reports whether a Capped fit gives every file's size within
+// two blocks (units of the greatest common divisor of the sizes below the
+// cap): div_up rounds a growing buffer's blocks up, by less than one at
+// each file and, through the slope taken from the files, by less than one
+// more. Files at the cap must be at it.
+func holdsBlocks(f *Fit, vs []float64, sizes []int64) bool {
+	last := sizes[len(sizes)-1]
+	var u int64
+	for _, sz := range sizes {
+		if sz < last {
+			u = gcd(u, sz)
+		}
+	}
+	for i, v := range vs {
+		d := f.At(v) - sizes[i]
+		if sizes[i] == last && d != 0 || d > 2*u || d < -2*u {
+			return false
+		}
+	}
+	return true
 }
 
 func gcd(a, b int64) int64 {

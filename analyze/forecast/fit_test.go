@@ -76,6 +76,9 @@ func TestFitCapped(t *testing.T) {
 		{"constant: a cap the files cannot place", []float64{48, 64}, []int64{138412032, 138412032}, Constant, 8, 138412032},
 		{"linear", []float64{8, 16}, []int64{39321600, 78643200}, Linear, 32, 157286400},
 		{"capped from three files", []float64{8, 16, 32}, []int64{39321600, 78643200, 138412032}, Capped, 64, 138412032},
+		// 25, 50, 99 blocks of 1,179,648 B, then the cap: within two
+		// blocks of min(b·v, c) (vit_bs's second kind of buffer).
+		{"capped within div_up's blocks", []float64{8, 16, 32, 64}, []int64{29491200, 58982400, 116785152, 139198464}, Capped, 48, 139198464},
 		{"a cap the third file refutes", []float64{8, 16, 32}, []int64{39321600, 60000000, 138412032}, Irregular, 24, 99206016},
 	}
 	for _, tt := range tests {
