@@ -58,7 +58,8 @@ type Fit struct {
 	A, B, C float64
 	// Rounded is true when the form holds only within the allocator's
 	// rounding (every file's request rounds to the same block size as
-	// the fit's), not to the byte.
+	// the fit's), not to the byte; a Capped fit from three files or more,
+	// within two of the buffer's blocks ([holdsBlocks]).
 	Rounded bool
 	// Xs and Ys are the files' values (increasing) and sizes of an
 	// Irregular fit.

@@ -108,10 +108,11 @@ failing request's entry in from_file's trace, or null), "oom_request_bytes",
 "oom_stack" (null without an OOM), "from_file", "extrapolated",
 "far_beyond_files", "below_files", "band" (null, or {"requests" (the
 reduction buffers sized otherwise), "peak_allocated_bytes",
-"peak_reserved_bytes", "oom", "oom_entry"}: the other end)}]), "max" ({"found", "value",
-"peak_reserved_bytes", "peak_allocated_bytes", "next" (a target object for
-value+1), "simulations" (the search's and the bands'), "search_start",
-"search_refined_start", "band" (the value's, as a target's)} or null),
+"peak_reserved_bytes", "oom", "oom_entry"}: the other end)}]), "max"
+({"found", "value", "peak_reserved_bytes", "peak_allocated_bytes", "next" (a
+target object for value+1), "simulations" (the search's and the bands'),
+"search_start", "search_refined_start", "band" (the value's, as a
+target's)} or null),
 "leave_one_out" ([{"file", "value", "peak_allocated_bytes",
 "peak_reserved_bytes", "file_peak_allocated_bytes",
 "file_peak_reserved_bytes", "allocated_error_percent",
