@@ -1,29 +1,30 @@
-// Package report renders what the analysis packages computed, as text
-// for a terminal and as JSON for scripts; it computes no figure of its
-// own. Each command has a view file (summary.go, segments.go, state.go,
-// leaks.go, trace.go, diff.go, ranks.go, whatif.go, info.go, monitor_*.go)
-// with a Write function for text and, beside it, one for --json; torch.go
-// prints memory_summary()'s own table and trace_memviz.go _memory_viz's
-// trace_plot text, byte for byte.
+// Package report renders the views of one file's state, as text for a
+// terminal and as JSON for scripts, from what the analysis computed; it
+// computes no figure of its own. Each command has a view file with a
+// Write function for text and, beside it, one for --json: summary.go
+// (with host.go, the host allocator's part), segments.go, state.go
+// (whose OOM moment also shows the explain findings and the what-if cap
+// verdict of report/verdictview), info.go and info_json.go, trace.go;
+// torch.go prints memory_summary()'s own table and trace_memviz.go
+// _memory_viz's trace_plot text, byte for byte.
 //
-// The text kit every view shares lives in files of its own:
+// The other views live in packages of their own below report, one per
+// concept, as the analysis packages they render:
 //
-//   - width.go: the terminal width (TextWriter), and tables fitted to it
-//     (fitColumns, fitWrapped), leaving out or wrapping columns;
-//   - wrap.go: paragraphs wrapped at a width, with a hanging indent;
-//   - table.go: the ASCII table every view draws (newTable), and its
-//     measures;
-//   - escape.go: control and invisible characters from a file shown as
-//     escapes, so a hostile name cannot rewrite the terminal;
-//   - json.go: indented JSON, as every --json view writes it;
-//   - spark.go: the character ramp of sparklines (leaks, smi, the page);
-//   - errwriter.go: a writer that keeps its first error.
+//   - report/kit: the text kit every view shares (terminal width, tables
+//     fitted to it, wrapping, escapes, JSON, sparklines, the trust marks
+//     and words of a figure the file cannot vouch for);
+//   - report/stacks: how a stack is written, in every view;
+//   - report/leakview: `snapview leaks` (analyze/leaks);
+//   - report/compareview: `snapview diff` and `snapview ranks`
+//     (analyze/compare);
+//   - report/monitorview: nvidia-smi, memory_stats() and step logs, and
+//     `snapview watch` (analyze/monitor);
+//   - report/verdictview: `snapview whatif`, `explain`, `forecast` and
+//     `check` (analyze/whatif, explain, forecast, check);
+//   - report/html: the offline HTML page.
 //
 // Bytes, counts, plurals and durations are written by
 // github.com/snapview/snapview/internal/units, so a figure reads the same
-// in every view. A figure the file cannot vouch for carries its trust
-// mark ("+" for a lower bound, "?" when unknown) in text and its
-// exactness in JSON, from the one verdict of the analysis; trust.go
-// holds those marks and words (TrustText), requested.go the verdict on
-// requested bytes.
+// in every view.
 package report

@@ -9,6 +9,7 @@ import (
 	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -34,44 +35,44 @@ func NewInfo(path string, sizeOnDisk int64, format snapshot.Format, in *info.Inf
 // WriteInfo writes v as text: sections File, Layout, PyTorch version,
 // Devices, Recording, Allocator settings, Unknown fields, Warnings.
 func WriteInfo(w io.Writer, v *Info) error {
-	ew := &errWriter{w: w}
-	ew.printf("File\n")
-	ew.printf("  path:          %s\n", Escape(v.Path))
-	ew.printf("  size on disk:  %s\n", bytesAndCount(v.SizeOnDisk))
-	ew.printf("  format:        %s\n", v.Format)
-	ew.printf("  decoded:       %s\n", bytesAndCount(v.Format.Bytes))
+	ew := &kit.ErrWriter{W: w}
+	ew.Printf("File\n")
+	ew.Printf("  path:          %s\n", kit.Escape(v.Path))
+	ew.Printf("  size on disk:  %s\n", bytesAndCount(v.SizeOnDisk))
+	ew.Printf("  format:        %s\n", v.Format)
+	ew.Printf("  decoded:       %s\n", bytesAndCount(v.Format.Bytes))
 
-	ew.printf("\nLayout\n")
+	ew.Printf("\nLayout\n")
 	if v.Legacy {
-		ew.printf("  a bare list of %s (torch.cuda.memory_snapshot()): no trace, no allocator settings\n", units.Plural(v.NumSegments, "segment"))
+		ew.Printf("  a bare list of %s (torch.cuda.memory_snapshot()): no trace, no allocator settings\n", units.Plural(v.NumSegments, "segment"))
 	} else {
-		ew.printf("  dict with keys: %s\n", strings.Join(escapeAll(v.TopLevelKeys), ", "))
-		ew.printf("  %s in all; device_traces lists %s", units.Plural(v.NumSegments, "segment"), units.Plural(v.RecordedDevices, "device"))
+		ew.Printf("  dict with keys: %s\n", strings.Join(kit.EscapeAll(v.TopLevelKeys), ", "))
+		ew.Printf("  %s in all; device_traces lists %s", units.Plural(v.NumSegments, "segment"), units.Plural(v.RecordedDevices, "device"))
 		if n := len(v.IdleDevices); n > 0 {
-			ew.printf(", %d of them with nothing in the file (%s)", n, joinIntRuns(v.IdleDevices))
+			ew.Printf(", %d of them with nothing in the file (%s)", n, kit.JoinIntRuns(v.IdleDevices))
 		}
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
 
-	ew.printf("\nPyTorch version (a hint from the fields present; #N are pytorch/pytorch pull requests): %s\n", v.Version.String())
+	ew.Printf("\nPyTorch version (a hint from the fields present; #N are pytorch/pytorch pull requests): %s\n", v.Version.String())
 	for _, c := range v.Version.Clues {
 		src := ""
 		if c.Source != "" {
 			src = "  (" + c.Source + ")"
 		}
-		ew.printf("%s", wrapIndented("  "+padRight(c.Bound(), 6), Escape(c.Clue+src)))
+		ew.Printf("%s", kit.WrapIndented("  "+padRight(c.Bound(), 6), kit.Escape(c.Clue+src)))
 	}
 
-	ew.printf("\nDevices\n")
+	ew.Printf("\nDevices\n")
 	if len(v.Devices) == 0 {
-		ew.printf("  none: no segments and no trace entries\n")
+		ew.Printf("  none: no segments and no trace entries\n")
 	}
 	for i := range v.Devices {
 		writeInfoDevice(ew, &v.Devices[i], v.SegmentsFromTrace)
 	}
 
 	r := &v.Recording
-	ew.printf("\nRecording (_record_memory_history arguments, inferred)\n")
+	ew.Printf("\nRecording (_record_memory_history arguments, inferred)\n")
 	maxEntries := "max_entries=unknown"
 	switch {
 	case r.MaxEntries > 0 && r.MaxEntriesAtLeast:
@@ -93,73 +94,73 @@ func WriteInfo(w io.Writer, v *Info) error {
 		if len(row[0]) >= 24 {
 			label += " "
 		}
-		ew.printf("%s", wrapIndented(label, Escape(row[1])))
+		ew.Printf("%s", kit.WrapIndented(label, kit.Escape(row[1])))
 	}
 
 	if lines := hostLines(&v.Host); lines != nil {
-		ew.printf("\nPinned host memory (the CUDA host allocator)\n")
+		ew.Printf("\nPinned host memory (the CUDA host allocator)\n")
 		for _, line := range lines {
-			ew.printf("%s", wrapIndented("  ", line))
+			ew.Printf("%s", kit.WrapIndented("  ", line))
 		}
 	}
 
-	ew.printf("\nAllocator settings\n")
+	ew.Printf("\nAllocator settings\n")
 	if len(v.Settings) == 0 {
-		ew.printf("  none in the file (PyTorch before 2.3, or a bare segment list)\n")
+		ew.Printf("  none in the file (PyTorch before 2.3, or a bare segment list)\n")
 	}
 	// Keys are padded to the longest, up to maxKeyColumn: a key of a
 	// megabyte would otherwise pad every other key to its length.
 	const maxKeyColumn = 40
 	width := 0
 	for _, kv := range v.Settings {
-		width = max(width, min(len(Escape(kv.Key)), maxKeyColumn))
+		width = max(width, min(len(kit.Escape(kv.Key)), maxKeyColumn))
 	}
 	for _, kv := range v.Settings {
-		ew.printf("%s", wrapIndented(fmt.Sprintf("  %-*s  ", width, Escape(kv.Key)), Escape(kv.Value)))
+		ew.Printf("%s", kit.WrapIndented(fmt.Sprintf("  %-*s  ", width, kit.Escape(kv.Key)), kit.Escape(kv.Value)))
 	}
-	ew.printf("%s", wrapIndented("  rounding (inferred): ", v.Rounding.Rule.Formula()+"; "+v.Rounding.Evidence()))
+	ew.Printf("%s", kit.WrapIndented("  rounding (inferred): ", v.Rounding.Rule.Formula()+"; "+v.Rounding.Evidence()))
 
-	ew.printf("\nUnknown fields and actions (from a newer PyTorch; skipped)\n")
+	ew.Printf("\nUnknown fields and actions (from a newer PyTorch; skipped)\n")
 	if len(v.Unknown) == 0 {
-		ew.printf("  none\n")
+		ew.Printf("  none\n")
 	}
 	width = 0
 	for _, c := range v.Unknown {
-		width = max(width, len(Escape(c.Name)))
+		width = max(width, len(kit.Escape(c.Name)))
 	}
 	for _, c := range v.Unknown {
-		ew.printf("  %-*s  %s\n", width, Escape(c.Name), units.Int(c.Count))
+		ew.Printf("  %-*s  %s\n", width, kit.Escape(c.Name), units.Int(c.Count))
 	}
 
-	ew.printf("\nWarnings\n")
+	ew.Printf("\nWarnings\n")
 	if len(v.Warnings) == 0 {
-		ew.printf("  none\n")
+		ew.Printf("  none\n")
 	}
 	for _, m := range v.Warnings {
-		ew.printf("%s", wrapIndented("  - ", Escape(m)))
+		ew.Printf("%s", kit.WrapIndented("  - ", kit.Escape(m)))
 	}
-	return ew.err
+	return ew.Err
 }
 
 // writeInfoDevice writes the lines of one device.
-func writeInfoDevice(ew *errWriter, d *info.DeviceInfo, segmentsFromTrace bool) {
-	ew.printf("  device %d\n", d.Device)
+func writeInfoDevice(ew *kit.ErrWriter, d *info.DeviceInfo, segmentsFromTrace bool) {
+	ew.Printf("  device %d\n", d.Device)
 	if d.Segments == 0 {
-		ew.printf("    segments:  none (the allocator held no memory on it at dump time)\n")
+		ew.Printf("    segments:  none (the allocator held no memory on it at dump time)\n")
 	} else {
-		ew.printf("    segments:  %s, %s reserved; %s, %s allocated\n",
+		ew.Printf("    segments:  %s, %s reserved; %s, %s allocated\n",
 			units.Plural(d.Segments, "segment"), units.Bytes(d.ReservedBytes), units.Plural(d.Blocks, "block"), units.Bytes(d.AllocatedBytes))
 		if d.LiveBlocks > 0 {
-			ew.printf("    stacks:    on %s\n", units.OfAll(d.LiveBlockStacks, d.LiveBlocks, "live block"))
+			ew.Printf("    stacks:    on %s\n", units.OfAll(d.LiveBlockStacks, d.LiveBlocks, "live block"))
 		}
 		if d.Trust.Requested == stats.Unknown {
 			// The verdict every view marks its requested figures with.
-			ew.printf("%s", wrapIndented("    requested: ", "unknown: "+d.Trust.RequestedWhy))
+			ew.Printf("%s", kit.WrapIndented("    requested: ", "unknown: "+d.Trust.RequestedWhy))
 		}
 	}
 	if d.Entries == 0 {
-		ew.printf("    trace:     no entries\n")
-		ew.printf("    end state: nothing to replay\n")
+		ew.Printf("    trace:     no entries\n")
+		ew.Printf("    end state: nothing to replay\n")
 		return
 	}
 	span := ""
@@ -168,32 +169,32 @@ func writeInfoDevice(ew *errWriter, d *info.DeviceInfo, segmentsFromTrace bool) 
 	} else {
 		span = " (no time_us: ordered by position only)"
 	}
-	ew.printf("    trace:     %s%s\n", units.Plural(d.Entries, "entry"), span)
+	ew.Printf("    trace:     %s%s\n", units.Plural(d.Entries, "entry"), span)
 	acts := make([]string, len(d.Actions))
 	for i, a := range d.Actions {
-		acts[i] = Escape(a.Name) + " " + units.Int(a.Count)
+		acts[i] = kit.Escape(a.Name) + " " + units.Int(a.Count)
 	}
-	ew.printf("%s", wrapIndented("    actions:   ", strings.Join(acts, ", ")))
+	ew.Printf("%s", kit.WrapIndented("    actions:   ", strings.Join(acts, ", ")))
 	if d.OOMs > 0 {
-		ew.printf("    OOMs:      %s\n", units.Plural(d.OOMs, "oom entry"))
+		ew.Printf("    OOMs:      %s\n", units.Plural(d.OOMs, "oom entry"))
 	}
-	ew.printf("%s", wrapIndented("    coverage:  ", CoverageText(d)))
+	ew.Printf("%s", kit.WrapIndented("    coverage:  ", CoverageText(d)))
 	if d.Replayed || d.ReplayError != "" {
-		ew.printf("%s", wrapIndented("    history:   ", TrustText(d.Trust)))
+		ew.Printf("%s", kit.WrapIndented("    history:   ", kit.TrustText(d.Trust)))
 	}
 	switch {
 	case d.ReplayError != "":
-		ew.printf("%s", wrapIndented("    end state: ", "not checked: "+d.ReplayError))
+		ew.Printf("%s", kit.WrapIndented("    end state: ", "not checked: "+d.ReplayError))
 	case segmentsFromTrace:
-		ew.printf("%s", wrapIndented("    end state: ", fmt.Sprintf("not checked: the file has no segments, so the %s and %s shown are the trace's own",
+		ew.Printf("%s", kit.WrapIndented("    end state: ", fmt.Sprintf("not checked: the file has no segments, so the %s and %s shown are the trace's own",
 			units.Plural(d.Check.Segments, "segment"), units.Plural(d.Check.Blocks, "block"))))
 	case d.Check.Equal:
-		ew.printf("    end state: the replayed trace ends in the file's segments and blocks (%s, %s)\n",
+		ew.Printf("    end state: the replayed trace ends in the file's segments and blocks (%s, %s)\n",
 			units.Plural(d.Check.Segments, "segment"), units.Plural(d.Check.Blocks, "block"))
 	default:
-		ew.printf("    end state: the replay differs from the file's segments:\n")
+		ew.Printf("    end state: the replay differs from the file's segments:\n")
 		for _, line := range d.Check.Differences {
-			ew.printf("%s", wrapIndented("      ", line))
+			ew.Printf("%s", kit.WrapIndented("      ", line))
 		}
 	}
 }

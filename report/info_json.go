@@ -5,6 +5,7 @@ import (
 
 	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -92,10 +93,10 @@ type infoReplayJSON struct {
 	Differences   []string `json:"differences"`
 	// History is the trust of the history figures (replay.DecideTrust):
 	// "exact", "lower_bound" or "unknown", and why.
-	History historyJSON `json:"history"`
+	History kit.HistoryJSON `json:"history"`
 	// Requested is the trust of the file's requested sizes
 	// (stats.Known.Requested): "exact" or "unknown", and why.
-	Requested historyJSON `json:"requested"`
+	Requested kit.HistoryJSON `json:"requested"`
 }
 
 // roundingJSON is the inferred rounding rule and its evidence.
@@ -230,7 +231,7 @@ func WriteInfoJSON(w io.Writer, v *Info) error {
 		FreesCompared:        r.FreesCompared,
 		FreesSameStack:       r.FreesSameStack,
 	}
-	return writeJSON(w, out)
+	return kit.WriteJSON(w, out)
 }
 
 func newInfoDeviceJSON(d *info.DeviceInfo) infoDeviceJSON {
@@ -258,8 +259,8 @@ func newInfoDeviceJSON(d *info.DeviceInfo) infoDeviceJSON {
 			Segments:      d.Check.Segments,
 			Blocks:        d.Check.Blocks,
 			Differences:   append([]string{}, d.Check.Differences...),
-			History:       historyJSON{Exactness: d.Trust.History.String(), Why: d.Trust.Why},
-			Requested:     requestedVerdictJSON(d.Trust),
+			History:       kit.HistoryJSON{Exactness: d.Trust.History.String(), Why: d.Trust.Why},
+			Requested:     kit.RequestedVerdictJSON(d.Trust),
 		},
 	}
 }

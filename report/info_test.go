@@ -10,6 +10,7 @@ import (
 
 	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/internal/corpus"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -96,16 +97,16 @@ func sharedSnapshotsOrEmpty(t testing.TB) string { return corpus.Find(t) }
 
 func TestWrapIndented(t *testing.T) {
 	long := strings.Repeat("word ", 30)
-	got := wrapIndented("  - ", long)
+	got := kit.WrapIndented("  - ", long)
 	for i, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
-		if n := len(line); n > infoWidth {
-			t.Errorf("line %d is %d columns, want at most %d: %q", i, n, infoWidth, line)
+		if n := len(line); n > kit.InfoWidth {
+			t.Errorf("line %d is %d columns, want at most %d: %q", i, n, kit.InfoWidth, line)
 		}
 		if i > 0 && !strings.HasPrefix(line, "    word") {
 			t.Errorf("continuation line %d not indented under the text: %q", i, line)
 		}
 	}
-	if got := wrapIndented("  x: ", ""); got != "  x:\n" {
-		t.Errorf("wrapIndented of empty text = %q, want %q", got, "  x:\n")
+	if got := kit.WrapIndented("  x: ", ""); got != "  x:\n" {
+		t.Errorf("kit.WrapIndented of empty text = %q, want %q", got, "  x:\n")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -193,19 +194,19 @@ const minMapWidth = 10
 // total_allocated and total_free. The Stream column is left out for a
 // device whose segments are all on the default stream (0).
 func WriteSegments(w io.Writer, r *Segments) error {
-	ew := &errWriter{w: w}
+	ew := &kit.ErrWriter{W: w}
 	for i, d := range r.Devices {
 		if i > 0 {
-			ew.printf("\n")
+			ew.Printf("\n")
 		}
-		ew.printf("Device %d: %s.\n", d.Device, usageLine(&d.Total, d.Known))
+		ew.Printf("Device %d: %s.\n", d.Device, usageLine(&d.Total, d.Known))
 		for _, n := range r.Notes {
-			ew.printf("%s", wrapAt("  ", n, 100))
+			ew.Printf("%s", kit.WrapAt("  ", n, 100))
 		}
-		if n := RequestedNote(d.Known); n != "" {
-			ew.printf("%s", wrapAt("  ", n, 100))
+		if n := kit.RequestedNote(d.Known); n != "" {
+			ew.Printf("%s", kit.WrapAt("  ", n, 100))
 		}
-		if len(d.Segments) == 0 || ew.err != nil {
+		if len(d.Segments) == 0 || ew.Err != nil {
 			continue
 		}
 		streams := false
@@ -215,22 +216,22 @@ func WriteSegments(w io.Writer, r *Segments) error {
 		// The columns: the Stream column only when some segment is on
 		// another stream than the default.
 		const streamCol = 3
-		cut := func(row []string) []string { return dropColumn(row, streamCol, !streams) }
-		align := dropColumn([]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight,
+		cut := func(row []string) []string { return kit.DropColumn(row, streamCol, !streams) }
+		align := kit.DropColumn([]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight,
 			tw.AlignRight, tw.AlignRight, tw.AlignLeft}, streamCol, !streams)
 		header := cut([]string{"Address", "Size", "Pool", "Stream", "Live/\nblocks", "Requested", "Free incl.\nslack", "Largest\nfree", "Map"})
 		tot := &d.Total
 		footer := cut([]string{"total", units.Bytes(tot.Size), "", "", units.Int(tot.AllocatedBlocks) + "/" + units.Int(tot.Blocks),
-			requestedBytes(tot.RequestedBytes, d.Known), requestedBytes(tot.FreeBytes(), d.Known), units.Bytes(tot.LargestFree), ""})
+			kit.RequestedBytes(tot.RequestedBytes, d.Known), kit.RequestedBytes(tot.FreeBytes(), d.Known), units.Bytes(tot.LargestFree), ""})
 		rows := make([][]string, len(d.Segments))
 		for k, s := range d.Segments {
-			rows[k] = cut([]string{s.Addr.String(), units.Bytes(s.Size), statePoolLabel(s.Large, s.Pool, s.Expandable),
+			rows[k] = cut([]string{s.Addr.String(), units.Bytes(s.Size), kit.PoolLabel(s.Large, s.Pool, s.Expandable),
 				strconv.FormatUint(s.Stream, 10), units.Int(s.AllocatedBlocks) + "/" + units.Int(s.Blocks),
-				requestedBytes(s.RequestedBytes, d.Known), requestedBytes(s.FreeBytes(), d.Known), units.Bytes(s.LargestFree), s.Map})
+				kit.RequestedBytes(s.RequestedBytes, d.Known), kit.RequestedBytes(s.FreeBytes(), d.Known), units.Bytes(s.LargestFree), s.Map})
 		}
 		// A narrower map where the table would pass segmentsWidth.
 		mapWidth := MapWidth
-		if over := tableWidth(append(rows, header, footer)) - textWidth(w); over > 0 {
+		if over := kit.TableWidth(append(rows, header, footer)) - kit.Width(w); over > 0 {
 			mapWidth = max(minMapWidth, MapWidth-over)
 			for k, s := range d.Segments {
 				rows[k][len(rows[k])-1] = BlockMap(&snapshot.Segment{TotalSize: s.Size, Blocks: s.BlockList}, mapWidth)
@@ -243,24 +244,24 @@ func WriteSegments(w io.Writer, r *Segments) error {
 				drop = append(drop, c)
 			}
 		}
-		ft := fitColumns(textWidth(w), header, align, rows, footer, drop...)
-		if err := ft.render(w, ""); err != nil {
+		ft := kit.FitColumns(kit.Width(w), header, align, rows, footer, drop...)
+		if err := ft.Render(w, ""); err != nil {
 			return err
 		}
-		ew.printf("%s\n", summaryLine(tot))
+		ew.Printf("%s\n", summaryLine(tot))
 	}
 	if len(r.Devices) > 1 {
-		ew.printf("\nAll devices: %s.\n", usageLine(&r.Total, r.requestedKnown()))
+		ew.Printf("\nAll devices: %s.\n", usageLine(&r.Total, r.requestedKnown()))
 	}
-	ew.printf(`
+	ew.Printf(`
 Requested: bytes requested by live allocations (what _memory_viz stats calls allocated). Free incl. slack:
 the rest of the segment (cached free blocks, blocks pending free, rounding slack in live blocks).
 Live/blocks: blocks holding a live allocation, of all blocks. Stream: shown when a segment is on a stream
 other than the default (0). Map: %d characters per segment (fewer if the table would pass %d columns),
 each an equal share of it: '#' half or more live allocations, '+' some, '~' freed but still used by another
 stream, '.' free.
-`, MapWidth, textWidth(w))
-	return ew.err
+`, MapWidth, kit.Width(w))
+	return ew.Err
 }
 
 // segmentsJSON and the types below are the --json schema of `snapview
@@ -279,7 +280,7 @@ type segmentsDeviceJSON struct {
 	// "unknown", and why): when unknown, requested_bytes, free_bytes and
 	// internal_free_bytes are null (block_list keeps the file's
 	// requested_size).
-	Requested historyJSON `json:"requested"`
+	Requested kit.HistoryJSON `json:"requested"`
 }
 
 type usageJSON struct {
@@ -325,11 +326,11 @@ func newUsageJSON(u *replay.SegmentUsage, k stats.Known) usageJSON {
 		InactiveBlocks:    u.InactiveBlocks,
 		ReservedBytes:     u.Size,
 		AllocatedBytes:    u.AllocatedBytes,
-		RequestedBytes:    requestedJSON(u.RequestedBytes, k),
+		RequestedBytes:    kit.RequestedJSON(u.RequestedBytes, k),
 		PendingFreeBytes:  u.PendingFreeBytes,
 		InactiveBytes:     u.InactiveBytes,
-		FreeBytes:         requestedJSON(u.FreeBytes(), k),
-		InternalFreeBytes: requestedJSON(u.InternalFreeBytes(), k),
+		FreeBytes:         kit.RequestedJSON(u.FreeBytes(), k),
+		InternalFreeBytes: kit.RequestedJSON(u.InternalFreeBytes(), k),
 		LargestFreeBytes:  u.LargestFree,
 	}
 }
@@ -342,7 +343,7 @@ func WriteSegmentsJSON(w io.Writer, r *Segments) error {
 	out := segmentsJSON{Notes: r.Notes, Devices: []segmentsDeviceJSON{}, Totals: newUsageJSON(&r.Total, r.requestedKnown())}
 	for _, d := range r.Devices {
 		dj := segmentsDeviceJSON{Device: d.Device, Segments: []segmentJSON{}, Totals: newUsageJSON(&d.Total, d.Known),
-			Requested: requestedVerdictJSON(d.Known)}
+			Requested: kit.RequestedVerdictJSON(d.Known)}
 		for _, s := range d.Segments {
 			pool := "small"
 			if s.Large {
@@ -365,5 +366,5 @@ func WriteSegmentsJSON(w io.Writer, r *Segments) error {
 		}
 		out.Devices = append(out.Devices, dj)
 	}
-	return writeJSON(w, out)
+	return kit.WriteJSON(w, out)
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/stacks"
+	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -50,11 +53,11 @@ func stateSegmentsLabel(v *StateView) string {
 // stateStackLineOptions returns the stackLines options for --frames n:
 // n frame lines and a "... N more lines" line (stackLines' Limit counts
 // that line too, so --frames 1 and 2 printed the same).
-func stateStackLineOptions(n int) StackLineOptions {
+func stateStackLineOptions(n int) stacks.LineOptions {
 	if n <= 0 {
-		return StackLineOptions{}
+		return stacks.LineOptions{}
 	}
-	return StackLineOptions{Limit: n + 1, More: "--frames 0 shows them all"}
+	return stacks.LineOptions{Limit: n + 1, More: "--frames 0 shows them all"}
 }
 
 // StateOptions says how much of a state `snapview state` shows.
@@ -101,7 +104,7 @@ type StateView struct {
 	Whatif *whatif.Result
 	// Explain is explain's findings for the device, shown first at an
 	// OOM; nil when not run.
-	Explain *ExplainDevice
+	Explain *verdictview.ExplainDevice
 
 	allocs []replay.Allocation // replay.Result.Allocs
 	snap   *snapshot.Snapshot
@@ -144,7 +147,7 @@ type StackGroup struct {
 	Count int
 	Bytes int64
 	// Where names the stack in one line: its innermost user frame (see
-	// stackWhere).
+	// stacks.Where).
 	Where string
 	// Lines show the stack, innermost frame first, as the leak views do:
 	// the user's frames, runs of torch and standard-library frames folded,
@@ -171,7 +174,7 @@ func NewStateView(s *snapshot.Snapshot, r *replay.Result, st *replay.State, at s
 		}
 	}
 	groups := map[snapshot.StackID]int{}
-	frames := NewFrameTable(s)
+	frames := stacks.NewFrameTable(s)
 	var live []LiveAllocation
 	for _, seg := range st.Segments {
 		row := StateSegmentRow{StateSegment: seg}
@@ -278,34 +281,58 @@ func (v *StateView) momentLine() string {
 // allocations, the stacks holding the most live bytes, and the free space
 // per pool and stream.
 func WriteState(w io.Writer, v *StateView) error {
-	st := v.State
-	ew := &errWriter{w: w}
-	if v.Explain != nil {
-		if err := WriteExplainFindings(w, v.Explain); err != nil {
+	ew := &kit.ErrWriter{W: w}
+	if err := writeStateHead(w, ew, v); err != nil {
+		return err
+	}
+	if err := writeStateTotals(w, ew, v); err != nil {
+		return err
+	}
+	if o := v.State.OOM; o != nil {
+		writeOOM(ew, v, o)
+	}
+	for _, section := range []func(io.Writer, *kit.ErrWriter, *StateView) error{
+		writeStateSegments, writeStateLargest, writeStateStacks, writeStateFree,
+	} {
+		if err := section(w, ew, v); err != nil {
 			return err
 		}
-		ew.printf("\n")
 	}
-	ew.printf("%s\n", v.momentLine())
-	if k := v.State.Stats.Known; v.Entries > 0 && k.History != stats.Exact && !(k.History == stats.LowerBound && v.Seeded) {
-		ew.printf("%s", wrapAt("", "History: "+TrustText(k)+"; the state at a trace entry is replayed from the trace.", 100))
-	} else if v.Seeded {
-		ew.printf("The trace starts after the run did: the state before its first entry was rebuilt from the\nsegments in the file, so \"peak\" is the peak within the trace.\n")
-	}
-	if ew.err != nil {
-		return ew.err
-	}
+	return ew.Err
+}
 
-	ew.printf("\nTotals\n")
-	t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight)
+// writeStateHead writes the explain findings (at an OOM), the moment and
+// what the history can vouch for.
+func writeStateHead(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
+	if v.Explain != nil {
+		if err := verdictview.WriteExplainFindings(w, v.Explain); err != nil {
+			return err
+		}
+		ew.Printf("\n")
+	}
+	ew.Printf("%s\n", v.momentLine())
+	if k := v.State.Stats.Known; v.Entries > 0 && k.History != stats.Exact && !(k.History == stats.LowerBound && v.Seeded) {
+		ew.Printf("%s", kit.WrapAt("", "History: "+kit.TrustText(k)+"; the state at a trace entry is replayed from the trace.", 100))
+	} else if v.Seeded {
+		ew.Printf("The trace starts after the run did: the state before its first entry was rebuilt from the\nsegments in the file, so \"peak\" is the peak within the trace.\n")
+	}
+	return ew.Err
+}
+
+// writeStateTotals writes the Totals table, memory_stats()'s figures at
+// the moment per pool, and its notes.
+func writeStateTotals(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
+	st := v.State
+	ew.Printf("\nTotals\n")
+	t := kit.NewTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight)
 	t.Header("Metric", "All", "Large pool", "Small pool")
 	bytesRow := func(label string, f *[stats.NumPools]stats.Stat) []string {
 		return []string{label, units.Bytes(f[stats.PoolAll].Current), units.Bytes(f[stats.PoolLarge].Current), units.Bytes(f[stats.PoolSmall].Current)}
 	}
 	k := st.Stats.Known
 	requestedRow := func(label string, f *[stats.NumPools]stats.Stat) []string {
-		return []string{label, requestedBytes(f[stats.PoolAll].Current, k), requestedBytes(f[stats.PoolLarge].Current, k),
-			requestedBytes(f[stats.PoolSmall].Current, k)}
+		return []string{label, kit.RequestedBytes(f[stats.PoolAll].Current, k), kit.RequestedBytes(f[stats.PoolLarge].Current, k),
+			kit.RequestedBytes(f[stats.PoolSmall].Current, k)}
 	}
 	countRow := func(label string, f *[stats.NumPools]stats.Stat) []string {
 		return []string{label, units.Int(f[stats.PoolAll].Current), units.Int(f[stats.PoolLarge].Current), units.Int(f[stats.PoolSmall].Current)}
@@ -330,25 +357,27 @@ func WriteState(w io.Writer, v *StateView) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	if n := RequestedNote(k); n != "" {
-		ew.printf("%s", wrapAt("", n, textWidth(w)))
+	if n := kit.RequestedNote(k); n != "" {
+		ew.Printf("%s", kit.WrapAt("", n, kit.Width(w)))
 	}
 	if n := stateExpandable(v); n > 0 {
-		ew.printf("memory_stats() counts cudaMalloc segments only, not the %s mapped by expandable segments.\n",
+		ew.Printf("memory_stats() counts cudaMalloc segments only, not the %s mapped by expandable segments.\n",
 			units.Plural(n, "range"))
 	}
 
-	if o := st.OOM; o != nil {
-		writeOOM(ew, v, o)
-	}
+	return ew.Err
+}
 
+// writeStateSegments writes the Segments table, its block maps narrowed
+// to the width.
+func writeStateSegments(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
 	if n := stateExpandable(v); n > 0 {
-		ew.printf("\nSegments (%d, %d of them mapped ranges of expandable segments)\n", len(v.Segments), n)
+		ew.Printf("\nSegments (%d, %d of them mapped ranges of expandable segments)\n", len(v.Segments), n)
 	} else {
-		ew.printf("\nSegments (%d)\n", len(v.Segments))
+		ew.Printf("\nSegments (%d)\n", len(v.Segments))
 	}
-	if ew.err != nil {
-		return ew.err
+	if ew.Err != nil {
+		return ew.Err
 	}
 	if len(v.Segments) > 0 {
 		header := []string{"Address", "Pool", "Stream", "Size", "Blocks", "Live", "Allocated", "Free", "Largest free", "Map"}
@@ -356,7 +385,7 @@ func WriteState(w io.Writer, v *StateView) error {
 			tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
 		var rows [][]string
 		for _, s := range v.Segments {
-			rows = append(rows, []string{s.Addr.String(), statePoolLabel(s.Large, s.Pool, s.Expandable), strconv.FormatUint(s.Stream, 10),
+			rows = append(rows, []string{s.Addr.String(), kit.PoolLabel(s.Large, s.Pool, s.Expandable), strconv.FormatUint(s.Stream, 10),
 				units.Bytes(s.Size), units.Int(len(s.Blocks)), units.Int(s.Live), units.Bytes(s.Allocated),
 				units.Bytes(s.Free), units.Bytes(s.LargestFree), s.Map})
 		}
@@ -364,28 +393,33 @@ func WriteState(w io.Writer, v *StateView) error {
 		// then the map, the stream, the largest free block and the block
 		// count go.
 		mapWidth := MapWidth
-		if over := tableWidth(append(rows, header)) - textWidth(w); over > 0 && MapWidth-over >= minMapWidth {
+		if over := kit.TableWidth(append(rows, header)) - kit.Width(w); over > 0 && MapWidth-over >= minMapWidth {
 			mapWidth = MapWidth - over
 			for k, sg := range v.Segments {
 				rows[k][9] = stateBlockMap(&sg.StateSegment, mapWidth)
 			}
 		}
-		ft := fitColumns(textWidth(w), header, align, rows, nil, 9, 2, 8, 4)
-		if err := ft.render(w, "snapview segments draws each segment's map"); err != nil {
+		ft := kit.FitColumns(kit.Width(w), header, align, rows, nil, 9, 2, 8, 4)
+		if err := ft.Render(w, "snapview segments draws each segment's map"); err != nil {
 			return err
 		}
 		if !slices.Contains(ft.Dropped, "Map") {
-			ew.printf("%s", wrapAt("", fmt.Sprintf("Map: one character per 1/%d of the segment: '#' half or more allocated, '+' some allocated, "+
-				"'~' freed but still used by another stream, '.' free.", mapWidth), textWidth(w)))
+			ew.Printf("%s", kit.WrapAt("", fmt.Sprintf("Map: one character per 1/%d of the segment: '#' half or more allocated, '+' some allocated, "+
+				"'~' freed but still used by another stream, '.' free.", mapWidth), kit.Width(w)))
 		}
 	}
+	return ew.Err
+}
 
-	ew.printf("\nLargest live allocations\n")
-	if ew.err != nil {
-		return ew.err
+// writeStateLargest writes the largest live allocations.
+func writeStateLargest(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
+	k := v.State.Stats.Known
+	ew.Printf("\nLargest live allocations\n")
+	if ew.Err != nil {
+		return ew.Err
 	}
 	if len(v.Largest) == 0 {
-		ew.printf("none\n")
+		ew.Printf("none\n")
 	} else {
 		var rows [][]string
 		annotated := slices.ContainsFunc(v.Largest, func(a LiveAllocation) bool { return len(a.Annotations) > 0 })
@@ -394,10 +428,10 @@ func WriteState(w io.Writer, v *StateView) error {
 			if a.AllocIndex >= 0 {
 				entry = units.Int(a.AllocIndex)
 			}
-			row := []string{strconv.Itoa(i + 1), units.Bytes(a.Size), requestedBytes(a.Requested, k), a.Addr.String(),
-				statePoolLabel(a.Large, a.Pool, false), entry, "S" + strconv.Itoa(a.Stack+1)}
+			row := []string{strconv.Itoa(i + 1), units.Bytes(a.Size), kit.RequestedBytes(a.Requested, k), a.Addr.String(),
+				kit.PoolLabel(a.Large, a.Pool, false), entry, "S" + strconv.Itoa(a.Stack+1)}
 			if annotated {
-				row = append(row, Escape(replay.AnnotationLabel(a.Annotations)))
+				row = append(row, kit.Escape(replay.AnnotationLabel(a.Annotations)))
 			}
 			rows = append(rows, row)
 		}
@@ -407,18 +441,23 @@ func WriteState(w io.Writer, v *StateView) error {
 			// The annotate entries' metadata (torch.cuda.memory._annotate_tensor).
 			head, align = append(head, "Annotation"), append(align, tw.AlignLeft)
 		}
-		ft := fitColumns(textWidth(w), head, align, rows, nil, 2, 5)
-		if err := ft.render(w, "--json has them"); err != nil {
+		ft := kit.FitColumns(kit.Width(w), head, align, rows, nil, 2, 5)
+		if err := ft.Render(w, "--json has them"); err != nil {
 			return err
 		}
 	}
+	return ew.Err
+}
 
+// writeStateStacks writes the live bytes by allocation stack and the
+// stacks shown.
+func writeStateStacks(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
 	if len(v.Stacks) > 0 {
-		ew.printf("\nLive bytes by allocation stack\n")
-		if ew.err != nil {
-			return ew.err
+		ew.Printf("\nLive bytes by allocation stack\n")
+		if ew.Err != nil {
+			return ew.Err
 		}
-		t := newTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
+		t := kit.NewTable(w, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft)
 		t.Header("Stack", "Allocations", "Bytes", "Allocated at")
 		rows := make([][]string, v.TopStacks)
 		for i := range v.TopStacks {
@@ -426,9 +465,9 @@ func WriteState(w io.Writer, v *StateView) error {
 			rows[i] = []string{"S" + strconv.Itoa(i+1), units.Int(g.Count), units.Bytes(g.Bytes)}
 		}
 		// The last cell wraps to what the width leaves it.
-		where := max(textWidth(w)-tableWidth(append(rows, []string{"Stack", "Allocations", "Bytes"}))-3, 24)
+		where := max(kit.Width(w)-kit.TableWidth(append(rows, []string{"Stack", "Allocations", "Bytes"}))-3, 24)
 		for i := range v.TopStacks {
-			rows[i] = append(rows[i], strings.Join(wrapLine(v.Stacks[i].Where, where, "  "), "\n"))
+			rows[i] = append(rows[i], strings.Join(kit.WrapLine(v.Stacks[i].Where, where, "  "), "\n"))
 			if err := t.Append(rows[i]); err != nil {
 				return err
 			}
@@ -436,34 +475,39 @@ func WriteState(w io.Writer, v *StateView) error {
 		if err := t.Render(); err != nil {
 			return err
 		}
-		ew.printf("\nStacks (innermost frame first)\n")
+		ew.Printf("\nStacks (innermost frame first)\n")
 		for i, g := range v.Stacks {
 			if !v.stackShown(i) {
 				continue
 			}
-			ew.printf("S%d: %s in %s\n", i+1, units.Bytes(g.Bytes), units.Plural(g.Count, "allocation"))
+			ew.Printf("S%d: %s in %s\n", i+1, units.Bytes(g.Bytes), units.Plural(g.Count, "allocation"))
 			for _, l := range g.Lines {
-				ew.printf("    %s\n", l)
+				ew.Printf("    %s\n", l)
 			}
 		}
 	}
+	return ew.Err
+}
 
-	ew.printf("\nFree space per pool and stream\n")
-	if ew.err != nil {
-		return ew.err
+// writeStateFree writes the free space per pool and stream.
+func writeStateFree(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
+	st := v.State
+	ew.Printf("\nFree space per pool and stream\n")
+	if ew.Err != nil {
+		return ew.Err
 	}
 	if len(st.Free) == 0 {
-		ew.printf("none\n")
-		return ew.err
+		ew.Printf("none\n")
+		return ew.Err
 	}
 	var freeRows [][]string
 	for _, f := range st.Free {
-		freeRows = append(freeRows, []string{statePoolLabel(f.Large, f.Pool, false), strconv.FormatUint(f.Stream, 10), units.Bytes(f.Reserved),
+		freeRows = append(freeRows, []string{kit.PoolLabel(f.Large, f.Pool, false), strconv.FormatUint(f.Stream, 10), units.Bytes(f.Reserved),
 			units.Bytes(f.FreeBytes), units.Int(f.Blocks), units.Bytes(f.Largest)})
 	}
-	ft := fitColumns(textWidth(w), []string{"Pool", "Stream", "Reserved", "Free in\nsegments", "Free\nblocks", "Largest\nfree block"},
+	ft := kit.FitColumns(kit.Width(w), []string{"Pool", "Stream", "Reserved", "Free in\nsegments", "Free\nblocks", "Largest\nfree block"},
 		[]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, freeRows, nil, 4)
-	return ft.render(w, "")
+	return ft.Render(w, "")
 }
 
 // stackShown reports whether stack i is listed: the top stacks and the
@@ -476,57 +520,41 @@ func (v *StateView) stackShown(i int) bool {
 }
 
 // writeOOM explains an OOM: the failed request against what was free.
-func writeOOM(ew *errWriter, v *StateView, o *replay.OOMInfo) {
+func writeOOM(ew *kit.ErrWriter, v *StateView, o *replay.OOMInfo) {
 	st := v.State
 	pool := "small"
 	if o.Large {
 		pool = "large"
 	}
-	ew.printf("\nOOM: a request of %s (%s pool, stream %d) failed\n", units.Bytes(o.Size), pool, o.Stream)
-	ew.printf("  free on the device (cudaMemGetInfo):    %s\n", units.Bytes(o.DeviceFree))
-	ew.printf("  largest cached free block it could use: %s\n", units.Bytes(o.LargestFree))
-	ew.printf("  free in cached blocks of that pool:     %s\n", units.Bytes(o.FreeInPool))
-	ew.printf("  reserved %s, allocated %s\n",
+	ew.Printf("\nOOM: a request of %s (%s pool, stream %d) failed\n", units.Bytes(o.Size), pool, o.Stream)
+	ew.Printf("  free on the device (cudaMemGetInfo):    %s\n", units.Bytes(o.DeviceFree))
+	ew.Printf("  largest cached free block it could use: %s\n", units.Bytes(o.LargestFree))
+	ew.Printf("  free in cached blocks of that pool:     %s\n", units.Bytes(o.FreeInPool))
+	ew.Printf("  reserved %s, allocated %s\n",
 		units.Bytes(st.Stats.ReservedBytes[stats.PoolAll].Current), units.Bytes(st.Stats.AllocatedBytes[stats.PoolAll].Current))
 	// The cause, decided as explain decides it (analyze/explain, oomFindings).
 	switch {
 	case o.FreeInPool >= o.Size && o.LargestFree < o.Size:
-		ew.printf("  The allocator's cache is fragmented: %s was free in cached blocks of that pool, but no block\n"+
+		ew.Printf("  The allocator's cache is fragmented: %s was free in cached blocks of that pool, but no block\n"+
 			"  was large enough; the device was not full (%s free).\n", units.Bytes(o.FreeInPool), units.Bytes(o.DeviceFree))
 	case o.DeviceFree >= o.Size:
-		ew.printf("  The device had %s free, more than the request: the process hit its own limit\n"+
+		ew.Printf("  The device had %s free, more than the request: the process hit its own limit\n"+
 			"  (torch.cuda.set_per_process_memory_fraction), not the device's.\n", units.Bytes(o.DeviceFree))
 	default:
-		ew.printf("  The device was full: see the largest live allocations below.\n")
+		ew.Printf("  The device was full: see the largest live allocations below.\n")
 	}
 	if r := v.Whatif; r != nil {
 		writeOOMWhatif(ew, r)
 	}
 }
 
-// writeOOMWhatif is the what-if verdict under an OOM (WhatifCapVerdict,
+// writeOOMWhatif is the what-if verdict under an OOM (verdictview.WhatifCapVerdict,
 // as whatif prints it).
-func writeOOMWhatif(ew *errWriter, r *whatif.Result) {
-	ew.printf("\nWhat-if (snapview whatif): the requests of the whole trace simulated under other settings;\n")
-	ew.printf("%s", wrapAt("  ", whatifLimitLine(r)+".", textWidth(ew.w)))
-	ew.printf("%s", wrapAt("  ", whatifSelfCheckLine(r), textWidth(ew.w)))
-	ew.printf("%s", wrapAt("  ", WhatifCapVerdict(r), textWidth(ew.w)))
-}
-
-// statePoolLabel names a pool: "large" or "small", the private pool id
-// when not the default pool, and "expandable".
-func statePoolLabel(large bool, pool snapshot.PoolID, expandable bool) string {
-	s := "small"
-	if large {
-		s = "large"
-	}
-	if !pool.IsDefault() {
-		s += " " + pool.String()
-	}
-	if expandable {
-		s += " expandable"
-	}
-	return s
+func writeOOMWhatif(ew *kit.ErrWriter, r *whatif.Result) {
+	ew.Printf("\nWhat-if (snapview whatif): the requests of the whole trace simulated under other settings;\n")
+	ew.Printf("%s", kit.WrapAt("  ", verdictview.WhatifLimitLine(r)+".", kit.Width(ew.W)))
+	ew.Printf("%s", kit.WrapAt("  ", verdictview.WhatifSelfCheckLine(r), kit.Width(ew.W)))
+	ew.Printf("%s", kit.WrapAt("  ", verdictview.WhatifCapVerdict(r), kit.Width(ew.W)))
 }
 
 // The --json schema of `snapview state`. Sizes are bytes, times
@@ -541,18 +569,18 @@ type stateJSON struct {
 	Seeded       bool              `json:"seeded"`
 	Stats        map[string]int64  `json:"memory_stats"`
 	Exactness    map[string]string `json:"exactness"`
-	History      historyJSON       `json:"history"`
+	History      kit.HistoryJSON   `json:"history"`
 	// Requested is the verdict on the requested sizes ("exact" or
 	// "unknown", and why): when unknown, largest[].requested_size is null
 	// and the requested_bytes figures are "unknown" in exactness.
-	Requested historyJSON    `json:"requested"`
-	Segments  []stateSegJSON `json:"segments"`
-	Largest   []liveJSON     `json:"largest"`
-	Stacks    []stackJSON    `json:"stacks"`
-	Free      []freeJSON     `json:"free"`
-	OOM       *oomJSON       `json:"oom"`
+	Requested kit.HistoryJSON `json:"requested"`
+	Segments  []stateSegJSON  `json:"segments"`
+	Largest   []liveJSON      `json:"largest"`
+	Stacks    []stackJSON     `json:"stacks"`
+	Free      []freeJSON      `json:"free"`
+	OOM       *oomJSON        `json:"oom"`
 	// Findings are explain --json's findings for the device, at an OOM.
-	Findings []explainFindingJSON `json:"findings,omitempty"`
+	Findings []verdictview.ExplainFindingJSON `json:"findings,omitempty"`
 }
 
 type stateEntryJSON struct {
@@ -629,7 +657,7 @@ type oomJSON struct {
 	LargestFree int64  `json:"largest_free_bytes"`
 	FreeInPool  int64  `json:"free_in_pool_bytes"`
 	// Whatif is the device's entry of `snapview whatif --json`.
-	Whatif *whatifDeviceJSON `json:"whatif,omitempty"`
+	Whatif *verdictview.WhatifDeviceJSON `json:"whatif,omitempty"`
 }
 
 // WriteStateJSON writes v as indented JSON: every segment with every
@@ -641,8 +669,8 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 	out := stateJSON{
 		Device: v.Device, At: v.At, Index: v.Index, Entries: v.Entries, SinceStartUS: v.SinceStartUS,
 		Seeded: v.Seeded, Stats: st.Stats.Flat(), Exactness: map[string]string{},
-		History:   historyJSON{Exactness: st.Stats.Known.History.String(), Why: st.Stats.Known.Why},
-		Requested: requestedVerdictJSON(st.Stats.Known),
+		History:   kit.HistoryJSON{Exactness: st.Stats.Known.History.String(), Why: st.Stats.Known.Why},
+		Requested: kit.RequestedVerdictJSON(st.Stats.Known),
 		Segments:  []stateSegJSON{}, Largest: []liveJSON{}, Stacks: []stackJSON{}, Free: []freeJSON{},
 	}
 	for _, f := range st.Stats.Figures() {
@@ -656,7 +684,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 	}
 	for _, s := range v.Segments {
 		sj := stateSegJSON{
-			Address: uint64(s.Addr), Size: s.Size, Pool: statePoolLabel(s.Large, snapshot.PoolID{}, false), PoolID: s.Pool,
+			Address: uint64(s.Addr), Size: s.Size, Pool: kit.PoolLabel(s.Large, snapshot.PoolID{}, false), PoolID: s.Pool,
 			Stream: s.Stream, Expandable: s.Expandable, Allocated: s.Allocated, Pending: s.Pending, Free: s.Free,
 			LargestFree: s.LargestFree, Map: s.Map, Blocks: make([]stateBlockJSON, 0, len(s.Blocks)),
 		}
@@ -671,38 +699,38 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 	}
 	for _, a := range v.Largest {
 		out.Largest = append(out.Largest, liveJSON{
-			Address: uint64(a.Addr), Size: a.Size, RequestedSize: requestedJSON(a.Requested, st.Stats.Known), Pool: statePoolLabel(a.Large, a.Pool, false),
+			Address: uint64(a.Addr), Size: a.Size, RequestedSize: kit.RequestedJSON(a.Requested, st.Stats.Known), Pool: kit.PoolLabel(a.Large, a.Pool, false),
 			Stream: a.Stream, AllocIndex: a.AllocIndex, Stack: a.Stack, Annotations: a.Annotations,
 		})
 	}
 	for _, g := range v.Stacks {
 		frames := []string{}
 		if len(v.snap.Stack(g.ID)) > 0 {
-			frames = StackLinesOf(v.snap, g.ID, StackLineOptions{Full: true, Raw: true})
+			frames = stacks.LinesOf(v.snap, g.ID, stacks.LineOptions{Full: true, Raw: true})
 		}
 		out.Stacks = append(out.Stacks, stackJSON{Allocations: g.Count, Bytes: g.Bytes, Where: g.Where, Lines: g.Lines, Frames: frames})
 	}
 	for _, f := range st.Free {
 		out.Free = append(out.Free, freeJSON{
-			Pool: statePoolLabel(f.Large, snapshot.PoolID{}, false), PoolID: f.Pool, Stream: f.Stream, Reserved: f.Reserved,
+			Pool: kit.PoolLabel(f.Large, snapshot.PoolID{}, false), PoolID: f.Pool, Stream: f.Stream, Reserved: f.Reserved,
 			FreeBytes: f.FreeBytes, FreeBlocks: f.Blocks, Largest: f.Largest,
 		})
 	}
 	if o := st.OOM; o != nil {
-		out.OOM = &oomJSON{Size: o.Size, Pool: statePoolLabel(o.Large, snapshot.PoolID{}, false), Stream: o.Stream,
+		out.OOM = &oomJSON{Size: o.Size, Pool: kit.PoolLabel(o.Large, snapshot.PoolID{}, false), Stream: o.Stream,
 			DeviceFree: o.DeviceFree, LargestFree: o.LargestFree, FreeInPool: o.FreeInPool}
 		if v.Whatif != nil {
-			d := whatifDevice(v.Whatif)
+			d := verdictview.WhatifDevice(v.Whatif)
 			out.OOM.Whatif = &d
 		}
 	}
 	if v.Explain != nil {
-		out.Findings = []explainFindingJSON{}
+		out.Findings = []verdictview.ExplainFindingJSON{}
 		for i := range v.Explain.Findings {
-			out.Findings = append(out.Findings, explainFindingOf(v.snap, &v.Explain.Findings[i]))
+			out.Findings = append(out.Findings, verdictview.ExplainFindingOf(v.snap, &v.Explain.Findings[i]))
 		}
 	}
-	return writeJSON(w, out)
+	return kit.WriteJSON(w, out)
 }
 
 // allocIndex returns the alloc entry of Allocation k, -1 when it is

@@ -13,6 +13,7 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -152,11 +153,11 @@ const summaryWidth = 120
 // holds, then per device a table of the current use per pool and the
 // peaks when the trace allows them.
 func WriteSummaryText(w io.Writer, sum *Summary) error {
-	ew := &errWriter{w: w}
-	if head := Escape(sum.File) + ": " + describeFormat(sum); len(head) <= textWidth(w) {
-		ew.printf("%s\n", head)
+	ew := &kit.ErrWriter{W: w}
+	if head := kit.Escape(sum.File) + ": " + describeFormat(sum); len(head) <= kit.Width(w) {
+		ew.Printf("%s\n", head)
 	} else {
-		ew.printf("%s:\n%s", Escape(sum.File), wrapIndented("  ", describeFormat(sum)))
+		ew.Printf("%s:\n%s", kit.Escape(sum.File), kit.WrapIndented("  ", describeFormat(sum)))
 	}
 	if st := sum.Settings; st != nil {
 		split := "unlimited"
@@ -167,49 +168,49 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 		if st.ExpandableSegments {
 			exp = "on"
 		}
-		ew.printf("%s", wrapIndented("Allocator: ", fmt.Sprintf("expandable_segments %s, max_split_size %s, PYTORCH_CUDA_ALLOC_CONF=%q", exp, split, st.Conf)))
+		ew.Printf("%s", kit.WrapIndented("Allocator: ", fmt.Sprintf("expandable_segments %s, max_split_size %s, PYTORCH_CUDA_ALLOC_CONF=%q", exp, split, st.Conf)))
 	}
 	if r := sum.Rounding; r.Rule != replay.RoundCUDA || r.Forced != "" {
 		how := ", inferred from "
 		if r.Forced != "" {
 			how = ", "
 		}
-		ew.printf("%s", wrapIndented("Rounding: ", r.Rule.Formula()+how+r.Evidence()+"."))
+		ew.Printf("%s", kit.WrapIndented("Rounding: ", r.Rule.Formula()+how+r.Evidence()+"."))
 	}
 	for _, d := range sum.Devices {
-		ew.printf("\nDevice %d\n", d.Device)
+		ew.Printf("\nDevice %d\n", d.Device)
 		t := &d.Total
 		switch {
 		case d.Info == nil && t.Segments == 0 && d.Coverage.HasTraces:
-			ew.printf("  No segments and no trace entries: nothing on this device (the allocator held no GPU memory on it\n" +
+			ew.Printf("  No segments and no trace entries: nothing on this device (the allocator held no GPU memory on it\n" +
 				"  and recorded no event).\n")
 			continue
 		case t.Segments == 0:
-			ew.printf("  No segments: the allocator held no GPU memory on this device when the snapshot was taken.\n")
+			ew.Printf("  No segments: the allocator held no GPU memory on this device when the snapshot was taken.\n")
 		default:
-			ew.printf("%s", wrapIndented("  ", fmt.Sprintf("%s reserved in %s; %s allocated in %s; %s free inside the segments (largest free block %s).",
+			ew.Printf("%s", kit.WrapIndented("  ", fmt.Sprintf("%s reserved in %s; %s allocated in %s; %s free inside the segments (largest free block %s).",
 				units.Bytes(t.Size), units.Plural(t.Segments, "segment"),
 				units.Bytes(t.AllocatedBytes), units.Plural(t.AllocatedBlocks, "allocation"),
 				units.Bytes(t.InactiveBytes), units.Bytes(t.LargestFree))))
 			if t.PendingFreeBlocks > 0 {
-				ew.printf("%s", wrapIndented("  ", fmt.Sprintf("%s in %s freed by the program but still in use by another stream (pending free).",
+				ew.Printf("%s", kit.WrapIndented("  ", fmt.Sprintf("%s in %s freed by the program but still in use by another stream (pending free).",
 					units.Bytes(t.PendingFreeBytes), units.Plural(t.PendingFreeBlocks, "block"))))
 			}
-			if ew.err == nil {
-				ew.err = writePoolTable(w, &d)
+			if ew.Err == nil {
+				ew.Err = writePoolTable(w, &d)
 			}
 		}
 		for _, line := range append(fileLines(sum), historyLines(&d)...) {
-			ew.printf("%s", wrapIndented("  ", line))
+			ew.Printf("%s", kit.WrapIndented("  ", line))
 		}
 	}
 	if lines := hostLines(&sum.Host); lines != nil {
-		ew.printf("\nPinned host memory (the CUDA host allocator)\n")
+		ew.Printf("\nPinned host memory (the CUDA host allocator)\n")
 		for _, line := range lines {
-			ew.printf("%s", wrapIndented("  ", line))
+			ew.Printf("%s", kit.WrapIndented("  ", line))
 		}
 	}
-	return ew.err
+	return ew.Err
 }
 
 // writePoolTable writes the per-pool table of one device. The Active
@@ -218,13 +219,13 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 func writePoolTable(w io.Writer, d *DeviceSummary) error {
 	active := d.Total.PendingFreeBlocks > 0
 	const activeCol = 3
-	align := dropColumn([]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight,
+	align := kit.DropColumn([]tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight,
 		tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}, activeCol, !active)
-	header := dropColumn([]string{"Pool", "Reserved", "Allocated", "Active", "Requested", "Segments", "Blocks", "Allocations", "Free", "Largest\nfree"},
+	header := kit.DropColumn([]string{"Pool", "Reserved", "Allocated", "Active", "Requested", "Segments", "Blocks", "Allocations", "Free", "Largest\nfree"},
 		activeCol, !active)
 	row := func(label string, u *replay.SegmentUsage) []string {
-		return dropColumn([]string{label, units.Bytes(u.Size), units.Bytes(u.AllocatedBytes), units.Bytes(u.ActiveBytes()),
-			requestedBytes(u.ActiveRequestedBytes(), d.Stats.Known), units.Int(u.Segments), units.Int(u.Blocks),
+		return kit.DropColumn([]string{label, units.Bytes(u.Size), units.Bytes(u.AllocatedBytes), units.Bytes(u.ActiveBytes()),
+			kit.RequestedBytes(u.ActiveRequestedBytes(), d.Stats.Known), units.Int(u.Segments), units.Int(u.Blocks),
 			units.Int(u.AllocatedBlocks), units.Bytes(u.InactiveBytes), units.Bytes(u.LargestFree)}, activeCol, !active)
 	}
 	var rows [][]string
@@ -239,8 +240,8 @@ func writePoolTable(w io.Writer, d *DeviceSummary) error {
 			drop = append(drop, c)
 		}
 	}
-	ft := fitColumns(textWidth(w), header, align, rows, row("total", &d.Total), drop...)
-	return ft.render(w, "snapview summary --json has every figure")
+	ft := kit.FitColumns(kit.Width(w), header, align, rows, row("total", &d.Total), drop...)
+	return ft.Render(w, "snapview summary --json has every figure")
 }
 
 // fileLines says what the file lacks that replay.Complete put back.
@@ -301,7 +302,7 @@ func historyLines(d *DeviceSummary) []string {
 		lines = append(lines, fmt.Sprintf("Out of memory: the trace holds %s.", units.Plural(c.OOMs, "oom entry")))
 	}
 	st := d.Stats
-	if n := RequestedNote(st.Known); n != "" {
+	if n := kit.RequestedNote(st.Known); n != "" {
 		lines = append(lines, n)
 	}
 	if c.Entries > 0 {
@@ -350,7 +351,7 @@ func describeFormat(sum *Summary) string {
 	case idle == sum.NumDevices:
 		parts = append(parts, units.Plural(sum.NumDevices, "device")+" recorded, nothing on any of them")
 	case idle > 0:
-		parts = append(parts, fmt.Sprintf("%s recorded, nothing on %s", units.Plural(sum.NumDevices, "device"), joinIntRuns(sum.IdleDevices)))
+		parts = append(parts, fmt.Sprintf("%s recorded, nothing on %s", units.Plural(sum.NumDevices, "device"), kit.JoinIntRuns(sum.IdleDevices)))
 	default:
 		parts = append(parts, units.Plural(sum.NumDevices, "device")+" recorded")
 	}
@@ -383,16 +384,16 @@ type formatJSON struct {
 type deviceSummaryJSON struct {
 	Device int `json:"device"`
 	// MemoryStats is keyed by torch.cuda.memory_stats() key.
-	MemoryStats map[string]figureJSON `json:"memory_stats"`
-	Pools       []poolJSON            `json:"pools"`
-	Total       poolJSON              `json:"total"`
-	Trace       traceJSON             `json:"trace"`
+	MemoryStats map[string]kit.FigureJSON `json:"memory_stats"`
+	Pools       []poolJSON                `json:"pools"`
+	Total       poolJSON                  `json:"total"`
+	Trace       traceJSON                 `json:"trace"`
 	// History is the trust of the history figures: "exact",
 	// "lower_bound" or "unknown", and why (replay.DecideTrust).
-	History historyJSON `json:"history"`
+	History kit.HistoryJSON `json:"history"`
 	// Requested is the trust of the file's requested sizes ("exact" or
 	// "unknown", and why): when unknown, every requested figure is null.
-	Requested historyJSON `json:"requested"`
+	Requested kit.HistoryJSON `json:"requested"`
 }
 
 type poolJSON struct {
@@ -434,7 +435,7 @@ func newPoolJSON(label string, u *replay.SegmentUsage, k stats.Known) poolJSON {
 		ReservedBytes:    u.Size,
 		AllocatedBytes:   u.AllocatedBytes,
 		ActiveBytes:      u.ActiveBytes(),
-		RequestedBytes:   requestedJSON(u.ActiveRequestedBytes(), k),
+		RequestedBytes:   kit.RequestedJSON(u.ActiveRequestedBytes(), k),
 		Segments:         u.Segments,
 		Blocks:           u.Blocks,
 		Allocations:      u.AllocatedBlocks,
@@ -467,20 +468,20 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 	for _, d := range sum.Devices {
 		dj := deviceSummaryJSON{
 			Device:      d.Device,
-			MemoryStats: map[string]figureJSON{},
+			MemoryStats: map[string]kit.FigureJSON{},
 			Pools:       []poolJSON{},
 			Total:       newPoolJSON("total", &d.Total, d.Stats.Known),
 		}
 		for _, f := range d.Stats.Figures() {
-			fj := figureJSON{Exactness: f.Exactness.String()}
+			fj := kit.FigureJSON{Exactness: f.Exactness.String()}
 			if f.Exactness != stats.Unknown {
 				v := f.Value
 				fj.Value = &v
 			}
 			dj.MemoryStats[f.Key] = fj
 		}
-		dj.History = historyJSON{Exactness: d.Stats.Known.History.String(), Why: d.Stats.Known.Why}
-		dj.Requested = requestedVerdictJSON(d.Stats.Known)
+		dj.History = kit.HistoryJSON{Exactness: d.Stats.Known.History.String(), Why: d.Stats.Known.Why}
+		dj.Requested = kit.RequestedVerdictJSON(d.Stats.Known)
 		for i := range d.Pools {
 			dj.Pools = append(dj.Pools, newPoolJSON(strings.Replace(summaryPoolLabel(&d.Pools[i]), " pool\n", " ", 1), &d.Pools[i], d.Stats.Known))
 		}
@@ -505,5 +506,5 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 		}
 		out.Devices = append(out.Devices, dj)
 	}
-	return writeJSON(w, out)
+	return kit.WriteJSON(w, out)
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/snapview/snapview/analyze/frames"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -75,12 +77,14 @@ func (f *TraceFilter) keep(s *snapshot.Snapshot, e *snapshot.TraceEntry, focus m
 // frame, as every view names a stack). A header per device says how many
 // entries are shown of how many.
 func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
-	width := textWidth(w)
+	width := kit.Width(w)
 	out := w
-	if t, ok := w.(*TextWriter); ok && len(t.buf) == 0 {
+	if t, ok := w.(*kit.Writer); ok {
 		// The lines are laid out to the width here: write past the
-		// TextWriter (which would write them one by one, unbuffered).
-		out = t.w
+		// kit.Writer (which would write them one by one, unbuffered).
+		if u, ok := t.Unwrapped(); ok {
+			out = u
+		}
 	}
 	bw := bufio.NewWriterSize(out, 1<<16)
 	for k, td := range devs {
@@ -106,36 +110,16 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 		case td.Filter.From > 0 || to < len(trace)-1:
 			head += fmt.Sprintf(" (entries %d to %d)", td.Filter.From, to)
 		}
-		bw.WriteString(wrapAt("", head, width))
+		bw.WriteString(kit.WrapAt("", head, width))
 		if len(rows) == 0 {
 			continue
 		}
 		timed := trace[0].Flags&snapshot.FlagTime != 0
 		lay := traceLayout(s, trace, rows, timed, width)
 		if len(lay.dropped) > 0 {
-			bw.WriteString(wrapAt("", fmt.Sprintf("Left out to fit %d columns: %s (--json has them).", width, strings.Join(lay.dropped, ", ")), width))
+			bw.WriteString(kit.WrapAt("", fmt.Sprintf("Left out to fit %d columns: %s (--json has them).", width, strings.Join(lay.dropped, ", ")), width))
 		}
-		var line []byte
-		line = append(line, "entry"...)
-		line = alignRight(line, 0, lay.entry)
-		for _, c := range []struct {
-			name  string
-			w     int
-			right bool
-		}{{"time", lay.time, true}, {"action", lay.action, false}, {"size", lay.size, true}, {"address", lay.addr, false}, {"stream", lay.stream, false}} {
-			if c.w == 0 {
-				continue
-			}
-			line = append(line, "  "...)
-			start := len(line)
-			line = append(line, c.name...)
-			if c.right {
-				line = alignRight(line, start, c.w)
-			} else {
-				line = alignLeft(line, start, c.w)
-			}
-		}
-		line = append(line, "  where\n"...)
+		line := appendTraceHeader(nil, lay)
 		bw.Write(line)
 		// Each stack's "where", wrapped to what the other columns leave.
 		where := map[snapshot.StackID]string{}
@@ -178,9 +162,9 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 			line = append(line, "  "...)
 			wh, ok := where[e.Stack]
 			if !ok {
-				wh = stackWhere(s, e.Stack)
+				wh = stacks.Where(s, e.Stack)
 				if utf8.RuneCountInString(wh) > lay.where {
-					wh = strings.Join(wrapLine(wh, lay.where, ""), indent)
+					wh = strings.Join(kit.WrapLine(wh, lay.where, ""), indent)
 				}
 				where[e.Stack] = wh
 			}
@@ -189,7 +173,7 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 				// torch.cuda.memory._set_memory_metadata's label (also what
 				// an annotate entry attaches)
 				line = append(line, "  ["...)
-				line = append(line, Escape(s.Strings[um])...)
+				line = append(line, kit.Escape(s.Strings[um])...)
 				line = append(line, ']')
 			}
 			line = append(line, '\n')
@@ -199,6 +183,32 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// appendTraceHeader appends the trace's header line: the names of the
+// columns lay keeps, aligned as their cells are.
+func appendTraceHeader(line []byte, lay traceColumns) []byte {
+	line = append(line, "entry"...)
+	line = alignRight(line, 0, lay.entry)
+	for _, c := range []struct {
+		name  string
+		w     int
+		right bool
+	}{{"time", lay.time, true}, {"action", lay.action, false}, {"size", lay.size, true}, {"address", lay.addr, false}, {"stream", lay.stream, false}} {
+		if c.w == 0 {
+			continue
+		}
+		line = append(line, "  "...)
+		start := len(line)
+		line = append(line, c.name...)
+		if c.right {
+			line = alignRight(line, start, c.w)
+		} else {
+			line = alignLeft(line, start, c.w)
+		}
+	}
+	line = append(line, "  where\n"...)
+	return line
 }
 
 // minTraceWhere is the narrowest the where column of a trace gets before
@@ -275,7 +285,7 @@ const maxTraceAction = 32
 // traceAction is the action of a's row: its name, control characters
 // escaped, cut to maxTraceAction bytes with "..." at the cut.
 func traceAction(s *snapshot.Snapshot, a snapshot.Action) string {
-	name := Escape(s.ActionName(a))
+	name := kit.Escape(s.ActionName(a))
 	if len(name) <= maxTraceAction {
 		return name
 	}
@@ -359,7 +369,7 @@ func WriteTraceJSON(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error
 				byStack[e.Stack] = fr
 			}
 			j := traceEntryJSON{Device: td.Device, Entry: i, Action: s.ActionName(e.Action), Size: e.Size,
-				Stream: e.Stream, Where: stackWhere(s, e.Stack), Frames: fr}
+				Stream: e.Stream, Where: stacks.Where(s, e.Stack), Frames: fr}
 			if um := e.UserMetadata; um != 0 && int(um) < len(s.Strings) {
 				j.UserMetadata = s.Strings[um]
 			}

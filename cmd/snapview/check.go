@@ -17,7 +17,8 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/stacks"
+	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -219,7 +220,7 @@ func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin
 			return err
 		}
 	}
-	v := &report.CheckView{File: run.name, Strict: opts.strict}
+	v := &verdictview.CheckView{File: run.name, Strict: opts.strict}
 	if base != nil {
 		v.Baseline = base.name
 	}
@@ -249,20 +250,20 @@ func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin
 		v.Results = append(v.Results, res...)
 	}
 	if opts.junit != "" {
-		if err := writeFileAtomic(ctx, opts.junit, func(w io.Writer) error { return report.WriteCheckJUnit(w, v) }); err != nil {
+		if err := writeFileAtomic(ctx, opts.junit, func(w io.Writer) error { return verdictview.WriteCheckJUnit(w, v) }); err != nil {
 			return err
 		}
 	}
 	if opts.json {
-		err = report.WriteCheckJSON(out, v)
+		err = verdictview.WriteCheckJSON(out, v)
 	} else {
-		err = report.WriteCheckText(out, v)
+		err = verdictview.WriteCheckText(out, v)
 	}
 	if err != nil {
 		return err
 	}
 	if check.Failed(v.Results, opts.strict) {
-		_, fail, unknown := report.CheckCounts(v)
+		_, fail, unknown := verdictview.CheckCounts(v)
 		if opts.strict {
 			fail += unknown
 		}
@@ -388,7 +389,7 @@ func judgeLeaks(an *analysis.File, d int, in *check.Input) error {
 	in.LeaksKnown = true
 	for _, g := range rep.Groups {
 		if k := g.Verdict.Kind; k == leaks.VerdictLeak || k == leaks.VerdictSawtooth {
-			in.Leaks = append(in.Leaks, check.Leak{Where: report.StackWhere(s, g.Stack), Verdict: g.Verdict.String(), Bytes: g.Bytes})
+			in.Leaks = append(in.Leaks, check.Leak{Where: stacks.Where(s, g.Stack), Verdict: g.Verdict.String(), Bytes: g.Bytes})
 		}
 	}
 	return nil

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 	"github.com/snapview/snapview/snapshot/dump"
 )
@@ -69,7 +69,7 @@ The output is written whole or not at all.`,
 func runConvert(ctx context.Context, opts *convertOptions, stdin io.Reader, stdout, stderr io.Writer) error {
 	return withSnapshotAs(ctx, stdin, stderr, opts.file, false, func(s *snapshot.Snapshot, _ source) error {
 		for _, w := range s.Warnings {
-			fmt.Fprintf(stderr, "warning: %s\n", report.Escape(w))
+			fmt.Fprintf(stderr, "warning: %s\n", kit.Escape(w))
 		}
 		if len(s.Unknown) > 0 {
 			fmt.Fprintf(stderr, "note: %d kinds of keys or values snapview does not read are left out (snapview info lists them)\n", len(s.Unknown))

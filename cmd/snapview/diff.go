@@ -12,7 +12,7 @@ import (
 	"github.com/snapview/snapview/analyze/compare"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/compareview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -167,11 +167,11 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdin io.Rea
 	}
 	d := compare.Compare(base, new)
 	d.Notes = append(idle, d.Notes...)
-	ro := report.DiffOptions{BaseAt: baseAt.String(), NewAt: newAt.String(), Top: opts.top, Full: opts.full, Frames: opts.frames}
+	ro := compareview.DiffOptions{BaseAt: baseAt.String(), NewAt: newAt.String(), Top: opts.top, Full: opts.full, Frames: opts.frames}
 	if opts.json {
-		return report.WriteDiffJSON(stdout, d, ro)
+		return compareview.WriteDiffJSON(stdout, d, ro)
 	}
-	return report.WriteDiff(stdout, d, ro)
+	return compareview.WriteDiff(stdout, d, ro)
 }
 
 // measureFile loads path ("-": standard input), replays the device f names

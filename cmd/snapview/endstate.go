@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/snapview/snapview/analyze/replay"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/kit"
 )
 
 // warnEndState warns that the replay of devs ends in a state other than
@@ -38,6 +38,6 @@ func warnEndState(w io.Writer, file string, devs []int, effect string, differenc
 	}
 	fmt.Fprintf(w, "%s%s; %s may be off%s\n", prefix, replay.EndStateDiffers, effect, colon)
 	for _, d := range differences {
-		fmt.Fprintf(w, "warning:   %s\n", report.Escape(d))
+		fmt.Fprintf(w, "warning:   %s\n", kit.Escape(d))
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/analyze/whatif"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -122,13 +122,13 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 		if err != nil {
 			return err
 		}
-		v := report.NewExplainView(s, devs)
+		v := verdictview.NewExplainView(s, devs)
 		if opts.json {
-			return report.WriteExplainJSON(out, v)
+			return verdictview.WriteExplainJSON(out, v)
 		}
 		if len(devs) == 0 {
 			return writeNothing(out, "the snapshot")
 		}
-		return report.WriteExplain(out, v)
+		return verdictview.WriteExplain(out, v)
 	})
 }

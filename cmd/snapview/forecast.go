@@ -15,7 +15,7 @@ import (
 	"github.com/snapview/snapview/analyze/forecast"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/internal/units"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -258,7 +258,7 @@ func runForecast(ctx context.Context, opts *forecastOptions, args []string, conf
 		return err
 	}
 	if opts.json {
-		return report.WriteForecastJSON(out, res)
+		return verdictview.WriteForecastJSON(out, res)
 	}
-	return report.WriteForecast(out, res)
+	return verdictview.WriteForecast(out, res)
 }

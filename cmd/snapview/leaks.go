@@ -14,7 +14,8 @@ import (
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/leakview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -202,7 +203,7 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdin io.Reader, stdout, 
 // findLeaks prints the leak report of s.
 func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at steps.Moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
 	for _, w := range s.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", report.Escape(w))
+		fmt.Fprintf(stderr, "warning: %s\n", kit.Escape(w))
 	}
 	if err := opts.device.check(s); err != nil {
 		return err
@@ -259,16 +260,16 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 	}
 	var err error
 	if opts.json {
-		err = report.WriteLeaksJSON(stdout, s, reps)
+		err = leakview.WriteLeaksJSON(stdout, s, reps)
 	} else {
-		err = report.WriteLeaks(stdout, s, reps, report.LeakOptions{At: opts.at, Full: opts.full, Steps: lo.Steps})
+		err = leakview.WriteLeaks(stdout, s, reps, leakview.LeakOptions{At: opts.at, Full: opts.full, Steps: lo.Steps})
 	}
 	if err != nil {
 		return err
 	}
 	// After the report, where a reader looks last.
-	for _, h := range report.LeakHints(reps) {
-		fmt.Fprintf(stderr, "hint: %s\n", report.Escape(h))
+	for _, h := range leakview.LeakHints(reps) {
+		fmt.Fprintf(stderr, "hint: %s\n", kit.Escape(h))
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/kit"
 )
 
 func main() {
@@ -45,7 +45,7 @@ func runMain(sigs <-chan os.Signal, stderr io.Writer, cmd func(context.Context) 
 	select {
 	case err := <-done:
 		if err != nil {
-			fmt.Fprintf(stderr, "snapview: %s\n", report.Escape(err.Error()))
+			fmt.Fprintf(stderr, "snapview: %s\n", kit.Escape(err.Error()))
 			return exitCode(err)
 		}
 		return 0

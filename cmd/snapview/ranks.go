@@ -23,7 +23,7 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/compareview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -455,11 +455,11 @@ func compareRankFiles(ctx context.Context, opts *ranksOptions, files []string, s
 		return usageErrorf("nothing to compare: no file holds a device with segments or trace entries")
 	}
 	rk := compare.CompareRanks(all, opts.top)
-	ro := report.RanksOptions{Top: opts.top, Frames: opts.frames, Full: opts.full}
+	ro := compareview.RanksOptions{Top: opts.top, Frames: opts.frames, Full: opts.full}
 	if opts.json {
-		return report.WriteRanksJSON(stdout, rk, ro)
+		return compareview.WriteRanksJSON(stdout, rk, ro)
 	}
-	return report.WriteRanks(stdout, rk, ro)
+	return compareview.WriteRanks(stdout, rk, ro)
 }
 
 // measureRanks loads one file and measures each of its devices (or the

@@ -15,8 +15,9 @@ import (
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/compareview"
 	"github.com/snapview/snapview/report/html"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -205,7 +206,7 @@ func writeReport(ctx context.Context, opts *reportOptions, mon *html.MonitorInpu
 		return err
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", report.Escape(w))
+		fmt.Fprintf(stderr, "warning: %s\n", kit.Escape(w))
 	}
 	devices, err := opts.device.pick(s)
 	if err != nil {
@@ -330,16 +331,16 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 	var text bytes.Buffer
 	// The page scrolls: its tables keep every column a terminal would
 	// leave out.
-	tw := report.NewTextWriter(&text, pageTextWidth)
+	tw := kit.NewWriter(&text, pageTextWidth)
 	title := "Ranks"
 	if opts.base != "" {
 		title = "Diff"
 		d := compare.Compare(sides[0], sides[1])
-		if err := report.WriteDiff(tw, d, report.DiffOptions{BaseAt: "peak", NewAt: "peak", Top: 20, Frames: 8}); err != nil {
+		if err := compareview.WriteDiff(tw, d, compareview.DiffOptions{BaseAt: "peak", NewAt: "peak", Top: 20, Frames: 8}); err != nil {
 			return err
 		}
 	} else if len(sides) > 0 {
-		if err := report.WriteRanks(tw, compare.CompareRanks(sides, 10), report.RanksOptions{Top: 10, Frames: 6}); err != nil {
+		if err := compareview.WriteRanks(tw, compare.CompareRanks(sides, 10), compareview.RanksOptions{Top: 10, Frames: 6}); err != nil {
 			return err
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/slice"
 	"github.com/snapview/snapview/analyze/steps"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 	"github.com/snapview/snapview/snapshot/dump"
 )
@@ -133,7 +133,7 @@ func runSlice(ctx context.Context, opts *sliceOptions, stdin io.Reader, stdout, 
 	from, to, around := opts.moments()
 	return withSnapshotCtx(ctx, stdin, stderr, opts.file, func(s *snapshot.Snapshot, _ source) error {
 		for _, w := range s.Warnings {
-			fmt.Fprintf(stderr, "warning: %s\n", report.Escape(w))
+			fmt.Fprintf(stderr, "warning: %s\n", kit.Escape(w))
 		}
 		which := steps.Moment{Kind: steps.MomentEnd}
 		if around != nil {
@@ -150,7 +150,7 @@ func runSlice(ctx context.Context, opts *sliceOptions, stdin io.Reader, stdout, 
 			return usageErrorf("device %d has no trace entries: there is nothing to slice%s", dev, tracedHint(s))
 		}
 		if note != "" {
-			fmt.Fprintf(stderr, "note: %s\n", report.Escape(note))
+			fmt.Fprintf(stderr, "note: %s\n", kit.Escape(note))
 		}
 		r, err := sliceReplay(s, dev, from, to, around)
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/monitor"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/monitorview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -92,7 +92,7 @@ func runSMI(ctx context.Context, opts *smiOptions, stdin io.Reader, out, errOut 
 	if err := checkGPUFlag(opts.gpu, opts.stats != "" || opts.snapshot != "", "--stats or --snapshot", name, l.GPUs()); err != nil {
 		return err
 	}
-	v := &report.SMIView{File: name, Rows: len(l.Samples), Loc: loc, GPUs: monitor.SummarizeSMI(l)}
+	v := &monitorview.SMIView{File: name, Rows: len(l.Samples), Loc: loc, GPUs: monitor.SummarizeSMI(l)}
 	var steps []monitor.StepsDevice
 	var sname string
 	if opts.stats != "" {
@@ -124,9 +124,9 @@ func runSMI(ctx context.Context, opts *smiOptions, stdin io.Reader, out, errOut 
 			fmt.Fprintf(errOut, "warning: %s: no GPU %d for device %d\n", name, dev, dev)
 			return nil
 		}
-		gv := report.GapView{GPU: gpu, Device: dev, Against: against, Gap: monitor.FindGap(gpuSeries(v.GPUs, gpu), reserved)}
+		gv := monitorview.GapView{GPU: gpu, Device: dev, Against: against, Gap: monitor.FindGap(gpuSeries(v.GPUs, gpu), reserved)}
 		if d := stepsOf(dev); d != nil {
-			gv.StepAt = report.StepAt(d, loc)
+			gv.StepAt = monitorview.StepAt(d, loc)
 		}
 		v.Gaps = append(v.Gaps, gv)
 		return nil
@@ -160,7 +160,7 @@ func runSMI(ctx context.Context, opts *smiOptions, stdin io.Reader, out, errOut 
 				return err
 			}
 			if d := stepsOf(dev); d != nil {
-				v.Notes = append(v.Notes, report.AgreeText(d, monitor.Agree(d, allocated, reserved), sname, opts.snapshot))
+				v.Notes = append(v.Notes, monitorview.AgreeText(d, monitor.Agree(d, allocated, reserved), sname, opts.snapshot))
 			}
 		}
 	} else {
@@ -175,9 +175,9 @@ func runSMI(ctx context.Context, opts *smiOptions, stdin io.Reader, out, errOut 
 		}
 	}
 	if opts.json {
-		return report.WriteSMIJSON(out, v)
+		return monitorview.WriteSMIJSON(out, v)
 	}
-	return report.WriteSMIText(out, v)
+	return monitorview.WriteSMIText(out, v)
 }
 
 // smiGPUFor picks among gpus, the indexes of an nvidia-smi log, the GPU of

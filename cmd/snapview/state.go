@@ -12,6 +12,8 @@ import (
 	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -151,7 +153,7 @@ func runState(ctx context.Context, opts *stateOptions, stdin io.Reader, stdout, 
 // showState prints the state of s at the moment at.
 func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
 	for _, w := range s.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", report.Escape(w))
+		fmt.Fprintf(stderr, "warning: %s\n", kit.Escape(w))
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -172,7 +174,7 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 		return writeNothing(stdout, what)
 	}
 	if note != "" {
-		fmt.Fprintf(stderr, "note: %s\n", report.Escape(note))
+		fmt.Fprintf(stderr, "note: %s\n", kit.Escape(note))
 	}
 	label := opts.at
 	if !opts.atSet && !hasTrace(s, dev) {
@@ -209,7 +211,7 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 		}
 		e := es[0]
 		v.Whatif = e.Whatif
-		v.Explain = &report.NewExplainView(s, []*explain.Device{e}).Devices[0]
+		v.Explain = &verdictview.NewExplainView(s, []*explain.Device{e}).Devices[0]
 	}
 	if opts.json {
 		return report.WriteStateJSON(stdout, v)

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/analyze/monitor"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/monitorview"
 )
 
 // statsOptions are the flags of `snapview stats`.
@@ -83,9 +83,9 @@ func runStats(opts *statsOptions, stdin io.Reader, out, errOut io.Writer) error 
 	if err != nil {
 		return err
 	}
-	v := &report.StepsView{File: name, Devices: devs, Rows: opts.rows}
+	v := &monitorview.StepsView{File: name, Devices: devs, Rows: opts.rows}
 	if opts.json {
-		return report.WriteStepsJSON(out, v)
+		return monitorview.WriteStepsJSON(out, v)
 	}
-	return report.WriteStepsText(out, v)
+	return monitorview.WriteStepsText(out, v)
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/monitorview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -182,14 +184,14 @@ func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, e
 // printWarnings prints each warning on its own "warning:" line.
 func printWarnings(w io.Writer, warnings []string) {
 	for _, m := range warnings {
-		fmt.Fprintf(w, "warning: %s\n", report.Escape(m))
+		fmt.Fprintf(w, "warning: %s\n", kit.Escape(m))
 	}
 }
 
 // runStatsSummary prints the summary of a memory_stats() dump, or of the
 // last record of each device in a log of them.
 func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out, errOut io.Writer) error {
-	dump := &report.StatsDump{}
+	dump := &monitorview.StatsDump{}
 	filter := true // whether --device picks among the dump's devices
 	if kind == monitor.KindStats {
 		name, stats, named, err := loadStatsDump(opts.file, in, opts.device)
@@ -233,9 +235,9 @@ func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out,
 		}
 		return writeTorchTables(out, dump.Stats)
 	case "json":
-		return report.WriteStatsDumpJSON(out, dump)
+		return monitorview.WriteStatsDumpJSON(out, dump)
 	}
-	return report.WriteStatsDumpText(out, dump)
+	return monitorview.WriteStatsDumpText(out, dump)
 }
 
 // writeTorchTables writes the memory_summary() table of each device, a

@@ -18,6 +18,7 @@ import (
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/html"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -198,7 +199,7 @@ func checkDeviceViews(t *testing.T, name string, s *snapshot.Snapshot, dev int, 
 		if k.History != stats.Exact && strings.Contains(in.String(), "are exact") {
 			errorf("history %v, but info calls peaks exact:\n%s", k.History, in.String())
 		}
-		if want := report.TrustText(k); hasTrace(s, dev) && !strings.Contains(strings.Join(strings.Fields(in.String()), " "), want) {
+		if want := kit.TrustText(k); hasTrace(s, dev) && !strings.Contains(strings.Join(strings.Fields(in.String()), " "), want) {
 			errorf("info does not say %q", want)
 		}
 	}
@@ -233,7 +234,7 @@ func checkHTMLDevice(t *testing.T, name string, s *snapshot.Snapshot, dev int, r
 			t.Errorf("%s device %d: the report's memory_summary() differs from the summary's", name, dev)
 		}
 		if k := st.Known; hasTrace(s, dev) && k.History != stats.Exact {
-			want := "History: " + report.TrustText(k)
+			want := "History: " + kit.TrustText(k)
 			found := false
 			for _, n := range d.Notes {
 				found = found || strings.HasPrefix(n, want)

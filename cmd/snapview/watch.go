@@ -14,7 +14,8 @@ import (
 
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/internal/units"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/monitorview"
 )
 
 // watchOptions are the flags of `snapview watch`.
@@ -211,7 +212,7 @@ func openWatchLog(path string, stdin io.Reader) (*monitor.Follower, string, erro
 
 func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule, sig syscall.Signal, loc *time.Location, stdin io.Reader, out, errOut io.Writer) error {
 	w := &monitor.Watch{Rules: rules, Loc: loc, WarmupUS: opts.warmup.Microseconds()}
-	v := &report.WatchView{Every: opts.every.String(), W: w}
+	v := &monitorview.WatchView{Every: opts.every.String(), W: w}
 	if opts.once {
 		v.Every = ""
 	}
@@ -260,7 +261,7 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 			}
 			warns = append(warns, l.add(lines, !first)...)
 			for _, m := range warns {
-				fmt.Fprintf(errOut, "warning: %s: %s\n", l.name, report.Escape(m))
+				fmt.Fprintf(errOut, "warning: %s: %s\n", l.name, kit.Escape(m))
 				v.Warnings = append(v.Warnings, l.name+": "+m)
 			}
 			if len(v.Warnings) > 5 {
@@ -290,21 +291,21 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 		switch {
 		case tty:
 			fmt.Fprint(out, "\x1b[H\x1b[2J")
-			if err := report.WriteWatchFrame(out, v); err != nil {
+			if err := monitorview.WriteWatchFrame(out, v); err != nil {
 				return err
 			}
 		case opts.once:
-			if err := report.WriteWatchFrame(out, v); err != nil {
+			if err := monitorview.WriteWatchFrame(out, v); err != nil {
 				return err
 			}
 		case grew:
-			if line := report.WatchStatusLine(v); line != "" {
+			if line := monitorview.WatchStatusLine(v); line != "" {
 				fmt.Fprintln(out, line)
 			}
 		}
 		if w.Triggered != nil {
-			msg := report.TriggerText(v)
-			short := "stopped: --stop-on " + report.RuleText(w.Triggered.Rule) + " held"
+			msg := monitorview.TriggerText(v)
+			short := "stopped: --stop-on " + monitorview.RuleText(w.Triggered.Rule) + " held"
 			if opts.pid != 0 {
 				if err := syscall.Kill(opts.pid, sig); err != nil {
 					return fmt.Errorf("%s; sending %s to process %d: %w", msg, unix.SignalName(sig), opts.pid, err)

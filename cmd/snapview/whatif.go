@@ -13,7 +13,7 @@ import (
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/whatif"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -210,7 +210,7 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 		if len(withTrace) == 0 {
 			return usageErrorf("no trace entries to simulate (record with torch.cuda.memory._record_memory_history() before the first allocation)")
 		}
-		v := &report.WhatifView{}
+		v := &verdictview.WhatifView{}
 		prog := newSimProgress(errOut)
 		an := analysis.New(s, analysis.Options{Mode: replay.StatsOnly})
 		for _, d := range withTrace {
@@ -236,9 +236,9 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 			}
 		}
 		if opts.json {
-			return report.WriteWhatifJSON(out, v)
+			return verdictview.WriteWhatifJSON(out, v)
 		}
-		return report.WriteWhatif(out, v)
+		return verdictview.WriteWhatif(out, v)
 	})
 }
 

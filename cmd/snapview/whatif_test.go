@@ -12,8 +12,8 @@ import (
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/internal/corpus"
-	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/html"
+	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -315,7 +315,7 @@ func TestWhatifTrustMarks(t *testing.T) {
 
 // TestOOMVerdictViewsAgree: on every device trace of the corpus that has
 // an OOM, whatif, state --at oom and the report's OOM marker give the same
-// what-if verdict (report.WhatifCapVerdict of the same analysis).
+// what-if verdict (verdictview.WhatifCapVerdict of the same analysis).
 func TestOOMVerdictViewsAgree(t *testing.T) {
 	var files []string
 	for _, g := range []struct {
@@ -348,7 +348,7 @@ func TestOOMVerdictViewsAgree(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", f, err)
 			}
-			want := flat(report.WhatifCapVerdict(res))
+			want := flat(verdictview.WhatifCapVerdict(res))
 			dev := strconv.Itoa(d)
 			wi, _, err := runSnapview(t, "whatif", "--device", dev, f)
 			if err != nil {

@@ -9,11 +9,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
-
-	"github.com/snapview/snapview/report"
 )
 
 // addWidthFlag adds --width to root, for every command.
@@ -23,7 +22,7 @@ func addWidthFlag(root *cobra.Command) {
 
 // outputWidth returns the width the text views fit: --width, else
 // $COLUMNS, else the width of the terminal stdout is, else
-// report.DefaultWidth (120: a pipe or a file).
+// kit.DefaultWidth (120: a pipe or a file).
 func outputWidth(flag int, stdout io.Writer, getenv func(string) string) (int, error) {
 	if flag < 0 {
 		return 0, usageErrorf("--width must be positive, got %d", flag)
@@ -39,7 +38,7 @@ func outputWidth(flag int, stdout io.Writer, getenv func(string) string) (int, e
 			return int(ws.Col), nil
 		}
 	}
-	return report.DefaultWidth, nil
+	return kit.DefaultWidth, nil
 }
 
 // textOutput returns the writer a text view writes to (stdout wrapped to
@@ -62,7 +61,7 @@ func textOutput(cmd *cobra.Command, text bool) (io.Writer, func(error) error, er
 	if err != nil {
 		return nil, nil, err
 	}
-	tw := report.NewTextWriter(stdout, width)
+	tw := kit.NewWriter(stdout, width)
 	return tw, func(err error) error { return errors.Join(err, tw.Flush()) }, nil
 }
 
@@ -85,9 +84,9 @@ func helpWidth(root *cobra.Command) int {
 	}
 	w, err := outputWidth(max(flag, 0), root.OutOrStdout(), os.Getenv)
 	if err != nil {
-		return report.DefaultWidth
+		return kit.DefaultWidth
 	}
-	return max(w, report.MinWidth)
+	return max(w, kit.MinWidth)
 }
 
 // wrapShort wraps a command's Short line in --help's list of commands to

@@ -20,6 +20,10 @@ import (
 	"github.com/snapview/snapview/analyze/timeline"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/leakview"
+	"github.com/snapview/snapview/report/stacks"
+	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -166,7 +170,7 @@ func Build(f *analysis.File, opt Options) (*Report, error) {
 	infoc := make(chan *report.Info, 1)
 	go func() { infoc <- report.NewInfo(opt.Title, opt.SizeOnDisk, s.Format, f.Info(only)) }()
 	r := &Report{Title: opt.Title, Stacks: [][]string{}, Devices: []DeviceView{}}
-	b := &htmlBuilder{f: f, s: s, opt: opt, r: r, stackIndex: map[snapshot.StackID]int{}, frames: report.NewFrameTable(s)}
+	b := &htmlBuilder{f: f, s: s, opt: opt, r: r, stackIndex: map[snapshot.StackID]int{}, frames: stacks.NewFrameTable(s)}
 	pages := make([]*analysis.Page, len(devices))
 	for k, dev := range devices {
 		pages[k] = f.Page(dev, opt.page())
@@ -217,7 +221,7 @@ type htmlBuilder struct {
 	r          *Report
 	info       *report.Info
 	stackIndex map[snapshot.StackID]int
-	frames     *report.FrameTable
+	frames     *stacks.FrameTable
 }
 
 // stack returns the index of id in the report's stack table, adding it;
@@ -231,7 +235,7 @@ func (b *htmlBuilder) stack(id snapshot.StackID) int {
 	}
 	// The text views' presentation (stackLines), every line: the page
 	// folds them under their first.
-	frames := b.frames.Lines(id, report.StackLineOptions{})
+	frames := b.frames.Lines(id, stacks.LineOptions{})
 	b.r.Stacks = append(b.r.Stacks, frames)
 	b.stackIndex[id] = len(b.r.Stacks) - 1
 	return len(b.r.Stacks) - 1
@@ -251,9 +255,9 @@ func (b *htmlBuilder) device(dev int, a *analysis.Page) (*DeviceView, error) {
 	}
 	if e := b.explained[dev]; e != nil {
 		// explain's findings, worded as the text and JSON views word them.
-		for _, f := range report.NewExplainView(s, []*explain.Device{e}).Devices[0].Findings {
+		for _, f := range verdictview.NewExplainView(s, []*explain.Device{e}).Devices[0].Findings {
 			d.Findings = append(d.Findings, Finding{Severity: string(f.Severity), Kind: string(f.Kind), Verdict: f.Verdict,
-				Evidence: strings.Join(f.Evidence, "; "), Blockers: report.ExplainBlockerLines(&f, 3), Where: f.Where, Action: f.Action})
+				Evidence: strings.Join(f.Evidence, "; "), Blockers: verdictview.ExplainBlockerLines(&f, 3), Where: f.Where, Action: f.Action})
 		}
 	}
 	res, err := b.f.Replay(dev)
@@ -264,7 +268,7 @@ func (b *htmlBuilder) device(dev int, a *analysis.Page) (*DeviceView, error) {
 	}
 	if k := res.Stats.Known; len(res.Allocated) > 0 && k.History != stats.Exact {
 		// The one trust rule's verdict, worded as every view words it.
-		d.Notes = append(d.Notes, "History: "+report.TrustText(k)+"; the timeline is the replay's.")
+		d.Notes = append(d.Notes, "History: "+kit.TrustText(k)+"; the timeline is the replay's.")
 	}
 
 	// The memory_summary() table `snapview summary --format torch`
@@ -276,7 +280,7 @@ func (b *htmlBuilder) device(dev int, a *analysis.Page) (*DeviceView, error) {
 		return nil, fmt.Errorf("device %d: %w", dev, err)
 	}
 	d.Summary = buf.String()
-	if n := report.RequestedNote(ms.Known); n != "" {
+	if n := kit.RequestedNote(ms.Known); n != "" {
 		// The one verdict on the requested sizes, worded as every view
 		// words it; the tooltips show "?" for them.
 		d.Notes = append(d.Notes, n)
@@ -412,7 +416,7 @@ func (b *htmlBuilder) leaks(d *DeviceView, rep *leaks.LeakReport) *leaks.LeakRep
 		detail := g.Verdict.String()
 		if len(g.Annotations) > 0 {
 			// The annotate entries' metadata on the group's live allocations.
-			detail += "; " + report.LeakAnnotationLine(g)
+			detail += "; " + leakview.LeakAnnotationLine(g)
 		}
 		d.Leaks = append(d.Leaks, Leak{
 			Label: b.frames.Where(g.Stack), Bytes: g.Bytes, Count: g.Count, Stack: b.stack(g.Stack),
@@ -476,7 +480,7 @@ func (b *htmlBuilder) timeline(d *DeviceView, res *replay.Result, trace []snapsh
 	}
 	verdict := ""
 	if a.WhatIf != nil {
-		verdict = report.WhatifOOMVerdict(a.WhatIf)
+		verdict = verdictview.WhatifOOMVerdict(a.WhatIf)
 		d.Notes = append(d.Notes, verdict)
 	}
 	for _, i := range res.OOMs {
@@ -693,7 +697,7 @@ func (b *htmlBuilder) limitSegments(d *DeviceView) {
 	}
 }
 
-// disambiguate tells apart the groups whose stacks [report.FrameTable.Where]
+// disambiguate tells apart the groups whose stacks [stacks.FrameTable.Where]
 // names alike (two optimizer calls through one line of the program,
 // leaving it at adam.py:178 and adam.py:182): each gets the frame where
 // its stack leaves the others' ("at adam.py:182 _init_group"); only

@@ -8,7 +8,7 @@ import (
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/internal/units"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -109,7 +109,7 @@ func (b *htmlBuilder) stackShort(id snapshot.StackID) int {
 	if i, ok := b.stackIndex[id]; ok {
 		return i
 	}
-	frames := report.StackLinesOf(b.s, id, report.StackLineOptions{Limit: htmlShortFrames, More: "more frames not embedded"})
+	frames := stacks.LinesOf(b.s, id, stacks.LineOptions{Limit: htmlShortFrames, More: "more frames not embedded"})
 	b.r.Stacks = append(b.r.Stacks, frames)
 	b.stackIndex[id] = len(b.r.Stacks) - 1
 	return len(b.r.Stacks) - 1

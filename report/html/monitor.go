@@ -15,7 +15,7 @@ import (
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/timeline"
 	"github.com/snapview/snapview/internal/units"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/monitorview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -167,18 +167,18 @@ func (m *Monitor) addSMI(in *MonitorInput, dev int, gpu *monitor.GPUSummary, ste
 			m.Overlay = append(m.Overlay, [2]float64{x(smp.TimeUS), float64(smp.Used)})
 		}
 	}
-	m.Notes = append(m.Notes, report.SMIClimbVerdict(gpu, in.Loc))
+	m.Notes = append(m.Notes, monitorview.SMIClimbVerdict(gpu, in.Loc))
 	if haveOrigin {
 		if len(m.Overlay) == 0 {
 			m.Warnings = append(m.Warnings, alignmentHint(gpu, reserved, in.Loc))
 		}
 		g := monitor.FindGap(gpu.Series, reserved)
-		gv := &report.GapView{GPU: gpu.GPU, Device: dev, Against: "replayed from the snapshot's trace", Gap: g}
+		gv := &monitorview.GapView{GPU: gpu.GPU, Device: dev, Against: "replayed from the snapshot's trace", Gap: g}
 		if steps != nil {
-			gv.StepAt = report.StepAt(steps, in.Loc)
+			gv.StepAt = monitorview.StepAt(steps, in.Loc)
 		}
 		if len(g.Points) > 0 {
-			m.Notes = append(m.Notes, report.GapLines(gv, in.Loc)...)
+			m.Notes = append(m.Notes, monitorview.GapLines(gv, in.Loc)...)
 		}
 		times, gaps := make([]int64, len(g.Points)), make([]int64, len(g.Points))
 		for i, p := range g.Points {
@@ -191,7 +191,7 @@ func (m *Monitor) addSMI(in *MonitorInput, dev int, gpu *monitor.GPUSummary, ste
 			m.Jumps = append(m.Jumps, Marker{X: int64(x(j.TimeUS)), Bytes: j.Bytes, Label: units.SignedBytes(j.Bytes)})
 		}
 	}
-	m.Explanation = report.GapExplanation
+	m.Explanation = monitorview.GapExplanation
 }
 
 // addSteps adds the memory_stats() log of one device: its figures per
@@ -201,19 +201,19 @@ func (m *Monitor) addSteps(steps *monitor.StepsDevice, allocated, reserved monit
 		if r.HasTime {
 			m.StepAllocated = append(m.StepAllocated, [2]float64{x(r.TimeUS), float64(r.Stats.AllocatedBytes[stats.PoolAll].Current)})
 			m.StepReserved = append(m.StepReserved, [2]float64{x(r.TimeUS), float64(r.Stats.ReservedBytes[stats.PoolAll].Current)})
-			m.StepNames = append(m.StepNames, report.StepLabel(steps, i))
+			m.StepNames = append(m.StepNames, monitorview.StepLabel(steps, i))
 		}
 	}
 	if haveOrigin {
 		if a := monitor.Agree(steps, allocated, reserved); a.Checked > 0 {
-			m.Notes = append(m.Notes, report.AgreeText(steps, a, "The memory_stats() log", "the snapshot"))
+			m.Notes = append(m.Notes, monitorview.AgreeText(steps, a, "The memory_stats() log", "the snapshot"))
 		} else {
 			m.Warnings = append(m.Warnings, "No record of the memory_stats() log falls within the snapshot's trace: they cannot be compared.")
 		}
 	}
-	m.Notes = append(m.Notes, report.ClimbVerdict(steps, steps.Allocated, "allocated memory (memory_stats() log)"),
-		report.ClimbVerdict(steps, steps.Reserved, "reserved memory (memory_stats() log)"), report.RetryVerdict(steps))
-	for _, i := range report.PickRows(steps, 40) {
+	m.Notes = append(m.Notes, monitorview.ClimbVerdict(steps, steps.Allocated, "allocated memory (memory_stats() log)"),
+		monitorview.ClimbVerdict(steps, steps.Reserved, "reserved memory (memory_stats() log)"), monitorview.RetryVerdict(steps))
+	for _, i := range monitorview.PickRows(steps, 40) {
 		r := steps.Records[i]
 		st := r.Stats
 		step, tm := "-", "-"

@@ -43,7 +43,7 @@ type Report struct {
 
 // DeviceView is the section of one device.
 // Finding is one of explain's findings as the page shows it: the words of
-// report.ExplainFinding.
+// verdictview.ExplainFinding.
 type Finding struct {
 	// Severity is "error", "warning" or "info"; Kind explain's kind.
 	Severity, Kind string

@@ -1,0 +1,555 @@
+package verdictview
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/snapview/snapview/analyze/explain"
+	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/report/stacks"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// ExplainView is what `snapview explain` prints for some devices: each
+// finding worded once (verdict, evidence, stacks, action), so that the
+// text, the JSON, the first lines of `state --at oom` and the report page
+// say the same.
+type ExplainView struct {
+	Devices []ExplainDevice
+	snap    *snapshot.Snapshot
+}
+
+// ExplainDevice is the worded findings of one device.
+type ExplainDevice struct {
+	Device   int
+	Findings []ExplainFinding
+}
+
+// ExplainFinding is one finding with its words.
+type ExplainFinding struct {
+	explain.Finding
+	// Verdict is the one-line conclusion; Evidence the figures that prove
+	// it, each marked as every view marks it ("at least" for a lower
+	// bound, "?" for unknown); Action what to do ("" when nothing).
+	Verdict  string
+	Evidence []string
+	Action   string
+	// Where names each stack of Stacks in one line (its innermost user
+	// frame); BlockerWhere each blocker's.
+	Where        []string
+	BlockerWhere []string
+}
+
+// NewExplainView words the findings of devs, from s.
+func NewExplainView(s *snapshot.Snapshot, devs []*explain.Device) *ExplainView {
+	v := &ExplainView{Devices: []ExplainDevice{}, snap: s}
+	ft := stacks.NewFrameTable(s)
+	for _, d := range devs {
+		ed := ExplainDevice{Device: d.Device, Findings: []ExplainFinding{}}
+		for _, f := range d.Findings {
+			ef := ExplainFinding{Finding: f}
+			for _, id := range f.Stacks {
+				ef.Where = append(ef.Where, ft.Where(id))
+			}
+			for _, b := range f.Blockers {
+				ef.BlockerWhere = append(ef.BlockerWhere, ft.Where(b.Stack))
+			}
+			wordFinding(&ef)
+			if w := d.Whatif; w != nil && (f.Kind == explain.KindOOMCap || f.Kind == explain.KindOOMDevice || f.Kind == explain.KindOOMFragmentation) {
+				// The what-if verdict whatif, state --at oom and the
+				// page's OOM marker print, over the caps the file allows.
+				ef.Action = "snapview whatif: " + strings.TrimSuffix(WhatifCapVerdict(w), ".")
+			}
+			ed.Findings = append(ed.Findings, ef)
+		}
+		v.Devices = append(v.Devices, ed)
+	}
+	return v
+}
+
+// figText formats figure name of f as the text views do: bytes as
+// FormatBytes, counts with separators, "at least" before a lower bound,
+// "?" for an unknown figure.
+func figText(f *explain.Finding, name string) string {
+	g, ok := f.Figure(name)
+	if !ok {
+		return "?"
+	}
+	return figureText(g)
+}
+
+func figureText(g explain.Figure) string {
+	if g.Exactness == stats.Unknown {
+		return "?"
+	}
+	var s string
+	switch g.Unit {
+	case explain.Bytes:
+		s = units.Bytes(g.Value)
+	case explain.Micros:
+		s = units.Micros(g.Value)
+	default:
+		s = units.Int(g.Value)
+	}
+	if g.Exactness == stats.LowerBound {
+		s = "at least " + s
+	}
+	return s
+}
+
+func figValue(f *explain.Finding, name string) int64 {
+	g, _ := f.Figure(name)
+	return g.Value
+}
+
+// explainPool names a finding's pool: "large pool, stream 0".
+func explainPool(f *explain.Finding) string {
+	p := kit.PoolLabel(f.Large, f.Pool, false)
+	return fmt.Sprintf("%s pool, stream %d", p, f.Stream)
+}
+
+// settingAction is the action naming whatif's best setting.
+func settingAction(f *explain.Finding) string {
+	if f.Setting == "" {
+		return ""
+	}
+	fits := "no OOM"
+	switch {
+	case f.SettingFrom > 0:
+		fits = "no OOM if the cap is at least " + units.Bytes(f.SettingFrom) + " (" + units.Int(f.SettingFrom) + " B)"
+	case !f.SettingFits:
+		fits = "still an OOM"
+	}
+	return fmt.Sprintf("try PYTORCH_CUDA_ALLOC_CONF=%s: snapview whatif simulates the whole trace under it at a peak reserved of %s, %s",
+		f.Setting, units.Bytes(f.SettingPeak), fits)
+}
+
+// wordFinding sets ef's verdict, evidence and action from its kind and
+// figures.
+func wordFinding(ef *ExplainFinding) {
+	f := &ef.Finding
+	fig := func(name string) string { return figText(f, name) }
+	ev := func(label, name string) {
+		if _, ok := f.Figure(name); ok {
+			ef.Evidence = append(ef.Evidence, label+" "+fig(name))
+		}
+	}
+	capText := func() string {
+		switch {
+		case hasFig(f, "cap_bytes"):
+			return "the cap " + fig("cap_bytes") + " (" + capSourceText(f.CapSource) + ")"
+		case hasFig(f, "cap_min_bytes"):
+			return fmt.Sprintf("a cap from %s to %s (%s)", fig("cap_min_bytes"), fig("cap_max_bytes"), capSourceText(f.CapSource))
+		}
+		return "the process's cap"
+	}
+	switch f.Kind {
+	case explain.KindOOMFragmentation, explain.KindOOMCap, explain.KindOOMDevice:
+		head := fmt.Sprintf("OOM at entry %s: a %s request (%s) failed", units.Int(int64(f.Entry)), fig("request_bytes"), explainPool(f))
+		switch f.Kind {
+		case explain.KindOOMFragmentation:
+			ef.Verdict = fmt.Sprintf("%s with %s cached free in its pool, in blocks of at most %s: the allocator's cache is fragmented; the device was not full (%s free)",
+				head, fig("free_in_pool_bytes"), fig("largest_free_bytes"), fig("device_free_bytes"))
+		case explain.KindOOMCap:
+			ef.Verdict = fmt.Sprintf("%s while the device had %s free: the process hit its own limit, %s, not the device's",
+				head, fig("device_free_bytes"), capText())
+		default:
+			ef.Verdict = fmt.Sprintf("%s: the device had only %s free", head, fig("device_free_bytes"))
+		}
+		ev("request", "request_bytes")
+		ev("free on the device (cudaMemGetInfo)", "device_free_bytes")
+		ev("cached free in the pool", "free_in_pool_bytes")
+		ev("largest cached free block", "largest_free_bytes")
+		ev("reserved", "reserved_bytes")
+		ev("allocated", "allocated_bytes")
+		ev("cap", "cap_bytes")
+		ev("cap from", "cap_min_bytes")
+		ev("cap to", "cap_max_bytes")
+		ev("device capacity (OOM message)", "device_capacity_bytes")
+		ev("in use beyond PyTorch's reserved (OOM message)", "non_pytorch_bytes")
+		ev("other processes (OOM message)", "other_processes_bytes")
+		ev("needed with no cap (peak reserved)", "uncapped_peak_reserved_bytes")
+		switch {
+		case f.Setting != "":
+			ef.Action = settingAction(f)
+		case f.Kind == explain.KindOOMDevice:
+			ef.Action = "no setting snapview tries avoids it (snapview whatif): the device was full; need less memory (smaller batch, activation checkpointing)"
+			if hasFig(f, "uncapped_peak_reserved_bytes") {
+				ef.Action += " or a device with at least " + fig("uncapped_peak_reserved_bytes") + " for PyTorch (the run's need with no limit)"
+			}
+		case hasFig(f, "uncapped_peak_reserved_bytes"):
+			ef.Action = "no setting snapview tries avoids it (snapview whatif): raise the cap to at least " +
+				fig("uncapped_peak_reserved_bytes") + " or need less memory (smaller batch, activation checkpointing)"
+		default:
+			ef.Action = "no setting snapview tries avoids it (snapview whatif): need less memory (smaller batch, activation checkpointing)"
+		}
+	case explain.KindBlockers:
+		if f.Mode == "contiguity" {
+			ef.Verdict = fmt.Sprintf("%s (%s) cut the free space the request needed: without them a free block of %s would have held the %s request",
+				units.Plural(int(figValue(f, "blocking_allocations")), "live allocation"), fig("blocking_bytes"),
+				units.Bytes(figValue(f, "stranded_bytes")+figValue(f, "blocking_bytes")), fig("request_bytes"))
+			ev("blocking allocations", "blocking_allocations")
+			ev("their bytes", "blocking_bytes")
+			ev("free bytes they strand", "stranded_bytes")
+			ef.Action = "allocate these before the temporaries around them or free them sooner; or try expandable_segments:True"
+		} else {
+			ef.Verdict = fmt.Sprintf("%s (%s) could not be given back to the device before the retry: live blocks pin them, stranding %s free",
+				units.Plural(int(figValue(f, "pinned_segments")), "partly free segment"), fig("pinned_segment_bytes"), fig("stranded_bytes"))
+			ev("pinned segments", "pinned_segments")
+			ev("their bytes", "pinned_segment_bytes")
+			ev("free bytes they strand", "stranded_bytes")
+			ef.Action = "the blockers placed long-lived blocks inside cached segments, splitting them; allocate them first, or keep them out of the cache's blocks"
+			if f.Setting != "" {
+				ef.Action += "; " + settingAction(f)
+			}
+		}
+	case explain.KindAvoidableMalloc:
+		were := "were"
+		if figValue(f, "avoidable_segment_allocs") == 1 {
+			were = "was"
+		}
+		ef.Verdict = fmt.Sprintf("%s of %s (%s) %s made while the pool's cached free bytes covered the request, in pieces too small",
+			units.Plural(int(figValue(f, "avoidable_segment_allocs")), "segment_alloc"), fig("segment_allocs"), fig("avoidable_segment_bytes"), were)
+		ev("avoidable segment_allocs", "avoidable_segment_allocs")
+		ev("their bytes", "avoidable_segment_bytes")
+		ev("first at entry", "first_entry")
+		ev("largest requests examined", "examined")
+		ev("of them with no segment a few blocks could have freed", "examined_without_blockers")
+		ef.Action = "expandable_segments:True lets the pool grow in place instead of adding segments"
+		if len(f.Blockers) > 0 {
+			ef.Action = "the blockers below (found at the largest requests) split the cache; " + ef.Action
+		}
+		if f.Setting != "" {
+			ef.Action = settingAction(f)
+		}
+	case explain.KindReservedGap:
+		pct := int64(0)
+		if r := figValue(f, "peak_reserved_bytes"); r > 0 {
+			pct = 100 * figValue(f, "gap_bytes") / r
+		}
+		ef.Verdict = fmt.Sprintf("reserved far above allocated: peak reserved %s, %s (%d%%) above the peak allocated %s",
+			fig("peak_reserved_bytes"), fig("gap_bytes"), pct, fig("peak_allocated_bytes"))
+		if f.PoolSet {
+			ef.Verdict += fmt.Sprintf("; at the reserved peak (entry %s) most of the cache is in the %s",
+				units.Int(int64(f.Entry)), explainPool(f))
+		}
+		ev("peak reserved", "peak_reserved_bytes")
+		ev("peak allocated", "peak_allocated_bytes")
+		ev("at the reserved peak: reserved", "reserved_bytes")
+		ev("allocated", "allocated_bytes")
+		ev("split remainders torch cannot release (inactive_split_bytes)", "non_releasable_bytes")
+		ev("pending free on other streams", "pending_free_bytes")
+		ev("free in private pools", "private_pool_free_bytes")
+		ev("free in that pool", "top_pool_free_bytes")
+		ev("in free blocks", "top_pool_free_blocks")
+		ev("the largest", "top_pool_largest_free_bytes")
+		ev("segments held by small live blocks (mostly free)", "pinned_segments")
+		ev("their bytes", "pinned_segment_bytes")
+		ev("free bytes they strand", "stranded_bytes")
+		ef.Action = settingAction(f)
+	case explain.KindPool:
+		if hasFig(f, "reserved_high_water_bytes") {
+			ef.Verdict = fmt.Sprintf("private pool %s: reserved up to %s, %s active at the allocated peak, %s at the end, %s at the dump",
+				f.Pool, fig("reserved_high_water_bytes"), fig("active_at_peak_bytes"), fig("active_at_end_bytes"),
+				units.Plural(int(figValue(f, "segments_at_end")), "segment"))
+		} else {
+			ef.Verdict = fmt.Sprintf("private pool %s: %s reserved in %s at the dump, %s of it allocated (no trace: no high-water)",
+				f.Pool, fig("reserved_at_end_bytes"), units.Plural(int(figValue(f, "segments_at_end")), "segment"), fig("active_at_end_bytes"))
+		}
+		if f.Note == "abandoned" {
+			ef.Verdict += ": abandoned (segments, no active block)"
+			ef.Action = "its memory stays reserved until the CUDA graph or MemPool that owns it is freed"
+		}
+		ev("reserved high-water", "reserved_high_water_bytes")
+		ev("active at the allocated peak", "active_at_peak_bytes")
+		ev("active at the end", "active_at_end_bytes")
+		ev("segments at the dump", "segments_at_end")
+		ev("reserved at the dump", "reserved_at_end_bytes")
+		ev("allocations", "allocations")
+		if f.Context != "" {
+			ef.Evidence = append(ef.Evidence, "compile context "+strconv.Quote(f.Context))
+		}
+	case explain.KindLeak:
+		ef.Verdict = fmt.Sprintf("leak: %s (%s live in %s)", f.Note, fig("bytes"),
+			units.Plural(int(figValue(f, "count")), "allocation"))
+		ev("live", "bytes")
+		ev("allocations", "count")
+		ev("other stacks that look like leaks", "other_suspicious_groups")
+		ev("score", "score")
+		ev(stepUnit(f)+"s it grew in", "growth_steps")
+		ef.Action = "look at the stack below: what keeps these allocations alive (a list that grows, a cache, a tensor kept with its graph)"
+	case explain.KindNoLeak:
+		ef.Verdict = fmt.Sprintf("no leak: every stack returns to its level step after step (%s found from %s)",
+			units.Plural(int(figValue(f, "steps")), "step"), stepSourceText(ef))
+		if f.Note == "seeded" {
+			ef.Verdict += "; allocations older than the trace carry no growth evidence"
+		}
+		ev("steps", "steps")
+		ev("live", "live_bytes")
+	case explain.KindGrowthUnjudged:
+		ef.Verdict = fmt.Sprintf("growth cannot be judged: no training steps found (the trace was cut into %s)",
+			units.Plural(int(figValue(f, "steps")), "equal slice"))
+		if f.Note == "grew" {
+			ef.Verdict += fmt.Sprintf("; %s in %s grew over the trace and were never freed, which one long step (a forward pass) does too",
+				fig("bytes"), units.Plural(int(figValue(f, "count")), "allocation"))
+		}
+		ev("live", "live_bytes")
+		ef.Action = "mark steps with torch.profiler.record_function (or profiler.step()), then run snapview leaks"
+	case explain.KindRecording:
+		ef.Verdict = "recording: " + kit.TrustText(f.Trust)
+		if f.Coverage != "" {
+			ef.Verdict += " (trace coverage: " + f.Coverage + ")"
+		}
+		ev("trace entries", "entries")
+		ev("live blocks it never allocated", "untraced_blocks")
+		ev("frees of blocks allocated before it", "orphan_frees")
+		var args, do []string
+		if f.EnableAll {
+			args = append(args, `enabled="all"`)
+		}
+		if f.ContextAll {
+			args = append(args, `context="all"`)
+		}
+		if f.MaxEntries > 0 {
+			args = append(args, "max_entries="+strconv.Itoa(f.MaxEntries))
+			do = append(do, "the ring buffer wrapped: record with max_entries above the run's event count (at least 10 times the "+
+				units.Int(figValue(f, "entries"))+" it kept)")
+		}
+		if f.StartEarly {
+			do = append(do, "call torch.cuda.memory._record_memory_history before the first CUDA allocation")
+		}
+		if len(args) > 0 {
+			do = append(do, "torch.cuda.memory._record_memory_history("+strings.Join(args, ", ")+")")
+		}
+		ef.Action = strings.Join(do, "; ")
+	}
+}
+
+// capSourceText says where whatif's cap came from (its limit_source).
+func capSourceText(src string) string {
+	switch src {
+	case "flag":
+		return "--limit"
+	case "oom-message":
+		return "torch's OOM message"
+	case "inferred-oom":
+		return "inferred from the OOM"
+	case "inferred-releases":
+		return "inferred from the cache releases"
+	}
+	return "inferred"
+}
+
+func hasFig(f *explain.Finding, name string) bool {
+	_, ok := f.Figure(name)
+	return ok
+}
+
+func stepUnit(f *explain.Finding) string {
+	if f.Steps.Source == steps.StepsSlices {
+		return "slice"
+	}
+	return "step"
+}
+
+func stepSourceText(f *ExplainFinding) string {
+	switch f.Steps.Source {
+	case steps.StepsAnnotation:
+		return "the record_function range " + strconv.Quote(f.Steps.Name)
+	case steps.StepsPattern:
+		if len(f.Where) > 0 {
+			return "the allocation made once per step at " + f.Where[0]
+		}
+		return "an allocation made once per step"
+	}
+	return f.Steps.Source.String()
+}
+
+// WriteExplain writes v as text: per device the findings, most severe
+// first, each a verdict line, its evidence, the stacks involved and what
+// to do.
+func WriteExplain(w io.Writer, v *ExplainView) error {
+	ew := &kit.ErrWriter{W: w}
+	width := kit.Width(w)
+	for k, d := range v.Devices {
+		if k > 0 {
+			ew.Printf("\n")
+		}
+		ew.Printf("Device %d: %s\n", d.Device, units.Plural(len(d.Findings), "finding"))
+		for i := range d.Findings {
+			writeFinding(ew, width, i+1, &d.Findings[i])
+		}
+	}
+	return ew.Err
+}
+
+// WriteExplainFindings writes the findings of one device as `state --at
+// oom` opens with them, under a heading.
+func WriteExplainFindings(w io.Writer, d *ExplainDevice) error {
+	ew := &kit.ErrWriter{W: w}
+	ew.Printf("Explain (snapview explain):\n")
+	for i := range d.Findings {
+		writeFinding(ew, kit.Width(w), i+1, &d.Findings[i])
+	}
+	return ew.Err
+}
+
+func writeFinding(ew *kit.ErrWriter, width, n int, f *ExplainFinding) {
+	ew.Printf("%s", kit.WrapAt(fmt.Sprintf("%d. [%s] ", n, f.Severity), f.Verdict+".", width))
+	if len(f.Evidence) > 0 {
+		ew.Printf("%s", kit.WrapAt("   evidence: ", strings.Join(f.Evidence, "; ")+".", width))
+	}
+	for _, l := range ExplainBlockerLines(f, 3) {
+		ew.Printf("%s", kit.WrapAt("   blocker: ", l, width))
+	}
+	if len(f.Blockers) > 3 {
+		ew.Printf("   ... %s more (--json lists them)\n", units.Int(int64(len(f.Blockers)-3)))
+	}
+	if f.Kind != explain.KindNoLeak {
+		for _, wh := range f.Where {
+			ew.Printf("%s", kit.WrapAt("   at: ", wh, width))
+		}
+	}
+	if f.Action != "" {
+		ew.Printf("%s", kit.WrapAt("   do: ", f.Action+".", width))
+	}
+}
+
+// ExplainBlockerLines words the first n blockers of f, one line each: how
+// many allocations of which sizes, the bytes they strand in how many
+// segments, how long they had been held, and where they were allocated.
+func ExplainBlockerLines(f *ExplainFinding, n int) []string {
+	var out []string
+	for k, b := range f.Blockers {
+		if k == n {
+			break
+		}
+		sizes := units.Bytes(b.MinSize)
+		if b.MaxSize != b.MinSize {
+			sizes += " to " + units.Bytes(b.MaxSize)
+		}
+		held := "older than the trace"
+		if b.FirstAlloc >= 0 {
+			held = "held " + units.Plural(b.HeldEntries, "entry")
+			if b.HeldUS >= 0 {
+				held += " (" + units.Micros(b.HeldUS) + ")"
+			}
+		}
+		out = append(out, fmt.Sprintf("%s of %s (%s), stranding %s in %s, %s: %s",
+			units.Plural(b.Count, "allocation"), sizes, units.Bytes(b.Bytes), units.Bytes(b.Stranded),
+			units.Plural(b.Segments, "segment"), held, f.BlockerWhere[k]))
+	}
+	return out
+}
+
+// The --json schema of `snapview explain`, stable for CI: sizes in bytes,
+// times in microseconds, entries index the device's trace.
+type explainJSON struct {
+	Devices []explainDeviceJSON `json:"devices"`
+}
+
+type explainDeviceJSON struct {
+	Device   int                  `json:"device"`
+	Findings []ExplainFindingJSON `json:"findings"`
+}
+
+// ExplainFindingJSON is one finding in the --json of explain and of state
+// --at oom.
+type ExplainFindingJSON struct {
+	Kind     string `json:"kind"`
+	Severity string `json:"severity"`
+	Verdict  string `json:"verdict"`
+	// Figures are the figures that prove it (null: unknown); Exactness
+	// says of each "exact", "lower_bound" or "unknown".
+	Figures   map[string]*int64 `json:"figures"`
+	Exactness map[string]string `json:"exactness"`
+	// Stacks are the blockers' stacks (in the order of Blockers), then
+	// the finding's other stacks, innermost frame first.
+	Stacks   [][]stacks.FrameJSON `json:"stacks"`
+	Action   string               `json:"action"`
+	Entry    int                  `json:"entry"`
+	Pool     *string              `json:"pool"`
+	PoolID   *[2]int64            `json:"pool_id"`
+	Stream   *uint64              `json:"stream"`
+	Setting  *explainSetting      `json:"setting"`
+	Mode     string               `json:"mode,omitempty"`
+	Blockers []explainBlocker     `json:"blockers"`
+}
+
+type explainSetting struct {
+	Conf             string `json:"conf"`
+	PeakReservedByte int64  `json:"peak_reserved_bytes"`
+	Fits             bool   `json:"fits"`
+}
+
+type explainBlocker struct {
+	Stack           int    `json:"stack"`
+	Where           string `json:"where"`
+	Count           int    `json:"count"`
+	Bytes           int64  `json:"bytes"`
+	StrandedBytes   int64  `json:"stranded_bytes"`
+	Segments        int    `json:"segments"`
+	MinSize         int64  `json:"min_size"`
+	MaxSize         int64  `json:"max_size"`
+	FirstAllocEntry int    `json:"first_alloc_entry"`
+	HeldEntries     int    `json:"held_entries"`
+	HeldUS          *int64 `json:"held_us"`
+}
+
+// WriteExplainJSON writes v as indented JSON (see explainJSON).
+func WriteExplainJSON(w io.Writer, v *ExplainView) error {
+	out := explainJSON{Devices: []explainDeviceJSON{}}
+	for _, d := range v.Devices {
+		dj := explainDeviceJSON{Device: d.Device, Findings: []ExplainFindingJSON{}}
+		for i := range d.Findings {
+			dj.Findings = append(dj.Findings, ExplainFindingOf(v.snap, &d.Findings[i]))
+		}
+		out.Devices = append(out.Devices, dj)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// ExplainFindingOf is f as ExplainFindingJSON, its stacks written out.
+func ExplainFindingOf(s *snapshot.Snapshot, f *ExplainFinding) ExplainFindingJSON {
+	fj := ExplainFindingJSON{
+		Kind: string(f.Kind), Severity: string(f.Severity), Verdict: f.Verdict, Action: f.Action, Entry: f.Entry,
+		Figures: map[string]*int64{}, Exactness: map[string]string{}, Stacks: [][]stacks.FrameJSON{},
+		Blockers: []explainBlocker{}, Mode: f.Mode,
+	}
+	for _, g := range f.Figures {
+		fj.Figures[g.Name] = kit.KnownOr(g.Value, g.Exactness)
+		fj.Exactness[g.Name] = g.Exactness.String()
+	}
+	if f.PoolSet {
+		p := kit.PoolLabel(f.Large, snapshot.PoolID{}, false)
+		id, st := [2]int64(f.Pool), f.Stream
+		fj.Pool, fj.PoolID, fj.Stream = &p, &id, &st
+	}
+	if f.Setting != "" {
+		fj.Setting = &explainSetting{Conf: f.Setting, PeakReservedByte: f.SettingPeak, Fits: f.SettingFits}
+	}
+	for k, b := range f.Blockers {
+		bj := explainBlocker{
+			Stack: len(fj.Stacks), Where: f.BlockerWhere[k], Count: b.Count, Bytes: b.Bytes, StrandedBytes: b.Stranded,
+			Segments: b.Segments, MinSize: b.MinSize, MaxSize: b.MaxSize, FirstAllocEntry: b.FirstAlloc, HeldEntries: b.HeldEntries,
+		}
+		if b.HeldUS >= 0 {
+			us := b.HeldUS
+			bj.HeldUS = &us
+		}
+		fj.Stacks = append(fj.Stacks, stacks.FramesJSON(s, b.Stack))
+		fj.Blockers = append(fj.Blockers, bj)
+	}
+	for _, id := range f.Stacks {
+		fj.Stacks = append(fj.Stacks, stacks.FramesJSON(s, id))
+	}
+	return fj
+}
