@@ -35,7 +35,7 @@ func (f *File) Explain(devices []int, opts explain.Options) ([]*explain.Device, 
 func (f *File) ExplainPages(devices []int, pages []*Page, leakTop int, opts explain.Options) ([]*explain.Device, error) {
 	ins := make([]*explain.Input, len(devices))
 	for k, d := range devices {
-		in := &explain.Input{Snap: f.Snap}
+		in := &explain.Input{Snap: f.Snap, Pools: f.Pools(d)}
 		ins[k] = in
 		if !f.HasTrace(d) {
 			continue

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -23,8 +25,9 @@ type ChromeInput struct {
 // Thread ids of the Chrome trace: memory counters and OOMs, record_function
 // ranges.
 const (
-	chromeMemoryTid = 0
-	chromeRangesTid = 1
+	chromeMemoryTid   = 0
+	chromeRangesTid   = 1
+	chromeAnnotateTid = 2
 )
 
 // WriteChromeTrace writes the inputs as Chrome trace JSON (the Trace Event
@@ -41,7 +44,11 @@ const (
 //   - record_function ranges (external_annotations START/END pairs of a
 //     name, innermost END first) as complete events (ph "X") on thread 1; a
 //     range without its END runs to the device's last entry, with args
-//     {"unterminated": true}.
+//     {"unterminated": true};
+//   - PyTorch 2.14's annotate entries (torch.cuda.memory._annotate_tensor:
+//     user_metadata attached to a live allocation) as instant events (ph
+//     "i", thread scope) "annotate" on thread 2, with args {"entry",
+//     "address", "label"}; the thread is named only where there are some.
 //
 // ts and dur are microseconds, the trace's own time_us values (since the
 // Unix epoch); a trace without time_us (PyTorch before 2.2) uses the entry
@@ -93,7 +100,11 @@ func WriteChromeTrace(w io.Writer, inputs []ChromeInput, labels []Label) error {
 			line = appendJSONString(line, name)
 			line = append(line, "}}"...)
 			emit()
-			for tid, tn := range []string{"memory", "record_function"} {
+			threads := []string{"memory", "record_function"}
+			if slices.ContainsFunc(trace, func(e snapshot.TraceEntry) bool { return e.Action == snapshot.ActionAnnotate }) {
+				threads = append(threads, "annotate")
+			}
+			for tid, tn := range threads {
 				line = append(line[:0], `{"name":"thread_name","ph":"M","pid":`...)
 				line = strconv.AppendInt(line, int64(pid), 10)
 				line = append(line, `,"tid":`...)
@@ -143,6 +154,28 @@ func WriteChromeTrace(w io.Writer, inputs []ChromeInput, labels []Label) error {
 				line = append(line, "}}"...)
 				emit()
 			}
+			for i := range trace {
+				e := &trace[i]
+				if e.Action != snapshot.ActionAnnotate {
+					continue
+				}
+				line = append(line[:0], `{"name":"annotate","ph":"i","s":"t","pid":`...)
+				line = strconv.AppendInt(line, int64(pid), 10)
+				line = append(line, `,"tid":`+strconv.Itoa(chromeAnnotateTid)+`,"ts":`...)
+				line = strconv.AppendInt(line, ts(i), 10)
+				line = append(line, `,"args":{"entry":`...)
+				line = strconv.AppendInt(line, int64(i), 10)
+				line = append(line, `,"address":`...)
+				line = strconv.AppendUint(line, uint64(e.Addr), 10)
+				line = append(line, `,"label":`...)
+				label := ""
+				if int(e.UserMetadata) < len(s.Strings) {
+					label = s.Strings[e.UserMetadata]
+				}
+				line = appendJSONString(line, label)
+				line = append(line, "}}"...)
+				emit()
+			}
 			if !timed || len(trace) == 0 {
 				continue
 			}
@@ -167,45 +200,13 @@ func WriteChromeTrace(w io.Writer, inputs []ChromeInput, labels []Label) error {
 	return bw.Flush()
 }
 
-// Range is one record_function range of a device.
-type Range struct {
-	Name           string
-	StartUS, EndUS int64 // microseconds since the Unix epoch
-	// Open is true when the file has no END for the START: EndUS is then
-	// the end given to Ranges.
-	Open bool
-}
+// Range is one record_function range of a device (steps.Range).
+type Range = steps.Range
 
-// Ranges pairs the external_annotations START and END entries of device
-// (each END closes the latest open START of its name), in START order; a
-// START without END ends at endUS. An END without START is dropped.
+// Ranges pairs the device's external_annotations START and END entries
+// (steps.Ranges).
 func Ranges(s *snapshot.Snapshot, device int, endUS int64) []Range {
-	var out []Range
-	open := map[string][]int{}
-	for _, a := range s.Annotations {
-		if a.Device != device {
-			continue
-		}
-		switch a.Stage {
-		case "START":
-			open[a.Name] = append(open[a.Name], len(out))
-			out = append(out, Range{Name: a.Name, StartUS: a.TimeUS, EndUS: endUS, Open: true})
-		case "END":
-			st := open[a.Name]
-			if len(st) == 0 {
-				continue
-			}
-			k := st[len(st)-1]
-			open[a.Name] = st[:len(st)-1]
-			out[k].EndUS, out[k].Open = max(a.TimeUS, out[k].StartUS), false
-		}
-	}
-	for i := range out {
-		if out[i].Open {
-			out[i].EndUS = max(out[i].EndUS, out[i].StartUS)
-		}
-	}
-	return out
+	return steps.Ranges(s, device, endUS)
 }
 
 func appendJSONString(b []byte, s string) []byte {

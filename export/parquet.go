@@ -112,6 +112,26 @@ type StackRow struct {
 	Kind string `parquet:"kind,dict"`
 }
 
+// AnnotationRow is one annotation of a device: table annotations. Kind
+// "range" is a record_function range (external_annotations START/END
+// pairs, as Ranges pairs them): Name its name, StartUS and EndUS its
+// times (Unterminated when the file has no END: EndUS is then the
+// device's last entry). Kind "annotate" is a PyTorch 2.14 annotate entry
+// (torch.cuda.memory._annotate_tensor): Name its user_metadata, Entry its
+// trace entry, Address the live allocation's address (join allocations
+// on address and alloc_entry <= entry < free_entry), StartUS its time.
+type AnnotationRow struct {
+	FileID       int32  `parquet:"file_id"`
+	Device       int32  `parquet:"device"`
+	Kind         string `parquet:"kind,dict"`
+	Name         string `parquet:"name,dict"`
+	StartUS      *int64 `parquet:"start_us,optional"`
+	EndUS        *int64 `parquet:"end_us,optional"`
+	Unterminated bool   `parquet:"unterminated"`
+	Entry        *int64 `parquet:"entry,optional"`
+	Address      *int64 `parquet:"address,optional"`
+}
+
 // SnapshotRow is one device of one input file: table snapshots, which
 // also has a column per --label.
 type SnapshotRow struct {
@@ -156,6 +176,7 @@ type Dataset struct {
 	segments *table[SegmentRow]
 	blocks   *table[BlockRow]
 	stacks   *table[StackRow]
+	annots   *table[AnnotationRow]
 	snaps    []SnapshotRow
 }
 
@@ -237,6 +258,7 @@ func NewDataset(keys []string) *Dataset {
 		segments: newTable[SegmentRow](),
 		blocks:   newTable[BlockRow](),
 		stacks:   newTable[StackRow](),
+		annots:   newTable[AnnotationRow](),
 	}
 }
 
@@ -393,6 +415,38 @@ func (d *Dataset) addDevice(s *snapshot.Snapshot, id int32, r *replay.Result) er
 			return err
 		}
 	}
+	return d.addAnnotations(s, id, r, trace)
+}
+
+// addAnnotations adds the device's record_function ranges and annotate
+// entries to the annotations table.
+func (d *Dataset) addAnnotations(s *snapshot.Snapshot, id int32, r *replay.Result, trace []snapshot.TraceEntry) error {
+	dev := int32(r.Device)
+	if len(trace) > 0 && trace[0].Flags&snapshot.FlagTime != 0 {
+		for _, rg := range Ranges(s, r.Device, trace[len(trace)-1].TimeUS) {
+			err := d.annots.add(AnnotationRow{FileID: id, Device: dev, Kind: "range", Name: rg.Name,
+				StartUS: ptr(rg.StartUS), EndUS: ptr(rg.EndUS), Unterminated: rg.Open})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	for i := range trace {
+		e := &trace[i]
+		if e.Action != snapshot.ActionAnnotate {
+			continue
+		}
+		row := AnnotationRow{FileID: id, Device: dev, Kind: "annotate", Entry: ptr(int64(i)), Address: ptr(int64(e.Addr))}
+		if int(e.UserMetadata) < len(s.Strings) {
+			row.Name = s.Strings[e.UserMetadata]
+		}
+		if e.Flags&snapshot.FlagTime != 0 {
+			row.StartUS = ptr(e.TimeUS)
+		}
+		if err := d.annots.add(row); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -410,7 +464,7 @@ func (t Table) Write(w io.Writer) error {
 }
 
 // Tables finishes the dataset and returns its tables: allocations, events,
-// segments, blocks, stacks, snapshots.
+// segments, blocks, stacks, annotations, snapshots.
 func (d *Dataset) Tables() ([]Table, error) {
 	var out []Table
 	add := func(name string, b []byte, err error) error {
@@ -438,6 +492,10 @@ func (d *Dataset) Tables() ([]Table, error) {
 	}
 	b, err = d.stacks.close()
 	if err := add("stacks", b, err); err != nil {
+		return nil, err
+	}
+	b, err = d.annots.close()
+	if err := add("annotations", b, err); err != nil {
 		return nil, err
 	}
 	b, err = d.snapshotsTable()

@@ -63,7 +63,13 @@ func profileSampleTypes() []*profile.ValueType {
 // loop) are left out, and a stack without frames is the one frame
 // "<no stack recorded>". Samples are grouped by device, stack, stream and
 // pool, which they carry as labels "device", "stream" (decimal cudaStream_t)
-// and "pool" ("(0, 0)" for the default pools), with o.Labels. Comments say
+// and "pool" ("(0, 0)" for the default pools), with o.Labels; and where
+// the file has them, by "record_function" (the innermost
+// external_annotations range open at the allocation's alloc entry, e.g.
+// "ProfilerStep#3") and "annotation" (the user_metadata of the annotate
+// entries made on it, PyTorch 2.14's torch.cuda.memory._annotate_tensor,
+// up to the moment for inuse_*, over the whole trace for alloc_*): pprof
+// -tagfocus record_function=forward keeps one range. Comments say
 // which moment was taken and whether the alloc_* figures are exact (a trace
 // that started late gives lower bounds; none without a trace).
 func Profile(s *snapshot.Snapshot, states []DeviceState, o ProfileOptions) (*profile.Profile, error) {
@@ -79,6 +85,8 @@ func Profile(s *snapshot.Snapshot, states []DeviceState, o ProfileOptions) (*pro
 		stack  snapshot.StackID
 		stream uint64
 		pool   snapshot.PoolID
+		rf     string // the record_function range of the alloc entry
+		annot  string // the annotate entries' label
 	}
 	samples := map[key]*profile.Sample{}
 	var order []key
@@ -94,6 +102,12 @@ func Profile(s *snapshot.Snapshot, states []DeviceState, o ProfileOptions) (*pro
 		if o.FileLabel {
 			lab["file"] = []string{o.Source}
 		}
+		if k.rf != "" {
+			lab["record_function"] = []string{k.rf}
+		}
+		if k.annot != "" {
+			lab["annotation"] = []string{k.annot}
+		}
 		for _, l := range o.Labels {
 			lab[l.Key] = append(lab[l.Key], l.Value)
 		}
@@ -105,13 +119,19 @@ func Profile(s *snapshot.Snapshot, states []DeviceState, o ProfileOptions) (*pro
 	p.Comments = append(p.Comments, "snapview export of "+o.Source)
 	for _, ds := range states {
 		r, st := ds.Result, ds.State
+		al := newAnnotLabels(s, r)
 		for i := range st.Segments {
 			sg := &st.Segments[i]
 			for _, blk := range sg.Blocks {
 				if blk.State != snapshot.StateActiveAllocated {
 					continue
 				}
-				sm := sample(key{r.Device, blk.Stack, sg.Stream, sg.Pool})
+				k := key{dev: r.Device, stack: blk.Stack, stream: sg.Stream, pool: sg.Pool}
+				if blk.Alloc >= 0 && blk.Alloc < len(r.Allocs) {
+					a := &r.Allocs[blk.Alloc]
+					k.rf, k.annot = al.rangeOf(a), al.annotationOf(a, st.Index)
+				}
+				sm := sample(k)
 				sm.Value[2]++
 				sm.Value[3] += blk.Size
 			}
@@ -121,7 +141,8 @@ func Profile(s *snapshot.Snapshot, states []DeviceState, o ProfileOptions) (*pro
 				break
 			}
 			a := &r.Allocs[i]
-			sm := sample(key{r.Device, a.Stack, a.Stream, a.Pool})
+			sm := sample(key{dev: r.Device, stack: a.Stack, stream: a.Stream, pool: a.Pool,
+				rf: al.rangeOf(a), annot: al.annotationOf(a, len(r.Allocated)-1)})
 			sm.Value[0]++
 			sm.Value[1] += a.Size
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/snapview/snapview/analysis"
 	"io"
 	"slices"
 	"strconv"
@@ -39,6 +40,9 @@ type SegmentsDevice struct {
 	// other fields are unset. The Requested and Free incl. slack figures
 	// show "?" (null in JSON) when it is Unknown.
 	Known stats.Known
+	// PrivatePools are the figures of the device's private pools, from
+	// [Segments.AddPools]; nil when it has none.
+	PrivatePools []stats.PoolFigures
 }
 
 // SegmentRow is one segment: its usage, its block map and its blocks.
@@ -71,6 +75,15 @@ func NewSegments(s *snapshot.Snapshot, devices []int) *Segments {
 	}
 	r.Total = replay.SumSegments(all)
 	return r
+}
+
+// AddPools gives each device of r the figures of its private pools from
+// f, the analysis of the same snapshot (analysis.File.Pools: a device is
+// replayed only when it has private pools and a trace).
+func (r *Segments) AddPools(f *analysis.File) {
+	for k := range r.Devices {
+		r.Devices[k].PrivatePools = f.Pools(r.Devices[k].Device)
+	}
 }
 
 // requestedKnown is the verdict on the requested sizes of all of r's
@@ -249,6 +262,9 @@ func WriteSegments(w io.Writer, r *Segments) error {
 			return err
 		}
 		ew.Printf("%s\n", summaryLine(tot))
+		for _, line := range PoolLines(d.PrivatePools) {
+			ew.Printf("%s", kit.WrapAt("  ", line, 100))
+		}
 	}
 	if len(r.Devices) > 1 {
 		ew.Printf("\nAll devices: %s.\n", usageLine(&r.Total, r.requestedKnown()))
@@ -276,6 +292,8 @@ type segmentsDeviceJSON struct {
 	Device   int           `json:"device"`
 	Segments []segmentJSON `json:"segments"`
 	Totals   usageJSON     `json:"totals"`
+	// PrivatePools are the private pools' figures (left out when none).
+	PrivatePools []poolFiguresJSON `json:"private_pools,omitempty"`
 	// Requested is the verdict on the file's requested sizes ("exact" or
 	// "unknown", and why): when unknown, requested_bytes, free_bytes and
 	// internal_free_bytes are null (block_list keeps the file's
@@ -343,7 +361,7 @@ func WriteSegmentsJSON(w io.Writer, r *Segments) error {
 	out := segmentsJSON{Notes: r.Notes, Devices: []segmentsDeviceJSON{}, Totals: newUsageJSON(&r.Total, r.requestedKnown())}
 	for _, d := range r.Devices {
 		dj := segmentsDeviceJSON{Device: d.Device, Segments: []segmentJSON{}, Totals: newUsageJSON(&d.Total, d.Known),
-			Requested: kit.RequestedVerdictJSON(d.Known)}
+			Requested: kit.RequestedVerdictJSON(d.Known), PrivatePools: newPoolsJSON(d.PrivatePools)}
 		for _, s := range d.Segments {
 			pool := "small"
 			if s.Large {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
+	analyzeframes "github.com/snapview/snapview/analyze/frames"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/whatif"
@@ -105,6 +106,10 @@ type StateView struct {
 	// Explain is explain's findings for the device, shown first at an
 	// OOM; nil when not run.
 	Explain *verdictview.ExplainDevice
+	// PrivatePools are the figures of the device's private pools over the
+	// whole trace and at the dump (analysis.File.Pools), whatever the
+	// moment; nil when it has none.
+	PrivatePools []stats.PoolFigures
 
 	allocs []replay.Allocation // replay.Result.Allocs
 	snap   *snapshot.Snapshot
@@ -139,6 +144,9 @@ type LiveAllocation struct {
 	// it up to the moment (torch.cuda.memory._annotate_tensor), in trace
 	// order.
 	Annotations []string
+	// Region is the torch.compile region it was allocated in
+	// (frames.CompiledRegion of its alloc entry), "" outside one.
+	Region string
 }
 
 // StackGroup is the live allocations of one allocation stack.
@@ -201,6 +209,9 @@ func NewStateView(s *snapshot.Snapshot, r *replay.Result, st *replay.State, at s
 				la.AllocIndex = v.allocIndex(b.Alloc)
 				if b.Alloc >= 0 && b.Alloc < len(r.Allocs) {
 					la.Annotations = r.Allocs[b.Alloc].AnnotationsAt(s, st.Index)
+				}
+				if tr := replay.DeviceTrace(s, r.Device); la.AllocIndex >= 0 && la.AllocIndex < len(tr) {
+					la.Region = analyzeframes.CompiledRegion(s, &tr[la.AllocIndex])
 				}
 				live = append(live, la)
 			case snapshot.StateActivePendingFree:
@@ -292,7 +303,7 @@ func WriteState(w io.Writer, v *StateView) error {
 		writeOOM(ew, v, o)
 	}
 	for _, section := range []func(io.Writer, *kit.ErrWriter, *StateView) error{
-		writeStateSegments, writeStateLargest, writeStateStacks, writeStateFree,
+		writeStateSegments, writeStateLargest, writeStateStacks, writeStateFree, writeStatePools,
 	} {
 		if err := section(w, ew, v); err != nil {
 			return err
@@ -423,6 +434,7 @@ func writeStateLargest(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
 	} else {
 		var rows [][]string
 		annotated := slices.ContainsFunc(v.Largest, func(a LiveAllocation) bool { return len(a.Annotations) > 0 })
+		inRegion := slices.ContainsFunc(v.Largest, func(a LiveAllocation) bool { return a.Region != "" })
 		for i, a := range v.Largest {
 			entry := "before trace"
 			if a.AllocIndex >= 0 {
@@ -433,6 +445,9 @@ func writeStateLargest(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
 			if annotated {
 				row = append(row, kit.Escape(replay.AnnotationLabel(a.Annotations)))
 			}
+			if inRegion {
+				row = append(row, kit.Escape(strings.TrimPrefix(a.Region, analyzeframes.RegionPrefix)))
+			}
 			rows = append(rows, row)
 		}
 		head := []string{"#", "Size", "Requested", "Address", "Pool", "Alloc entry", "Stack"}
@@ -440,6 +455,10 @@ func writeStateLargest(w io.Writer, ew *kit.ErrWriter, v *StateView) error {
 		if annotated {
 			// The annotate entries' metadata (torch.cuda.memory._annotate_tensor).
 			head, align = append(head, "Annotation"), append(align, tw.AlignLeft)
+		}
+		if inRegion {
+			// The torch.compile region of the alloc entry (compile_context).
+			head, align = append(head, "Compiled region"), append(align, tw.AlignLeft)
 		}
 		ft := kit.FitColumns(kit.Width(w), head, align, rows, nil, 2, 5)
 		if err := ft.Render(w, "--json has them"); err != nil {
@@ -581,6 +600,9 @@ type stateJSON struct {
 	OOM       *oomJSON        `json:"oom"`
 	// Findings are explain --json's findings for the device, at an OOM.
 	Findings []verdictview.ExplainFindingJSON `json:"findings,omitempty"`
+	// PrivatePools are the private pools' figures over the whole trace
+	// and at the dump (left out when none).
+	PrivatePools []poolFiguresJSON `json:"private_pools,omitempty"`
 }
 
 type stateEntryJSON struct {
@@ -627,6 +649,9 @@ type liveJSON struct {
 	// Annotations are the annotate entries' user_metadata, in trace
 	// order; left out when none.
 	Annotations []string `json:"annotations,omitempty"`
+	// Region is the torch.compile region of its alloc entry
+	// (compile_context); left out outside one.
+	Region string `json:"region,omitempty"`
 }
 
 type stackJSON struct {
@@ -672,6 +697,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 		History:   kit.HistoryJSON{Exactness: st.Stats.Known.History.String(), Why: st.Stats.Known.Why},
 		Requested: kit.RequestedVerdictJSON(st.Stats.Known),
 		Segments:  []stateSegJSON{}, Largest: []liveJSON{}, Stacks: []stackJSON{}, Free: []freeJSON{},
+		PrivatePools: newPoolsJSON(v.PrivatePools),
 	}
 	for _, f := range st.Stats.Figures() {
 		out.Exactness[f.Key] = f.Exactness.String()
@@ -701,6 +727,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 		out.Largest = append(out.Largest, liveJSON{
 			Address: uint64(a.Addr), Size: a.Size, RequestedSize: kit.RequestedJSON(a.Requested, st.Stats.Known), Pool: kit.PoolLabel(a.Large, a.Pool, false),
 			Stream: a.Stream, AllocIndex: a.AllocIndex, Stack: a.Stack, Annotations: a.Annotations,
+			Region: a.Region,
 		})
 	}
 	for _, g := range v.Stacks {

@@ -63,6 +63,9 @@ type DeviceSummary struct {
 	// device with neither segments nor trace entries.
 	Coverage replay.Coverage
 	Info     *info.DeviceInfo
+	// PrivatePools are the figures of the device's private pools
+	// (analysis.File.Pools), nil when it has none.
+	PrivatePools []stats.PoolFigures
 
 	hostHistory bool // the file has pinned host memory trace entries
 }
@@ -126,6 +129,7 @@ func NewSummary(file string, f *analysis.File, stats []*stats.MemoryStats) *Summ
 			d.Info = info
 		}
 		d.Coverage = f.TraceCoverage(st.Device)
+		d.PrivatePools = f.Pools(st.Device)
 		sum.Devices = append(sum.Devices, d)
 	}
 	return sum
@@ -200,7 +204,7 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 				ew.Err = writePoolTable(w, &d)
 			}
 		}
-		for _, line := range append(fileLines(sum), historyLines(&d)...) {
+		for _, line := range append(append(fileLines(sum), historyLines(&d)...), PoolLines(d.PrivatePools)...) {
 			ew.Printf("%s", kit.WrapIndented("  ", line))
 		}
 	}
@@ -394,6 +398,8 @@ type deviceSummaryJSON struct {
 	// Requested is the trust of the file's requested sizes ("exact" or
 	// "unknown", and why): when unknown, every requested figure is null.
 	Requested kit.HistoryJSON `json:"requested"`
+	// PrivatePools are the private pools' figures (left out when none).
+	PrivatePools []poolFiguresJSON `json:"private_pools,omitempty"`
 }
 
 type poolJSON struct {
@@ -482,6 +488,7 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 		}
 		dj.History = kit.HistoryJSON{Exactness: d.Stats.Known.History.String(), Why: d.Stats.Known.Why}
 		dj.Requested = kit.RequestedVerdictJSON(d.Stats.Known)
+		dj.PrivatePools = newPoolsJSON(d.PrivatePools)
 		for i := range d.Pools {
 			dj.Pools = append(dj.Pools, newPoolJSON(strings.Replace(summaryPoolLabel(&d.Pools[i]), " pool\n", " ", 1), &d.Pools[i], d.Stats.Known))
 		}

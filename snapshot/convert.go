@@ -635,6 +635,14 @@ func (c *converter) host(key string, v val) {
 		c.segments(v, "host_segments")
 		c.s.HostSegments = c.s.Segments
 	case "host_traces":
+		// PyTorch 2.14 writes one list of entries (one host allocator);
+		// a list of lists is read as one list, in order.
+		if l, ok := v.x.(*plist); ok && !l.evMode && len(l.items) > 0 {
+			if _, flat := l.items[0].x.(*pdict); flat {
+				c.s.HostTraces = c.traceList(l, "host_traces")
+				break
+			}
+		}
 		c.traces(v)
 		c.s.HostTraces = nil
 		for _, t := range c.s.Traces {

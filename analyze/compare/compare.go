@@ -36,6 +36,10 @@ type Side struct {
 	// none.
 	Steps steps.Steps
 	Step  int
+	// Ranges are the record_function ranges (external_annotations) open
+	// at entry At's time, outermost first (steps.OpenAt); empty without
+	// time_us or annotations.
+	Ranges []string
 
 	// Stats are the memory_stats() figures after entry At, with the
 	// exactness of the replay ([Result.Stats]).
@@ -189,6 +193,9 @@ func MeasureSide(s *snapshot.Snapshot, r *replay.Result, at int, opts SideOption
 		sd.FirstUS = trace[0].TimeUS
 		if at >= 0 {
 			sd.AtUS = trace[at].TimeUS
+			if sd.HasTime {
+				sd.Ranges = steps.OpenAt(s, r.Device, sd.AtUS, trace[n-1].TimeUS)
+			}
 		}
 	}
 	// The figures at the moment, and, without r.Allocs, the blocks

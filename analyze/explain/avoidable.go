@@ -133,10 +133,8 @@ func avoidableMallocs(in Input) (Finding, bool) {
 			}
 		case snapshot.ActionSegmentAlloc:
 			segAllocs++
-			k := poolKey{large: allocator.IsLargeSegmentSize(e.Size), stream: e.Stream}
-			if fs := fileSeg[e.Addr]; fs != nil && fs.TotalSize == e.Size && !fs.Expandable {
-				k.large, k.pool = allocator.IsLargeSegment(fs), fs.Pool
-			}
+			k := poolKey{stream: e.Stream}
+			k.large, k.pool = r.SegmentAllocPool(fileSeg[e.Addr], i, e)
 			// The request: the next allocation on the segment's stream.
 			for a := ka; a < len(r.Allocs) && a < ka+8; a++ {
 				al := &r.Allocs[a]

@@ -223,6 +223,9 @@ type Input struct {
 	// Leaks is the leak ranking at its default moment (nil without a
 	// trace).
 	Leaks *leaks.LeakReport
+	// Pools are the figures of the device's private pools, as every view
+	// shows them (analysis.File.Pools; nil when it has none).
+	Pools []stats.PoolFigures
 	// Recording and Coverage are info's inference for the file and the
 	// device.
 	Recording *info.Recording
@@ -263,11 +266,7 @@ func Explain(in Input) *Device {
 			d.Findings = append(d.Findings, f)
 		}
 	}
-	if in.Coverage != nil {
-		d.Findings = append(d.Findings, poolFindings(in, in.Coverage.Device)...)
-	} else if r != nil {
-		d.Findings = append(d.Findings, poolFindings(in, r.Device)...)
-	}
+	d.Findings = append(d.Findings, poolFindings(in)...)
 	if f, ok := recordingFinding(in); ok {
 		d.Findings = append(d.Findings, f)
 	}

@@ -3,6 +3,8 @@ package explain
 import (
 	"testing"
 
+	"github.com/snapview/snapview/analyze/allocator"
+
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
@@ -124,5 +126,66 @@ func TestMinWindow(t *testing.T) {
 		if ok != tt.ok || ok && (w.lo != tt.lo || w.hi != tt.hi || w.live != tt.n) {
 			t.Errorf("%s: got %+v %v, want [%d,%d) with %d live, %v", tt.name, w, ok, tt.lo, tt.hi, tt.n, tt.ok)
 		}
+	}
+}
+
+// TestUnsplitWeighsFragmentation: where fragmentation is the cause (an
+// oom-fragmentation, a reserved gap of split remainders),
+// max_split_size_mb:20 takes the finding's setting only when whatif's
+// rule prefers it to the best candidate; other kinds keep theirs.
+func TestUnsplitWeighsFragmentation(t *testing.T) {
+	s := vllmLoad()
+	r, err := replay.Run(s, 0, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(conf string, peak int64, ooms int) whatif.Row {
+		c, err := allocator.Parse(conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return whatif.Row{Conf: conf, Config: c, Outcome: whatif.Outcome{PeakReserved: peak, OOMs: ooms}}
+	}
+	cand := whatif.Result{Rows: []whatif.Row{row("", 8<<30, 1), row("expandable_segments:True", 7<<30, 0)}, Best: 1}
+	tests := []struct {
+		name     string
+		kind     Kind
+		nonrel   int64 // the reserved gap's non_releasable_bytes
+		ms20Peak int64
+		ms20OOMs int
+		want     string
+	}{
+		{"fragmentation OOM, max_split 20 reserves less", KindOOMFragmentation, 0, 6 << 30, 0, "max_split_size_mb:20"},
+		{"fragmentation OOM, max_split 20 reserves more", KindOOMFragmentation, 0, 9 << 30, 0, "expandable_segments:True"},
+		{"fragmentation OOM, max_split 20 fails", KindOOMFragmentation, 0, 6 << 30, 1, "expandable_segments:True"},
+		{"gap of split remainders", KindReservedGap, 1 << 30, 6 << 30, 0, "max_split_size_mb:20"},
+		{"gap without split remainders", KindReservedGap, 0, 6 << 30, 0, "expandable_segments:True"},
+		{"cap OOM", KindOOMCap, 0, 6 << 30, 0, "expandable_segments:True"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := cand
+			in := &Input{Snap: s, Replay: r, Whatif: &w}
+			f := Finding{Kind: tt.kind}
+			if tt.kind == KindReservedGap {
+				f.add("non_releasable_bytes", tt.nonrel, Bytes, 0)
+			}
+			setBest(&f, *in)
+			d := &Device{Findings: []Finding{f}}
+			calls := 0
+			Unsplit(in, d, Options{}, func(o whatif.Options) (*whatif.Result, error) {
+				calls++
+				if len(o.Confs) != 1 || o.Confs[0] != "max_split_size_mb:20" {
+					t.Errorf("simulated %q, want max_split_size_mb:20", o.Confs)
+				}
+				return &whatif.Result{Rows: []whatif.Row{cand.Rows[0], row("max_split_size_mb:20", tt.ms20Peak, tt.ms20OOMs)}, Best: -1}, nil
+			})
+			if got := d.Findings[0].Setting; got != tt.want {
+				t.Errorf("setting %q, want %q", got, tt.want)
+			}
+			if calls > 1 {
+				t.Errorf("%d simulations, want at most one", calls)
+			}
+		})
 	}
 }

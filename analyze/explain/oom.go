@@ -7,7 +7,6 @@ import (
 
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
-	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -96,19 +95,9 @@ func setBest(f *Finding, in Input) {
 	if w == nil || w.Best < 0 || w.Best >= len(w.Rows) {
 		return
 	}
-	row := &w.Rows[w.Best]
-	f.Setting, f.SettingPeak, f.SettingFits = row.Conf, row.PeakReserved, row.Fits()
+	setRow(f, w, w.Best)
 	if f.Setting == "" {
 		f.Setting = `""`
-	}
-	// Over the cap interval (whatif.Verdict): at every cap, or from one.
-	for _, fit := range w.Verdict().Settings {
-		if fit.Row == w.Best {
-			f.SettingFits = fit.Kind == whatif.FitsAll
-			if fit.Kind == whatif.FitsFrom {
-				f.SettingFrom = fit.From
-			}
-		}
 	}
 }
 

@@ -24,21 +24,46 @@ func OOMEntries(trace []snapshot.TraceEntry) []int {
 	return out
 }
 
-// unsplitMB is the max_split_size_mb tried against release blockers: the
-// smallest torch accepts (kLargeBuffer, 20 MiB; AllocatorConfig's
-// max_split_size_mb parser): no cached block of 20 MiB or more is split,
-// so a long-lived allocation cannot pin a cached segment with a remainder
-// (the advice of vLLM#41268).
+// unsplitMB is the max_split_size_mb tried where fragmentation is the
+// cause: the smallest torch accepts (kLargeBuffer, 20 MiB;
+// AllocatorConfig's max_split_size_mb parser): no cached block of 20 MiB
+// or more is split, so a long-lived allocation cannot pin a cached
+// segment with a remainder (the advice of vLLM#41268).
 const unsplitMB = 20
 
-// Unsplit gives each release-blockers finding of d (long-lived blocks
-// pinning partly free segments at an OOM) the file's settings with
-// max_split_size_mb:20 as its setting, with whatif's prediction: the
-// blockers split cached blocks, which that setting forbids. simulate runs
-// whatif.Analyze over the device's replay with the options given (the cap
-// of in.Whatif unless opts.Whatif gives one). Nothing happens when the
-// file's settings already have expandable segments or a max_split_size of
-// 20 MiB or less, or the simulation fails.
+// fragmented reports whether f's cause is the cache's fragmentation and
+// its setting comes from whatif's best row: an OOM whose pool's cached
+// free bytes covered the request, or a reserved gap made of split
+// remainders torch cannot release.
+func fragmented(f *Finding) bool {
+	switch f.Kind {
+	case KindOOMFragmentation:
+		return true
+	case KindReservedGap:
+		g, ok := f.Figure("non_releasable_bytes")
+		return ok && g.Value > 0
+	}
+	return false
+}
+
+// Unsplit tries the file's settings with max_split_size_mb:20 where
+// fragmentation is the cause, with whatif's prediction:
+//
+//   - each release-blockers finding of d (long-lived blocks pinning partly
+//     free segments at an OOM) takes it as its setting: the blockers split
+//     cached blocks, which that setting forbids;
+//   - an oom-fragmentation finding, or a reserved gap of non-releasable
+//     split remainders, takes it in place of whatif's best row
+//     (in.Whatif) when whatif's own rule (whatif.Pick: fits over the cap
+//     interval, then the lowest peak reserved) prefers it; where it
+//     reserves more than the best candidate (no cap: every split refused
+//     makes a segment) the finding keeps its setting.
+//
+// simulate runs whatif.Analyze over the device's replay with the options
+// given (the cap of in.Whatif unless opts.Whatif gives one), once for all
+// findings. Nothing happens when the file's settings already have
+// expandable segments or a max_split_size of 20 MiB or less, or the
+// simulation fails.
 func Unsplit(in *Input, d *Device, opts Options, simulate func(whatif.Options) (*whatif.Result, error)) {
 	r := in.Replay
 	if r == nil {
@@ -50,32 +75,54 @@ func Unsplit(in *Input, d *Device, opts Options, simulate func(whatif.Options) (
 	}
 	cfg.MaxSplitSize = unsplitMB << 20
 	var w *whatif.Result
+	failed := false
 	for k := range d.Findings {
 		f := &d.Findings[k]
-		if f.Kind != KindBlockers || f.Mode != "release" {
+		release := f.Kind == KindBlockers && f.Mode == "release"
+		if !release && (!fragmented(f) || in.Whatif == nil || len(in.Whatif.Rows) == 0) {
 			continue
 		}
-		if w == nil {
+		if w == nil && !failed {
 			o := opts.Whatif
 			o.Confs = []string{cfg.String()}
 			var err error
 			if w, err = simulate(o); err != nil || len(w.Rows) < 2 {
-				return
+				w, failed = nil, true
 			}
 		}
-		row := &w.Rows[1]
-		f.Setting, f.SettingPeak, f.SettingFits = row.Conf, row.PeakReserved, row.Fits()
-		// Over the cap interval (whatif.Verdict): it fits at every cap,
-		// from a cap on, or at none.
-		if v := w.Verdict(); len(v.Settings) > 0 {
-			switch fit := v.Settings[0]; fit.Kind {
-			case whatif.FitsAll:
-				f.SettingFits = true
-			case whatif.FitsFrom:
-				f.SettingFits, f.SettingFrom = false, fit.From
-			default:
-				f.SettingFits = false
+		if w == nil {
+			return
+		}
+		if !release {
+			rows := []whatif.Row{in.Whatif.Rows[0]}
+			if b := in.Whatif.Best; b >= 0 && b < len(in.Whatif.Rows) {
+				rows = append(rows, in.Whatif.Rows[b])
 			}
+			rows = append(rows, w.Rows[1])
+			if whatif.Pick(rows) != len(rows)-1 {
+				continue
+			}
+		}
+		setRow(f, w, 1)
+	}
+}
+
+// setRow sets f's setting to w's row k, fitting as whatif's verdict over
+// the cap interval says: at every cap, from a cap on, or at none.
+func setRow(f *Finding, w *whatif.Result, k int) {
+	row := &w.Rows[k]
+	f.Setting, f.SettingPeak, f.SettingFits, f.SettingFrom = row.Conf, row.PeakReserved, row.Fits(), 0
+	for _, fit := range w.Verdict().Settings {
+		if fit.Row != k {
+			continue
+		}
+		switch fit.Kind {
+		case whatif.FitsAll:
+			f.SettingFits = true
+		case whatif.FitsFrom:
+			f.SettingFits, f.SettingFrom = false, fit.From
+		default:
+			f.SettingFits = false
 		}
 	}
 }

@@ -1,13 +1,18 @@
 package info
 
-import "github.com/snapview/snapview/snapshot"
+import (
+	"github.com/snapview/snapview/analyze/frames"
+	"github.com/snapview/snapview/analyze/hostreplay"
+	"github.com/snapview/snapview/snapshot"
+)
 
 // HostMemory is what a snapshot says about pinned host memory: the
 // segments and trace of the CUDA host (pinned) allocator, which PyTorch
 // after 2.11 records with _record_memory_history(record_pinned_host_memory=True)
 // in the keys host_segments and host_traces (pytorch/pytorch#182407). The
-// pinned allocator keeps its own books (torch.cuda.host_memory_stats()); it
-// is not replayed.
+// pinned allocator keeps its own books (torch.cuda.host_memory_stats()):
+// Replay is host_traces replayed under its rules (package
+// analyze/hostreplay), with its own trust.
 type HostMemory struct {
 	// Present is true when the file has host_segments or host_traces.
 	Present bool
@@ -27,6 +32,19 @@ type HostMemory struct {
 	// takes it off; a block allocated before the trace is not counted, so
 	// it is a lower bound unless the trace starts from nothing).
 	PeakAllocatedBytes int64
+	// Replay is the host trace replayed under the caching host allocator's
+	// rules: host_memory_stats() figures, their trust and the end state;
+	// Live its handed-out blocks by allocation stack, largest first.
+	Replay hostreplay.Result
+	Live   []HostStack
+}
+
+// HostStack is the pinned memory one allocation stack holds at the end:
+// Bytes in bytes, in Count blocks; Where is the stack's innermost frame of
+// the user (its innermost frame when it has none; "" without frames).
+type HostStack struct {
+	hostreplay.StackTotal
+	Where string
 }
 
 // Host summarises the pinned host memory of s.
@@ -70,5 +88,25 @@ func Host(s *snapshot.Snapshot) HostMemory {
 		}
 	}
 	h.Actions = counts.counts(s)
+	h.Replay = hostreplay.Run(s)
+	h.Live = []HostStack{}
+	for _, st := range h.Replay.LiveByStack() {
+		h.Live = append(h.Live, HostStack{StackTotal: st, Where: innermostUser(s, st.Stack)})
+	}
 	return h
+}
+
+// innermostUser is the text of the stack's innermost frame of the user,
+// or of its innermost frame when no frame is the user's.
+func innermostUser(s *snapshot.Snapshot, id snapshot.StackID) string {
+	stack := s.Stack(id)
+	for _, f := range stack {
+		if frames.ClassifyFrame(s.Frames[f]) == frames.FrameUser {
+			return frames.FrameText(s.Frames[f])
+		}
+	}
+	if len(stack) > 0 {
+		return frames.FrameText(s.Frames[stack[0]])
+	}
+	return ""
 }

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/frames"
@@ -67,6 +66,13 @@ type LeakOptions struct {
 	// [replay.AnnotationLabel]); allocations without one form one group
 	// of label "".
 	ByAnnotation bool
+	// ByRegion groups by compiled region instead of stack: the
+	// compile_context of each allocation's alloc entry when it names a
+	// torch.compile region ("Torch-Compiled Region: 0/1", recorded with
+	// _record_memory_history(compile_context=True)); allocations outside
+	// any region (or older than the trace) form one group of label "".
+	// ByAnnotation wins when both are set.
+	ByRegion bool
 	// MinBytes leaves out groups with fewer live bytes.
 	MinBytes int64
 	// Focus keeps only allocations whose stack has a frame matching it;
@@ -151,6 +157,9 @@ type LeakReport struct {
 	// ByAnnotation is LeakOptions.ByAnnotation: groups are keyed by
 	// annotation label (LeakGroup.Label).
 	ByAnnotation bool
+	// ByRegion is LeakOptions.ByRegion (and not ByAnnotation): groups are
+	// keyed by compiled region (LeakGroup.Label).
+	ByRegion bool
 	// Steps says how the trace up to At was cut; Slices are the pieces,
 	// in order, covering entries 0 to At.
 	Steps  steps.Steps
@@ -219,8 +228,8 @@ type LeakGroup struct {
 	// [replay.AnnotationLabel]), most bytes first; empty when no live
 	// allocation of the group was annotated.
 	Annotations []AnnotationBytes
-	// Label is the group's annotation label with ByAnnotation ("" for the
-	// allocations without one).
+	// Label is the group's annotation label with ByAnnotation, its
+	// compiled region with ByRegion ("" for the allocations without one).
 	Label string
 }
 
@@ -508,7 +517,8 @@ func Leaks(s *snapshot.Snapshot, res *replay.Result, opts LeakOptions) (*LeakRep
 	}
 	rep := &LeakReport{
 		Device: res.Device, At: at, Entries: n, Seeded: res.Seeded, History: res.Stats.Known, LastOOM: -1, Fold: opts.Fold, ByAnnotation: opts.ByAnnotation,
-		Slices: []steps.LeakSlice{}, Groups: []LeakGroup{},
+		ByRegion: opts.ByRegion && !opts.ByAnnotation,
+		Slices:   []steps.LeakSlice{}, Groups: []LeakGroup{},
 	}
 	if n > 0 {
 		rep.HasTime = trace[0].Flags&snapshot.FlagTime != 0
@@ -533,6 +543,7 @@ func Leaks(s *snapshot.Snapshot, res *replay.Result, opts LeakOptions) (*LeakRep
 	rep.Slices, rep.Steps = steps.LeakSlices(s, res, trace, at, opts.Steps, opts.Slices)
 
 	b := newLeakBuilder(s, rep, opts)
+	b.trace = trace
 	// Pass 1: the live allocations, by group.
 	live := res.Allocs
 	if n > 0 && at == n-1 && !res.Check.Equal {
@@ -558,7 +569,7 @@ func Leaks(s *snapshot.Snapshot, res *replay.Result, opts LeakOptions) (*LeakRep
 		if g := b.groupOf(a, true); g != nil {
 			b.addLive(g, a)
 			if a.AllocIndex >= 0 && a.AllocIndex < len(trace) {
-				b.addRegion(g, trace[a.AllocIndex].CompileContext, a.Size)
+				b.addRegion(g, &trace[a.AllocIndex], a.Size)
 			}
 		}
 	}
@@ -654,6 +665,7 @@ type stackBytes struct {
 // leakBuilder holds what Leaks needs while it walks the allocations.
 type leakBuilder struct {
 	s      *snapshot.Snapshot
+	trace  []snapshot.TraceEntry // the device's, for ByRegion
 	rep    *LeakReport
 	opts   LeakOptions
 	kinds  []frames.FrameKind
@@ -691,7 +703,7 @@ func newLeakBuilder(s *snapshot.Snapshot, rep *LeakReport, opts LeakOptions) *le
 // with ByAnnotation of its annotation label up to At; nil when its stack
 // is filtered out, or it has no group and create is not set.
 func (b *leakBuilder) groupOf(a *replay.Allocation, create bool) *leakAcc {
-	if !b.opts.ByAnnotation {
+	if !b.opts.ByAnnotation && !b.rep.ByRegion {
 		return b.group(a.Stack, create)
 	}
 	id := a.Stack
@@ -708,8 +720,14 @@ func (b *leakBuilder) groupOf(a *replay.Allocation, create bool) *leakAcc {
 	if b.state[id] == stackFiltered {
 		return nil
 	}
-	label := replay.AnnotationLabel(a.AnnotationsAt(b.s, b.opts.At))
-	key := "\x00annotation\x00" + label
+	var label, key string
+	if b.rep.ByRegion {
+		label = b.regionOf(a)
+		key = "\x00region\x00" + label
+	} else {
+		label = replay.AnnotationLabel(a.AnnotationsAt(b.s, b.opts.At))
+		key = "\x00annotation\x00" + label
+	}
 	g := b.byKey[key]
 	if g == nil {
 		if !create {
@@ -816,17 +834,23 @@ func (b *leakBuilder) sliceOf(i int) int {
 	return sort.Search(len(sl), func(k int) bool { return sl[k].Start > i }) - 1
 }
 
-// regionPrefix begins the compile_context of torch.compile's generated
-// code (torch/_dynamo: "Torch-Compiled Region: 0/1").
-const regionPrefix = "Torch-Compiled Region: "
+// regionOf is the compiled region allocation a was made in
+// (frames.CompiledRegion of its alloc entry), "" outside any region or
+// when the trace does not hold its alloc.
+func (b *leakBuilder) regionOf(a *replay.Allocation) string {
+	if a.AllocIndex < 0 || a.AllocIndex >= len(b.trace) {
+		return ""
+	}
+	return frames.CompiledRegion(b.s, &b.trace[a.AllocIndex])
+}
 
-// addRegion counts size bytes of g as allocated under compile context ctx
-// when that is a compiled region.
-func (b *leakBuilder) addRegion(g *leakAcc, ctx snapshot.StrID, size int64) {
-	if int(ctx) >= len(b.s.Strings) || !strings.HasPrefix(b.s.Strings[ctx], regionPrefix) {
+// addRegion counts size bytes of g as allocated in the compiled region
+// of alloc entry e, if any.
+func (b *leakBuilder) addRegion(g *leakAcc, e *snapshot.TraceEntry, size int64) {
+	r := frames.CompiledRegion(b.s, e)
+	if r == "" {
 		return
 	}
-	r := b.s.Strings[ctx]
 	if k := slices.IndexFunc(g.Regions, func(rb RegionBytes) bool { return rb.Region == r }); k >= 0 {
 		g.Regions[k].Bytes += size
 		return

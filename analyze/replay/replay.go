@@ -126,6 +126,7 @@ func Run(s *snapshot.Snapshot, device int, opt Options) (*Result, error) {
 	r.Rounding = InferRounding(s, device)
 	r.cfg = newReplayConfig(s, trace, r.Rounding.Rule)
 	r.SkipsFreeRequested = r.cfg.impliedFreeRequested
+	r.lastPoolAlloc = LastPoolAllocs(r.deviceSegments(), device, trace)
 	seed, seedProblems := r.seedState(trace)
 	r.seed = seed
 	r.Seeded = len(seed) > 0 && len(trace) > 0
@@ -141,6 +142,7 @@ func Run(s *snapshot.Snapshot, device int, opt Options) (*Result, error) {
 	var states []*State
 	x := r.newRunner(record)
 	x.peaks = peaks
+	x.pools = newPoolTrack(x)
 	var ck *passCapture
 	if capture {
 		ck = newPassCapture(n, &opt)
@@ -153,6 +155,7 @@ func Run(s *snapshot.Snapshot, device int, opt Options) (*Result, error) {
 	r.Check = r.endCheck(m, seedProblems)
 	r.Stats = r.finalStats(m)
 	r.Stats.Known = DecideTrust(s, device, r, nil)
+	r.Pools = x.pools.result(r.Stats.Known.History)
 	for k, st := range states {
 		states[k] = r.finishState(st)
 	}
@@ -267,6 +270,16 @@ type Result struct {
 	// an Allocation's FreeRequested is its FreeCompleted.
 	SkipsFreeRequested bool
 
+	// Pools are the history figures of the device's private pools (the
+	// pools of the file's segments, by pool id; nil when it has none), in
+	// every Mode: ReservedHighWater, ActiveAtPeak, Allocations and
+	// FirstAlloc, with Known.History and HighWater; their figures at the
+	// dump are zero (stats.CurrentPools gives them, from the file). A
+	// segment is counted in a private pool while the machine gives it
+	// that pool (segments still in the file; trace entries carry no pool
+	// id).
+	Pools []stats.PoolFigures
+
 	// Coverage is the device's [TraceCoverage], from the replay's first
 	// pass over the trace.
 	Coverage Coverage
@@ -283,6 +296,45 @@ type Result struct {
 	snap *snapshot.Snapshot
 	seed []snapshot.Segment // the state before the first entry
 	cfg  replayConfig
+	// lastPoolAlloc is, for each address of a file's segment in a private
+	// pool, the last segment_alloc entry there (see LastPoolAllocs).
+	lastPoolAlloc map[snapshot.Addr]int
+}
+
+// LastPoolAllocs returns, for each address where the file holds a
+// segment of device in a private pool (a CUDA graph's or a MemPool's), the
+// index of the last segment_alloc or segment_map entry of trace at that
+// address (addresses without one are left out; nil when the device has no
+// private pool). Trace entries carry no pool id: the file's segment is that
+// last one, and an earlier segment at the same address was freed and its
+// pool is not known. The replay (SegmentAllocPool) and the what-if
+// simulation (analyze/whatif) both take a private pool's segments from it.
+func LastPoolAllocs(segs []snapshot.Segment, device int, trace []snapshot.TraceEntry) map[snapshot.Addr]int {
+	var out map[snapshot.Addr]int
+	for k := range segs {
+		if fs := &segs[k]; fs.Device == device && !fs.Pool.IsDefault() {
+			if out == nil {
+				out = map[snapshot.Addr]int{}
+			}
+			out[fs.Address] = -1
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	for i := range trace {
+		if e := &trace[i]; e.Action == snapshot.ActionSegmentAlloc || e.Action == snapshot.ActionSegmentMap {
+			if _, ok := out[e.Addr]; ok {
+				out[e.Addr] = i
+			}
+		}
+	}
+	for a, i := range out {
+		if i < 0 {
+			delete(out, a)
+		}
+	}
+	return out
 }
 
 // Config returns the allocator settings the replay followed (from the
@@ -559,7 +611,7 @@ func (r *Result) machineState(m *machine, i int, fileSeg map[snapshot.Addr]*snap
 	for _, si := range m.liveSegments() {
 		s := &m.segs[si]
 		pool := s.pool
-		if fs := fileSeg[s.addr]; fs != nil && fs.TotalSize == s.size {
+		if fs := fileSeg[s.addr]; fs != nil && fs.TotalSize == s.size && s.expandable {
 			pool = fs.Pool
 		}
 		ss := StateSegment{

@@ -290,6 +290,9 @@ type runner struct {
 	// peaks finds r.PeakIndex, r.PeakReservedIndex, r.peaks and r.OOMs
 	// without the series.
 	peaks bool
+	// pools follows the private pools (Result.Pools); nil when the
+	// device has none, and in every runner but Run's own.
+	pools *poolTrack
 }
 
 // deviceSegments returns the file's segments that may be the device's
@@ -346,12 +349,13 @@ func (x *runner) runTo(upto int) {
 	for i := 0; i <= upto; i++ {
 		x.step(i)
 	}
-	// Private pool ids of the segments still in the file (trace entries
-	// carry none).
+	// Private pool ids of the expandable segments still in the file
+	// (trace entries carry none; a segment_alloc takes its pool from the
+	// file as it is replayed, a mapped range cannot).
 	m := x.m
 	for _, si := range m.liveSegments() {
 		s := &m.segs[si]
-		if fs := x.fileSeg[s.addr]; fs != nil && fs.TotalSize == s.size {
+		if fs := x.fileSeg[s.addr]; fs != nil && fs.TotalSize == s.size && s.expandable {
 			s.pool = fs.Pool
 		}
 	}
@@ -360,9 +364,17 @@ func (x *runner) runTo(upto int) {
 // step applies entry i.
 func (x *runner) step(i int) {
 	m, r, e := x.m, x.r, &x.trace[i]
+	b, segNew := int32(-1), false
+	if x.pools != nil {
+		x.pools.beforeStep(m, e)
+		if e.Action == snapshot.ActionSegmentAlloc {
+			_, had := m.segAt[e.Addr]
+			segNew = !had
+		}
+	}
 	switch e.Action {
 	case snapshot.ActionAlloc:
-		if b := m.alloc(i, e, x.nallocs); b >= 0 {
+		if b = m.alloc(i, e, x.nallocs); b >= 0 {
 			x.nallocs++
 			if x.record {
 				blk := &m.blocks[b]
@@ -386,14 +398,7 @@ func (x *runner) step(i int) {
 			}
 		}
 	case snapshot.ActionSegmentAlloc:
-		// Pool kind by size (a small-pool segment is kSmallBuffer, a
-		// large-pool one at least 10 MiB, get_allocation_size), or the
-		// file's own segment_type when the segment survives to the dump.
-		large := allocator.IsLargeSegmentSize(e.Size)
-		var pool snapshot.PoolID
-		if fs := x.fileSeg[e.Addr]; fs != nil && fs.TotalSize == e.Size && !fs.Expandable {
-			large, pool = allocator.IsLargeSegment(fs), fs.Pool
-		}
+		large, pool := r.SegmentAllocPool(x.fileSeg[e.Addr], i, e)
 		m.segmentAlloc(i, e, large, pool)
 	case snapshot.ActionSegmentFree:
 		m.segmentFree(i, e)
@@ -418,6 +423,9 @@ func (x *runner) step(i int) {
 			r.OOMs = append(r.OOMs, i)
 		}
 	}
+	if x.pools != nil {
+		x.pools.afterStep(m, i, e, b, segNew)
+	}
 	if x.peaks {
 		res := m.st.ReservedBytes[stats.PoolAll].Current
 		if v := m.st.AllocatedBytes[stats.PoolAll].Current; r.PeakIndex < 0 || v > r.peaks.Allocated {
@@ -433,6 +441,26 @@ func (x *runner) step(i int) {
 		r.Reserved[i] = m.st.ReservedBytes[stats.PoolAll].Current
 		r.Requested[i] = m.st.RequestedBytes[stats.PoolAll].Current
 	}
+}
+
+// SegmentAllocPool returns the pool of the segment that segment_alloc
+// entry i (e) of the device's trace creates: large or small by size (a
+// small-pool segment is kSmallBuffer, a large-pool one at least 10 MiB,
+// get_allocation_size), or the file's own segment_type when fs, the
+// file's segment at e.Addr (nil: none), is that segment (same size, not
+// expandable); its private pool (segment_pool_id) only when e is the last
+// segment_alloc at the address, as an earlier segment there was freed
+// before the dump and its pool is not known (trace entries carry none).
+// Every view that needs a segment's pool takes it from here.
+func (r *Result) SegmentAllocPool(fs *snapshot.Segment, i int, e *snapshot.TraceEntry) (large bool, pool snapshot.PoolID) {
+	large = allocator.IsLargeSegmentSize(e.Size)
+	if fs != nil && fs.TotalSize == e.Size && !fs.Expandable {
+		large = allocator.IsLargeSegment(fs)
+		if last, ok := r.lastPoolAlloc[e.Addr]; !ok || last == i {
+			pool = fs.Pool
+		}
+	}
+	return large, pool
 }
 
 // endCheck compares the replayed end state with the file's segments.

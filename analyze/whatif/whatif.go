@@ -433,6 +433,13 @@ func best(rows []Row) int {
 	return b
 }
 
+// Pick returns the row of rows to recommend by the rule of Result.Best
+// (rows[0] is the file's own settings; rows simulated under the same cap
+// or cap interval), -1 when none does better than rows[0]: how a caller
+// that simulated a setting of its own (explain's max_split_size_mb:20)
+// weighs it against the best candidate.
+func Pick(rows []Row) int { return best(rows) }
+
 // overCap returns the first trace entry at which the file's reserved
 // bytes (the segments reserved before the trace, plus every segment_alloc
 // and segment_map, less every segment_free and segment_unmap) exceed

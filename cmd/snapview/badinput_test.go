@@ -95,10 +95,7 @@ func TestBinaryBadInput(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "snapview")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildSnapview(t)
 	for kind, path := range badFiles(t) {
 		t.Run(kind, func(t *testing.T) {
 			cmd := exec.Command(bin, "summary", path)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/internal/atomicfile"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/report/verdictview"
@@ -119,44 +118,16 @@ skipped, or a failure with --strict).`,
 func (o *checkOptions) rules() ([]check.Rule, error) {
 	var rules []check.Rule
 	for _, m := range o.max {
-		name, lim, err := splitRule("--max", m)
+		r, err := check.ParseMax(m)
 		if err != nil {
-			return nil, err
-		}
-		r := check.Rule{Kind: check.Max, Name: name}
-		if r.Key, err = check.ResolveName(name); err != nil {
-			return nil, usageErrorf("--max %s: %v", m, err)
-		}
-		switch {
-		case strings.HasSuffix(lim, "%"):
-			if r.Percent, err = parsePercent(lim); err != nil {
-				return nil, usageErrorf("--max %s: %v", m, err)
-			}
-			r.IsPercent = true
-		case check.IsCount(r.Key):
-			n, err := strconv.ParseInt(lim, 10, 64)
-			if err != nil || n < 0 {
-				return nil, usageErrorf("--max %s: %s counts, so want a whole number or a percentage of the baseline (110%%), got %q", m, r.Key, lim)
-			}
-			r.Limit = n
-		default:
-			if r.Limit, err = units.ParseBytes(lim); err != nil {
-				return nil, usageErrorf("--max %s: %v, or a percentage of the baseline (110%%)", m, err)
-			}
+			return nil, &usageError{err}
 		}
 		rules = append(rules, r)
 	}
 	for _, g := range o.growth {
-		name, pct, err := splitRule("--max-growth", g)
+		r, err := check.ParseMaxGrowth(g)
 		if err != nil {
-			return nil, err
-		}
-		r := check.Rule{Kind: check.MaxGrowth, Name: name}
-		if r.Key, err = check.ResolveName(name); err != nil {
-			return nil, usageErrorf("--max-growth %s: %v", g, err)
-		}
-		if r.Percent, err = parsePercent(pct); err != nil {
-			return nil, usageErrorf("--max-growth %s: %v", g, err)
+			return nil, &usageError{err}
 		}
 		rules = append(rules, r)
 	}
@@ -178,24 +149,6 @@ func (o *checkOptions) rules() ([]check.Rule, error) {
 		}
 	}
 	return rules, nil
-}
-
-// splitRule splits NAME=VALUE.
-func splitRule(flag, s string) (string, string, error) {
-	name, v, ok := strings.Cut(s, "=")
-	if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(v) == "" {
-		return "", "", usageErrorf("%s %q: want NAME=VALUE, e.g. %s allocated_peak=12GiB", flag, s, flag)
-	}
-	return strings.TrimSpace(name), strings.TrimSpace(v), nil
-}
-
-// parsePercent reads "5", "5%" or "2.5%": a finite percentage, 0 or more.
-func parsePercent(s string) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
-	if err != nil || v < 0 || v != v || v > 1e9 {
-		return 0, fmt.Errorf("want a percentage such as 5 or 110%%, got %q", s)
-	}
-	return v, nil
 }
 
 // checkRun is one file's inputs, by device.
@@ -250,7 +203,7 @@ func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin
 		v.Results = append(v.Results, res...)
 	}
 	if opts.junit != "" {
-		if err := writeFileAtomic(ctx, opts.junit, func(w io.Writer) error { return verdictview.WriteCheckJUnit(w, v) }); err != nil {
+		if err := atomicfile.Write(ctx, opts.junit, func(w io.Writer) error { return verdictview.WriteCheckJUnit(w, v) }); err != nil {
 			return err
 		}
 	}
@@ -309,7 +262,7 @@ func loadCheckRun(ctx context.Context, path string, dev deviceFlag, leaks bool, 
 	run := &checkRun{traces: map[int][]snapshot.TraceEntry{}}
 	switch kind {
 	case monitor.KindSMI:
-		return nil, wrongKind(path, kind, "a snapshot or memory_stats() dump")
+		return nil, monitor.WrongKind(path, kind, "a snapshot or memory_stats() dump")
 	case monitor.KindStats, monitor.KindStatsLog:
 		name, l, err := loadStatsLog(path, in, errOut)
 		if err != nil {
@@ -337,7 +290,7 @@ func loadCheckRun(ctx context.Context, path string, dev deviceFlag, leaks bool, 
 		if !dev.set {
 			// A distributed process's file lists the other ranks'
 			// devices with a lone snapshot entry: nothing to check.
-			for _, d := range idleDevices(s) {
+			for _, d := range s.IdleDevices() {
 				devices = slices.DeleteFunc(devices, func(x int) bool { return x == d })
 			}
 		}

@@ -46,29 +46,12 @@ func (f *deviceFlag) Set(v string) error {
 
 func (f *deviceFlag) Type() string { return "N" }
 
-// knownDevices are the devices of s: those with segments or trace
-// entries, and those device_traces lists with an empty trace.
-func knownDevices(s *snapshot.Snapshot) []int {
-	devs := s.Devices()
-	seen := make(map[int]bool, len(devs))
-	for _, d := range devs {
-		seen[d] = true
-	}
-	for d := range s.Traces {
-		if !seen[d] {
-			devs = append(devs, d)
-		}
-	}
-	slices.Sort(devs)
-	return devs
-}
-
 // check returns a usage error when the device asked for is not in s.
 func (f *deviceFlag) check(s *snapshot.Snapshot) error {
 	if !f.set {
 		return nil
 	}
-	have := knownDevices(s)
+	have := s.KnownDevices()
 	if slices.Contains(have, f.n) {
 		return nil
 	}
@@ -93,66 +76,9 @@ func (f *deviceFlag) pick(s *snapshot.Snapshot) ([]int, error) {
 	return []int{0}, nil
 }
 
-// usedDevices are the devices of s the allocator did something on: with
-// segments, or with trace entries other than the snapshot marker (a
-// distributed process's file lists the other ranks' devices with a lone
-// snapshot entry).
-func usedDevices(s *snapshot.Snapshot) []int {
-	var out []int
-	for _, d := range s.Devices() {
-		lo, hi := s.DeviceSegments(d)
-		used := slices.ContainsFunc(s.Segments[lo:hi], func(sg snapshot.Segment) bool { return sg.Device == d })
-		if d < len(s.Traces) && !used {
-			used = slices.ContainsFunc(s.Traces[d], func(e snapshot.TraceEntry) bool { return e.Action != snapshot.ActionSnapshot })
-		}
-		if used {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// idleDevices are the devices of s the allocator was never used on (see
-// usedDevices): in order, nil when every device was used or none was.
-func idleDevices(s *snapshot.Snapshot) []int {
-	used := usedDevices(s)
-	if len(used) == 0 {
-		return nil
-	}
-	isUsed := make(map[int]bool, len(used))
-	for _, d := range used {
-		isUsed[d] = true
-	}
-	var idle []int
-	for _, d := range s.Devices() {
-		if !isUsed[d] {
-			idle = append(idle, d)
-		}
-	}
-	return idle
-}
-
 // hasTrace reports whether device d of s has trace entries.
 func hasTrace(s *snapshot.Snapshot, d int) bool {
 	return d < len(s.Traces) && len(s.Traces[d]) > 0
-}
-
-// oomCounts returns the number of oom entries of each device of s that
-// has one, and those devices in order.
-func oomCounts(s *snapshot.Snapshot) (map[int]int, []int) {
-	counts := map[int]int{}
-	var devs []int
-	for d, trace := range s.Traces {
-		for i := range trace {
-			if trace[i].Action == snapshot.ActionOOM {
-				counts[d]++
-			}
-		}
-		if counts[d] > 0 {
-			devs = append(devs, d)
-		}
-	}
-	return counts, devs
 }
 
 // joinInts is units.IntList: "0, 1, 2", shortened past 16 numbers.

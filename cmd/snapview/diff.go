@@ -195,7 +195,7 @@ func measureFile(ctx context.Context, stdin io.Reader, stderr io.Writer, path st
 		if note != "" {
 			fmt.Fprintf(stderr, "note: %s: %s\n", src.name, note)
 		}
-		if used := usedDevices(s); f.set && !slices.Contains(used, dev) {
+		if used := s.UsedDevices(); f.set && !slices.Contains(used, dev) {
 			n := fmt.Sprintf("%s: the allocator was never used on device %d (a lone snapshot entry, as other ranks' devices have in a distributed process's file): its figures are all 0", src.name, dev)
 			if len(used) > 0 {
 				n += fmt.Sprintf("; devices used: %s", joinInts(used))

@@ -56,7 +56,7 @@ Findings, most severe first:
                      pending frees on other streams, private pools)
   pool               a private pool (CUDA graph, MemPool): reserved
                      high-water, active at the peak and at the end,
-                     "abandoned" when it holds segments and no live block
+                     "abandoned" when it holds segments and no active block
   leak / no-leak     the leak ranking's top verdict, or "no leak" when
                      steps were found and nothing grows over them
   growth-unjudged    no training steps were found: growth cannot be judged
@@ -66,6 +66,9 @@ Findings, most severe first:
 With an OOM, or a reserved gap, the settings of snapview whatif are
 simulated (the cap inferred from the OOM unless --limit or --oom-message
 gives it) and its verdict, over the caps the file allows, is the action.
+Where fragmentation is the cause (an oom-fragmentation, a reserved gap of
+split remainders, release blockers), max_split_size_mb:20 is simulated too
+and taken when whatif's rule prefers it (release blockers always take it).
 --oom-message also gives the device's capacity, the memory the process
 had in use beyond PyTorch's reserved bytes, and other processes'.
 
@@ -127,7 +130,7 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 			return verdictview.WriteExplainJSON(out, v)
 		}
 		if len(devs) == 0 {
-			return writeNothing(out, "the snapshot")
+			return writeNothing(out, s, "the snapshot")
 		}
 		return verdictview.WriteExplain(out, v)
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/export"
+	"github.com/snapview/snapview/internal/atomicfile"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -52,7 +53,9 @@ Formats (--format):
                 sample types inuse_space/inuse_objects at --at (default: the
                 peak of each device) and alloc_space/alloc_objects over the
                 whole trace, by allocation stack (leaf first), with labels
-                device, stream, pool and each --label. Totals are the
+                device, stream, pool and each --label, and where the file
+                has them record_function (the innermost range open at the
+                allocation) and annotation (annotate entries). Totals are the
                 replay's allocated_bytes figures (see summary). With --base
                 FILE or --base-at MOMENT the profile is the difference, as
                 pprof -diff_base shows it.
@@ -68,10 +71,12 @@ Formats (--format):
                 weighs its size under a "<requested unknown>" frame.
   chrome-trace  Chrome trace JSON (Perfetto UI, speedscope): counters
                 allocated, active and reserved per device, an instant event
-                at each OOM, record_function ranges as complete events;
-                timestamps in microseconds as the trace has them.
+                at each OOM, record_function ranges as complete events,
+                annotate entries as instant events; timestamps in
+                microseconds as the trace has them.
   parquet       a directory of Parquet tables (DuckDB, Spark, Trino, pandas):
-                allocations, events, segments, blocks, stacks, snapshots; every
+                allocations, events, segments, blocks, stacks, annotations
+                (record_function ranges, annotate entries), snapshots; every
                 FILE goes into the same tables, told apart by file_id and by
                 the --label columns of the snapshots table, whose
                 requested_trust says whether a device's requested sizes are
@@ -283,48 +288,40 @@ func eachSnapshot(ctx context.Context, files []string, stdin io.Reader, stderr i
 	return nil
 }
 
-// statesAt replays each device of s and takes its state at the moment at
-// (a device without a trace: the state the file holds, for peak and end).
-// A device that lacks the moment (no oom entry) is left out with a note;
+// statesAt is export.StatesAt with its notes and warnings on stderr: a
+// device that lacks the moment (no oom entry) is left out with a note;
 // when every device lacks it, the first one's error is returned, with no
 // note.
 func statesAt(s *snapshot.Snapshot, at steps.Moment, label string, name string, stderr io.Writer) ([]export.DeviceState, error) {
+	devs, err := export.StatesAt(analysis.New(s, analysis.Options{}), at, label)
 	var out []export.DeviceState
 	var firstErr error
 	var notes []string // devices left out, printed when another is kept
-	idle := idleDevices(s)
-	an := analysis.New(s, analysis.Options{})
-	for _, d := range s.Devices() {
-		if slices.Contains(idle, d) {
-			// Another rank's device in a distributed process's file: it
-			// has no moment of its own.
-			fmt.Fprintf(stderr, "note: %s: device %d left out: the allocator was never used on it (a lone snapshot entry)\n", name, d)
+	for _, da := range devs {
+		switch {
+		case da.Idle:
+			fmt.Fprintf(stderr, "note: %s: device %d left out: the allocator was never used on it (a lone snapshot entry)\n", name, da.Device)
 			continue
+		case da.Result != nil:
+			warnCheck(stderr, name, da.Result)
 		}
-		r, err := an.Replay(d)
-		if err != nil {
-			return nil, err
-		}
-		warnCheck(stderr, name, r)
-		var i int
-		if len(r.Allocated) == 0 && (at.Kind == steps.MomentPeak || at.Kind == steps.MomentEnd) {
-			i = -1
-		} else if i, err = resolveMoment(s, r, at); err != nil {
-			var a *absentError
-			if errors.As(err, &a) {
-				if firstErr == nil {
-					firstErr = err
-				}
-				notes = append(notes, fmt.Sprintf("note: %s: device %d left out: %v\n", name, d, a))
-				continue
+		if da.Absent != nil {
+			aerr := momentError(s, da.Device, at, da.Absent)
+			if firstErr == nil {
+				firstErr = aerr
 			}
-			return nil, err
+			var a *absentError
+			errors.As(aerr, &a)
+			notes = append(notes, fmt.Sprintf("note: %s: device %d left out: %v\n", name, da.Device, a))
 		}
-		st, err := r.StateAt(i)
-		if err != nil {
-			return nil, err
+		if da.State != nil {
+			out = append(out, *da.State)
 		}
-		out = append(out, export.DeviceState{Result: r, State: st, Moment: label})
+	}
+	if err != nil {
+		// No absent moment (those are in devs): the device does not
+		// matter to momentError.
+		return nil, momentError(s, -1, at, err)
 	}
 	if len(out) == 0 && firstErr != nil {
 		return nil, firstErr // the error says it: no note besides
@@ -521,13 +518,13 @@ func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, st
 }
 
 // writeOutput writes what write produces to path, or to stdout when path
-// is "-", through writeFileAtomic (a temporary file renamed over path).
+// is "-", through atomicfile.Write (a temporary file renamed over path).
 // Every file export writes goes through here.
 func writeOutput(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == stdinPath {
 		return write(stdout)
 	}
-	if err := writeFileAtomic(ctx, path, write); err != nil {
+	if err := atomicfile.Write(ctx, path, write); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

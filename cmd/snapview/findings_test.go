@@ -182,15 +182,6 @@ func TestRanksNamedByFile(t *testing.T) {
 	}
 }
 
-func TestCompareNatural(t *testing.T) {
-	got := []string{"rank10.pickle", "rank2.pickle", "rank1.pickle", "a.pickle", "rank02b.pickle"}
-	slices.SortFunc(got, compareNatural)
-	want := []string{"a.pickle", "rank1.pickle", "rank2.pickle", "rank02b.pickle", "rank10.pickle"}
-	if !slices.Equal(got, want) {
-		t.Errorf("natural order: %v, want %v", got, want)
-	}
-}
-
 // TestRanksUnknownLeftOut: a file with no trace has unknown peaks; the
 // min/median/max and the peak timing leave it out and say so, and --json
 // prints null, not 0, for what the text shows as '?' (finding 6).

@@ -33,16 +33,6 @@ const (
 	hostileAS  = 4 << 20 // KiB, for ulimit -v
 )
 
-// buildSnapview builds the command into a temporary directory.
-func buildSnapview(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "snapview")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // hostileFiles returns the hostile inputs by name: ../shared's hostile/
 // (when present), the bombs testdata/gen/bombs.py builds (when python3
 // is), and the fuzz corpus of package snapshot.

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/internal/progress"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -72,64 +73,14 @@ func withSnapshotAs(ctx context.Context, stdin io.Reader, errOut io.Writer, path
 }
 
 // loadStdin decodes a snapshot from r, standard input, and returns it with
-// the number of bytes read. Errors name "<stdin>". A terminal on r is a
-// usage error: the command would wait for a snapshot typed in.
+// the number of bytes read (snapshot.DecodeNamed). Errors name "<stdin>".
+// A terminal on r is a usage error: the command would wait for a snapshot
+// typed in.
 func loadStdin(ctx context.Context, r io.Reader, lim snapshot.Limits) (*snapshot.Snapshot, int64, error) {
-	if f, ok := r.(*os.File); ok && isTerminal(f) {
+	if f, ok := r.(*os.File); ok && progress.IsTerminal(f) {
 		return nil, 0, usageErrorf("%s: standard input is a terminal: redirect a snapshot into it (snapview summary - < snap.pickle)", stdinPath)
 	}
-	cr := &statCounter{r: &ctxReader{ctx: ctx, r: r}}
-	s, err := snapshot.DecodeLimits(cr, lim)
-	if err != nil {
-		var de *snapshot.DecodeError
-		if !errors.As(err, &de) {
-			de = &snapshot.DecodeError{Err: err}
-		}
-		de.Path = stdinName
-		return nil, cr.n, de
-	}
-	return s, cr.n, nil
-}
-
-// statCounter counts the bytes read from r, and offers r's Stat (a file
-// redirected to stdin has one) for a Decode that sizes its buffers from it.
-type statCounter struct {
-	r io.Reader
-	n int64
-}
-
-func (c *statCounter) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
-func (c *statCounter) Stat() (os.FileInfo, error) {
-	if f, ok := c.r.(interface{ Stat() (os.FileInfo, error) }); ok {
-		return f.Stat()
-	}
-	return nil, errors.ErrUnsupported
-}
-
-// ctxReader reads r until ctx is cancelled, then fails with ctx's error:
-// a signal stops a load between two reads. It offers r's Stat.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
-
-func (c *ctxReader) Stat() (os.FileInfo, error) {
-	if f, ok := c.r.(interface{ Stat() (os.FileInfo, error) }); ok {
-		return f.Stat()
-	}
-	return nil, errors.ErrUnsupported
+	return snapshot.DecodeNamed(ctx, stdinName, r, lim)
 }
 
 type limitsKey struct{}

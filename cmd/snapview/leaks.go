@@ -33,6 +33,7 @@ type leaksOptions struct {
 	full     bool
 	fold     bool
 	byAnnot  bool
+	by       string
 	steps    string
 }
 
@@ -59,7 +60,10 @@ your frames and folds the others into one line per run, such as
 "(torch) functional.py:1723 relu"; --full shows every frame.
 A group names the annotations (annotate entries, from
 torch.cuda.memory._annotate_tensor in PyTorch 2.14) of its live allocations;
---by-annotation groups by them instead of by stack.
+--by-annotation groups by them instead of by stack. A group names the
+compiled regions (compile_context, "Torch-Compiled Region: 0/1") its live
+allocations were made in; --by region groups by region instead, the
+allocations outside torch.compile forming one group.
 
 Steps. Growth is measured per training step: steps are found from a
 record_function range that repeats once per step (ProfilerStep#N from
@@ -144,6 +148,7 @@ says there is nothing to show and exits 0.`,
 	f.StringVar(&opts.sort, "sort", "score", "order of the groups: score, bytes or count")
 	f.BoolVar(&opts.full, "full", false, "show every frame of each stack instead of folding torch, stdlib and C++ frames")
 	f.BoolVar(&opts.fold, "fold", false, "group by your frames only, merging stacks that differ only inside torch/stdlib/C++")
+	f.StringVar(&opts.by, "by", "stack", "what a group is: stack, annotation (as --by-annotation) or region (the torch.compile region of each allocation, compile_context)")
 	f.BoolVar(&opts.byAnnot, "by-annotation", false, "group by the annotations torch.cuda.memory._annotate_tensor attached to each allocation (annotate entries) instead of by stack")
 	f.StringVar(&opts.steps, "steps", "auto", "how to find steps: auto, annotation, pattern or slices")
 	return cmd
@@ -181,6 +186,18 @@ func (o *leaksOptions) analyzeOptions() (leaks.LeakOptions, error) {
 	}
 	lo.Fold = o.fold
 	lo.ByAnnotation = o.byAnnot
+	switch o.by {
+	case "stack":
+	case "annotation":
+		lo.ByAnnotation = true
+	case "region":
+		if o.byAnnot {
+			return lo, usageErrorf("--by region and --by-annotation group differently: give one")
+		}
+		lo.ByRegion = true
+	default:
+		return lo, usageErrorf("--by %q: want stack, annotation or region", o.by)
+	}
 	return lo, nil
 }
 
@@ -219,7 +236,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 		what = fmt.Sprintf("device %d", opts.device.n)
 	}
 	if len(devices) == 0 && !opts.json {
-		return writeNothing(stdout, what)
+		return writeNothing(stdout, s, what)
 	}
 	devices = opts.device.shown(devices, stderr, "leaks")
 	var reps []*leaks.LeakReport
@@ -263,6 +280,9 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 		err = leakview.WriteLeaksJSON(stdout, s, reps)
 	} else {
 		err = leakview.WriteLeaks(stdout, s, reps, leakview.LeakOptions{At: opts.at, Full: opts.full, Steps: lo.Steps})
+		if err == nil {
+			err = writeHostAfter(stdout, s)
+		}
 	}
 	if err != nil {
 		return err

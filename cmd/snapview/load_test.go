@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/snapview/snapview/internal/progress"
 )
 
 // fixture returns a snapshot committed under the repository's testdata.
@@ -30,7 +30,7 @@ func TestLoadProgressAlways(t *testing.T) {
 	}
 
 	// The fake terminal: draw from the first byte on a buffer.
-	t.Setenv(progressEnv, "always")
+	t.Setenv(progress.Env, "always")
 	out, errOut, err := runSnapview(t, "summary", "--format", "torch", file)
 	if err != nil {
 		t.Fatal(err)
@@ -45,14 +45,14 @@ func TestLoadProgressAlways(t *testing.T) {
 		t.Errorf("stderr = %q, want the bar cleared before the command's own messages %q", errOut, quietErr)
 	}
 
-	t.Setenv(progressEnv, "never")
+	t.Setenv(progress.Env, "never")
 	if _, errOut, err := runSnapview(t, "summary", file); err != nil || strings.Contains(errOut, "loading") {
 		t.Errorf("never: err %v, stderr %q", err, errOut)
 	}
 }
 
 func TestLoadProgressErrors(t *testing.T) {
-	t.Setenv(progressEnv, "always")
+	t.Setenv(progress.Env, "always")
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.pickle")
 	if err := os.WriteFile(bad, []byte("\x80\x04\x95\x10\x00\x00\x00"), 0o644); err != nil {
@@ -79,43 +79,5 @@ func TestLoadProgressErrors(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestProgressBarLine(t *testing.T) {
-	var w bytes.Buffer
-	t0 := time.Unix(0, 0)
-	clock := t0
-	b := &progressBar{w: &w, name: "big.pickle", total: 200e6, start: t0, delay: time.Second, now: func() time.Time { return clock }}
-
-	b.add(50e6) // before the delay: nothing
-	if w.Len() != 0 {
-		t.Fatalf("drawn before the delay: %q", w.String())
-	}
-	clock = t0.Add(1500 * time.Millisecond)
-	b.add(50e6)
-	want := "\rloading big.pickle  50% [===============>              ] 100.0/200.0 MB 1.5 s"
-	if w.String() != want {
-		t.Fatalf("got  %q\nwant %q", w.String(), want)
-	}
-	w.Reset()
-	b.add(1e6) // too soon after the last draw
-	if w.Len() != 0 {
-		t.Fatalf("redrawn too soon: %q", w.String())
-	}
-	b.add(99e6) // the end is always drawn
-	if !strings.Contains(w.String(), "100% [==============================] 200.0/200.0 MB") {
-		t.Fatalf("end: %q", w.String())
-	}
-	w.Reset()
-	b.finish()
-	if w.String() != "\r\033[K" {
-		t.Fatalf("finish wrote %q", w.String())
-	}
-
-	var quiet bytes.Buffer
-	(&progressBar{w: &quiet}).finish()
-	if quiet.Len() != 0 {
-		t.Errorf("finish of a bar never drawn wrote %q", quiet.String())
 	}
 }

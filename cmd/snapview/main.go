@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/snapview/snapview/internal/atomicfile"
 	"github.com/snapview/snapview/report/kit"
 )
 
@@ -32,14 +33,14 @@ const graceStop = 150 * time.Millisecond
 // runMain runs cmd and returns the exit code. A signal on sigs cancels
 // cmd's context, waits up to graceStop for it (no wait at a second
 // signal), removes the temporary files of its outputs (see
-// writeFileAtomic) and returns 128 plus the signal's number: 130 for
+// atomicfile.Write) and returns 128 plus the signal's number: 130 for
 // SIGINT, 143 for SIGTERM. Errors are printed on stderr as one line,
 // control characters escaped.
 func runMain(sigs <-chan os.Signal, stderr io.Writer, cmd func(context.Context) error) int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	outs := &outputs{}
-	ctx = withOutputs(ctx, outs)
+	outs := &atomicfile.Outputs{}
+	ctx = atomicfile.WithOutputs(ctx, outs)
 	done := make(chan error, 1)
 	go func() { done <- cmd(ctx) }()
 	select {
@@ -56,7 +57,7 @@ func runMain(sigs <-chan os.Signal, stderr io.Writer, cmd func(context.Context) 
 		case <-sigs:
 		case <-time.After(graceStop):
 		}
-		outs.removeAll()
+		outs.RemoveAll()
 		fmt.Fprintf(stderr, "snapview: %v\n", errInterrupted{sig})
 		return signalCode(sig)
 	}

@@ -3,9 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
@@ -37,48 +35,13 @@ func parseMoment(s string) (steps.Moment, error) {
 }
 
 // parseMomentFlag is parseMoment for the flag named flag ("--from"): its
-// errors name that flag.
+// errors (steps.ParseMoment's) are usage errors that name that flag.
 func parseMomentFlag(flag, s string) (steps.Moment, error) {
-	name, arg, hasArg := strings.Cut(s, ":")
-	switch {
-	case name == "peak" && !hasArg:
-		return steps.Moment{Kind: steps.MomentPeak}, nil
-	case name == "end" && !hasArg:
-		return steps.Moment{Kind: steps.MomentEnd}, nil
-	case name == "oom" && !hasArg:
-		return steps.Moment{Kind: steps.MomentOOM}, nil
-	case name == "oom":
-		k, err := strconv.Atoi(arg)
-		if err != nil || k < 1 {
-			return steps.Moment{}, usageErrorf("%s %s: want oom:K with K = 1, 2, ...", flag, s)
-		}
-		return steps.Moment{Kind: steps.MomentOOM, N: k}, nil
-	case name == "entry" && hasArg:
-		n, err := strconv.Atoi(arg)
-		if err != nil || n < -1 {
-			return steps.Moment{}, usageErrorf("%s %s: want entry:N with N = -1, 0, 1, ...", flag, s)
-		}
-		return steps.Moment{Kind: steps.MomentEntry, N: n}, nil
-	case name == "step" && hasArg:
-		if arg == "last" {
-			return steps.Moment{Kind: steps.MomentStep, N: -1}, nil
-		}
-		k, err := strconv.Atoi(arg)
-		if err != nil || k < 0 {
-			return steps.Moment{}, usageErrorf("%s %s: want step:K with K = 0, 1, ... or step:last", flag, s)
-		}
-		return steps.Moment{Kind: steps.MomentStep, N: k}, nil
-	case name == "time" && hasArg:
-		if us, err := strconv.ParseInt(arg, 10, 64); err == nil && us >= 0 {
-			return steps.Moment{Kind: steps.MomentTime, US: us, Abs: true}, nil
-		}
-		d, err := time.ParseDuration(arg)
-		if err != nil || d < 0 {
-			return steps.Moment{}, usageErrorf("%s %s: want time:T with T a duration (1.5s, 250ms) or a time_us value", flag, s)
-		}
-		return steps.Moment{Kind: steps.MomentTime, Dur: d}, nil
+	m, err := steps.ParseMoment(s)
+	if err != nil {
+		return m, usageErrorf("%s %v", flag, err)
 	}
-	return steps.Moment{}, usageErrorf("%s %q: want peak, oom, oom:K, end, entry:N, time:T or step:K", flag, s)
+	return m, nil
 }
 
 // resolveMoment resolves m on the replay r of a device of s; its errors
@@ -149,7 +112,7 @@ func absentf(hint, format string, args ...any) error {
 // noOOM is the error of --at oom on device dev, whose trace has no oom
 // entry: it names the devices that have one.
 func noOOM(s *snapshot.Snapshot, dev int) error {
-	_, with := oomCounts(s)
+	_, with := s.OOMCounts()
 	switch {
 	case len(with) > 0:
 		return absentf(fmt.Sprintf("; devices with one: %s (use --device %d)", joinInts(with), with[0]), "device %d has no oom entry", dev)

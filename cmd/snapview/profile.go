@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 
+	"github.com/snapview/snapview/internal/atomicfile"
 	"github.com/spf13/cobra"
 )
 
@@ -45,7 +46,7 @@ func addProfileFlags(root *cobra.Command) {
 }
 
 // around runs f under the profiles asked for. The profiles are written
-// as every output is (writeFileAtomic): whole or not at all.
+// as every output is (atomicfile.Write): whole or not at all.
 func (p *profileFlags) around(ctx context.Context, f func() error) (err error) {
 	if p.cpu != "" {
 		var buf bytes.Buffer
@@ -54,7 +55,7 @@ func (p *profileFlags) around(ctx context.Context, f func() error) (err error) {
 		}
 		defer func() {
 			pprof.StopCPUProfile()
-			err = firstErr(err, wrapErr("--cpuprofile", writeFileAtomic(ctx, p.cpu, func(w io.Writer) error {
+			err = firstErr(err, wrapErr("--cpuprofile", atomicfile.Write(ctx, p.cpu, func(w io.Writer) error {
 				_, err := w.Write(buf.Bytes())
 				return err
 			})))
@@ -74,7 +75,7 @@ func (p *profileFlags) around(ctx context.Context, f func() error) (err error) {
 // reachable at its end.
 func writeHeapProfile(ctx context.Context, path string) error {
 	runtime.GC()
-	return writeFileAtomic(ctx, path, func(w io.Writer) error {
+	return atomicfile.Write(ctx, path, func(w io.Writer) error {
 		return pprof.Lookup("allocs").WriteTo(w, 0)
 	})
 }

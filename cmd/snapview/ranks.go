@@ -1,12 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -41,17 +40,6 @@ type ranksOptions struct {
 // at a time when one alone does not. Only each rank's aggregates are kept
 // once its file is measured.
 const ranksMemBudget = 256 << 20
-
-// estimateModel guesses the bytes a snapshot file of size n on disk costs
-// while loaded and replayed: about 1.5 times a pickle's size, more for a
-// compressed file (which decompresses to several times its size).
-func estimateModel(path string, n int64) int64 {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".xz", ".gz":
-		return 20 * n
-	}
-	return n + n/2
-}
 
 func newRanksCmd() *cobra.Command {
 	opts := &ranksOptions{}
@@ -162,197 +150,20 @@ A file that cannot be read or is not a snapshot is an error naming it
 	return cmd
 }
 
-// rankFiles expands the arguments: a single directory is replaced by its
-// snapshot files and those of its subdirectories (torchtitan writes one
-// directory per step), in name order; dir is that directory ("" for a
-// list of files).
-func rankFiles(args []string) (files []string, dir string, err error) {
-	if len(args) != 1 {
-		return args, "", nil
-	}
-	st, err := os.Stat(args[0])
-	if err != nil || !st.IsDir() {
-		return args, "", nil
-	}
-	err = filepath.WalkDir(args[0], func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := strings.ToLower(e.Name())
-		if e.Type().IsRegular() && (strings.HasSuffix(name, ".pickle") || strings.HasSuffix(name, ".pkl") ||
-			strings.HasSuffix(name, ".json") && !strings.HasSuffix(name, "meta.json") && !strings.HasSuffix(name, "stats.json") &&
-				!strings.HasSuffix(name, "cap_probe.json") && !strings.HasSuffix(name, "launch.json") ||
-			strings.HasSuffix(name, ".gz") || strings.HasSuffix(name, ".xz")) {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	if len(files) == 0 {
-		return nil, "", usageErrorf("%s: no snapshot files in the directory or below it (.pickle, .pkl, .json, .gz, .xz)", args[0])
-	}
-	slices.SortFunc(files, compareNatural)
-	return files, args[0], nil
-}
-
-// rankGroup is the files of one step of a directory laid out by step
-// (torchtitan's iteration_N or step_N directories), or all the files.
-type rankGroup struct {
-	step    int
-	hasStep bool
-	exit    bool
-	files   []string
-	paths   []compare.RankPath
-}
-
-// groupRankFiles reads each file's rank and step from its path below dir
-// (compare.ParseRankPath) and groups the files by step, in step order
-// (an _exit dump after the regular one of its step). Files without a step
-// share one group; so do all files when fewer than two steps are named.
-func groupRankFiles(dir string, files []string) []rankGroup {
-	type key struct {
-		step int
-		has  bool
-		exit bool
-	}
-	groups := map[key]*rankGroup{}
-	var keys []key
-	for _, f := range files {
-		rel := f
-		if dir != "" {
-			if r, err := filepath.Rel(dir, f); err == nil {
-				rel = r
-			}
-		}
-		p := compare.ParseRankPath(rel)
-		k := key{p.Step, p.HasStep, p.Exit}
-		g := groups[k]
-		if g == nil {
-			g = &rankGroup{step: p.Step, hasStep: p.HasStep, exit: p.Exit}
-			groups[k] = g
-			keys = append(keys, k)
-		}
-		g.files = append(g.files, f)
-		g.paths = append(g.paths, p)
-	}
-	if len(keys) < 2 {
-		all := rankGroup{files: files}
-		for _, k := range keys {
-			all.step, all.hasStep, all.exit = k.step, k.has, k.exit
-			all.paths = append(all.paths, groups[k].paths...)
-		}
-		return []rankGroup{all}
-	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if c := cmp.Compare(btoi(!a.has), btoi(!b.has)); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.step, b.step); c != 0 {
-			return c
-		}
-		return cmp.Compare(btoi(a.exit), btoi(b.exit))
-	})
-	out := make([]rankGroup, len(keys))
-	for i, k := range keys {
-		out[i] = *groups[k]
-	}
-	return out
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// name is how the notes and headers name the group: "step 10", "step 12
-// (exit dump)", "files without a step".
-func (g *rankGroup) name() string {
-	switch {
-	case !g.hasStep:
-		return "files without a step"
-	case g.exit:
-		return fmt.Sprintf("step %d (exit dump)", g.step)
-	}
-	return fmt.Sprintf("step %d", g.step)
-}
-
-// missingNote says which ranks of the group's world are not there: of the
-// world size the names give, else below the highest rank named; or that
-// only one rank's file is there. "" when nothing can be said.
-func (g *rankGroup) missingNote() string {
-	var have []int
-	world := 0
-	for _, p := range g.paths {
-		if p.HasRank {
-			have = append(have, p.Rank)
-		}
-		world = max(world, p.World)
-	}
-	if len(have) == 0 {
-		return ""
-	}
-	slices.Sort(have)
-	have = slices.Compact(have)
-	missing := compare.MissingRanks(have, world)
-	switch {
-	case len(missing) > 0 && world > 0:
-		return fmt.Sprintf("%s of a world of %d (the file names give its size) missing: %s", units.Count(len(missing), "rank", "ranks"), world, joinInts(missing))
-	case len(missing) > 0:
-		return fmt.Sprintf("%s below the highest rank named (%d) missing: %s", units.Count(len(missing), "rank", "ranks"), have[len(have)-1], joinInts(missing))
-	case len(have) == 1 && world == 0:
-		return fmt.Sprintf("only rank %d's file is here; the names do not tell the world size, so the other ranks cannot be compared", have[0])
-	}
-	return ""
-}
-
-// compareNatural orders file names as a person counts: runs of digits by
-// their value, so that rank2 comes before rank10.
-func compareNatural(a, b string) int {
-	for a != "" && b != "" {
-		da, db := digitRun(a), digitRun(b)
-		if da > 0 && db > 0 {
-			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
-			if c := cmp.Compare(len(na), len(nb)); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(na, nb); c != 0 {
-				return c
-			}
-			a, b = a[da:], b[db:]
-			continue
-		}
-		if a[0] != b[0] {
-			return cmp.Compare(a[0], b[0])
-		}
-		a, b = a[1:], b[1:]
-	}
-	return cmp.Compare(len(a), len(b))
-}
-
-// digitRun is the length of the run of ASCII digits s starts with.
-func digitRun(s string) int {
-	n := 0
-	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
-		n++
-	}
-	return n
-}
-
 func runRanks(ctx context.Context, opts *ranksOptions, args []string, stdout, stderr io.Writer) error {
-	files, dir, err := rankFiles(args)
+	files, dir, err := compare.RankFiles(args)
+	if errors.Is(err, compare.ErrNoRankFiles) {
+		return &usageError{err}
+	}
 	if err != nil {
 		return err
 	}
 	if slices.Contains(files, stdinPath) {
 		return usageErrorf("ranks reads files, not standard input (-)")
 	}
-	groups := groupRankFiles(dir, files)
+	groups := compare.GroupRankFiles(dir, files)
 	if len(groups) == 1 {
-		if note := groups[0].missingNote(); note != "" {
+		if note := groups[0].MissingNote(); note != "" {
 			fmt.Fprintf(stderr, "note: %s\n", note)
 		}
 		return compareRankFiles(ctx, opts, files, stdout, stderr)
@@ -363,34 +174,34 @@ func runRanks(ctx context.Context, opts *ranksOptions, args []string, stdout, st
 		io.WriteString(stdout, "{\"steps\": [")
 	}
 	for i, g := range groups {
-		note := g.missingNote()
+		note := g.MissingNote()
 		if opts.json {
 			var buf strings.Builder
-			if err := compareRankFiles(ctx, opts, g.files, &buf, stderr); err != nil {
+			if err := compareRankFiles(ctx, opts, g.Files, &buf, stderr); err != nil {
 				return err
 			}
 			step := "null"
-			if g.hasStep {
-				step = strconv.Itoa(g.step)
+			if g.HasStep {
+				step = strconv.Itoa(g.Step)
 			}
-			fj, _ := json.Marshal(g.files)
+			fj, _ := json.Marshal(g.Files)
 			nj, _ := json.Marshal(note)
 			sep := ","
 			if i == 0 {
 				sep = ""
 			}
 			fmt.Fprintf(stdout, "%s\n {\"step\": %s, \"exit\": %t, \"files\": %s, \"missing_note\": %s, \"comparison\": %s}",
-				sep, step, g.exit, fj, nj, strings.TrimSpace(buf.String()))
+				sep, step, g.Exit, fj, nj, strings.TrimSpace(buf.String()))
 			continue
 		}
 		if i > 0 {
 			io.WriteString(stdout, "\n")
 		}
-		fmt.Fprintf(stdout, "== %s: %s ==\n", g.name(), units.Count(len(g.files), "file", "files"))
+		fmt.Fprintf(stdout, "== %s: %s ==\n", g.Name(), units.Count(len(g.Files), "file", "files"))
 		if note != "" {
 			fmt.Fprintf(stdout, "note: %s\n", note)
 		}
-		if err := compareRankFiles(ctx, opts, g.files, stdout, stderr); err != nil {
+		if err := compareRankFiles(ctx, opts, g.Files, stdout, stderr); err != nil {
 			return err
 		}
 	}
@@ -423,7 +234,7 @@ func compareRankFiles(ctx context.Context, opts *ranksOptions, files []string, s
 		if st, err := os.Stat(path); err == nil {
 			size = st.Size()
 		}
-		w := min(max(estimateModel(path, size), 1), ranksMemBudget)
+		w := min(max(compare.EstimateModel(path, size), 1), ranksMemBudget)
 		if err := workers.Acquire(ctx, 1); err != nil {
 			return err
 		}
@@ -474,7 +285,7 @@ func measureRanks(ctx context.Context, path string, f *deviceFlag, so compare.Si
 		if err := f.check(s); err != nil {
 			return err
 		}
-		devs := usedDevices(s)
+		devs := s.UsedDevices()
 		if f.set {
 			devs = slices.DeleteFunc(s.Devices(), func(d int) bool { return d != f.n })
 		} else if idle := len(s.Devices()) - len(devs); idle > 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/snapview/snapview/analyze/compare"
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/internal/atomicfile"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/compareview"
 	"github.com/snapview/snapview/report/html"
@@ -33,6 +34,9 @@ type reportOptions struct {
 	// timeline (see monitorInput).
 	smi, stats, tz string
 	gpu            deviceFlag
+	// align is how a page of several files lines its timelines up:
+	// "time" (one clock, time_us) or "step" (their first steps).
+	align string
 }
 
 func newReportCmd() *cobra.Command {
@@ -50,6 +54,9 @@ For each device it shows:
     the peak and each OOM, the training steps as alternating bands and the
     record_function ranges as a light strip (the 100 longest); zoom with
     the wheel or the slider, hover for bytes, hover an area for its stack;
+    the largest allocations of the window shown are drawn on their own
+    (hover one for its size, requested size, stack, alloc and free
+    entries; click it to pin it and see its segment);
   - the allocator state at the peak, and at any moment you click on the
     timeline, as PyTorch's memory_viz shows it: the stacks holding the most
     bytes and every segment as a bar proportional to its size, its blocks
@@ -60,15 +67,20 @@ and what the file holds, with the decoder's warnings.
 
 The x axis is the trace entry or the time since the first entry (a switch
 above the chart); it opens on the one that gives the steps more width.
-Long traces are downsampled to about 500 points per series (the minimum
-and maximum of each bucket are kept, so peaks survive). For traces of up to
+Long traces are drawn at full width from about 500 points per series (the
+minimum and maximum of each bucket are kept, so peaks survive; with steps,
+the lowest, highest and last entry of each step or run of steps); zooming
+in redraws the window from a multi-resolution index of the trace's own
+entries (140,000 points at most), so one step of a long run shows its
+shape. For traces of up to
 100,000 entries the page holds every allocation and shows the state after
 any entry; for longer ones it holds the exact state at about 50 entries and
 shows the nearest (snapview state --at entry:N shows any).
 
 Several files (the ranks of a run) make one page: the per-rank table of
 snapview ranks on top, then each file's devices, every timeline on the
-same scale (bytes, and seconds from each trace's first entry) so that
+same scale (bytes, and seconds on one clock, time_us, from the earliest
+first entry of them all; --align step lines up their first steps) so that
 they compare by eye. With --base BASE FILE the page starts with snapview
 diff BASE FILE (each at its peak) instead. Files are read one at a time.
 
@@ -133,6 +145,9 @@ Monitoring logs (--smi, --stats):
 			if opts.top < 1 {
 				return usageErrorf("--top must be at least 1, got %d", opts.top)
 			}
+			if opts.align != "time" && opts.align != "step" {
+				return usageErrorf("--align must be time or step, got %q", opts.align)
+			}
 			if opts.output == "" {
 				return usageErrorf("--output must name a file, or - for standard output")
 			}
@@ -144,6 +159,7 @@ Monitoring logs (--smi, --stats):
 	addDeviceFlag(f, &opts.device, "report only this CUDA device ordinal", "every device in the file")
 	f.IntVar(&opts.top, "top", 10, "number of allocation stacks drawn separately and of leak rows (at least 1)")
 	f.StringVar(&opts.base, "base", "", "compare FILE with this snapshot (as snapview diff BASE FILE) on one page")
+	f.StringVar(&opts.align, "align", "time", "line up the timelines of several files on one clock (time: time_us) or on their first steps (step)")
 	f.StringVar(&opts.smi, "smi", "", "an nvidia-smi CSV log to set against the timeline (see snapview smi)")
 	f.StringVar(&opts.stats, "stats", "", "a JSON Lines log of memory_stats() per step to set against the timeline (see snapview stats)")
 	f.StringVar(&opts.tz, "tz", "Local", "the zone --smi's timestamps were written in: a name (Europe/Berlin), UTC, Local or an offset (+02:00)")
@@ -251,7 +267,7 @@ func saveReport(ctx context.Context, opts *reportOptions, r *html.Report, stdout
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(ctx, opts.output, func(w io.Writer) error {
+	if err := atomicfile.Write(ctx, opts.output, func(w io.Writer) error {
 		_, err := w.Write(buf.Bytes())
 		return err
 	}); err != nil {
@@ -282,7 +298,7 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 			if err != nil {
 				return err
 			}
-			if used := usedDevices(s); !opts.device.set && len(used) > 0 {
+			if used := s.UsedDevices(); !opts.device.set && len(used) > 0 {
 				// A rank's file lists the other ranks' devices with a
 				// lone snapshot entry: nothing to draw.
 				devices = used
@@ -306,7 +322,7 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 				devices = []int{dev}
 			}
 			so := compare.SideOptions{Recording: compare.NewFileRecording(s)}
-			used := usedDevices(s)
+			used := s.UsedDevices()
 			for _, dev := range devices {
 				if !slices.Contains(used, dev) {
 					continue
@@ -351,5 +367,11 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 	if opts.base != "" {
 		name = opts.files[1] + " against " + opts.files[0]
 	}
-	return saveReport(ctx, opts, html.Merge(reports, name, title, text.String()), stdout, stderr)
+	m := html.Merge(reports, name, title, text.String())
+	if opts.align == "step" {
+		if err := html.AlignSteps(m); err != nil {
+			return usageErrorf("--align step: %v", err)
+		}
+	}
+	return saveReport(ctx, opts, m, stdout, stderr)
 }

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/snapview/snapview/report/kit"
 	"github.com/spf13/cobra"
 )
 
@@ -175,7 +176,7 @@ func shortRev(rev string) string {
 // comes back from root itself, untyped: root runs nothing of its own, so
 // every error it returns is a mistake in the command line (exit code 2).
 func execute(ctx context.Context, root *cobra.Command) error {
-	fold := newWarnFold(root.ErrOrStderr())
+	fold := kit.NewWarnFold(root.ErrOrStderr())
 	root.SetErr(fold)
 	cmd, err := root.ExecuteContextC(ctx)
 	fold.Flush()

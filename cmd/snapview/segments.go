@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -41,7 +43,9 @@ pending free, and the rounding slack inside live blocks). The totals equal
 its total_reserved, total_allocated and total_free.
 
 --json prints every figure unrounded, with each segment's blocks (address,
-size, requested_size, state).`,
+size, requested_size, state).
+
+` + poolsHelp,
 		Example: `  # Every segment of every device
   snapview segments snap.pickle
 
@@ -70,6 +74,7 @@ func runSegments(ctx context.Context, opts *segmentsOptions, stdin io.Reader, ou
 		}
 		devices = opts.device.shown(devices, errOut, "segments")
 		r := report.NewSegments(s, devices)
+		r.AddPools(analysis.New(s, analysis.Options{Mode: replay.StatsOnly}))
 		if opts.json {
 			return report.WriteSegmentsJSON(out, r)
 		}

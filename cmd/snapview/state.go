@@ -10,6 +10,7 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/explain"
+	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/kit"
@@ -61,7 +62,9 @@ Without --at, a device without a trace (recording off, a bare
 torch.cuda.memory_snapshot() list) is shown at the end, the state the file
 holds, with a note on stderr. An empty snapshot (no segments, no trace
 entries) is not an error: state says there is nothing to show ({} with
---json) and exits 0.`,
+--json) and exits 0.
+
+` + poolsHelp,
 		Example: `  snapview state --at peak snapshot.pickle
   snapview state --at oom --top 5 oom_snapshot.pickle
   snapview state --at time:2.5s --device 1 snapshot.pickle
@@ -95,49 +98,45 @@ entries) is not an error: state says there is nothing to show ({} with
 
 // stateDevice returns the device state shows (-1 when the snapshot has
 // none) and, when it chose one of several, a note saying which and why:
-// the one --device names; else, for --at oom, the first device with an
-// oom entry (with at least K of them for oom:K, when one has); else the
-// first device with trace entries, else the first with segments.
+// the one --device names, else analysis.ShownDevice's.
 func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at steps.Moment) (dev int, note string, err error) {
 	if f.set {
 		return f.n, "", f.check(s)
 	}
-	devs := s.Devices()
-	if len(devs) == 0 {
-		return -1, "", nil
+	dev, why := analysis.ShownDevice(s, at)
+	if devs := s.Devices(); len(devs) > 1 {
+		note = fmt.Sprintf("showing device %d, %s (the file has devices %s): choose another with --device N", dev, why, joinInts(devs))
 	}
-	choose := func(d int, why string) (int, string, error) {
-		if len(devs) > 1 {
-			note = fmt.Sprintf("showing device %d, %s (the file has devices %s): choose another with --device N", d, why, joinInts(devs))
-		}
-		return d, note, nil
-	}
-	if at.Kind == steps.MomentOOM {
-		counts, with := oomCounts(s)
-		for _, d := range with {
-			if counts[d] >= at.N {
-				return choose(d, "the first with an oom entry")
-			}
-		}
-		if len(with) > 0 {
-			return choose(with[0], "the first with an oom entry")
-		}
-	}
-	// The devices the allocator was used on first: a distributed process's
-	// file lists the other ranks' devices with a lone snapshot entry.
-	for _, d := range append(usedDevices(s), devs...) {
-		if hasTrace(s, d) {
-			return choose(d, "the first with a trace")
-		}
-	}
-	return choose(devs[0], "the first with segments")
+	return dev, note, nil
 }
 
 // writeNothing writes the line state and leaks print when what (the
-// snapshot, device N) holds nothing: not an error.
-func writeNothing(w io.Writer, what string) error {
+// snapshot, device N) holds nothing: not an error. A file that holds
+// pinned host memory only (record_cuda=False) shows that instead.
+func writeNothing(w io.Writer, s *snapshot.Snapshot, what string) error {
+	if what == "the snapshot" && (len(s.HostTraces) > 0 || len(s.HostSegments) > 0) {
+		if _, err := fmt.Fprintf(w, "no device memory to show: the file holds pinned host memory only (_record_memory_history(record_pinned_host_memory=True, record_cuda=False))\n\n"); err != nil {
+			return err
+		}
+		h := info.Host(s)
+		return report.WriteHost(w, &h)
+	}
 	_, err := fmt.Fprintf(w, "nothing to show: %s holds no segments and no trace entries (recording was off, or nothing was allocated)\n", what)
 	return err
+}
+
+// writeHostAfter writes the file's pinned host memory (the section
+// summary shows) after a text view of device memory, when the file holds
+// some (host_traces or host_segments entries).
+func writeHostAfter(w io.Writer, s *snapshot.Snapshot) error {
+	if len(s.HostTraces) == 0 && len(s.HostSegments) == 0 {
+		return nil
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	h := info.Host(s)
+	return report.WriteHost(w, &h)
 }
 
 func runState(ctx context.Context, opts *stateOptions, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -171,7 +170,7 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 		if dev >= 0 {
 			what = fmt.Sprintf("device %d", dev)
 		}
-		return writeNothing(stdout, what)
+		return writeNothing(stdout, s, what)
 	}
 	if note != "" {
 		fmt.Fprintf(stderr, "note: %s\n", kit.Escape(note))
@@ -201,6 +200,7 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 		return err
 	}
 	v := report.NewStateView(s, r, st, label, report.StateOptions{Top: opts.top, Frames: opts.frames})
+	v.PrivatePools = an.Pools(dev)
 	if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
 		// explain's findings open the view, from the same analysis; the
 		// what-if verdict they used (the cap inferred from the OOM, as
@@ -216,5 +216,8 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 	if opts.json {
 		return report.WriteStateJSON(stdout, v)
 	}
-	return report.WriteState(stdout, v)
+	if err := report.WriteState(stdout, v); err != nil {
+		return err
+	}
+	return writeHostAfter(stdout, s)
 }

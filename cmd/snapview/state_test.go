@@ -4,62 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/google/go-cmp/cmp"
-	"github.com/snapview/snapview/analyze/steps"
 )
-
-func TestParseMoment(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    steps.Moment
-		wantErr bool
-	}{
-		{"peak", steps.Moment{Kind: steps.MomentPeak}, false},
-		{"end", steps.Moment{Kind: steps.MomentEnd}, false},
-		{"oom", steps.Moment{Kind: steps.MomentOOM}, false},
-		{"oom:2", steps.Moment{Kind: steps.MomentOOM, N: 2}, false},
-		{"entry:0", steps.Moment{Kind: steps.MomentEntry}, false},
-		{"entry:-1", steps.Moment{Kind: steps.MomentEntry, N: -1}, false},
-		{"entry:1200", steps.Moment{Kind: steps.MomentEntry, N: 1200}, false},
-		{"time:1.5s", steps.Moment{Kind: steps.MomentTime, Dur: 1500 * time.Millisecond}, false},
-		{"time:250ms", steps.Moment{Kind: steps.MomentTime, Dur: 250 * time.Millisecond}, false},
-		{"time:1795997783981075", steps.Moment{Kind: steps.MomentTime, US: 1795997783981075, Abs: true}, false},
-		{"", steps.Moment{}, true},
-		{"Peak", steps.Moment{}, true},
-		{"peak:1", steps.Moment{}, true},
-		{"oom:0", steps.Moment{}, true},
-		{"entry", steps.Moment{}, true},
-		{"entry:-2", steps.Moment{}, true},
-		{"entry:x", steps.Moment{}, true},
-		{"time:", steps.Moment{}, true},
-		{"time:-1s", steps.Moment{}, true},
-		{"time:soon", steps.Moment{}, true},
-		{"start", steps.Moment{}, true},
-		{"step:3", steps.Moment{Kind: steps.MomentStep, N: 3}, false},
-		{"step:0", steps.Moment{Kind: steps.MomentStep}, false},
-		{"step:last", steps.Moment{Kind: steps.MomentStep, N: -1}, false},
-		{"step:-1", steps.Moment{}, true},
-		{"step", steps.Moment{}, true},
-	}
-	for _, tt := range tests {
-		got, err := parseMoment(tt.in)
-		if (err != nil) != tt.wantErr {
-			t.Errorf("parseMoment(%q) error = %v, want error %t", tt.in, err, tt.wantErr)
-			continue
-		}
-		if err != nil {
-			if exitCode(err) != 2 {
-				t.Errorf("parseMoment(%q): exit code %d, want 2", tt.in, exitCode(err))
-			}
-			continue
-		}
-		if !cmp.Equal(got, tt.want) {
-			t.Errorf("parseMoment(%q) = %+v, want %+v", tt.in, got, tt.want)
-		}
-	}
-}
 
 func TestStateUsageErrors(t *testing.T) {
 	// The file is never opened: usage is checked first.

@@ -90,6 +90,8 @@ Where the figures come from:
 Without --device every device that has segments or trace entries is shown,
 one after another.
 
+` + poolsHelp + `
+
 memory_stats() dumps:
 
   FILE may also be json.dump(torch.cuda.memory_stats()) (the flat dict,
@@ -131,7 +133,7 @@ memory_stats() dumps:
 			}
 			kind, in := sniffInput(opts.file, cmd.InOrStdin())
 			if kind == monitor.KindSMI {
-				return wrongKind(opts.file, kind, "a memory snapshot or memory_stats() dump")
+				return monitor.WrongKind(opts.file, kind, "a memory snapshot or memory_stats() dump")
 			}
 			return withTextOutput(cmd, opts.format == "text" || opts.format == "", func(out io.Writer) error {
 				if kind == monitor.KindStats || kind == monitor.KindStatsLog {

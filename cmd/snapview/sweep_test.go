@@ -136,9 +136,9 @@ func checkOneLineEnd(t *testing.T, r cpuRun) {
 
 // TestCostSweeps builds each kind of hostile input at 1x, 4x and 16x and
 // checks that each command's CPU time grows about linearly: at 16x at most
-// 32 times that at 1x (the best of two runs each), and that every run ends
-// in an answer or a one-line error. The ratio is of CPU times of the same
-// test, so a loaded machine does not fail it.
+// 32 times that at 1x (the best of two runs each where the first is over),
+// and that every run ends in an answer or a one-line error. The ratio is
+// of CPU times of the same test, so a loaded machine does not fail it.
 func TestCostSweeps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs it on inputs of several sizes")
@@ -164,29 +164,40 @@ func TestCostSweeps(t *testing.T) {
 	}
 	for _, c := range sweepCases {
 		t.Run(c.kind+"/"+c.args[0], func(t *testing.T) {
-			var cpu []time.Duration
-			for _, scale := range sweepScales {
-				path := input(c.kind, scale)
-				var args []string
-				for _, a := range c.args {
-					args = append(args, strings.ReplaceAll(a, "{}", path))
-				}
-				stdin := ""
-				if c.stdin {
-					stdin = path
-				}
-				best := time.Duration(-1)
-				for i := 0; i < 2; i++ {
+			// measure runs the command once at each scale, keeping the
+			// least CPU time each has taken so far.
+			cpu := make([]time.Duration, len(sweepScales))
+			measure := func() {
+				for i, scale := range sweepScales {
+					path := input(c.kind, scale)
+					var args []string
+					for _, a := range c.args {
+						args = append(args, strings.ReplaceAll(a, "{}", path))
+					}
+					stdin := ""
+					if c.stdin {
+						stdin = path
+					}
 					r := runCPU(t, bin, stdin, args...)
 					checkOneLineEnd(t, r)
-					if best < 0 || r.cpu < best {
-						best = r.cpu
+					if cpu[i] == 0 || r.cpu < cpu[i] {
+						cpu[i] = r.cpu
 					}
 				}
-				cpu = append(cpu, best)
+			}
+			over := func() bool {
+				return cpu[len(cpu)-1] > sweepRatio*max(cpu[0], time.Millisecond)
+			}
+			// A second run (the best of two) only where the first looks
+			// over the ratio: most cases are far under it, and a noisy
+			// first run is measured again before it fails the test.
+			measure()
+			if over() {
+				measure()
 			}
 			t.Logf("CPU at %vx: %v", sweepScales, cpu)
-			if first, last := cpu[0], cpu[len(cpu)-1]; last > sweepRatio*max(first, time.Millisecond) {
+			if over() {
+				first, last := cpu[0], cpu[len(cpu)-1]
 				t.Errorf("CPU %v at %dx is %.0f times the %v at %dx: want at most %d (linear in the input)",
 					last, sweepScales[len(sweepScales)-1], float64(last)/float64(first), first, sweepScales[0], sweepRatio)
 			}

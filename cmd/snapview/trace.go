@@ -143,7 +143,7 @@ func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, 
 		} else {
 			// Every device with entries but those the allocator was never
 			// used on (another rank's, in a distributed process's file).
-			idle := idleDevices(s)
+			idle := s.IdleDevices()
 			for d := range s.Traces {
 				if len(s.Traces[d]) > 0 && !slices.Contains(idle, d) {
 					devs = append(devs, d)

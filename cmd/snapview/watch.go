@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/internal/progress"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/monitorview"
@@ -234,7 +235,7 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 				want, ok = "an nvidia-smi CSV log", kind == monitor.KindSMI
 			}
 			if !ok && kind != monitor.KindUnknown {
-				return wrongKind(l.path, kind, want)
+				return monitor.WrongKind(l.path, kind, want)
 			}
 		}
 		fl, name, err := openWatchLog(l.path, stdin)
@@ -247,7 +248,7 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 	}
 	tty := false
 	if f, ok := out.(*os.File); ok {
-		tty = isTerminal(f)
+		tty = progress.IsTerminal(f)
 	}
 	first := true
 	tick := time.NewTicker(opts.every)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/internal/progress"
 	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -27,9 +27,10 @@ type whatifOptions struct {
 	json   bool
 }
 
-// newWhatifCmd builds the whatif command. It is long for its help text
-// (the candidate settings, the verdicts and the JSON keys, printed by
-// --help as written here), not for its logic, which is runWhatif's.
+// newWhatifCmd builds the whatif command. It is longer than 120 lines on
+// purpose: its help text (the candidate settings, the verdicts and the
+// JSON keys, printed by --help as written here) is long, not its logic,
+// which is runWhatif's.
 func newWhatifCmd() *cobra.Command {
 	opts := &whatifOptions{}
 	cmd := &cobra.Command{
@@ -211,12 +212,12 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 			return usageErrorf("no trace entries to simulate (record with torch.cuda.memory._record_memory_history() before the first allocation)")
 		}
 		v := &verdictview.WhatifView{}
-		prog := newSimProgress(errOut)
+		prog := progress.NewSim(errOut)
 		an := analysis.New(s, analysis.Options{Mode: replay.StatsOnly})
 		for _, d := range withTrace {
 			r, err := an.WhatIf(d, whatif.Options{
 				Limit: limit, Confs: confs, OOMMessage: msg,
-				Progress: func(done, total int) { prog.update(d, done, total) },
+				Progress: func(done, total int) { prog.Update(d, done, total) },
 			})
 			if err != nil {
 				var pe *allocator.ParseError
@@ -227,7 +228,7 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 			}
 			v.Devices = append(v.Devices, r)
 		}
-		prog.finish()
+		prog.Finish()
 		for _, r := range v.Devices {
 			if r.MessageNote != "" {
 				// Most likely the message of another run: say so where
@@ -240,36 +241,4 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 		}
 		return verdictview.WriteWhatif(out, v)
 	})
-}
-
-// simProgress draws "simulating device 0: 3/10 settings" on a terminal's
-// stderr (SNAPVIEW_PROGRESS as for loading: "always", "never", or a
-// terminal only), and clears it at the end.
-type simProgress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	on    bool
-	shown bool
-}
-
-func newSimProgress(w io.Writer) *simProgress {
-	p := &simProgress{w: w}
-	p.on, _ = progressWanted(w)
-	return p
-}
-
-func (p *simProgress) update(device, done, total int) {
-	if !p.on {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.shown = true
-	fmt.Fprintf(p.w, "\rsimulating device %d: %d/%d settings", device, done, total)
-}
-
-func (p *simProgress) finish() {
-	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }

@@ -339,12 +339,17 @@ func TestOOMVerdictViewsAgree(t *testing.T) {
 		if err != nil {
 			continue
 		}
+		// One analysis per file, as the report makes it: the verdict and
+		// the page read the same replays, and the page is built once.
+		opt := html.Options{}
+		an := analysis.New(s, opt.Analysis())
+		var h *html.Report
 		for d := range s.Traces {
 			oom := slices.IndexFunc(s.Traces[d], func(e snapshot.TraceEntry) bool { return e.Action == snapshot.ActionOOM })
 			if oom < 0 {
 				continue
 			}
-			res, err := whatif.Analyze(s, d, nil, whatif.Options{})
+			res, err := an.WhatIf(d, whatif.Options{})
 			if err != nil {
 				t.Fatalf("%s: %v", f, err)
 			}
@@ -358,10 +363,10 @@ func TestOOMVerdictViewsAgree(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: state: %v", f, err)
 			}
-			opt := html.Options{}
-			h, err := html.Build(analysis.New(s, opt.Analysis()), opt)
-			if err != nil {
-				t.Fatalf("%s: report: %v", f, err)
+			if h == nil {
+				if h, err = html.Build(an, opt); err != nil {
+					t.Fatalf("%s: report: %v", f, err)
+				}
 			}
 			marker := ""
 			for _, hd := range h.Devices {

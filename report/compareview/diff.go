@@ -33,7 +33,9 @@ type DiffOptions struct {
 }
 
 // DescribeSide says where a side was taken, in one line: "FILE, device 0
-// at peak: after entry 89 of 470, step 3, 4.402 s after the first entry".
+// at peak: after entry 89 of 470, step 3, 4.402 s after the first entry,
+// inside record_function ProfilerStep#3 > backward" (the ranges open
+// then, outermost first, where the file has them).
 func DescribeSide(s *compare.Side, at string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, device %d at %s", kit.Escape(s.File), s.Device, at)
@@ -51,6 +53,13 @@ func DescribeSide(s *compare.Side, at string) string {
 	}
 	if s.HasTime {
 		fmt.Fprintf(&b, ", %s after the first entry", units.Seconds(s.AtUS-s.FirstUS, 3))
+	}
+	if len(s.Ranges) > 0 {
+		names := make([]string, len(s.Ranges))
+		for i, r := range s.Ranges {
+			names[i] = kit.Escape(r)
+		}
+		fmt.Fprintf(&b, ", inside record_function %s", strings.Join(names, " > "))
 	}
 	return b.String()
 }

@@ -28,6 +28,11 @@ type diffSideJSON struct {
 	// it resolved to.
 	At    string `json:"at"`
 	Entry int    `json:"entry"`
+	// Step is the training step holding Entry (left out when no steps
+	// were found); RecordFunction the record_function ranges open then,
+	// outermost first (left out when none).
+	Step           *int     `json:"step,omitempty"`
+	RecordFunction []string `json:"record_function,omitempty"`
 }
 
 type diffSettingJSON struct {
@@ -78,7 +83,12 @@ func framesJSON(frames []snapshot.Frame) []diffFrameJSON {
 }
 
 func diffSide(s *compare.Side, at string) diffSideJSON {
-	return diffSideJSON{File: s.File, Device: s.Device, At: at, Entry: s.At}
+	j := diffSideJSON{File: s.File, Device: s.Device, At: at, Entry: s.At, RecordFunction: s.Ranges}
+	if s.Step >= 0 {
+		step := s.Step
+		j.Step = &step
+	}
+	return j
 }
 
 // diffToJSON converts a Diff; every stack is listed.

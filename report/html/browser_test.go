@@ -146,7 +146,9 @@ var browserSegmentsRE = regexp.MustCompile(`([\d,]+) segments? \((.*) reserved\)
 // prints) at the entry the page says it shows; it hovers the areas and
 // compares the stack shown with the group's; it zooms (dataZoom, then
 // the mouse wheel over the grid) and checks the
-// visible range; it checks that each OOM has its marker. It skips only
+// visible range; it checks that each OOM has its marker; it hovers the
+// single allocations drawn on their own and compares their size and
+// stack with the replay's, and pins one with a click. It skips only
 // when Chromium is absent.
 func TestBrowserInteractions(t *testing.T) {
 	if testing.Short() {
@@ -181,7 +183,7 @@ func TestBrowserInteractions(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	var clicks, compared, hovers, zooms, ooms int
+	var clicks, compared, hovers, singles, zooms, ooms int
 	for _, path := range paths {
 		name := filepath.Base(filepath.Dir(path)) + "_" + strings.SplitN(filepath.Base(path), ".", 2)[0]
 		t.Run(name, func(t *testing.T) {
@@ -348,6 +350,13 @@ func TestBrowserInteractions(t *testing.T) {
 					hovers++
 				}
 
+				// The single allocations drawn on their own: hover shows
+				// the replay's size, requested size and stack; a click pins.
+				if d.Timeline != nil && len(d.Singles) > 0 {
+					browserWaitDetail(t, ctx)
+					singles += browserCheckSingles(t, ctx, r, &d, pd, res, 2)
+				}
+
 				// Zoom: the visible x range narrows to the middle fifth.
 				if nRows > 2 {
 					zoomed := fmt.Sprintf(`(function () {
@@ -396,9 +405,9 @@ func TestBrowserInteractions(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d files; %d clicks, %d states compared; %d hovers; %d zooms; %d OOM markers", len(paths), clicks, compared, hovers, zooms, ooms)
-	if clicks == 0 || compared == 0 || hovers == 0 || zooms == 0 {
-		t.Errorf("nothing checked: %d clicks, %d states, %d hovers, %d zooms", clicks, compared, hovers, zooms)
+	t.Logf("%d files; %d clicks, %d states compared; %d hovers, %d of single allocations; %d zooms; %d OOM markers", len(paths), clicks, compared, hovers, singles, zooms, ooms)
+	if clicks == 0 || compared == 0 || hovers == 0 || singles == 0 || zooms == 0 {
+		t.Errorf("nothing checked: %d clicks, %d states, %d hovers, %d single allocations, %d zooms", clicks, compared, hovers, singles, zooms)
 	}
 }
 

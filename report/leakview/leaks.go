@@ -66,6 +66,9 @@ func writeLeakDevice(ew *kit.ErrWriter, ft *stacks.FrameTable, rep *leaks.LeakRe
 	if rep.ByAnnotation {
 		key = "annotation (--by-annotation)"
 	}
+	if rep.ByRegion {
+		key = "compiled region (--by region)"
+	}
 	head := fmt.Sprintf("%s live in %s; %s by %s", units.Bytes(rep.LiveBytes), units.Plural(rep.LiveCount, "allocation"),
 		units.Plural(rep.TotalGroups, "group"), key)
 	if rep.TotalCount != rep.LiveCount {
@@ -170,10 +173,17 @@ func leakGroupLines(ft *stacks.FrameTable, rep *leaks.LeakReport, g *leaks.LeakG
 		}
 		lines = append(lines, kit.WrapLine("annotation: "+label, width, "  ")...)
 	}
+	if rep.ByRegion {
+		label := "(outside compiled regions)"
+		if g.Label != "" {
+			label = kit.Escape(g.Label)
+		}
+		lines = append(lines, kit.WrapLine("region: "+label, width, "  ")...)
+	}
 	lines = append(lines, kit.WrapLine(g.Verdict.String(), width, "")...)
 	lines = append(lines, kit.WrapLine(leakAllocLine(rep, g), width, "")...)
-	if len(g.Regions) > 0 {
-		lines = append(lines, kit.WrapLine(leakRegionLine(g), width, "")...)
+	if len(g.Regions) > 0 && !rep.ByRegion {
+		lines = append(lines, kit.WrapLine(LeakRegionLine(g), width, "")...)
 	}
 	if len(g.Annotations) > 0 && !rep.ByAnnotation {
 		lines = append(lines, kit.WrapLine(LeakAnnotationLine(g), width, "  ")...)
@@ -181,7 +191,7 @@ func leakGroupLines(ft *stacks.FrameTable, rep *leaks.LeakReport, g *leaks.LeakG
 	for _, l := range ft.Lines(g.Stack, leakStackOptions(opt.Full)) {
 		lines = append(lines, kit.WrapLine("  "+l, width, "      ")...)
 	}
-	if g.Stacks > 1 && rep.ByAnnotation {
+	if g.Stacks > 1 && (rep.ByAnnotation || rep.ByRegion) {
 		lines = append(lines, kit.WrapLine(fmt.Sprintf("  (%d stacks; the one with the most live bytes is shown)", g.Stacks), width, "   ")...)
 	} else if g.Stacks > 1 {
 		lines = append(lines, kit.WrapLine(fmt.Sprintf("  (%d stacks share these user frames; the one with the most live bytes is shown)", g.Stacks),
@@ -385,12 +395,12 @@ func LeakAnnotationLine(g *leaks.LeakGroup) string {
 	return "annotated: " + strings.Join(parts, ", ")
 }
 
-// leakRegionLine names the compiled regions a group's live bytes were
+// LeakRegionLine names the compiled regions a group's live bytes were
 // allocated in: "in Torch-Compiled Region: 0/0 (32.0 MiB)".
-func leakRegionLine(g *leaks.LeakGroup) string {
+func LeakRegionLine(g *leaks.LeakGroup) string {
 	parts := make([]string, len(g.Regions))
 	for i, r := range g.Regions {
-		parts[i] = fmt.Sprintf("%s (%s)", r.Region, units.Bytes(r.Bytes))
+		parts[i] = fmt.Sprintf("%s (%s)", kit.Escape(r.Region), units.Bytes(r.Bytes))
 	}
 	return "in " + strings.Join(parts, ", ")
 }

@@ -90,8 +90,9 @@ type leakGroupJSON struct {
 	// entries' user_metadata, "; " between several on one allocation),
 	// most bytes first; left out when none.
 	Annotations []leakAnnotationJSON `json:"annotations,omitempty"`
-	// Label is the group's annotation with --by-annotation ("" for the
-	// allocations without one); left out otherwise.
+	// Label is the group's annotation with --by-annotation, its compiled
+	// region with --by region ("" for the allocations without one); left
+	// out otherwise.
 	Label *string `json:"label,omitempty"`
 }
 
@@ -154,7 +155,7 @@ func WriteLeaksJSON(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport)
 			for _, r := range g.Regions {
 				gj.Regions = append(gj.Regions, leakRegionJSON{Region: r.Region, Bytes: r.Bytes})
 			}
-			if rep.ByAnnotation {
+			if rep.ByAnnotation || rep.ByRegion {
 				gj.Label = &g.Label
 			}
 			for _, a := range g.Annotations {

@@ -4,14 +4,13 @@ import (
 	"path"
 	"strings"
 
+	"github.com/snapview/snapview/analyze/frames"
 	"github.com/snapview/snapview/snapshot"
 )
 
-// regionPrefix begins the compile_context torch.compile's generated code
-// runs under ("Torch-Compiled Region: 0/1": frame 0, its second
-// compilation), as torch/_dynamo records it for _record_memory_history(
-// compile_context=True).
-const regionPrefix = "Torch-Compiled Region: "
+// regionPrefix is frames.RegionPrefix, the one rule of what names a
+// compiled region.
+const regionPrefix = frames.RegionPrefix
 
 // inductorRegions maps each file inductor generated for s
 // (.../torchinductor_<user>/<xx>/<hash>.py, a temporary path that means
@@ -33,11 +32,8 @@ func inductorRegions(s *snapshot.Snapshot) map[string]string {
 	for _, tr := range s.Traces {
 		for i := range tr {
 			e := &tr[i]
-			if int(e.CompileContext) >= len(s.Strings) {
-				continue
-			}
-			ctx := s.Strings[e.CompileContext]
-			if !strings.HasPrefix(ctx, regionPrefix) {
+			ctx := frames.CompiledRegion(s, e)
+			if ctx == "" {
 				continue
 			}
 			for _, f := range s.Stack(e.Stack) {

@@ -1,4 +1,4 @@
-package main
+package kit
 
 import (
 	"bytes"
@@ -8,12 +8,12 @@ import (
 )
 
 // TestWarnFold: per-device warnings of one kind (the text with its numbers
-// left out) reach the writer for the first warnFoldKeep devices, with their
+// left out) reach the writer for the first WarnFoldKeep devices, with their
 // continuation lines; the others are counted in one line at Flush. Other
 // lines pass through in order, also in pieces.
 func TestWarnFold(t *testing.T) {
 	var b bytes.Buffer
-	f := newWarnFold(&b)
+	f := NewWarnFold(&b)
 	fmt.Fprintln(f, "note: showing device 0")
 	for d := range 6 {
 		fmt.Fprintf(f, "warning: device %d: the replay differs (entry %d at 0x%x)\n", d, d*7, 0x1000*d)

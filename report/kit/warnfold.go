@@ -1,4 +1,4 @@
-package main
+package kit
 
 import (
 	"bytes"
@@ -10,9 +10,9 @@ import (
 	"github.com/snapview/snapview/internal/units"
 )
 
-// warnFoldKeep is how many devices' copies of one kind of warning reach
+// WarnFoldKeep is how many devices' copies of one kind of warning reach
 // stderr in full; the others are counted and named in one line at the end.
-const warnFoldKeep = 3
+const WarnFoldKeep = 3
 
 // deviceInWarning finds the device a warning line is about: "warning:
 // device 3: ...", "warning: NAME: device 3: ..." or "warning: device 3
@@ -24,14 +24,14 @@ var deviceInWarning = regexp.MustCompile(`^warning: (?:.*?: )?device (\d+)[: ]`)
 // addresses on another device is the same kind.
 var numbersInWarning = regexp.MustCompile(`0x[0-9a-fA-F]+|\d+`)
 
-// warnFold is the stderr of a command: it passes every line through as it
+// WarnFold is the stderr of a command: it passes every line through as it
 // comes, except that of the warnings about one device (a line naming
 // "device N", with its indented "warning:   ..." continuation lines), only
-// the first warnFoldKeep devices' copies of each kind are written; the
+// the first WarnFoldKeep devices' copies of each kind are written; the
 // rest are counted, and Flush writes one line per kind naming how many
 // devices and the first few. A file of 100,000 devices that all warn the
 // same thus writes a handful of lines, not 100,000.
-type warnFold struct {
+type WarnFold struct {
 	w       io.Writer
 	partial []byte
 	kinds   map[string]*warnKind
@@ -47,13 +47,14 @@ type warnKind struct {
 	dropped []int
 }
 
-func newWarnFold(w io.Writer) *warnFold {
-	return &warnFold{w: w, kinds: map[string]*warnKind{}}
+// NewWarnFold returns a WarnFold that writes to w; call Flush at the end.
+func NewWarnFold(w io.Writer) *WarnFold {
+	return &WarnFold{w: w, kinds: map[string]*warnKind{}}
 }
 
 // Write implements io.Writer; it writes whole lines on, keeping a partial
 // last line until its newline (or Flush) comes.
-func (f *warnFold) Write(p []byte) (int, error) {
+func (f *WarnFold) Write(p []byte) (int, error) {
 	f.partial = append(f.partial, p...)
 	for {
 		i := bytes.IndexByte(f.partial, '\n')
@@ -69,7 +70,7 @@ func (f *warnFold) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (f *warnFold) line(line []byte) error {
+func (f *WarnFold) line(line []byte) error {
 	if bytes.HasPrefix(line, []byte("warning:   ")) {
 		if f.dropping {
 			return nil
@@ -91,7 +92,7 @@ func (f *warnFold) line(line []byte) error {
 		f.kinds[key] = k
 		f.order = append(f.order, k)
 	}
-	if k.kept < warnFoldKeep {
+	if k.kept < WarnFoldKeep {
 		k.kept++
 		_, err := f.w.Write(line)
 		return err
@@ -103,7 +104,7 @@ func (f *warnFold) line(line []byte) error {
 
 // Flush writes a partial last line and, for each kind of device warning
 // with copies left out, one line: how many more devices and which.
-func (f *warnFold) Flush() error {
+func (f *WarnFold) Flush() error {
 	open := false // a last line without its newline was written
 	if len(f.partial) > 0 {
 		line := f.partial
