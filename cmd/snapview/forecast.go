@@ -55,7 +55,12 @@ four files, a*v^2 + b*v + c. A form is only taken with more files than it
 has parameters: from two files a size none of the first three gives is
 affine; from three or more it is irregular: piecewise linear between the
 files, beyond them the line through the two nearest (a workspace that stops
-growing). At a target value the file nearest it is resized: its requests,
+growing). A reduction's staging buffer (ATen's Reduce.cuh allocates one,
+then its int semaphores, and frees both at once) grows with the size up to a
+cap the device's grid sets, and is not made for a short reduction: it is
+fitted linear up to a cap (min(a*v, c)) when the files show the cap binding,
+and below every file it is at most its nearest file's size in proportion to
+the value. At a target value the file nearest it is resized: its requests,
 frees, streams and order, each request at its fitted size, those no other
 file makes (a cuDNN workspace that comes and goes with the size) at that
 file's size. The sequence is then run through snapview whatif's simulation
@@ -66,8 +71,13 @@ Honesty. Every figure is an estimate: it holds if the code at the target makes
 the requests the files do. The text gives the share of requests and bytes
 matched, the stacks that did not match, how sizes scale by stack, and marks a
 target outside the files' values (extrapolated) or more than their span beyond
-them (far). With three files or more, each file is also forecast from the
-others (leave-one-out) and the errors printed.
+them (far). Beyond the files, where the reduction buffers could sit at the
+other end of their rule (below the files: at the files' size, capped all the
+way down; above them: held at the nearest file's size), the target is
+simulated that way too and its peaks are given as a band: the figures lie
+between the two ends, and an OOM verdict that holds at one end only says so.
+With three files or more, each file is also forecast from the others
+(leave-one-out) and the errors printed.
 
 --to VALUE[,VALUE...] forecasts those values. --max searches the largest value
 that fits under --limit (required): it starts from the files' peak reserved
@@ -96,14 +106,19 @@ of all files' requests and bytes matched in every other file), "unmatched"
 "peak_allocated_bytes", "peak_reserved_bytes", "oom", "oom_entry" (the first
 failing request's entry in from_file's trace, or null), "oom_request_bytes",
 "oom_stack" (null without an OOM), "from_file", "extrapolated",
-"far_beyond_files", "below_files"}]), "max" ({"found", "value",
-"peak_reserved_bytes", "peak_allocated_bytes", "next" (a target object for
-value+1), "simulations", "search_start", "search_refined_start"} or null),
+"far_beyond_files", "below_files", "band" (null, or {"requests" (the
+reduction buffers sized otherwise), "peak_allocated_bytes",
+"peak_reserved_bytes", "oom", "oom_entry"}: the other end)}]), "max"
+({"found", "value", "peak_reserved_bytes", "peak_allocated_bytes", "next" (a
+target object for value+1), "simulations" (the search's and the bands'),
+"search_start", "search_refined_start", "band" (the value's, as a
+target's)} or null),
 "leave_one_out" ([{"file", "value", "peak_allocated_bytes",
 "peak_reserved_bytes", "file_peak_allocated_bytes",
 "file_peak_reserved_bytes", "allocated_error_percent",
 "reserved_error_percent"}]), "simulations", "notes"}. FORM is constant,
-linear, quadratic, affine, quadratic+linear or irregular.`,
+linear, quadratic, affine, quadratic+linear, "linear up to a cap" or
+irregular.`,
 		Example: `  # Peak memory at batch 24 from runs at batch 1 and 2
   snapview forecast --param batch --to 24 b1.pickle=1 b2.pickle=2
 

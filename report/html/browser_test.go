@@ -265,14 +265,9 @@ func TestBrowserInteractions(t *testing.T) {
 						if err := chromedp.Do(ctx, chromedp.MouseClickXY(pt[0], pt[1])); err != nil {
 							t.Fatal(err)
 						}
-						got := ""
-						for got == "" {
-							if got, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.getAttribute("data-inspected") || ""`)); err != nil {
-								t.Fatalf("device %d: clicking row %d at (%.0f, %.0f): the page never showed a state: %v", d.Device, row, pt[0], pt[1], err)
-							}
-							if got == "" {
-								time.Sleep(20 * time.Millisecond)
-							}
+						got, err := chromedp.Run(ctx, chromedp.Evaluate[string](browserInspectedJS, chromedp.EvalAwaitPromise))
+						if err != nil || got == "" {
+							t.Fatalf("device %d: clicking row %d at (%.0f, %.0f): the page showed no state within %d animation frames (%v)", d.Device, row, pt[0], pt[1], browserInspectFrames, err)
 						}
 						clicks++
 						i, err := strconv.Atoi(got)
@@ -413,6 +408,23 @@ func TestBrowserInteractions(t *testing.T) {
 
 // browserEval evaluates expr in the page and returns its value, ending
 // t on an error.
+// browserInspectFrames bounds the wait for a clicked state by the page's
+// own progress (animation frames), not by the clock: a slow machine draws
+// frames slowly too, and a click that shows nothing fails instead of
+// hanging until go test's timeout.
+const browserInspectFrames = 18000 // 5 minutes at 60 frames a second: a guard against a hang, far above any real wait
+
+// browserInspectedJS resolves to the page's data-inspected attribute (the
+// entry the state panel shows) once it is set, or to "" after
+// browserInspectFrames animation frames.
+var browserInspectedJS = fmt.Sprintf(`new Promise(function (done) {
+  var n = 0;
+  (function poll() {
+    var v = document.documentElement.getAttribute("data-inspected") || "";
+    if (v || ++n >= %d) { done(v); } else { requestAnimationFrame(poll); }
+  })();
+})`, browserInspectFrames)
+
 func browserEval[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
