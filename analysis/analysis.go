@@ -52,6 +52,9 @@ type File struct {
 
 	twinsOnce sync.Once
 	twins     []int32 // replay.Twins of Snap
+
+	hostOnce sync.Once
+	host     info.HostMemory // info.Host of Snap
 }
 
 // deviceReplay is the one replay of one device.
@@ -210,6 +213,15 @@ func (f *File) Info(only []int) *info.Info {
 		}
 		return f.run(device)
 	}, only)
+}
+
+// Host is the file's pinned host memory (info.Host: its host segments,
+// and host_traces replayed under the caching host allocator's rules),
+// computed on the first call; every view (summary, state, leaks, the
+// report) shows these same figures. Callers must not change it.
+func (f *File) Host() *info.HostMemory {
+	f.hostOnce.Do(func() { f.host = info.Host(f.Snap) })
+	return &f.host
 }
 
 // DeviceInfos are the Devices of [File.Info] with their coverage, for

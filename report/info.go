@@ -9,6 +9,7 @@ import (
 	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -97,7 +98,7 @@ func WriteInfo(w io.Writer, v *Info) error {
 		ew.Printf("%s", kit.WrapIndented(label, kit.Escape(row[1])))
 	}
 
-	if lines := hostLines(&v.Host); lines != nil {
+	if lines := hostview.Lines(&v.Host); lines != nil {
 		ew.Printf("\nPinned host memory (the CUDA host allocator)\n")
 		for _, line := range lines {
 			ew.Printf("%s", kit.WrapIndented("  ", line))

@@ -5,8 +5,8 @@ import (
 
 	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
-	"github.com/snapview/snapview/snapshot"
 )
 
 // infoJSON and the types below are the schema of `snapview info --json`:
@@ -20,8 +20,8 @@ type infoJSON struct {
 	Recording infoRecordingJSON `json:"recording"`
 	Settings  []settingJSON     `json:"allocator_settings"`
 	Rounding  roundingJSON      `json:"rounding"`
-	Host      *hostJSON         `json:"host,omitempty"`
-	Unknown   []countJSON       `json:"unknown"`
+	Host      *hostview.JSON    `json:"host,omitempty"`
+	Unknown   []kit.CountJSON   `json:"unknown"`
 	Warnings  []string          `json:"warnings"`
 }
 
@@ -65,22 +65,22 @@ type infoClueJSON struct {
 }
 
 type infoDeviceJSON struct {
-	Device               int            `json:"device"`
-	Segments             int            `json:"segments"`
-	Blocks               int            `json:"blocks"`
-	ReservedBytes        int64          `json:"reserved_bytes"`
-	AllocatedBytes       int64          `json:"allocated_bytes"`
-	LiveBlocks           int            `json:"live_blocks"`
-	LiveBlocksWithStacks int            `json:"live_blocks_with_stacks"`
-	TraceEntries         int            `json:"trace_entries"`
-	FirstTimeUS          int64          `json:"first_time_us"`
-	LastTimeUS           int64          `json:"last_time_us"`
-	Actions              []countJSON    `json:"actions"`
-	OOMs                 int            `json:"oom_entries"`
-	Coverage             string         `json:"coverage"`
-	OrphanFrees          int            `json:"orphan_frees"`
-	UntracedBlocks       int            `json:"untraced_live_blocks"`
-	Replay               infoReplayJSON `json:"replay"`
+	Device               int             `json:"device"`
+	Segments             int             `json:"segments"`
+	Blocks               int             `json:"blocks"`
+	ReservedBytes        int64           `json:"reserved_bytes"`
+	AllocatedBytes       int64           `json:"allocated_bytes"`
+	LiveBlocks           int             `json:"live_blocks"`
+	LiveBlocksWithStacks int             `json:"live_blocks_with_stacks"`
+	TraceEntries         int             `json:"trace_entries"`
+	FirstTimeUS          int64           `json:"first_time_us"`
+	LastTimeUS           int64           `json:"last_time_us"`
+	Actions              []kit.CountJSON `json:"actions"`
+	OOMs                 int             `json:"oom_entries"`
+	Coverage             string          `json:"coverage"`
+	OrphanFrees          int             `json:"orphan_frees"`
+	UntracedBlocks       int             `json:"untraced_live_blocks"`
+	Replay               infoReplayJSON  `json:"replay"`
 }
 
 type infoReplayJSON struct {
@@ -120,11 +120,6 @@ type settingJSON struct {
 	Value string `json:"value"`
 }
 
-type countJSON struct {
-	Name  string `json:"name"`
-	Count int    `json:"count"`
-}
-
 type inferredJSON struct {
 	Value string `json:"value"`
 	Why   string `json:"why"`
@@ -139,31 +134,23 @@ type maxEntriesJSON struct {
 }
 
 type infoRecordingJSON struct {
-	Enabled              inferredJSON   `json:"enabled"`
-	Stacks               inferredJSON   `json:"stacks"`
-	Context              inferredJSON   `json:"context"`
-	MaxEntries           maxEntriesJSON `json:"max_entries"`
-	SkipActions          []string       `json:"skip_actions,omitempty"`
-	Frames               int            `json:"distinct_frames"`
-	CppFrames            int            `json:"distinct_cpp_frames"`
-	TraceEntries         int            `json:"trace_entries"`
-	EntriesWithFramesKey int            `json:"entries_with_frames_key"`
-	EntriesWithStacks    int            `json:"entries_with_stacks"`
-	EmptyStacks          []countJSON    `json:"entries_with_empty_stack"`
-	NoFramesKey          []countJSON    `json:"entries_without_frames_key"`
-	LiveBlocks           int            `json:"live_blocks"`
-	LiveBlocksWithStacks int            `json:"live_blocks_with_stacks"`
-	SegmentsWithStacks   int            `json:"segments_with_stacks"`
-	FreesCompared        int            `json:"frees_compared_with_alloc"`
-	FreesSameStack       int            `json:"frees_with_alloc_stack"`
-}
-
-func countsJSON(cs []snapshot.Count) []countJSON {
-	out := make([]countJSON, len(cs))
-	for i, c := range cs {
-		out[i] = countJSON{Name: c.Name, Count: c.Count}
-	}
-	return out
+	Enabled              inferredJSON    `json:"enabled"`
+	Stacks               inferredJSON    `json:"stacks"`
+	Context              inferredJSON    `json:"context"`
+	MaxEntries           maxEntriesJSON  `json:"max_entries"`
+	SkipActions          []string        `json:"skip_actions,omitempty"`
+	Frames               int             `json:"distinct_frames"`
+	CppFrames            int             `json:"distinct_cpp_frames"`
+	TraceEntries         int             `json:"trace_entries"`
+	EntriesWithFramesKey int             `json:"entries_with_frames_key"`
+	EntriesWithStacks    int             `json:"entries_with_stacks"`
+	EmptyStacks          []kit.CountJSON `json:"entries_with_empty_stack"`
+	NoFramesKey          []kit.CountJSON `json:"entries_without_frames_key"`
+	LiveBlocks           int             `json:"live_blocks"`
+	LiveBlocksWithStacks int             `json:"live_blocks_with_stacks"`
+	SegmentsWithStacks   int             `json:"segments_with_stacks"`
+	FreesCompared        int             `json:"frees_compared_with_alloc"`
+	FreesSameStack       int             `json:"frees_with_alloc_stack"`
 }
 
 // WriteInfoJSON writes v as indented JSON.
@@ -195,9 +182,9 @@ func WriteInfoJSON(w io.Writer, v *Info) error {
 		},
 		Devices:  []infoDeviceJSON{},
 		Settings: []settingJSON{},
-		Host:     newHostJSON(&v.Host),
+		Host:     hostview.NewJSON(&v.Host),
 		Rounding: newRoundingJSON(v.Rounding),
-		Unknown:  countsJSON(v.Unknown),
+		Unknown:  kit.CountsJSON(v.Unknown),
 		Warnings: append([]string{}, v.Warnings...),
 	}
 	for _, kv := range v.Settings {
@@ -223,8 +210,8 @@ func WriteInfoJSON(w io.Writer, v *Info) error {
 		TraceEntries:         r.Entries,
 		EntriesWithFramesKey: r.EntriesWithFrames,
 		EntriesWithStacks:    r.EntriesWithStacks,
-		EmptyStacks:          countsJSON(r.EmptyStacks),
-		NoFramesKey:          countsJSON(r.NoFramesKey),
+		EmptyStacks:          kit.CountsJSON(r.EmptyStacks),
+		NoFramesKey:          kit.CountsJSON(r.NoFramesKey),
 		LiveBlocks:           r.LiveBlocks,
 		LiveBlocksWithStacks: r.LiveBlockStacks,
 		SegmentsWithStacks:   r.SegmentStacks,
@@ -246,7 +233,7 @@ func newInfoDeviceJSON(d *info.DeviceInfo) infoDeviceJSON {
 		TraceEntries:         d.Entries,
 		FirstTimeUS:          d.FirstUS,
 		LastTimeUS:           d.LastUS,
-		Actions:              countsJSON(d.Actions),
+		Actions:              kit.CountsJSON(d.Actions),
 		OOMs:                 d.OOMs,
 		Coverage:             string(d.Coverage),
 		OrphanFrees:          d.OrphanFrees,

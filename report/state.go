@@ -14,6 +14,7 @@ import (
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/report/verdictview"
@@ -110,6 +111,9 @@ type StateView struct {
 	// whole trace and at the dump (analysis.File.Pools), whatever the
 	// moment; nil when it has none.
 	PrivatePools []stats.PoolFigures
+	// Host is the file's pinned host memory in JSON (hostview.NewJSON of
+	// analysis.File.Host, summary --json's figures), nil when it has none.
+	Host *hostview.JSON
 
 	allocs []replay.Allocation // replay.Result.Allocs
 	snap   *snapshot.Snapshot
@@ -603,6 +607,9 @@ type stateJSON struct {
 	// PrivatePools are the private pools' figures over the whole trace
 	// and at the dump (left out when none).
 	PrivatePools []poolFiguresJSON `json:"private_pools,omitempty"`
+	// Host is the file's pinned host memory, as summary --json gives it
+	// (left out when the file has none).
+	Host *hostview.JSON `json:"host,omitempty"`
 }
 
 type stateEntryJSON struct {
@@ -697,7 +704,7 @@ func WriteStateJSON(w io.Writer, v *StateView) error {
 		History:   kit.HistoryJSON{Exactness: st.Stats.Known.History.String(), Why: st.Stats.Known.Why},
 		Requested: kit.RequestedVerdictJSON(st.Stats.Known),
 		Segments:  []stateSegJSON{}, Largest: []liveJSON{}, Stacks: []stackJSON{}, Free: []freeJSON{},
-		PrivatePools: newPoolsJSON(v.PrivatePools),
+		PrivatePools: newPoolsJSON(v.PrivatePools), Host: v.Host,
 	}
 	for _, f := range st.Stats.Figures() {
 		out.Exactness[f.Key] = f.Exactness.String()

@@ -13,6 +13,7 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -87,7 +88,7 @@ func NewSummary(file string, f *analysis.File, stats []*stats.MemoryStats) *Summ
 
 		InactiveBlocksMissing: s.InactiveBlocksMissing,
 		SegmentsFromTrace:     s.SegmentsFromTrace,
-		Host:                  info.Host(s),
+		Host:                  *f.Host(),
 		Rounding:              replay.InferRounding(s, -1),
 	}
 	// The coverage of each trace as `snapview info` tells it (from the
@@ -208,7 +209,7 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 			ew.Printf("%s", kit.WrapIndented("  ", line))
 		}
 	}
-	if lines := hostLines(&sum.Host); lines != nil {
+	if lines := hostview.Lines(&sum.Host); lines != nil {
 		ew.Printf("\nPinned host memory (the CUDA host allocator)\n")
 		for _, line := range lines {
 			ew.Printf("%s", kit.WrapIndented("  ", line))
@@ -371,7 +372,7 @@ type summaryJSON struct {
 	File     string              `json:"file"`
 	Format   formatJSON          `json:"format"`
 	Devices  []deviceSummaryJSON `json:"devices"`
-	Host     *hostJSON           `json:"host,omitempty"`
+	Host     *hostview.JSON      `json:"host,omitempty"`
 	Rounding roundingJSON        `json:"rounding"`
 	Warnings []string            `json:"warnings"`
 }
@@ -467,7 +468,7 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 			Devices:        sum.NumDevices,
 		},
 		Devices:  []deviceSummaryJSON{},
-		Host:     newHostJSON(&sum.Host),
+		Host:     hostview.NewJSON(&sum.Host),
 		Rounding: newRoundingJSON(sum.Rounding),
 		Warnings: append([]string{}, sum.Warnings...),
 	}

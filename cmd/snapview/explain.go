@@ -133,7 +133,7 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 			return verdictview.WriteExplainJSON(out, v)
 		}
 		if len(devs) == 0 {
-			return writeNothing(out, s, "the snapshot")
+			return writeNothing(out, an, "the snapshot")
 		}
 		return verdictview.WriteExplain(out, v)
 	})

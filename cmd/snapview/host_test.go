@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -49,7 +51,7 @@ func TestHostMemory(t *testing.T) {
 // TestHostReplayViews: host_pinned.pickle (testdata/gen/hostgen.py, a
 // 2.14-style file with device and host memory) shows its host trace's
 // replay in summary and info, text and --json alike (and after the device
-// views of state and leaks, in text), with the figures
+// views of state and leaks, in text and in their --json), with the figures
 // derived by hand in host_pinned.meta.json (peak 6,291,456 B pinned and
 // handed out, 3 blocks, 3 requests; num_host_alloc 4, num_host_free 1),
 // marked exact and apart from the device's figures.
@@ -70,9 +72,6 @@ func TestHostReplayViews(t *testing.T) {
 			if !strings.Contains(strings.Join(strings.Fields(host), " "), want) {
 				t.Errorf("%s: no %q in:\n%s", cmd, want, host)
 			}
-		}
-		if cmd == "state" || cmd == "leaks" {
-			continue // their JSON is per device
 		}
 		out, _, err = runSnapview(t, cmd, "--json", file)
 		if err != nil {
@@ -96,6 +95,9 @@ func TestHostReplayViews(t *testing.T) {
 		}
 		if err := json.Unmarshal([]byte(out), &v); err != nil {
 			t.Fatal(err)
+		}
+		if v.Host == nil {
+			t.Fatalf("%s --json: no host:\n%s", cmd, out)
 		}
 		r := v.Host.Replay
 		if r.Exactness != "exact" || r.AllocatedBytes.Current != 5243008 || r.AllocatedBytes.Peak == nil || *r.AllocatedBytes.Peak != 6291456 ||
@@ -124,6 +126,116 @@ func TestHostOnlyDeviceViews(t *testing.T) {
 		}
 		if strings.Contains(out, "recording was off") {
 			t.Errorf("%s: says recording was off:\n%s", cmd, out)
+		}
+	}
+}
+
+// TestHostAgreesAcrossViews: state --json and leaks --json give the same
+// host object as summary --json and info --json, byte for byte (one
+// computation, analysis.File.Host), and the text of state and leaks the
+// same host section as summary, on a file with device and host memory
+// (host_pinned.pickle) and on one with host memory only
+// (host_memory.pickle). The figures checked are host_pinned.meta.json's,
+// derived by hand.
+func TestHostAgreesAcrossViews(t *testing.T) {
+	type meta struct {
+		Host struct {
+			PeakReservedBytes int64 `json:"peak_reserved_bytes"`
+			PeakActiveBytes   int64 `json:"peak_active_bytes"`
+			NumHostAlloc      int64 `json:"num_host_alloc"`
+			NumHostFree       int64 `json:"num_host_free"`
+			LiveByStack       []struct {
+				Bytes  int64 `json:"bytes"`
+				Blocks int   `json:"blocks"`
+			} `json:"live_by_stack"`
+		} `json:"host"`
+	}
+	for _, name := range []string{"host_pinned", "host_memory"} {
+		file := "../../testdata/snapshots/" + name + ".pickle"
+		hostOf := func(cmd string) string {
+			t.Helper()
+			out, errOut, err := runSnapview(t, cmd, "--json", file)
+			if err != nil {
+				t.Fatalf("%s %s --json: %v\n%s", cmd, name, err, errOut)
+			}
+			var v struct {
+				Host json.RawMessage `json:"host"`
+			}
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Fatalf("%s %s --json: %v", cmd, name, err)
+			}
+			if len(v.Host) == 0 || string(v.Host) == "null" {
+				t.Fatalf("%s %s --json: no host object:\n%s", cmd, name, out)
+			}
+			var b bytes.Buffer
+			if err := json.Compact(&b, v.Host); err != nil {
+				t.Fatal(err)
+			}
+			return b.String()
+		}
+		want := hostOf("summary")
+		for _, cmd := range []string{"info", "state", "leaks"} {
+			if got := hostOf(cmd); got != want {
+				t.Errorf("%s: %s --json host differs from summary's:\n got %s\nwant %s", name, cmd, got, want)
+			}
+		}
+		sectionOf := func(cmd string) string {
+			t.Helper()
+			out, errOut, err := runSnapview(t, cmd, file)
+			if err != nil {
+				t.Fatalf("%s %s: %v\n%s", cmd, name, err, errOut)
+			}
+			k := strings.Index(out, "Pinned host memory")
+			if k < 0 {
+				t.Fatalf("%s %s: no host section:\n%s", cmd, name, out)
+			}
+			sec := out[k:]
+			if e := strings.Index(sec, "\n\n"); e >= 0 {
+				sec = sec[:e+1]
+			}
+			return sec
+		}
+		wantText := sectionOf("summary")
+		for _, cmd := range []string{"state", "leaks"} {
+			if got := sectionOf(cmd); got != wantText {
+				t.Errorf("%s: %s's host section differs from summary's:\n%s\nwant\n%s", name, cmd, got, wantText)
+			}
+		}
+		if name != "host_pinned" {
+			continue
+		}
+		raw, err := os.ReadFile("../../testdata/snapshots/host_pinned.meta.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m meta
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		var h struct {
+			Replay struct {
+				AllocatedBytes struct{ Peak int64 } `json:"allocated_bytes"`
+				ActiveBytes    struct{ Peak int64 } `json:"active_bytes"`
+				NumHostAlloc   int64                `json:"num_host_alloc"`
+				NumHostFree    int64                `json:"num_host_free"`
+			} `json:"replay"`
+			LiveByStack []struct {
+				Bytes  int64 `json:"bytes"`
+				Blocks int   `json:"blocks"`
+			} `json:"live_by_stack"`
+		}
+		if err := json.Unmarshal([]byte(want), &h); err != nil {
+			t.Fatal(err)
+		}
+		r, mh := h.Replay, m.Host
+		if r.AllocatedBytes.Peak != mh.PeakReservedBytes || r.ActiveBytes.Peak != mh.PeakActiveBytes ||
+			r.NumHostAlloc != mh.NumHostAlloc || r.NumHostFree != mh.NumHostFree || len(h.LiveByStack) != len(mh.LiveByStack) {
+			t.Fatalf("host replay %+v, live %+v; meta.json says %+v", r, h.LiveByStack, mh)
+		}
+		for i, l := range h.LiveByStack {
+			if l.Bytes != mh.LiveByStack[i].Bytes || l.Blocks != mh.LiveByStack[i].Blocks {
+				t.Errorf("live_by_stack[%d] = %+v, meta.json says %+v", i, l, mh.LiveByStack[i])
+			}
 		}
 	}
 }

@@ -115,7 +115,9 @@ a binary unit (512KiB, 10MiB, 1GiB: powers of 1024) or a decimal one (500KB,
 shows the first N groups of each device (at least 1).
 
 An empty snapshot (no segments, no trace entries) is not an error: leaks
-says there is nothing to show and exits 0.`,
+says there is nothing to show and exits 0.
+
+` + hostHelp,
 		Example: `  snapview leaks snapshot.pickle
   snapview leaks --top 5 --fold train_snapshot.pickle
   snapview leaks --focus 'train\.py' --ignore 'optim/' --min-bytes 10MiB \
@@ -235,12 +237,12 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 		}
 		what = fmt.Sprintf("device %d", opts.device.n)
 	}
+	an := analysis.New(s, analysis.Options{})
 	if len(devices) == 0 && !opts.json {
-		return writeNothing(stdout, s, what)
+		return writeNothing(stdout, an, what)
 	}
 	devices = opts.device.shown(devices, stderr, "leaks")
 	var reps []*leaks.LeakReport
-	an := analysis.New(s, analysis.Options{})
 	for _, dev := range devices {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -277,11 +279,11 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 	}
 	var err error
 	if opts.json {
-		err = leakview.WriteLeaksJSON(stdout, s, reps)
+		err = leakview.WriteLeaksJSON(stdout, s, reps, hostJSON(an))
 	} else {
 		err = leakview.WriteLeaks(stdout, s, reps, leakview.LeakOptions{At: opts.at, Full: opts.full, Steps: lo.Steps})
 		if err == nil {
-			err = writeHostAfter(stdout, s)
+			err = writeHostAfter(stdout, an)
 		}
 	}
 	if err != nil {

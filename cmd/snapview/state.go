@@ -10,9 +10,9 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/explain"
-	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
@@ -62,9 +62,11 @@ Without --at, a device without a trace (recording off, a bare
 torch.cuda.memory_snapshot() list) is shown at the end, the state the file
 holds, with a note on stderr. An empty snapshot (no segments, no trace
 entries) is not an error: state says there is nothing to show ({} with
---json) and exits 0.
+--json; {"host":...} for a file of pinned host memory only) and exits 0.
 
-` + poolsHelp,
+` + poolsHelp + `
+
+` + hostHelp,
 		Example: `  snapview state --at peak snapshot.pickle
   snapview state --at oom --top 5 oom_snapshot.pickle
   snapview state --at time:2.5s --device 1 snapshot.pickle
@@ -113,30 +115,44 @@ func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at steps.Moment) (dev int,
 // writeNothing writes the line state and leaks print when what (the
 // snapshot, device N) holds nothing: not an error. A file that holds
 // pinned host memory only (record_cuda=False) shows that instead.
-func writeNothing(w io.Writer, s *snapshot.Snapshot, what string) error {
-	if what == "the snapshot" && (len(s.HostTraces) > 0 || len(s.HostSegments) > 0) {
+func writeNothing(w io.Writer, f *analysis.File, what string) error {
+	if what == "the snapshot" && hasHost(f.Snap) {
 		if _, err := fmt.Fprintf(w, "no device memory to show: the file holds pinned host memory only (_record_memory_history(record_pinned_host_memory=True, record_cuda=False))\n\n"); err != nil {
 			return err
 		}
-		h := info.Host(s)
-		return report.WriteHost(w, &h)
+		return hostview.Write(w, f.Host())
 	}
 	_, err := fmt.Fprintf(w, "nothing to show: %s holds no segments and no trace entries (recording was off, or nothing was allocated)\n", what)
 	return err
 }
 
+// hasHost says whether s holds pinned host memory (host_traces or
+// host_segments entries).
+func hasHost(s *snapshot.Snapshot) bool {
+	return len(s.HostTraces) > 0 || len(s.HostSegments) > 0
+}
+
 // writeHostAfter writes the file's pinned host memory (the section
-// summary shows) after a text view of device memory, when the file holds
-// some (host_traces or host_segments entries).
-func writeHostAfter(w io.Writer, s *snapshot.Snapshot) error {
-	if len(s.HostTraces) == 0 && len(s.HostSegments) == 0 {
+// summary shows, from f.Host) after a text view of device memory, when the
+// file holds some.
+func writeHostAfter(w io.Writer, f *analysis.File) error {
+	if !hasHost(f.Snap) {
 		return nil
 	}
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
-	h := info.Host(s)
-	return report.WriteHost(w, &h)
+	return hostview.Write(w, f.Host())
+}
+
+// hostJSON is f's pinned host memory as state and leaks --json give it
+// (the key "host", summary --json's figures), nil when the file holds
+// none.
+func hostJSON(f *analysis.File) *hostview.JSON {
+	if !hasHost(f.Snap) {
+		return nil
+	}
+	return hostview.NewJSON(f.Host())
 }
 
 func runState(ctx context.Context, opts *stateOptions, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -161,8 +177,14 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 	if err != nil {
 		return err
 	}
+	an := analysis.New(s, analysis.Options{})
 	if dev < 0 || !slices.Contains(s.Devices(), dev) {
 		if opts.json {
+			if dev < 0 && hasHost(s) {
+				return kit.WriteJSON(stdout, struct {
+					Host *hostview.JSON `json:"host"`
+				}{hostJSON(an)})
+			}
 			_, err := io.WriteString(stdout, "{}\n")
 			return err
 		}
@@ -170,7 +192,7 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 		if dev >= 0 {
 			what = fmt.Sprintf("device %d", dev)
 		}
-		return writeNothing(stdout, s, what)
+		return writeNothing(stdout, an, what)
 	}
 	if note != "" {
 		fmt.Fprintf(stderr, "note: %s\n", kit.Escape(note))
@@ -180,7 +202,6 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 		fmt.Fprintf(stderr, "note: device %d has no trace entries, so no peak: showing the state the file holds (--at end)\n", dev)
 		at, label = steps.Moment{Kind: steps.MomentEnd}, "end"
 	}
-	an := analysis.New(s, analysis.Options{})
 	r, err := an.Replay(dev)
 	if err != nil {
 		return err
@@ -201,6 +222,7 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 	}
 	v := report.NewStateView(s, r, st, label, report.StateOptions{Top: opts.top, Frames: opts.frames})
 	v.PrivatePools = an.Pools(dev)
+	v.Host = hostJSON(an)
 	if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
 		// explain's findings open the view, from the same analysis; the
 		// what-if verdict they used (the cap inferred from the OOM, as
@@ -219,5 +241,5 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 	if err := report.WriteState(stdout, v); err != nil {
 		return err
 	}
-	return writeHostAfter(stdout, s)
+	return writeHostAfter(stdout, an)
 }

@@ -92,6 +92,8 @@ one after another.
 
 ` + poolsHelp + `
 
+` + hostHelp + `
+
 memory_stats() dumps:
 
   FILE may also be json.dump(torch.cuda.memory_stats()) (the flat dict,

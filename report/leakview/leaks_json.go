@@ -6,6 +6,7 @@ import (
 
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
@@ -18,6 +19,9 @@ type leaksJSON struct {
 	Devices []leakDeviceJSON `json:"devices"`
 	// Groups of every device, by device then rank.
 	Groups []leakGroupJSON `json:"groups"`
+	// Host is the file's pinned host memory, as summary --json gives it
+	// (left out when the file has none).
+	Host *hostview.JSON `json:"host,omitempty"`
 }
 
 type leakDeviceJSON struct {
@@ -113,9 +117,10 @@ type leakGrowthJSON struct {
 
 // WriteLeaksJSON writes the leak reports as one JSON document (see
 // leaksJSON): the devices looked at, and every group kept with its growth
-// per step and its whole stack, innermost frame first.
-func WriteLeaksJSON(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport) error {
-	out := leaksJSON{Devices: []leakDeviceJSON{}, Groups: []leakGroupJSON{}}
+// per step and its whole stack, innermost frame first; then host, the
+// file's pinned host memory (hostview.NewJSON), left out when nil.
+func WriteLeaksJSON(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport, host *hostview.JSON) error {
+	out := leaksJSON{Devices: []leakDeviceJSON{}, Groups: []leakGroupJSON{}, Host: host}
 	for _, rep := range reps {
 		usOf := func(us int64) *int64 {
 			if !rep.HasTime {

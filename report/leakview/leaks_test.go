@@ -63,7 +63,7 @@ func TestWriteLeaksGolden(t *testing.T) {
 			}
 			checkGolden(t, filepath.Join("testdata", tt.golden+".txt"), buf.String())
 			buf.Reset()
-			if err := WriteLeaksJSON(&buf, s, reps); err != nil {
+			if err := WriteLeaksJSON(&buf, s, reps, nil); err != nil {
 				t.Fatal(err)
 			}
 			checkGolden(t, filepath.Join("testdata", tt.golden+".json"), buf.String())
@@ -74,7 +74,7 @@ func TestWriteLeaksGolden(t *testing.T) {
 func TestWriteLeaksJSONSchema(t *testing.T) {
 	s, reps := leakReports(t, "leak_gc_oom.pickle", nil)
 	var buf bytes.Buffer
-	if err := WriteLeaksJSON(&buf, s, reps); err != nil {
+	if err := WriteLeaksJSON(&buf, s, reps, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The fields other tools read, as the issue names them.

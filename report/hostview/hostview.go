@@ -1,4 +1,8 @@
-package report
+// Package hostview renders pinned host memory (info.HostMemory: the
+// CUDA host allocator's segments and host_traces replayed under its
+// rules) as text and JSON, the same section in every view that shows it:
+// info, summary, state and leaks.
+package hostview
 
 import (
 	"fmt"
@@ -11,10 +15,10 @@ import (
 	"github.com/snapview/snapview/report/kit"
 )
 
-// hostLines describes pinned host memory (info.HostMemory) in the words
+// Lines describes pinned host memory (info.HostMemory) in the words
 // info and summary share, one paragraph per line; nil when the file has
 // none.
-func hostLines(h *info.HostMemory) []string {
+func Lines(h *info.HostMemory) []string {
 	if !h.Present {
 		return nil
 	}
@@ -80,12 +84,12 @@ func hostReplayLines(h *info.HostMemory) []string {
 	return lines
 }
 
-// WriteHost writes the pinned host memory section of summary and info
+// Write writes the pinned host memory section of summary and info
 // (nothing when the file has none): the views of device memory (state,
-// leaks, explain) show it for a file that holds host memory only. Errors
-// are w's.
-func WriteHost(w io.Writer, h *info.HostMemory) error {
-	lines := hostLines(h)
+// leaks, explain) show it after theirs, and alone for a file that holds
+// host memory only. Errors are w's.
+func Write(w io.Writer, h *info.HostMemory) error {
+	lines := Lines(h)
 	if lines == nil {
 		return nil
 	}
@@ -97,18 +101,19 @@ func WriteHost(w io.Writer, h *info.HostMemory) error {
 	return ew.Err
 }
 
-// hostJSON is pinned host memory in summary and info JSON.
-type hostJSON struct {
-	Segments           int         `json:"segments"`
-	ReservedBytes      int64       `json:"reserved_bytes"`
-	AllocatedBytes     int64       `json:"allocated_bytes"`
-	Allocations        int         `json:"allocations"`
-	CachedBytes        int64       `json:"cached_bytes"`
-	TraceEntries       int         `json:"trace_entries"`
-	FirstTimeUS        int64       `json:"first_time_us"`
-	LastTimeUS         int64       `json:"last_time_us"`
-	Actions            []countJSON `json:"actions"`
-	PeakRequestedBytes int64       `json:"peak_requested_bytes"`
+// JSON is pinned host memory in the JSON of info, summary, state and
+// leaks (the key "host").
+type JSON struct {
+	Segments           int             `json:"segments"`
+	ReservedBytes      int64           `json:"reserved_bytes"`
+	AllocatedBytes     int64           `json:"allocated_bytes"`
+	Allocations        int             `json:"allocations"`
+	CachedBytes        int64           `json:"cached_bytes"`
+	TraceEntries       int             `json:"trace_entries"`
+	FirstTimeUS        int64           `json:"first_time_us"`
+	LastTimeUS         int64           `json:"last_time_us"`
+	Actions            []kit.CountJSON `json:"actions"`
+	PeakRequestedBytes int64           `json:"peak_requested_bytes"`
 	// Replay is host_traces replayed under the caching host allocator's
 	// rules: torch.cuda.host_memory_stats()'s figures, with their trust.
 	Replay hostReplayJSON `json:"replay"`
@@ -172,17 +177,18 @@ func newHostReplayJSON(h *info.HostMemory) (hostReplayJSON, []hostStackJSON) {
 	return j, live
 }
 
-// newHostJSON returns nil when the file has no pinned host memory.
-func newHostJSON(h *info.HostMemory) *hostJSON {
+// NewJSON returns h as JSON, nil when the file has no pinned host
+// memory.
+func NewJSON(h *info.HostMemory) *JSON {
 	if !h.Present {
 		return nil
 	}
 	rj, live := newHostReplayJSON(h)
-	return &hostJSON{
+	return &JSON{
 		Replay: rj, LiveByStack: live,
 		Segments: h.Segments, ReservedBytes: h.ReservedBytes, AllocatedBytes: h.AllocatedBytes,
 		Allocations: h.Allocations, CachedBytes: h.CachedBytes, TraceEntries: h.Entries,
-		FirstTimeUS: h.FirstUS, LastTimeUS: h.LastUS, Actions: countsJSON(h.Actions),
+		FirstTimeUS: h.FirstUS, LastTimeUS: h.LastUS, Actions: kit.CountsJSON(h.Actions),
 		PeakRequestedBytes: h.PeakAllocatedBytes,
 	}
 }
