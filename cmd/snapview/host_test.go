@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -236,6 +237,32 @@ func TestHostAgreesAcrossViews(t *testing.T) {
 			if l.Bytes != mh.LiveByStack[i].Bytes || l.Blocks != mh.LiveByStack[i].Blocks {
 				t.Errorf("live_by_stack[%d] = %+v, meta.json says %+v", i, l, mh.LiveByStack[i])
 			}
+		}
+	}
+}
+
+// TestHostReport: `snapview report` on a file of pinned host memory only
+// makes a page of its host section, with no empty device section beside
+// it; on a file with both, the host section follows the device's.
+func TestHostReport(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		devices int
+	}{{"host_memory", 0}, {"host_pinned", 1}} {
+		out := filepath.Join(t.TempDir(), tc.name+".html")
+		if _, errOut, err := runSnapview(t, "report", "-o", out, "../../testdata/snapshots/"+tc.name+".pickle"); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.name, err, errOut)
+		}
+		raw, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := string(raw)
+		if n := strings.Count(page, `<section class="device host" id="host">`); n != 1 {
+			t.Errorf("%s: %d host sections, want 1", tc.name, n)
+		}
+		if n := strings.Count(page, `<section class="device" id=`); n != tc.devices {
+			t.Errorf("%s: %d device sections, want %d", tc.name, n, tc.devices)
 		}
 	}
 }

@@ -241,6 +241,11 @@ func writeReport(ctx context.Context, opts *reportOptions, mon *html.MonitorInpu
 	if err != nil {
 		return err
 	}
+	if !opts.device.set && len(s.Devices()) == 0 && hasHost(s) {
+		// Pinned host memory only (record_cuda=False): the page is its
+		// host section, with no empty device 0 beside it.
+		devices = []int{}
+	}
 	if mon != nil && mon.SMI != nil {
 		var gpus []int
 		for _, g := range mon.SMI {

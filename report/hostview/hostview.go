@@ -19,6 +19,17 @@ import (
 // info and summary share, one paragraph per line; nil when the file has
 // none.
 func Lines(h *info.HostMemory) []string {
+	lines := FigureLines(h)
+	if l := LiveLine(h); l != "" && lines != nil && h.Entries > 0 {
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// FigureLines are Lines less LiveLine: the segments, the trace and its
+// replay's figures, for a view that lists the live pinned memory by stack
+// in full (the HTML report); nil when the file has none.
+func FigureLines(h *info.HostMemory) []string {
 	if !h.Present {
 		return nil
 	}
@@ -43,8 +54,7 @@ func Lines(h *info.HostMemory) []string {
 
 // hostReplayLines gives the figures of the host trace's replay under the
 // caching host allocator's rules (hostreplay.Result), with the trust marks
-// of the device's figures, and the pinned memory handed out at the end by
-// stack.
+// of the device's figures.
 func hostReplayLines(h *info.HostMemory) []string {
 	r := &h.Replay
 	st := &r.Stats
@@ -65,6 +75,12 @@ func hostReplayLines(h *info.HostMemory) []string {
 		lines = append(lines, fmt.Sprintf("Along the trace: %s blocks pinned (num_host_alloc), %s unpinned by empty_cache (num_host_free).",
 			kit.FigureValue(st.NumHostAlloc, false, r.Trust), kit.FigureValue(st.NumHostFree, false, r.Trust)))
 	}
+	return lines
+}
+
+// LiveLine is the line of Lines that names the pinned memory handed out at
+// the end by stack (the three largest), "" when none is.
+func LiveLine(h *info.HostMemory) string {
 	if len(h.Live) > 0 {
 		const shown = 3
 		parts := make([]string, 0, shown)
@@ -79,9 +95,9 @@ func hostReplayLines(h *info.HostMemory) []string {
 			}
 			parts = append(parts, fmt.Sprintf("%s in %s at %s", units.Bytes(l.Bytes), units.Plural(l.Count, "block"), where))
 		}
-		lines = append(lines, "Handed out at the end, by stack: "+strings.Join(parts, "; ")+".")
+		return "Handed out at the end, by stack: " + strings.Join(parts, "; ") + "."
 	}
-	return lines
+	return ""
 }
 
 // Write writes the pinned host memory section of summary and info

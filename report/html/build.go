@@ -20,6 +20,7 @@ import (
 	"github.com/snapview/snapview/analyze/timeline"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/leakview"
 	"github.com/snapview/snapview/report/stacks"
@@ -242,7 +243,20 @@ func Build(f *analysis.File, opt Options) (*Report, error) {
 		}
 		r.Devices = append(r.Devices, *d)
 	}
+	if h := f.Host(); h.Present {
+		r.Hosts = append(r.Hosts, b.host(h))
+	}
 	return r, nil
+}
+
+// host is the section of the file's pinned host memory.
+func (b *htmlBuilder) host(h *info.HostMemory) HostView {
+	v := HostView{Key: "host", Lines: hostview.FigureLines(h), Live: []HostLive{}}
+	for _, l := range h.Live {
+		v.Live = append(v.Live, HostLive{Bytes: l.Bytes, Blocks: l.Count, Stack: b.stack(l.Stack)})
+		v.LiveBytes += l.Bytes
+	}
+	return v
 }
 
 type htmlBuilder struct {

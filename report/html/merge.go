@@ -53,6 +53,17 @@ func Merge(reports []*Report, title, compareTitle, compare string) *Report {
 			d.Segments = segs
 			m.Devices = append(m.Devices, d)
 		}
+		for _, h := range r.Hosts {
+			h.File = r.Title
+			h.Key = fmt.Sprintf("f%d_host", fi)
+			h.Live = append([]HostLive{}, h.Live...)
+			for i := range h.Live {
+				if h.Live[i].Stack >= 0 {
+					h.Live[i].Stack += off
+				}
+			}
+			m.Hosts = append(m.Hosts, h)
+		}
 	}
 	m.Info = info.String()
 	oneClock(m.Devices)

@@ -35,10 +35,40 @@ type Report struct {
 	// DevicesLeftOut counts the devices asked for that have no section
 	// (over Options.MaxDevices); a warning says so.
 	DevicesLeftOut int
+	// Hosts are the pinned host memory sections, one per file that holds
+	// host memory (the CUDA host allocator's, apart from the devices'):
+	// empty when none does.
+	Hosts []HostView
 	// Compare is the comparison of several files as text (the per-rank
 	// table or the diff), "" for a report of one file; CompareTitle heads
 	// it.
 	Compare, CompareTitle string
+}
+
+// HostView is the pinned host memory of one file (analysis.File.Host),
+// in its own section after the devices'.
+type HostView struct {
+	// File names the file in a report of several files, "" in a report of
+	// one; Key is the section's element id ("host", "f1_host").
+	File, Key string
+	// Lines are the figures as summary prints them (hostview.FigureLines):
+	// the host segments, the trace, the peaks of its replay under the
+	// caching host allocator's rules with their trust, num_host_alloc and
+	// num_host_free.
+	Lines []string
+	// Live is the pinned memory handed out at the end, by allocation
+	// stack, most bytes first; LiveBytes sums it.
+	Live      []HostLive
+	LiveBytes int64
+}
+
+// HostLive is the pinned memory one allocation stack holds at the end:
+// Bytes in Blocks blocks; Stack indexes Report.Stacks (-1: no stack
+// recorded).
+type HostLive struct {
+	Bytes  int64
+	Blocks int
+	Stack  int
 }
 
 // DeviceView is the section of one device.
