@@ -204,15 +204,15 @@ func (f *File) HasTrace(device int) bool {
 // one was begun (Start, ReplayAll, another view), waiting for it: Info
 // reads the file while the replays Start began run. A device without one
 // is replayed for Info alone and the replay is not kept, so that `info` on
-// a file of 10^5 devices does not hold them all.
+// a file of 10^5 devices does not hold them all. Its Host is f.Host's.
 func (f *File) Info(only []int) *info.Info {
-	return info.Inspect(f.Snap, func(device int) (*replay.Result, error) {
+	return info.InspectHost(f.Snap, func(device int) (*replay.Result, error) {
 		if t := f.twin(device); f.begun(device) || t != device || f.begun(t) {
 			// A twin's replay is a copy of the first device's, kept.
 			return f.Replay(device)
 		}
 		return f.run(device)
-	}, only)
+	}, only, f.Host())
 }
 
 // Host is the file's pinned host memory (info.Host: its host segments,

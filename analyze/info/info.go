@@ -149,6 +149,17 @@ type Replayed func(device int) (*replay.Result, error)
 // the goroutine that calls Inspect, once per inspected device with a
 // trace.
 func Inspect(s *snapshot.Snapshot, replayed Replayed, only []int) *Info {
+	return InspectHost(s, replayed, only, nil)
+}
+
+// InspectHost is [Inspect] with the file's pinned host memory given
+// (Host(s), computed once by a caller that keeps it for other views);
+// a nil host is computed here.
+func InspectHost(s *snapshot.Snapshot, replayed Replayed, only []int, host *HostMemory) *Info {
+	if host == nil {
+		h := Host(s)
+		host = &h
+	}
 	in := &Info{
 		Legacy:            s.Legacy,
 		TopLevelKeys:      append([]string{}, s.TopLevelKeys...),
@@ -156,7 +167,7 @@ func Inspect(s *snapshot.Snapshot, replayed Replayed, only []int) *Info {
 		SegmentsFromTrace: s.SegmentsFromTrace,
 		RecordedDevices:   len(s.Traces),
 		Rounding:          replay.InferRounding(s, -1),
-		Host:              Host(s),
+		Host:              *host,
 		IdleDevices:       []int{},
 		Devices:           []DeviceInfo{},
 		Settings:          []snapshot.KeyValue{},
