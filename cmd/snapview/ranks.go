@@ -95,6 +95,7 @@ the number of files.
               "current_reserved_bytes", "ooms", "exactness",
               "peak_allocated_entry", "peak_allocated_step",
               "peak_reserved_entry", "peak_reserved_step",
+              "peak_allocated_time_us", "peak_reserved_time_us",
               "reserved_minus_allocated_bytes", "num_alloc_retries",
               "coverage"}],
    "spreads":  [{"figure", "min", "median", "max", "spread",
@@ -115,7 +116,9 @@ A rank whose peaks are unknown (a file with no trace) has null peaks and
 is left out of the spreads, the outliers, the median, the stacks and
 peaks_apart (it is listed in unknown_ranks); ooms and num_alloc_retries
 are null where unknown. Exactness ("exact", "lower_bound", "unknown") is
-that of the peaks; steps are -1 where none were found; deviation is
+that of the peaks; steps are -1 where none were found; the *_time_us are
+the peaks' time_us (null without trace times), "When" in the text less
+clock_origin_us (or the rank's first entry); deviation is
 (value - median) / median. Sizes are bytes.
 
 A file that cannot be read or is not a snapshot is an error naming it

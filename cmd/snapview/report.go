@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -77,7 +79,8 @@ shape. For traces of up to
 any entry; for longer ones it holds the exact state at about 50 entries and
 shows the nearest (snapview state --at entry:N shows any).
 
-Several files (the ranks of a run) make one page: the per-rank table of
+Several files (the ranks of a run, or a directory of them found as
+snapview ranks DIR finds them) make one page: the per-rank table of
 snapview ranks on top, then each file's devices, every timeline on the
 same scale (bytes, and seconds on one clock, time_us, from the earliest
 first entry of them all; --align step lines up their first steps) so that
@@ -106,6 +109,7 @@ Monitoring logs (--smi, --stats):
   snapview report -o oom.html --top 5 run/oom_snapshot.pickle
   snapview report --device 1 -o - snapshot.pickle.gz > dev1.html
   snapview report -o ranks.html rank0.pickle rank1.pickle rank2.pickle
+  snapview report -o ranks.html run/memory_snapshot/iteration_10/
   snapview report -o change.html --base before.pickle after.pickle
   snapview report snap.pickle --smi smi.csv --stats train_memory.jsonl --tz UTC`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -118,6 +122,15 @@ Monitoring logs (--smi, --stats):
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && opts.base == "" {
+				// report DIR: the ranks page of the directory's snapshot
+				// files, found as ranks DIR finds them.
+				expanded, err := reportDirFiles(args[0])
+				if err != nil {
+					return err
+				}
+				args = expanded
+			}
 			opts.file = args[0]
 			if len(args) > 1 || opts.base != "" {
 				opts.files = args
@@ -374,4 +387,30 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 		}
 	}
 	return saveReport(ctx, opts, m, stdout, stderr)
+}
+
+// reportDirFiles expands `report DIR` as `ranks DIR` does
+// (compare.RankFiles): a directory becomes its snapshot files, one page
+// for them all. A directory of several steps (torchtitan's one directory
+// per step) is a usage error naming them, since a page compares one step's
+// ranks. A path that is not a directory is returned as it is.
+func reportDirFiles(path string) ([]string, error) {
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		return []string{path}, nil
+	}
+	files, dir, err := compare.RankFiles([]string{path})
+	if errors.Is(err, compare.ErrNoRankFiles) {
+		return nil, &usageError{err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if groups := compare.GroupRankFiles(dir, files); len(groups) > 1 {
+		names := make([]string, len(groups))
+		for i, g := range groups {
+			names[i] = g.Name()
+		}
+		return nil, usageErrorf("%s holds %d steps (%s): report one step's directory or name its files", path, len(groups), strings.Join(names, ", "))
+	}
+	return files, nil
 }

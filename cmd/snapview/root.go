@@ -46,10 +46,12 @@ within half a second, at any stage, and leaves no partial output file
 (files are written to a temporary name and renamed when whole).
 
 Hostile or broken files end in a one-line error, never in an out-of-memory
-crash: the decoder's budgets grow with the file's size. A gzip or xz file
-may decompress to at most 4GiB, and to at most 100 times its own size past
-the first 16MiB (a genuine snapshot compresses 5 to 30 times); raise the
-cap with --max-decompressed for a genuine file that passes it.`,
+crash: the decoder's budgets grow with the file's size, up to what the
+memory the process may use allows (ulimit -v, the cgroup's memory.max).
+A gzip or xz file may decompress to at most 4GiB, and to at most 100
+times its own size past the first 16MiB (a genuine snapshot compresses 5
+to 30 times); raise the cap with --max-decompressed for a genuine file
+that passes it.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version(),
