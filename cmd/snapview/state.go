@@ -146,12 +146,10 @@ func writeHostAfter(w io.Writer, f *analysis.File) error {
 }
 
 // hostJSON is f's pinned host memory as state and leaks --json give it
-// (the key "host", summary --json's figures), nil when the file holds
-// none.
+// (the key "host", summary --json's figures: present whenever the file
+// has host_segments or host_traces, empty or not), nil when it has
+// neither.
 func hostJSON(f *analysis.File) *hostview.JSON {
-	if !hasHost(f.Snap) {
-		return nil
-	}
 	return hostview.NewJSON(f.Host())
 }
 
@@ -180,7 +178,7 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 	an := analysis.New(s, analysis.Options{})
 	if dev < 0 || !slices.Contains(s.Devices(), dev) {
 		if opts.json {
-			if dev < 0 && hasHost(s) {
+			if dev < 0 && an.Host().Present {
 				return kit.WriteJSON(stdout, struct {
 					Host *hostview.JSON `json:"host"`
 				}{hostJSON(an)})

@@ -243,7 +243,9 @@ func Build(f *analysis.File, opt Options) (*Report, error) {
 		}
 		r.Devices = append(r.Devices, *d)
 	}
-	if h := f.Host(); h.Present {
+	if h := f.Host(); h.Segments > 0 || h.Entries > 0 {
+		// Host keys with nothing in them are told by the file's
+		// description alone, as state and leaks do.
 		r.Hosts = append(r.Hosts, b.host(h))
 	}
 	return r, nil
