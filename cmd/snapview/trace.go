@@ -155,6 +155,11 @@ func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, 
 				_, err := io.WriteString(stdout, "{\"entries\": []}\n")
 				return err
 			}
+			if hasHost(s) && len(s.Devices()) == 0 {
+				// record_cuda=False: the host allocator's history, not
+				// none.
+				return writeNothing(stdout, analysis.New(s, analysis.Options{}), "the snapshot")
+			}
 			_, err := fmt.Fprintln(stdout, "no trace entries: the file was recorded without history (torch.cuda.memory._record_memory_history was off) or holds a bare segment list")
 			return err
 		}
