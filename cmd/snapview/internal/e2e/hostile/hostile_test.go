@@ -1,4 +1,7 @@
-package main
+// Package hostile runs the built snapview command on hostile inputs (the
+// shared corpus's hostile/, the bombs of testdata/gen/bombs.py and the
+// fuzz corpus of package snapshot) under limits of CPU time and memory.
+package hostile
 
 import (
 	"bufio"
@@ -14,7 +17,19 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/snapview/snapview/cmd/snapview/internal/e2e"
+	"github.com/snapview/snapview/internal/corpus"
 )
+
+// snapview is the binary this package's tests share.
+var snapview e2e.Binary
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	snapview.Remove()
+	os.Exit(code)
+}
 
 // Limits every command must keep on hostile input (issue 10): finish
 // within hostileCPU seconds of CPU time (user and system, every thread;
@@ -39,9 +54,11 @@ const (
 func hostileFiles(t *testing.T) map[string]string {
 	t.Helper()
 	files := map[string]string{}
-	shared, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "snapshots", "hostile", "*.pickle"))
-	if len(shared) == 0 {
-		t.Log("../shared/snapshots/hostile absent: running the bombs and the fuzz corpus only")
+	var shared []string
+	if dir := corpus.Find(t); dir != "" {
+		shared = corpus.Match(t, filepath.Join(dir, "hostile"), "*.pickle", 1)
+	} else {
+		t.Log("../shared/snapshots absent: running the bombs and the fuzz corpus only")
 	}
 	for _, p := range shared {
 		files["hostile/"+filepath.Base(p)] = p
@@ -50,7 +67,7 @@ func hostileFiles(t *testing.T) map[string]string {
 		t.Log("python3 absent: the bombs of testdata/gen/bombs.py are not built")
 	} else {
 		dir := filepath.Join(t.TempDir(), "bombs")
-		if out, err := exec.Command(py, filepath.Join("..", "..", "testdata", "gen", "bombs.py"), dir).CombinedOutput(); err != nil {
+		if out, err := exec.Command(py, e2e.Repo(t, "testdata/gen/bombs.py"), dir).CombinedOutput(); err != nil {
 			t.Fatalf("bombs.py: %v\n%s", err, out)
 		}
 		bombs, _ := filepath.Glob(filepath.Join(dir, "*"))
@@ -58,9 +75,9 @@ func hostileFiles(t *testing.T) map[string]string {
 			files["bomb/"+filepath.Base(p)] = p
 		}
 	}
-	corpus, _ := filepath.Glob(filepath.Join("..", "..", "snapshot", "testdata", "fuzz", "FuzzDecode", "*"))
+	fuzz, _ := filepath.Glob(filepath.Join(e2e.Repo(t, "snapshot/testdata/fuzz/FuzzDecode"), "*"))
 	dir := t.TempDir()
-	for _, p := range corpus {
+	for _, p := range fuzz {
 		data, err := readFuzzInput(p)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
@@ -156,7 +173,7 @@ func TestHostileInputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs it on every hostile file")
 	}
-	bin := buildSnapview(t)
+	bin := snapview.Path(t)
 	files := hostileFiles(t)
 	out := filepath.Join(t.TempDir(), "report.html")
 	commands := [][]string{{"summary"}, {"segments"}, {"state"}, {"leaks"}, {"info"}, {"report", "-o", out}}
