@@ -10,24 +10,6 @@ import (
 	"github.com/snapview/snapview/snapshot"
 )
 
-// momentHelp documents MOMENT for the commands that take one (state --at,
-// leaks --at, diff --at and --base-at).
-const momentHelp = `  peak       the entry after which allocated bytes are highest (the first
-             such entry)
-  oom        the last oom entry; oom:K the K-th (from 1)
-  end        after the last entry (the state the file holds)
-  entry:N    after entry N (from 0); entry:-1 is before the first entry
-  time:T     after the last entry at or before T: T is a duration from the
-             first entry (1.5s, 250ms, 40us), or a number of microseconds:
-             a time_us value as the trace records it (microseconds since
-             the Unix epoch), or, when smaller than the first entry's
-             time_us, microseconds from the first entry
-  step:K     after the last entry of training step K, of the steps leaks
-             finds (a record_function range repeating once per step, such
-             as ProfilerStep#N or Optimizer.step, else an allocation made
-             at a regular interval); step:0 is what came before the first
-             step, step:last the last step`
-
 // parseMoment parses a MOMENT flag (--at, --base-at); errors are usage
 // errors. Resolving it to a trace entry is steps.Moment.Resolve's job.
 func parseMoment(s string) (steps.Moment, error) {
