@@ -6,6 +6,7 @@ import (
 
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/replay"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/analyze/timeline"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
@@ -26,6 +27,14 @@ type PageOptions struct {
 	// segment life the page embeds; a longer one gets the states the
 	// File's replay captured (PageStates).
 	MaxLiveEntries int
+	// Levels are the timeline's multi-resolution index and single
+	// allocations (timeline.StackTimelineOptions.Levels).
+	Levels timeline.LevelOptions
+	// EnvelopePoints, when positive, redraws the timeline of a trace
+	// longer than its points with steps (from annotations or a repeating
+	// allocation) as the steps' envelope (timeline.StepEnvelope) in at
+	// most that many points.
+	EnvelopePoints int
 }
 
 // PageStates is the Options.States of a File whose devices the HTML
@@ -96,8 +105,9 @@ func (f *File) analyze(dev int, res *replay.Result, trace []snapshot.TraceEntry,
 	n := len(trace)
 	live := n <= opt.MaxLiveEntries
 	var wg sync.WaitGroup
+	var in timeline.StackTimelineInput
 	if n >= 2 {
-		wg.Go(func() { a.Timeline = stackTimeline(res, trace, timeUS, opt) })
+		wg.Go(func() { a.Timeline, in = stackTimeline(res, trace, timeUS, opt) })
 	}
 	if n >= 2 && len(res.OOMs) > 0 {
 		if w, err := whatif.Analyze(f.Snap, dev, res, whatif.Options{}); err == nil {
@@ -116,6 +126,16 @@ func (f *File) analyze(dev int, res *replay.Result, trace []snapshot.TraceEntry,
 	var errLeaks error
 	a.Leaks, errLeaks = leaks.Leaks(f.Snap, res, opts)
 	wg.Wait()
+	if a.Timeline != nil && a.Leaks != nil && opt.EnvelopePoints > 0 &&
+		(a.Leaks.Steps.Source == steps.StepsAnnotation || a.Leaks.Steps.Source == steps.StepsPattern) {
+		var st [][2]int
+		for _, sl := range a.Leaks.Slices {
+			if sl.Step > 0 {
+				st = append(st, [2]int{sl.Start, sl.End})
+			}
+		}
+		timeline.StepEnvelope(a.Timeline, in, st, opt.EnvelopePoints)
+	}
 	if a.Peak == nil {
 		// The peak is among the states replayed with the replay.
 		if k := slices.IndexFunc(a.States, func(st *replay.State) bool { return st.Index == res.PeakIndex }); k >= 0 {
@@ -137,8 +157,8 @@ func (f *File) analyze(dev int, res *replay.Result, trace []snapshot.TraceEntry,
 }
 
 // stackTimeline is timeline.StackTimeline of a device's replay, with the
-// page's options.
-func stackTimeline(res *replay.Result, trace []snapshot.TraceEntry, timeUS []int64, opt PageOptions) *timeline.Timeline {
+// page's options, and its input.
+func stackTimeline(res *replay.Result, trace []snapshot.TraceEntry, timeUS []int64, opt PageOptions) (*timeline.Timeline, timeline.StackTimelineInput) {
 	n := len(trace)
 	ranges := make([]timeline.LiveRange, len(res.Allocs))
 	for i, a := range res.Allocs {
@@ -151,10 +171,11 @@ func stackTimeline(res *replay.Result, trace []snapshot.TraceEntry, timeUS []int
 		}
 		ranges[i] = timeline.LiveRange{Start: a.AllocIndex, End: end, Bytes: a.Size, Stack: a.Stack}
 	}
-	return timeline.StackTimeline(timeline.StackTimelineInput{
+	in := timeline.StackTimelineInput{
 		TimeUS: timeUS, Allocated: res.Allocated, Active: res.Active, Reserved: res.Reserved,
 		Ranges: ranges, Peak: res.PeakIndex, Keep: res.OOMs,
-	}, timeline.StackTimelineOptions{Groups: opt.Top, Buckets: opt.Buckets, MaxPoints: opt.MaxPoints})
+	}
+	return timeline.StackTimeline(in, timeline.StackTimelineOptions{Groups: opt.Top, Buckets: opt.Buckets, MaxPoints: opt.MaxPoints, Levels: opt.Levels}), in
 }
 
 // inspectIndices are the entries whose exact state the page embeds for a

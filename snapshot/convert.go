@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/snapview/snapview/snapshot/pickle"
 )
 
 // converter turns pickle values into the model, interning strings, frames
@@ -17,10 +19,15 @@ import (
 type converter struct {
 	s    *Snapshot
 	err  error
-	pool *strPool
+	pool *pickle.Pool
 	// m, while a pickle is being read, takes converted frame dicts and
 	// lists back: their memo slots are swapped for compact references.
-	m *machine
+	m *pickle.Machine
+	// lists holds the trace entries of the machine's record lists;
+	// batch, those of the batch the machine's batch reader is reading
+	// (entries.go).
+	lists []*entryList
+	batch []TraceEntry
 	// ids is scratch space for stack conversion.
 	ids []FrameID
 	// entryKeys, actByStr and strByPool map string-pool indexes to entry
@@ -30,7 +37,7 @@ type converter struct {
 	strByPool []StrID
 
 	strs        map[string]StrID
-	framesByPtr map[*pdict]FrameID
+	framesByPtr map[*pickle.Dict]FrameID
 	frames      map[Frame]FrameID
 	stacks      map[string]StackID
 	actions     map[string]Action
@@ -47,10 +54,10 @@ type converter struct {
 	skipped    map[string]*skippedField
 	// lim and budget bound what the conversion may build (see Limits).
 	lim    Limits
-	budget *budget
+	budget *pickle.Budget
 	// segsByPtr holds the segments converted from each dict: a dict the
 	// file references again (through the memo) is converted once.
-	segsByPtr map[*pdict]Segment
+	segsByPtr map[*pickle.Dict]Segment
 	// unshared is set when no value can be referenced twice (JSON): then
 	// nothing is remembered by pointer.
 	unshared bool
@@ -72,9 +79,9 @@ func newConverter() *converter {
 	}
 	c := &converter{
 		s:           s,
-		pool:        newStrPool(),
+		pool:        pickle.NewPool(),
 		strs:        map[string]StrID{"": 0},
-		framesByPtr: map[*pdict]FrameID{},
+		framesByPtr: map[*pickle.Dict]FrameID{},
 		frames:      map[Frame]FrameID{},
 		stacks:      map[string]StackID{"": 0},
 		actions:     map[string]Action{},
@@ -84,7 +91,7 @@ func newConverter() *converter {
 		wide:        map[string]*wideWarning{},
 		skipped:     map[string]*skippedField{},
 		lim:         DefaultLimits(),
-		segsByPtr:   map[*pdict]Segment{},
+		segsByPtr:   map[*pickle.Dict]Segment{},
 	}
 	c.budget = newBudget(c.lim, func() int64 { return 0 })
 	c.internEntryKeys()
@@ -108,11 +115,11 @@ func (c *converter) failf(path, format string, args ...any) {
 // spend charges n bytes of decoded objects to the budget; once it is
 // spent, the budget's error is the conversion's.
 func (c *converter) spend(n int64) bool {
-	if c.budget.spend(n) {
+	if c.budget.Spend(n) {
 		return true
 	}
 	if c.err == nil {
-		c.err = c.budget.err
+		c.err = c.budget.Err
 	}
 	return false
 }
@@ -174,8 +181,8 @@ func (c *converter) str(s string) StrID {
 // to unsigned (2^64-1) for a frame whose line it does not know (C++ frames
 // of some builds): that is -1, the line unknown, without a warning (it is
 // no fault of the file). Other values are as asInt.
-func (c *converter) asLine(v val, path string) (int64, bool) {
-	if x, ok := v.x.(*wideInt); ok && x.u64 && x.lo == math.MaxUint64 {
+func (c *converter) asLine(v pickle.Value, path string) (int64, bool) {
+	if x, ok := v.X.(*pickle.WideInt); ok && x.U64 && x.Lo == math.MaxUint64 {
 		return -1, true
 	}
 	return c.asInt(v, path)
@@ -183,13 +190,13 @@ func (c *converter) asLine(v val, path string) (int64, bool) {
 
 // asInt returns v as an int64. Integers wider than 64 bits wrap modulo 2^64
 // with a warning (PyTorch writes 2^64-1 for a -1 cast to unsigned).
-func (c *converter) asInt(v val, path string) (int64, bool) {
-	switch x := v.x.(type) {
+func (c *converter) asInt(v pickle.Value, path string) (int64, bool) {
+	switch x := v.X.(type) {
 	case nil:
-		return v.n, true
-	case *wideInt:
-		w := int64(x.lo)
-		if x.u64 {
+		return v.N, true
+	case *pickle.WideInt:
+		w := int64(x.Lo)
+		if x.U64 {
 			c.warnWide(path, fmt.Sprintf("%s, which looks like %d cast to unsigned", x, w))
 		} else {
 			c.warnWide(path, fmt.Sprintf("%s, wider than 64 bits; kept modulo 2^64", x))
@@ -199,86 +206,86 @@ func (c *converter) asInt(v val, path string) (int64, bool) {
 		if x == math.Trunc(x) && math.Abs(x) < 1<<63 {
 			return int64(x), true
 		}
-	case boolT:
+	case pickle.Bool:
 		// Python bools are ints.
 		if x {
 			return 1, true
 		}
 		return 0, true
 	}
-	c.failf(path, "want int, got %s", v.typeName())
+	c.failf(path, "want int, got %s", v.TypeName())
 	return 0, false
 }
 
 // asUint returns v as a uint64, for addresses and stream handles.
-func (c *converter) asUint(v val, path string) uint64 {
-	if x, ok := v.x.(*wideInt); ok && x.u64 {
-		return x.lo
+func (c *converter) asUint(v pickle.Value, path string) uint64 {
+	if x, ok := v.X.(*pickle.WideInt); ok && x.U64 {
+		return x.Lo
 	}
 	n, _ := c.asInt(v, path)
 	return uint64(n)
 }
 
-func (c *converter) asString(v val, path string) string {
-	switch v.x.(type) {
-	case strRef:
-		return c.pool.list[v.n]
-	case noneT:
+func (c *converter) asString(v pickle.Value, path string) string {
+	switch v.X.(type) {
+	case pickle.Str:
+		return c.pool.Strs[v.N]
+	case pickle.None:
 		return ""
 	}
-	c.failf(path, "want str, got %s", v.typeName())
+	c.failf(path, "want str, got %s", v.TypeName())
 	return ""
 }
 
-func (c *converter) asBool(v val, path string) bool {
-	switch x := v.x.(type) {
-	case boolT:
+func (c *converter) asBool(v pickle.Value, path string) bool {
+	switch x := v.X.(type) {
+	case pickle.Bool:
 		return bool(x)
 	case nil:
-		return v.n != 0
+		return v.N != 0
 	}
-	c.failf(path, "want bool, got %s", v.typeName())
+	c.failf(path, "want bool, got %s", v.TypeName())
 	return false
 }
 
-func (c *converter) asFloat(v val, path string) float64 {
-	switch x := v.x.(type) {
+func (c *converter) asFloat(v pickle.Value, path string) float64 {
+	switch x := v.X.(type) {
 	case float64:
 		return x
 	case nil:
-		return float64(v.n)
+		return float64(v.N)
 	}
-	c.failf(path, "want float, got %s", v.typeName())
+	c.failf(path, "want float, got %s", v.TypeName())
 	return 0
 }
 
-func (c *converter) asDict(v val, path string) *pdict {
-	if d, ok := v.x.(*pdict); ok {
+func (c *converter) asDict(v pickle.Value, path string) *pickle.Dict {
+	if d, ok := v.X.(*pickle.Dict); ok {
 		return d
 	}
-	c.failf(path, "want dict, got %s", v.typeName())
+	c.failf(path, "want dict, got %s", v.TypeName())
 	return nil
 }
 
 // asList returns the items of a list (or tuple); None counts as empty.
-func (c *converter) asList(v val, path string) []val {
-	switch x := v.x.(type) {
-	case *plist:
-		if x.evMode {
+func (c *converter) asList(v pickle.Value, path string) []pickle.Value {
+	switch x := v.X.(type) {
+	case *pickle.List:
+		if x.Records() {
 			c.failf(path, "want a list of %s, got a list of trace entries", "values")
 			return nil
 		}
-		if x.stack > 0 {
+		if x.Ref > 0 {
 			c.failf(path, "want a list of %s, got a list of frames", "values")
 			return nil
 		}
-		return x.items
-	case *ptuple:
-		return x.items
-	case noneT:
+		return x.Items
+	case *pickle.Tuple:
+		return x.Items
+	case pickle.None:
 		return nil
 	}
-	c.failf(path, "want list, got %s", v.typeName())
+	c.failf(path, "want list, got %s", v.TypeName())
 	return nil
 }
 
@@ -300,28 +307,28 @@ func shortKey(k string) string {
 }
 
 // frame converts one frame dict.
-func (c *converter) frame(v val, path string) FrameID {
-	if _, ok := v.x.(frameRef); ok {
-		return FrameID(v.n)
+func (c *converter) frame(v pickle.Value, path string) FrameID {
+	if _, ok := v.X.(pickle.DictRef); ok {
+		return FrameID(v.N)
 	}
-	d, ok := v.x.(*pdict)
+	d, ok := v.X.(*pickle.Dict)
 	if !ok {
-		c.failf(path, "want frame dict, got %s", v.typeName())
+		c.failf(path, "want frame dict, got %s", v.TypeName())
 		return 0
 	}
 	if id, ok := c.framesByPtr[d]; ok {
 		return id
 	}
 	var f Frame
-	for i := 0; i+1 < len(d.kv); i += 2 {
-		k, _ := c.pool.str(d.kv[i])
+	for i := 0; i+1 < len(d.KV); i += 2 {
+		k, _ := c.pool.Text(d.KV[i])
 		switch k {
 		case "filename":
-			f.Filename = c.asString(d.kv[i+1], path+".filename")
+			f.Filename = c.asString(d.KV[i+1], path+".filename")
 		case "line":
-			f.Line, _ = c.asLine(d.kv[i+1], path+".line")
+			f.Line, _ = c.asLine(d.KV[i+1], path+".line")
 		case "name":
-			f.Name = c.asString(d.kv[i+1], path+".name")
+			f.Name = c.asString(d.KV[i+1], path+".name")
 		case "fx_node_op", "fx_node_name", "fx_node_target", "fx_original_trace":
 		default:
 			c.unknownKey("frames[]." + shortKey(k))
@@ -333,14 +340,14 @@ func (c *converter) frame(v val, path string) FrameID {
 		c.s.Frames = append(c.s.Frames, f)
 		c.frames[f] = id
 	}
-	if c.m != nil && d.memo >= 0 {
-		c.m.replaceMemo(d.memo, val{n: int64(id), x: frameRef{}})
+	if c.m != nil && d.Memo() >= 0 {
+		c.m.ReplaceMemo(d.Memo(), pickle.Value{N: int64(id), X: pickle.DictRef{}})
 	}
 	if !c.unshared {
 		// References taken before the memo slot was swapped (a frame
 		// list built earlier) still hold d: they find the frame here, so
 		// that it is converted (and its unknown keys counted) once. A
-		// recycled dict leaves the map (recycleDict).
+		// recycled dict leaves the map (Forget).
 		c.framesByPtr[d] = id
 	}
 	return id
@@ -348,28 +355,28 @@ func (c *converter) frame(v val, path string) FrameID {
 
 // stack converts a frame list. PyTorch shares one list object among all
 // entries with the same traceback, so the pointer is checked first.
-func (c *converter) stack(v val, path string) StackID {
-	var items []val
-	switch x := v.x.(type) {
-	case stackRef:
-		return StackID(v.n)
-	case *plist:
-		if x.stack > 0 {
+func (c *converter) stack(v pickle.Value, path string) StackID {
+	var items []pickle.Value
+	switch x := v.X.(type) {
+	case pickle.ListRef:
+		return StackID(v.N)
+	case *pickle.List:
+		if x.Ref > 0 {
 			if c.m != nil {
-				c.m.recycleList(x)
+				c.m.RecycleList(x)
 			}
-			return x.stack - 1
+			return StackID(x.Ref - 1)
 		}
-		items = x.items
-	case noneT:
+		items = x.Items
+	case pickle.None:
 		return NoStack
 	default:
 		items = c.asList(v, path)
 	}
 	if len(items) == 0 {
-		if l, ok := v.x.(*plist); ok && c.m != nil {
-			c.m.replaceMemo(l.memo, val{n: int64(NoStack), x: stackRef{}})
-			c.m.recycleList(l)
+		if l, ok := v.X.(*pickle.List); ok && c.m != nil {
+			c.m.ReplaceMemo(l.Memo(), pickle.Value{N: int64(NoStack), X: pickle.ListRef{}})
+			c.m.RecycleList(l)
 		}
 		return NoStack
 	}
@@ -387,18 +394,18 @@ func (c *converter) stack(v val, path string) StackID {
 		c.s.Stacks = append(c.s.Stacks, append([]FrameID(nil), ids...))
 		c.stacks[string(c.keyBuf)] = id
 	}
-	if l, ok := v.x.(*plist); ok && c.err == nil {
-		l.stack = id + 1
+	if l, ok := v.X.(*pickle.List); ok && c.err == nil {
+		l.Ref = int64(id) + 1
 		if c.m != nil {
-			c.m.replaceMemo(l.memo, val{n: int64(id), x: stackRef{}})
-			for _, it := range l.items {
-				if d, ok := it.x.(*pdict); ok {
-					c.m.recycleDict(d)
+			c.m.ReplaceMemo(l.Memo(), pickle.Value{N: int64(id), X: pickle.ListRef{}})
+			for _, it := range l.Items {
+				if d, ok := it.X.(*pickle.Dict); ok {
+					c.m.RecycleDict(d)
 				}
 			}
-			c.m.recycleList(l)
+			c.m.RecycleList(l)
 		}
-		l.items = l.items[:0]
+		l.Items = l.Items[:0]
 	}
 	return id
 }
@@ -434,7 +441,7 @@ var entryKeyNames = [...]string{
 func (c *converter) internEntryKeys() {
 	c.entryKeys = make([]uint8, 0, 16)
 	for k := keyAction; int(k) < len(entryKeyNames); k++ {
-		i := c.pool.addString(entryKeyNames[k])
+		i := c.pool.Add(entryKeyNames[k])
 		for int64(len(c.entryKeys)) <= i {
 			c.entryKeys = append(c.entryKeys, keyOther)
 		}
@@ -444,35 +451,35 @@ func (c *converter) internEntryKeys() {
 
 // poolAction returns the Action of a pooled action string, caching it by
 // pool index.
-func (c *converter) poolAction(v val, path string) Action {
-	if _, ok := v.x.(strRef); ok && v.n < int64(len(c.actByStr)) && c.actByStr[v.n] != ActionNone {
-		return c.actByStr[v.n]
+func (c *converter) poolAction(v pickle.Value, path string) Action {
+	if _, ok := v.X.(pickle.Str); ok && v.N < int64(len(c.actByStr)) && c.actByStr[v.N] != ActionNone {
+		return c.actByStr[v.N]
 	}
 	name := c.asString(v, path)
 	a, ok := ParseAction(name)
 	if !ok {
 		a = c.unknownAction(name)
 	}
-	if _, ok := v.x.(strRef); ok && v.n < 1<<20 {
-		for int64(len(c.actByStr)) <= v.n {
+	if _, ok := v.X.(pickle.Str); ok && v.N < 1<<20 {
+		for int64(len(c.actByStr)) <= v.N {
 			c.actByStr = append(c.actByStr, ActionNone)
 		}
-		c.actByStr[v.n] = a
+		c.actByStr[v.N] = a
 	}
 	return a
 }
 
 // poolStrID returns the StrID of a pooled string, caching it by pool index.
-func (c *converter) poolStrID(v val, path string) StrID {
-	if _, ok := v.x.(strRef); ok && v.n < int64(len(c.strByPool)) && c.strByPool[v.n] != 0 {
-		return c.strByPool[v.n] - 1
+func (c *converter) poolStrID(v pickle.Value, path string) StrID {
+	if _, ok := v.X.(pickle.Str); ok && v.N < int64(len(c.strByPool)) && c.strByPool[v.N] != 0 {
+		return c.strByPool[v.N] - 1
 	}
 	id := c.str(c.asString(v, path))
-	if _, ok := v.x.(strRef); ok && v.n < 1<<20 {
-		for int64(len(c.strByPool)) <= v.n {
+	if _, ok := v.X.(pickle.Str); ok && v.N < 1<<20 {
+		for int64(len(c.strByPool)) <= v.N {
 			c.strByPool = append(c.strByPool, 0)
 		}
-		c.strByPool[v.n] = id + 1
+		c.strByPool[v.N] = id + 1
 	}
 	return id
 }
@@ -481,14 +488,14 @@ func (c *converter) poolStrID(v val, path string) StrID {
 // (compile_context, user_metadata): a value of another type (an exporter
 // writing user_metadata as a dict) is skipped, not a failed file; finish
 // notes it once, with the first entry that had it.
-func (c *converter) optStrID(v val, path string) StrID {
-	switch v.x.(type) {
-	case strRef, noneT:
+func (c *converter) optStrID(v pickle.Value, path string) StrID {
+	switch v.X.(type) {
+	case pickle.Str, pickle.None:
 		return c.poolStrID(v, path)
 	}
 	sk := c.skipped[path]
 	if sk == nil {
-		sk = &skippedField{first: c.entryIndex, typ: v.typeName()}
+		sk = &skippedField{first: c.entryIndex, typ: v.TypeName()}
 		c.skipped[path] = sk
 	}
 	sk.n++
@@ -496,25 +503,25 @@ func (c *converter) optStrID(v val, path string) StrID {
 }
 
 // entry converts one trace entry dict (device_traces[d][i]).
-func (c *converter) entry(d *pdict) TraceEntry {
+func (c *converter) entry(d *pickle.Dict) TraceEntry {
 	const path = "device_traces[][]"
 	var e TraceEntry
 	var deviceFree uint64
 	hasFree := false
-	for i := 0; i+1 < len(d.kv); i += 2 {
-		kv := d.kv[i]
-		v := d.kv[i+1]
+	for i := 0; i+1 < len(d.KV); i += 2 {
+		kv := d.KV[i]
+		v := d.KV[i+1]
 		kind := keyOther
-		if _, ok := kv.x.(strRef); ok && kv.n < int64(len(c.entryKeys)) {
-			kind = c.entryKeys[kv.n]
+		if _, ok := kv.X.(pickle.Str); ok && kv.N < int64(len(c.entryKeys)) {
+			kind = c.entryKeys[kv.N]
 		}
 		c.entryFields[kind]++
 		switch kind {
 		case keyAction:
 			e.Action = c.poolAction(v, path+".action")
 		case keyAddr:
-			if v.x == nil {
-				e.Addr = Addr(v.n)
+			if v.X == nil {
+				e.Addr = Addr(v.N)
 			} else {
 				e.Addr = Addr(c.asUint(v, path+".addr"))
 			}
@@ -523,20 +530,20 @@ func (c *converter) entry(d *pdict) TraceEntry {
 			deviceFree = c.asUint(v, path+".device_free")
 			hasFree = true
 		case keySize:
-			if v.x == nil {
-				e.Size = v.n
+			if v.X == nil {
+				e.Size = v.N
 			} else {
 				e.Size, _ = c.asInt(v, path+".size")
 			}
 		case keyStream:
-			if v.x == nil {
-				e.Stream = uint64(v.n)
+			if v.X == nil {
+				e.Stream = uint64(v.N)
 			} else {
 				e.Stream = c.asUint(v, path+".stream")
 			}
 		case keyTimeUS:
-			if v.x == nil {
-				e.TimeUS = v.n
+			if v.X == nil {
+				e.TimeUS = v.N
 			} else {
 				e.TimeUS, _ = c.asInt(v, path+".time_us")
 			}
@@ -549,9 +556,9 @@ func (c *converter) entry(d *pdict) TraceEntry {
 		case keyUserMetadata:
 			e.UserMetadata = c.optStrID(v, path+".user_metadata")
 		default:
-			k, ok := c.pool.str(kv)
+			k, ok := c.pool.Text(kv)
 			if !ok {
-				c.failf(path, "want str key, got %s", kv.typeName())
+				c.failf(path, "want str key, got %s", kv.TypeName())
 			}
 			c.unknownKey(path + "." + shortKey(k))
 		}
@@ -578,22 +585,22 @@ func (c *converter) unknownAction(name string) Action {
 }
 
 // root converts the top-level value.
-func (c *converter) root(v val) {
-	switch x := v.x.(type) {
-	case *plist:
+func (c *converter) root(v pickle.Value) {
+	switch x := v.X.(type) {
+	case *pickle.List:
 		c.s.Legacy = true
 		c.segments(v, "segments")
 		return
-	case *pdict:
+	case *pickle.Dict:
 		var hasSegs bool
-		for i := 0; i+1 < len(x.kv); i += 2 {
-			k, ok := c.pool.str(x.kv[i])
+		for i := 0; i+1 < len(x.KV); i += 2 {
+			k, ok := c.pool.Text(x.KV[i])
 			if !ok {
-				c.failf("top level", "want str key, got %s (%v)", x.kv[i].typeName(), errNotSnapshot)
+				c.failf("top level", "want str key, got %s (%v)", x.KV[i].TypeName(), errNotSnapshot)
 				return
 			}
 			c.s.TopLevelKeys = append(c.s.TopLevelKeys, k)
-			val := x.kv[i+1]
+			val := x.KV[i+1]
 			switch k {
 			case "segments":
 				hasSegs = true
@@ -621,13 +628,13 @@ func (c *converter) root(v val) {
 		}
 		return
 	}
-	c.err = fmt.Errorf("the file holds a %s, not a dict or a list of segments: %w", v.typeName(), errNotSnapshot)
+	c.err = fmt.Errorf("the file holds a %s, not a dict or a list of segments: %w", v.TypeName(), errNotSnapshot)
 }
 
 // host converts host_segments or host_traces (the pinned host memory
 // allocator, pytorch/pytorch#182407) with the converters of segments and
 // device_traces, keeping the device's own.
-func (c *converter) host(key string, v val) {
+func (c *converter) host(key string, v pickle.Value) {
 	c.s.HasHostTraces = true
 	segs, traces, has := c.s.Segments, c.s.Traces, c.s.HasDeviceTraces
 	switch key {
@@ -637,8 +644,8 @@ func (c *converter) host(key string, v val) {
 	case "host_traces":
 		// PyTorch 2.14 writes one list of entries (one host allocator);
 		// a list of lists is read as one list, in order.
-		if l, ok := v.x.(*plist); ok && !l.evMode && len(l.items) > 0 {
-			if _, flat := l.items[0].x.(*pdict); flat {
+		if l, ok := v.X.(*pickle.List); ok && !l.Records() && len(l.Items) > 0 {
+			if _, flat := l.Items[0].X.(*pickle.Dict); flat {
 				c.s.HostTraces = c.traceList(l, "host_traces")
 				break
 			}
@@ -652,7 +659,7 @@ func (c *converter) host(key string, v val) {
 	c.s.Segments, c.s.Traces, c.s.HasDeviceTraces = segs, traces, has
 }
 
-func (c *converter) segments(v val, path string) {
+func (c *converter) segments(v pickle.Value, path string) {
 	items := c.asList(v, path)
 	c.s.Segments = make([]Segment, 0, len(items))
 	for i, it := range items {
@@ -669,7 +676,7 @@ const (
 	blockBytes   = 40
 )
 
-func (c *converter) segment(v val, path string) Segment {
+func (c *converter) segment(v pickle.Value, path string) Segment {
 	var s Segment
 	if !c.spend(segmentBytes) {
 		return s
@@ -685,11 +692,11 @@ func (c *converter) segment(v val, path string) Segment {
 	if !c.unshared {
 		defer func() { c.segsByPtr[d] = s }()
 	}
-	var blocks []val
+	var blocks []pickle.Value
 	have := map[string]bool{}
-	for i := 0; i+1 < len(d.kv); i += 2 {
-		k, _ := c.pool.str(d.kv[i])
-		v := d.kv[i+1]
+	for i := 0; i+1 < len(d.KV); i += 2 {
+		k, _ := c.pool.Text(d.KV[i])
+		v := d.KV[i+1]
 		p := path + "." + k
 		have[k] = true
 		host := strings.HasPrefix(path, "host_")
@@ -786,17 +793,17 @@ func (c *converter) segment(v val, path string) Segment {
 // say (PyTorch 2.0 blocks have no address). hasReq is false when the block
 // has neither requested_size nor a history[0].real_size: its RequestedSize
 // is then its Size.
-func (c *converter) block(v val, path string, next Addr) (b Block, hasReq bool) {
+func (c *converter) block(v pickle.Value, path string, next Addr) (b Block, hasReq bool) {
 	b = Block{Address: next}
 	d := c.asDict(v, path)
 	if d == nil {
 		return b, true
 	}
-	var history []val
+	var history []pickle.Value
 	hasFrames := false
-	for i := 0; i+1 < len(d.kv); i += 2 {
-		k, _ := c.pool.str(d.kv[i])
-		v := d.kv[i+1]
+	for i := 0; i+1 < len(d.KV); i += 2 {
+		k, _ := c.pool.Text(d.KV[i])
+		v := d.KV[i+1]
 		p := path + "." + k
 		c.fields["segments[].blocks[]."+shortKey(k)]++
 		switch k {
@@ -833,17 +840,17 @@ func (c *converter) block(v val, path string, next Addr) (b Block, hasReq bool) 
 		// PyTorch 2.0: history[0] is the newest allocation of the block.
 		h := c.asDict(history[0], path+".history[0]")
 		if h != nil {
-			for i := 0; i+1 < len(h.kv); i += 2 {
-				k, _ := c.pool.str(h.kv[i])
+			for i := 0; i+1 < len(h.KV); i += 2 {
+				k, _ := c.pool.Text(h.KV[i])
 				switch k {
 				case "real_size":
 					if !hasReq {
-						b.RequestedSize, _ = c.asInt(h.kv[i+1], path+".history[0].real_size")
+						b.RequestedSize, _ = c.asInt(h.KV[i+1], path+".history[0].real_size")
 						hasReq = true
 					}
 				case "frames":
 					if !hasFrames {
-						b.Stack = c.stack(h.kv[i+1], path+".history[0].frames")
+						b.Stack = c.stack(h.KV[i+1], path+".history[0].frames")
 					}
 				}
 			}
@@ -864,16 +871,16 @@ func (c *converter) noRequested(device int) {
 	}
 }
 
-func (c *converter) traces(v val) {
-	var lists []val
-	switch x := v.x.(type) {
-	case *plist:
-		if x.evMode {
+func (c *converter) traces(v pickle.Value) {
+	var lists []pickle.Value
+	switch x := v.X.(type) {
+	case *pickle.List:
+		if x.Records() {
 			// A flat list of entries: one device.
 			c.s.Traces = [][]TraceEntry{c.traceList(x, "device_traces")}
 			return
 		}
-		lists = x.items
+		lists = x.Items
 	default:
 		lists = c.asList(v, "device_traces")
 	}
@@ -883,42 +890,43 @@ func (c *converter) traces(v val) {
 			return
 		}
 		p := fmt.Sprintf("device_traces[%d]", d)
-		switch l := lv.x.(type) {
-		case *plist:
+		switch l := lv.X.(type) {
+		case *pickle.List:
 			c.s.Traces[d] = c.traceList(l, p)
-		case noneT:
+		case pickle.None:
 		default:
-			c.failf(p, "want list, got %s", lv.typeName())
+			c.failf(p, "want list, got %s", lv.TypeName())
 		}
 	}
 }
 
-func (c *converter) traceList(l *plist, path string) []TraceEntry {
-	if l.evError != nil {
-		c.failf(path, "%v", l.evError)
-		return nil
+func (c *converter) traceList(l *pickle.List, path string) []TraceEntry {
+	if l.Records() {
+		t := c.entries(l)
+		if t.evError != nil {
+			c.failf(path, "%v", t.evError)
+			return nil
+		}
+		return t.takeEvents()
 	}
-	if l.evMode {
-		return l.takeEvents()
-	}
-	out := make([]TraceEntry, 0, len(l.items))
-	for i, it := range l.items {
-		switch x := it.x.(type) {
-		case *pdict:
+	out := make([]TraceEntry, 0, len(l.Items))
+	for i, it := range l.Items {
+		switch x := it.X.(type) {
+		case *pickle.Dict:
 			c.entryIndex = i
 			out = append(out, c.entry(x))
-		case *evList:
-			out = append(out, (*plist)(x).event(it.n))
+		case *pickle.Item:
+			out = append(out, c.entries((*pickle.List)(x)).event(it.N))
 		default:
-			c.failf(fmt.Sprintf("%s[%d]", path, i), "want trace entry dict, got %s", it.typeName())
+			c.failf(fmt.Sprintf("%s[%d]", path, i), "want trace entry dict, got %s", it.TypeName())
 			return nil
 		}
 	}
 	return out
 }
 
-func (c *converter) settings(v val) {
-	if _, ok := v.x.(noneT); ok {
+func (c *converter) settings(v pickle.Value) {
+	if _, ok := v.X.(pickle.None); ok {
 		return
 	}
 	d := c.asDict(v, "allocator_settings")
@@ -927,9 +935,9 @@ func (c *converter) settings(v val) {
 	}
 	st := &AllocatorSettings{MaxSplitSize: -1}
 	dropped := 0
-	for i := 0; i+1 < len(d.kv); i += 2 {
-		k, _ := c.pool.str(d.kv[i])
-		v := d.kv[i+1]
+	for i := 0; i+1 < len(d.KV); i += 2 {
+		k, _ := c.pool.Text(d.KV[i])
+		v := d.KV[i+1]
 		p := "allocator_settings." + k
 		switch k {
 		case "PYTORCH_CUDA_ALLOC_CONF":
@@ -946,20 +954,20 @@ func (c *converter) settings(v val) {
 				break
 			}
 			st.RoundupPower2Divisions = map[int64]int64{}
-			for j := 0; j+1 < len(rd.kv); j += 2 {
+			for j := 0; j+1 < len(rd.KV); j += 2 {
 				var key int64
-				switch rd.kv[j].x.(type) {
-				case strRef:
-					kk := c.pool.list[rd.kv[j].n]
+				switch rd.KV[j].X.(type) {
+				case pickle.Str:
+					kk := c.pool.Strs[rd.KV[j].N]
 					n, err := strconv.ParseInt(kk, 10, 64)
 					if err != nil {
 						c.failf(p, "key %q is not a number", kk)
 					}
 					key = n
 				default:
-					key, _ = c.asInt(rd.kv[j], p)
+					key, _ = c.asInt(rd.KV[j], p)
 				}
-				st.RoundupPower2Divisions[key], _ = c.asInt(rd.kv[j+1], p)
+				st.RoundupPower2Divisions[key], _ = c.asInt(rd.KV[j+1], p)
 			}
 		}
 		if len(st.Raw) == maxSettingsKeys {
@@ -989,7 +997,7 @@ const maxDisplay = 1024
 
 // display formats a settings value as Python would print it, briefly: at
 // most maxDisplay bytes, 32 items of a dict and 8 levels, the rest "…".
-func (c *converter) display(v val, depth int) string {
+func (c *converter) display(v pickle.Value, depth int) string {
 	var b strings.Builder
 	c.displayTo(&b, v, depth)
 	c.spend(int64(b.Len()))
@@ -997,7 +1005,7 @@ func (c *converter) display(v val, depth int) string {
 }
 
 // displayTo writes v to b; it returns false once b is full.
-func (c *converter) displayTo(b *strings.Builder, v val, depth int) bool {
+func (c *converter) displayTo(b *strings.Builder, v pickle.Value, depth int) bool {
 	if b.Len() >= maxDisplay {
 		b.WriteString("…")
 		return false
@@ -1006,30 +1014,30 @@ func (c *converter) displayTo(b *strings.Builder, v val, depth int) bool {
 		b.WriteString("…")
 		return true
 	}
-	switch x := v.x.(type) {
+	switch x := v.X.(type) {
 	case nil:
-		b.WriteString(strconv.FormatInt(v.n, 10))
-	case *wideInt:
+		b.WriteString(strconv.FormatInt(v.N, 10))
+	case *pickle.WideInt:
 		b.WriteString(x.String())
-	case boolT:
+	case pickle.Bool:
 		if x {
 			b.WriteString("True")
 		} else {
 			b.WriteString("False")
 		}
-	case noneT:
+	case pickle.None:
 		b.WriteString("None")
 	case float64:
 		b.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
-	case strRef:
-		str := c.pool.list[v.n]
+	case pickle.Str:
+		str := c.pool.Strs[v.N]
 		if len(str) > maxDisplay {
 			str = strings.ToValidUTF8(str[:maxDisplay], "") + "…"
 		}
 		b.WriteString(strconv.Quote(str))
-	case *pdict:
+	case *pickle.Dict:
 		b.WriteString("{")
-		for i := 0; i+1 < len(x.kv); i += 2 {
+		for i := 0; i+1 < len(x.KV); i += 2 {
 			if i > 0 {
 				b.WriteString(", ")
 			}
@@ -1037,46 +1045,46 @@ func (c *converter) displayTo(b *strings.Builder, v val, depth int) bool {
 				b.WriteString("…")
 				break
 			}
-			if !c.displayTo(b, x.kv[i], depth+1) {
+			if !c.displayTo(b, x.KV[i], depth+1) {
 				return false
 			}
 			b.WriteString(": ")
-			if !c.displayTo(b, x.kv[i+1], depth+1) {
+			if !c.displayTo(b, x.KV[i+1], depth+1) {
 				return false
 			}
 		}
 		b.WriteString("}")
-	case *plist:
-		fmt.Fprintf(b, "[%d items]", len(x.items)+x.evLen)
-	case *ptuple:
-		fmt.Fprintf(b, "(%d items)", len(x.items))
+	case *pickle.List:
+		fmt.Fprintf(b, "[%d items]", len(x.Items)+c.entryCount(x))
+	case *pickle.Tuple:
+		fmt.Fprintf(b, "(%d items)", len(x.Items))
 	default:
-		b.WriteString(v.typeName())
+		b.WriteString(v.TypeName())
 	}
 	return true
 }
 
-func (c *converter) annotations(v val) {
+func (c *converter) annotations(v pickle.Value) {
 	items := c.asList(v, "external_annotations")
 	c.s.Annotations = make([]Annotation, 0, len(items))
 	for i, it := range items {
 		p := fmt.Sprintf("external_annotations[%d]", i)
 		var a Annotation
-		var kv []val
-		switch x := it.x.(type) {
-		case *pdict:
-			kv = x.kv
-		case *evList:
+		var kv []pickle.Value
+		switch x := it.X.(type) {
+		case *pickle.Dict:
+			kv = x.KV
+		case *pickle.Item:
 			// A dict with an "action" key in the annotation list: newer
 			// PyTorch may put one here; keep going without it.
 			c.unknownKey("external_annotations[].action")
 			continue
 		default:
-			c.failf(p, "want dict, got %s", it.typeName())
+			c.failf(p, "want dict, got %s", it.TypeName())
 			return
 		}
 		for j := 0; j+1 < len(kv); j += 2 {
-			k, _ := c.pool.str(kv[j])
+			k, _ := c.pool.Text(kv[j])
 			v := kv[j+1]
 			switch k {
 			case "stage":

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/snapshot/pickle"
 )
 
 // The JSON form MemoryViz accepts holds the same structure as the pickle.
@@ -25,7 +26,8 @@ const maxJSONDepth = 10000
 // jsonParser reads one JSON value from r into pickle values.
 type jsonParser struct {
 	r     *bufio.Reader
-	m     *machine
+	m     *pickle.Machine
+	c     *converter
 	off   int64
 	depth int
 	buf   []byte
@@ -33,18 +35,19 @@ type jsonParser struct {
 
 // decodeJSON reads the JSON form MemoryViz accepts (the same structure as
 // the pickle) into pickle values, appending list items through the pickle
-// machine's appendTo so that trace entries are converted as they come.
-func decodeJSON(r *bufio.Reader, c *converter) (val, error) {
-	m := &machine{conv: c, pool: c.pool, lim: c.lim, budget: c.budget}
+// machine's Append so that trace entries are converted as they come.
+func decodeJSON(r *bufio.Reader, c *converter) (pickle.Value, error) {
+	m := pickle.New(nil, pickle.Config{MaxString: c.lim.MaxString, MaxStack: c.lim.MaxStack, Budget: c.budget,
+		Pool: c.pool, RecordKey: entryKeyNames[keyAction], Converter: c})
 	c.unshared = true
-	p := &jsonParser{r: r, m: m}
+	p := &jsonParser{r: r, m: m, c: c}
 	v, err := p.value()
 	if err != nil {
 		var le *LimitError
 		if errors.As(err, &le) {
-			return val{}, le
+			return pickle.Value{}, le
 		}
-		return val{}, fmt.Errorf("reading JSON: %w", err)
+		return pickle.Value{}, fmt.Errorf("reading JSON: %w", err)
 	}
 	return v, nil
 }
@@ -86,13 +89,13 @@ func (p *jsonParser) next() (byte, error) {
 	}
 }
 
-func (p *jsonParser) value() (val, error) {
+func (p *jsonParser) value() (pickle.Value, error) {
 	b, err := p.next()
 	if err != nil {
-		return val{}, err
+		return pickle.Value{}, err
 	}
-	if p.m.budget.err != nil {
-		return val{}, p.m.budget.err
+	if p.c.budget.Err != nil {
+		return pickle.Value{}, p.c.budget.Err
 	}
 	switch {
 	case b == '{':
@@ -102,19 +105,19 @@ func (p *jsonParser) value() (val, error) {
 	case b == '"':
 		s, err := p.str()
 		if err != nil {
-			return val{}, err
+			return pickle.Value{}, err
 		}
-		return val{n: p.m.pool.addString(s), x: strRef{}}, nil
+		return pickle.Value{N: p.c.pool.Add(s), X: pickle.Str{}}, nil
 	case b == '-' || b >= '0' && b <= '9':
 		return p.number(b)
 	case b == 't':
-		return val{x: boolT(true)}, p.literal("rue")
+		return pickle.Value{X: pickle.Bool(true)}, p.literal("rue")
 	case b == 'f':
-		return val{x: boolT(false)}, p.literal("alse")
+		return pickle.Value{X: pickle.Bool(false)}, p.literal("alse")
 	case b == 'n':
-		return val{x: noneT{}}, p.literal("ull")
+		return pickle.Value{X: pickle.None{}}, p.literal("ull")
 	}
-	return val{}, p.errorf("invalid character %q looking for beginning of value", b)
+	return pickle.Value{}, p.errorf("invalid character %q looking for beginning of value", b)
 }
 
 func (p *jsonParser) literal(rest string) error {
@@ -136,64 +139,64 @@ func (p *jsonParser) enter() error {
 	return nil
 }
 
-func (p *jsonParser) object() (val, error) {
+func (p *jsonParser) object() (pickle.Value, error) {
 	if err := p.enter(); err != nil {
-		return val{}, err
+		return pickle.Value{}, err
 	}
 	defer func() { p.depth-- }()
-	d := &pdict{memo: -1}
+	d := pickle.NewDict()
 	b, err := p.next()
 	if err != nil {
-		return val{}, err
+		return pickle.Value{}, err
 	}
 	if b == '}' {
-		return val{x: d}, nil
+		return pickle.Value{X: d}, nil
 	}
 	for {
 		if b != '"' {
-			return val{}, p.errorf("invalid character %q looking for beginning of object key string", b)
+			return pickle.Value{}, p.errorf("invalid character %q looking for beginning of object key string", b)
 		}
 		k, err := p.str()
 		if err != nil {
-			return val{}, err
+			return pickle.Value{}, err
 		}
 		if b, err = p.next(); err != nil {
-			return val{}, err
+			return pickle.Value{}, err
 		}
 		if b != ':' {
-			return val{}, p.errorf("invalid character %q after object key", b)
+			return pickle.Value{}, p.errorf("invalid character %q after object key", b)
 		}
 		v, err := p.value()
 		if err != nil {
-			return val{}, err
+			return pickle.Value{}, err
 		}
-		c := cap(d.kv)
-		d.kv = append(d.kv, val{n: p.m.pool.addString(k), x: strRef{}}, v)
-		if cap(d.kv) != c {
-			p.m.budget.spend(int64(cap(d.kv)-c) * valBytes)
+		c := cap(d.KV)
+		d.KV = append(d.KV, pickle.Value{N: p.c.pool.Add(k), X: pickle.Str{}}, v)
+		if cap(d.KV) != c {
+			p.c.budget.Spend(int64(cap(d.KV)-c) * pickle.ValueBytes)
 		}
 		if b, err = p.next(); err != nil {
-			return val{}, err
+			return pickle.Value{}, err
 		}
 		switch b {
 		case '}':
-			return val{x: d}, nil
+			return pickle.Value{X: d}, nil
 		case ',':
 			if b, err = p.next(); err != nil {
-				return val{}, err
+				return pickle.Value{}, err
 			}
 		default:
-			return val{}, p.errorf("invalid character %q after object key:value pair", b)
+			return pickle.Value{}, p.errorf("invalid character %q after object key:value pair", b)
 		}
 	}
 }
 
-func (p *jsonParser) array() (val, error) {
+func (p *jsonParser) array() (pickle.Value, error) {
 	if err := p.enter(); err != nil {
-		return val{}, err
+		return pickle.Value{}, err
 	}
 	defer func() { p.depth-- }()
-	l := &plist{memo: -1}
+	l := pickle.NewList()
 	b, err := p.r.ReadByte()
 	for err == nil && (b == ' ' || b == '\t' || b == '\r' || b == '\n') {
 		p.off++
@@ -201,29 +204,29 @@ func (p *jsonParser) array() (val, error) {
 	}
 	if err == nil && b == ']' {
 		p.off++
-		return val{x: l}, nil
+		return pickle.Value{X: l}, nil
 	}
 	if err == nil {
 		_ = p.r.UnreadByte()
 	}
-	var one [1]val
+	var one [1]pickle.Value
 	for {
 		v, err := p.value()
 		if err != nil {
-			return val{}, err
+			return pickle.Value{}, err
 		}
 		one[0] = v
-		p.m.appendTo(l, one[:])
+		p.m.Append(l, one[:])
 		b, err := p.next()
 		if err != nil {
-			return val{}, err
+			return pickle.Value{}, err
 		}
 		switch b {
 		case ']':
-			return val{x: l}, nil
+			return pickle.Value{X: l}, nil
 		case ',':
 		default:
-			return val{}, p.errorf("invalid character %q after array element", b)
+			return pickle.Value{}, p.errorf("invalid character %q after array element", b)
 		}
 	}
 }
@@ -254,8 +257,8 @@ func (p *jsonParser) str() (string, error) {
 			p.off++
 			p.buf = append(p.buf, c)
 		}
-		if int64(len(p.buf)) > p.m.lim.MaxString {
-			return "", &LimitError{Limit: "string length", Detail: fmt.Sprintf("a JSON string longer than %s at byte %d", units.Bytes(p.m.lim.MaxString), p.off)}
+		if int64(len(p.buf)) > p.c.lim.MaxString {
+			return "", &LimitError{Limit: "string length", Detail: fmt.Sprintf("a JSON string longer than %s at byte %d", units.Bytes(p.c.lim.MaxString), p.off)}
 		}
 	}
 	if !escaped {
@@ -276,7 +279,7 @@ func (p *jsonParser) str() (string, error) {
 // number reads a number whose first byte is b, as json.Number would give
 // it: an int64 when it is one, a *wideInt for a wider integer, else a
 // float64.
-func (p *jsonParser) number(b byte) (val, error) {
+func (p *jsonParser) number(b byte) (pickle.Value, error) {
 	p.buf = append(p.buf[:0], b)
 	for {
 		c, err := p.r.ReadByte()
@@ -287,7 +290,7 @@ func (p *jsonParser) number(b byte) (val, error) {
 			p.buf = append(p.buf, c)
 			p.off++
 			if len(p.buf) > 4096 {
-				return val{}, p.errorf("number too long")
+				return pickle.Value{}, p.errorf("number too long")
 			}
 			continue
 		}
@@ -296,14 +299,14 @@ func (p *jsonParser) number(b byte) (val, error) {
 	}
 	t := string(p.buf)
 	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
-		return val{n: n}, nil
+		return pickle.Value{N: n}, nil
 	}
-	if v, ok := parseWideInt(t); ok {
+	if v, ok := pickle.ParseWideInt(t); ok {
 		return v, nil
 	}
 	f, err := strconv.ParseFloat(t, 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return val{}, p.errorf("invalid number %q", t)
+		return pickle.Value{}, p.errorf("invalid number %q", t)
 	}
-	return val{x: f}, nil
+	return pickle.Value{X: f}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/snapshot/pickle"
 )
 
 // Limits bound what decoding one file may cost, so that a small hostile
@@ -42,7 +43,8 @@ type Limits struct {
 	ObjectBudget int64
 
 	// genericOnly turns the decoder's fast path for trace entries off
-	// (pickle_fast.go), for tests that compare the two paths.
+	// (the pickle machine's batch reader, snapshot/pickle/fast.go), for
+	// tests that compare the two paths.
 	genericOnly bool
 }
 
@@ -57,7 +59,7 @@ const (
 	// BudgetPerByte is how many bytes of decoded objects each byte of the
 	// decoded stream may pay for: the 2M-entry benchmark file builds about
 	// 3.5 bytes of objects per byte of pickle.
-	BudgetPerByte = 8
+	BudgetPerByte = pickle.BudgetPerByte
 )
 
 // DefaultLimits returns the limits Load and Decode use.
@@ -80,62 +82,12 @@ func (l Limits) withDefaults() Limits {
 
 // LimitError is the error for a file that passes one of the Limits. It is
 // wrapped in a *DecodeError naming the file.
-type LimitError struct {
-	// Limit names the limit: "decompressed size", "string length",
-	// "stack depth", "decoded-object budget".
-	Limit string
-	// Detail says what passed it, in a user's words.
-	Detail string
-	// Hint says how to lift it, when it can be ("" if not).
-	Hint string
-}
+type LimitError = pickle.LimitError
 
-func (e *LimitError) Error() string {
-	s := "over the " + e.Limit + " limit: " + e.Detail
-	if e.Hint != "" {
-		s += "; " + e.Hint
-	}
-	return s
-}
-
-// budget counts the bytes of objects the decoder builds against what the
-// stream read so far allows.
-type budget struct {
-	spent int64
-	base  int64
-	// read returns the decoded stream's bytes read so far.
-	read func() int64
-	err  error
-}
-
-func newBudget(l Limits, read func() int64) *budget {
-	return &budget{base: l.ObjectBudget, read: read}
-}
-
-// spend charges n bytes and reports false once the budget is spent (the
-// error is then b.err, and stays).
-func (b *budget) spend(n int64) bool {
-	b.spent += n
-	if b.spent <= b.base {
-		return b.err == nil
-	}
-	return b.check()
-}
-
-func (b *budget) check() bool {
-	if b.err != nil {
-		return false
-	}
-	read := b.read()
-	if b.spent <= b.base+BudgetPerByte*read {
-		return true
-	}
-	b.err = &LimitError{
-		Limit: "decoded-object budget",
-		Detail: fmt.Sprintf("%s of decoded objects from %s of data, more than %s plus %d bytes per byte read (a shared object referenced over and over, or a memo spread thin?)",
-			units.Bytes(b.spent), units.Bytes(read), units.Bytes(b.base), BudgetPerByte),
-	}
-	return false
+// newBudget is the decoded-object budget of lim, read reporting the
+// decoded stream's bytes so far.
+func newBudget(l Limits, read func() int64) *pickle.Budget {
+	return pickle.NewBudget(l.ObjectBudget, read)
 }
 
 // limitReader stops a decompressor whose output passes the limits: the

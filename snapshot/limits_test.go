@@ -82,26 +82,6 @@ func entryRefs(n int) []byte {
 	return append(b, "eu."...)
 }
 
-// TestRefsSaturate: a reference count at its top stays there, and the
-// object is never recycled (a wrapped count handed a dict still in use to
-// the next one built).
-func TestRefsSaturate(t *testing.T) {
-	m := &machine{}
-	d := &pdict{memo: 3, refs: pinned - 1}
-	for range 3 {
-		addRef(val{x: d})
-	}
-	if d.refs != pinned {
-		t.Fatalf("refs %d, want %d", d.refs, pinned)
-	}
-	for range 5 {
-		m.recycleDict(d)
-	}
-	if d.refs != pinned || len(m.free) != 0 {
-		t.Errorf("a pinned dict was released (refs %d, %d recycled)", d.refs, len(m.free))
-	}
-}
-
 // TestInconsistentSegments: the shared hostile files' duplicate,
 // overlapping, wrapping and requested>size segments and backwards times
 // are each one warning, and reserved bytes are counted once.

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/snapview/snapview/internal/readahead"
+	"github.com/snapview/snapview/snapshot/pickle"
 	"github.com/ulikunitz/xz"
 )
 
@@ -17,6 +19,10 @@ import (
 // memory snapshot: a pickle of a model, a dict of something else, a JSON
 // file of another shape.
 var ErrNotSnapshot = errNotSnapshot
+
+// errNotSnapshot marks faults that show the file is a pickle of something
+// other than a memory snapshot.
+var errNotSnapshot = errors.New("not a PyTorch memory snapshot")
 
 // DecodeError is the error Load and Decode return: the file and the fault.
 type DecodeError struct {
@@ -161,29 +167,29 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 		}
 		return nil, &DecodeError{Err: errors.New("empty file")}
 	}
-	var root val
+	var root pickle.Value
 	c := newConverter()
 	c.lim = lim
 	c.budget = newBudget(lim, func() int64 { return cr.n })
 	switch trimmed := firstNonSpace(br); {
 	case head[0] == 0x80:
-		// Reading and decompressing run in a goroutine (readahead.go);
+		// Reading and decompressing run in a goroutine (internal/readahead);
 		// the budget counts the bytes handed to the machine.
-		ra := newReadAhead(br)
+		ra := readahead.New(br)
 		defer ra.Close()
-		c.budget.read = func() int64 { return ra.n }
-		m := &machine{src: ra, conv: c, pool: c.pool, lim: lim, budget: c.budget}
+		c.budget.Read = func() int64 { return ra.N() }
+		var known int64
 		if compression == "" {
-			m.size = size
+			known = size
 		}
-		c.m = m
-		root, err = m.run()
+		m := c.newMachine(ra, known)
+		root, err = m.Run()
 		c.m = nil
 		ra.Close()
 		if err != nil {
 			return nil, &DecodeError{Err: wrapReadErr(err, compression)}
 		}
-		c.s.Format = Format{Encoding: "pickle", PickleProtocol: m.proto, Bytes: ra.n}
+		c.s.Format = Format{Encoding: "pickle", PickleProtocol: m.Protocol(), Bytes: ra.N()}
 	case trimmed == '{' || trimmed == '[':
 		root, err = decodeJSON(br, c)
 		if err != nil {

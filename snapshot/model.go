@@ -4,7 +4,11 @@
 // xz compressed) into a compact, typed model.
 //
 // The package owns the file format and nothing else: it never prints, never
-// exits, and never executes pickle globals. Analysis lives in package analyze.
+// exits, and never executes pickle globals. Pickles are read by the machine
+// of package snapshot/pickle, which knows no snapshot: this package
+// converts its values into the model (convert.go) and takes the trace
+// entries as the machine appends them (entries.go). Analysis lives in the
+// analyze packages.
 //
 // Field names follow PyTorch's own (torch/cuda/memory.py TypedDicts
 // _Segment, _Block, _TraceEntry, _Frame and torch/csrc/cuda/memory_snapshot.cpp).

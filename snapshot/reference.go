@@ -6,8 +6,9 @@ import (
 	"io"
 	"math/big"
 
-	"github.com/nlpodyssey/gopickle/pickle"
+	gopickle "github.com/nlpodyssey/gopickle/pickle"
 	"github.com/nlpodyssey/gopickle/types"
+	"github.com/snapview/snapview/snapshot/pickle"
 )
 
 // DecodeReference decodes an uncompressed pickle with
@@ -22,7 +23,7 @@ func DecodeReference(r io.Reader) (s *Snapshot, err error) {
 		}
 	}()
 	br := bufio.NewReaderSize(r, readBuffer)
-	u := pickle.NewUnpickler(br)
+	u := gopickle.NewUnpickler(br)
 	u.FindClass = func(module, name string) (any, error) {
 		return nil, fmt.Errorf("not a PyTorch memory snapshot: the pickle refers to the Python class %s.%s: %w", module, name, errNotSnapshot)
 	}
@@ -31,7 +32,7 @@ func DecodeReference(r io.Reader) (s *Snapshot, err error) {
 		return nil, &DecodeError{Err: err}
 	}
 	c := newConverter()
-	g := &fromGopickle{pool: c.pool, seen: map[any]val{}}
+	g := &fromGopickle{pool: c.pool, seen: map[any]pickle.Value{}}
 	root, err := g.val(obj, 0)
 	if err != nil {
 		return nil, &DecodeError{Err: err}
@@ -51,77 +52,77 @@ func DecodeReference(r io.Reader) (s *Snapshot, err error) {
 // fromGopickle translates gopickle's values into this package's, keeping
 // shared objects shared.
 type fromGopickle struct {
-	pool *strPool
-	seen map[any]val
+	pool *pickle.Pool
+	seen map[any]pickle.Value
 }
 
-func (g *fromGopickle) val(x any, depth int) (val, error) {
+func (g *fromGopickle) val(x any, depth int) (pickle.Value, error) {
 	if depth > 10000 {
-		return val{}, fmt.Errorf("objects nested over 10000 deep: %w", errNotSnapshot)
+		return pickle.Value{}, fmt.Errorf("objects nested over 10000 deep: %w", errNotSnapshot)
 	}
 	switch t := x.(type) {
 	case nil:
-		return val{x: noneT{}}, nil
+		return pickle.Value{X: pickle.None{}}, nil
 	case bool:
-		return val{x: boolT(t)}, nil
+		return pickle.Value{X: pickle.Bool(t)}, nil
 	case int:
-		return val{n: int64(t)}, nil
+		return pickle.Value{N: int64(t)}, nil
 	case *big.Int:
 		if t.IsInt64() {
-			return val{n: t.Int64()}, nil
+			return pickle.Value{N: t.Int64()}, nil
 		}
-		v, _ := parseWideInt(t.String())
+		v, _ := pickle.ParseWideInt(t.String())
 		return v, nil
 	case float64:
-		return val{x: t}, nil
+		return pickle.Value{X: t}, nil
 	case string:
-		return val{n: g.pool.addString(t), x: strRef{}}, nil
+		return pickle.Value{N: g.pool.Add(t), X: pickle.Str{}}, nil
 	case []byte:
-		return val{x: t}, nil
+		return pickle.Value{X: t}, nil
 	case *types.List:
 		if v, ok := g.seen[t]; ok {
 			return v, nil
 		}
-		l := &plist{memo: -1}
-		v := val{x: l}
+		l := pickle.NewList()
+		v := pickle.Value{X: l}
 		g.seen[t] = v
 		for _, e := range *t {
 			ev, err := g.val(e, depth+1)
 			if err != nil {
-				return val{}, err
+				return pickle.Value{}, err
 			}
-			l.items = append(l.items, ev)
+			l.Items = append(l.Items, ev)
 		}
 		return v, nil
 	case *types.Tuple:
-		tp := &ptuple{}
+		tp := &pickle.Tuple{}
 		for _, e := range *t {
 			ev, err := g.val(e, depth+1)
 			if err != nil {
-				return val{}, err
+				return pickle.Value{}, err
 			}
-			tp.items = append(tp.items, ev)
+			tp.Items = append(tp.Items, ev)
 		}
-		return val{x: tp}, nil
+		return pickle.Value{X: tp}, nil
 	case *types.Dict:
 		if v, ok := g.seen[t]; ok {
 			return v, nil
 		}
-		d := &pdict{memo: -1}
-		v := val{x: d}
+		d := pickle.NewDict()
+		v := pickle.Value{X: d}
 		g.seen[t] = v
 		for _, e := range *t {
 			k, err := g.val(e.Key, depth+1)
 			if err != nil {
-				return val{}, err
+				return pickle.Value{}, err
 			}
 			ev, err := g.val(e.Value, depth+1)
 			if err != nil {
-				return val{}, err
+				return pickle.Value{}, err
 			}
-			d.kv = append(d.kv, k, ev)
+			d.KV = append(d.KV, k, ev)
 		}
 		return v, nil
 	}
-	return val{}, fmt.Errorf("unexpected %T in the pickle: %w", x, errNotSnapshot)
+	return pickle.Value{}, fmt.Errorf("unexpected %T in the pickle: %w", x, errNotSnapshot)
 }

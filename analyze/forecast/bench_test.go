@@ -113,3 +113,33 @@ func BenchmarkAlign(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
 }
+
+// BenchmarkCostForecastGPT2 forecasts gpt2_bs batch 24 from batch 1 and 2
+// (above both files: with a band), against whatif's one candidate on
+// batch 24 (BenchmarkCostWhatifGPT2).
+func BenchmarkCostForecastGPT2(b *testing.B) {
+	root := filepath.Join(sharedScaling(b), "gpt2_bs")
+	px, py := rawPickle(b, filepath.Join(root, "batch_1")), rawPickle(b, filepath.Join(root, "batch_2"))
+	b.ResetTimer()
+	c0 := cpuTime()
+	for range b.N {
+		files := []File{{Name: "x", Value: 1, Snap: loadRaw(b, px)}, {Name: "y", Value: 2, Snap: loadRaw(b, py)}}
+		if _, err := Run(files, Options{Targets: []int64{24}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+}
+
+func BenchmarkCostWhatifGPT2(b *testing.B) {
+	p := rawPickle(b, filepath.Join(sharedScaling(b), "gpt2_bs", "batch_24"))
+	b.ResetTimer()
+	c0 := cpuTime()
+	for range b.N {
+		s := loadRaw(b, p)
+		if _, err := whatif.Analyze(s, 0, nil, whatif.Options{Confs: []string{"expandable_segments:True"}, Parallel: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+}

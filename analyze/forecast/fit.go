@@ -20,6 +20,10 @@ const (
 	Affine
 	// QuadraticAffine: size = a·v² + b·v + c (three files or more).
 	QuadraticAffine
+	// Capped: size = min(b·v, c), linear up to a cap: the form of a
+	// reduction's staging buffer (reductionBuffers), tried for those
+	// only.
+	Capped
 	// Irregular: no form with fewer parameters than there are files holds
 	// for every file (with three files or more): the size is piecewise
 	// linear between the files, and beyond them follows the line through
@@ -28,7 +32,7 @@ const (
 	Irregular
 )
 
-var formNames = [...]string{"constant", "linear", "quadratic", "affine", "quadratic+linear", "irregular"}
+var formNames = [...]string{"constant", "linear", "quadratic", "affine", "quadratic+linear", "linear up to a cap", "irregular"}
 
 // String names the form as the text and --json print it.
 func (f Form) String() string {
@@ -47,13 +51,15 @@ var basis = [...][3]bool{
 	QuadraticAffine: {true, true, true},
 }
 
-// Fit is a request's size as a function of v: A·v² + B·v + C bytes.
+// Fit is a request's size as a function of v: A·v² + B·v + C bytes
+// (Capped: min(B·v, C)).
 type Fit struct {
 	Form    Form
 	A, B, C float64
 	// Rounded is true when the form holds only within the allocator's
 	// rounding (every file's request rounds to the same block size as
-	// the fit's), not to the byte.
+	// the fit's), not to the byte; a Capped fit from three files or more,
+	// within two of the buffer's blocks ([holdsBlocks]).
 	Rounded bool
 	// Xs and Ys are the files' values (increasing) and sizes of an
 	// Irregular fit.
@@ -64,8 +70,11 @@ type Fit struct {
 // At returns the fitted size at v in bytes, at least 1.
 func (f *Fit) At(v float64) int64 {
 	s := math.Round(f.A*v*v + f.B*v + f.C)
-	if f.Form == Irregular {
+	switch f.Form {
+	case Irregular:
 		s = math.Round(f.piecewise(v))
+	case Capped:
+		s = math.Round(min(f.B*v, f.C))
 	}
 	if s < 1 || math.IsNaN(s) {
 		return 1
@@ -82,13 +91,34 @@ func (f *Fit) At(v float64) int64 {
 // with more files than it has parameters, so that the files can refute it
 // (with two files: constant, linear or quadratic, else affine, which two
 // points always give; with three: also affine; with four: also a·v² + b·v
-// + c). With three files or more, a size no such form gives is Irregular.
-// vs must be increasing.
-func fitSizes(vs []float64, sizes []int64, round func(int64) int64) Fit {
+// + c). With capped (a reduction's staging buffer), linear up to a cap is
+// tried before affine, and from two files it is the answer when the
+// larger file's size is below the line through the smaller one and the
+// origin (the cap binds there). With three files or more, a size no such
+// form gives is Irregular. vs must be increasing.
+func fitSizes(vs []float64, sizes []int64, round func(int64) int64, capped bool) Fit {
 	n := len(vs)
-	var fallback *Fit
+	var fallback, capFallback *Fit
 	for pass := 0; pass < 2; pass++ {
-		for f := Constant; f <= QuadraticAffine; f++ {
+		for f := Constant; f <= Capped; f++ {
+			if f == Affine && capped {
+				if fit, ok := fitCapped(vs, sizes); ok {
+					if n == 2 {
+						// Two parameters from two files: it holds, the
+						// answer when nothing simpler does.
+						capFallback = &fit
+					} else if holds(&fit, vs, sizes, pass == 1, round) {
+						fit.Rounded = pass == 1
+						return fit
+					} else if pass == 1 && holdsBlocks(&fit, vs, sizes) {
+						fit.Rounded = true
+						return fit
+					}
+				}
+			}
+			if f == Capped {
+				continue
+			}
 			np := nparams(f)
 			if np > n {
 				continue
@@ -111,6 +141,9 @@ func fitSizes(vs []float64, sizes []int64, round func(int64) int64) Fit {
 				return fit
 			}
 		}
+	}
+	if n == 2 && capFallback != nil {
+		return *capFallback
 	}
 	if n == 2 && fallback != nil {
 		return *fallback
@@ -135,6 +168,74 @@ func (f *Fit) piecewise(v float64) float64 {
 	x0, x1 := f.Xs[i], f.Xs[i+1]
 	y0, y1 := float64(f.Ys[i]), float64(f.Ys[i+1])
 	return y0 + (y1-y0)*(v-x0)/(x1-x0)
+}
+
+// fitCapped fits min(b·v, c): c the largest size (the last file's), b
+// the steepest ratio of size to value among the files below it. ok is
+// false unless the sizes grow with v and the files show the cap binding:
+// a staging buffer is blocks x bytes per block, with blocks =
+// div_up(values per thread, 16) while it grows (Reduce.cuh's
+// setReduceConfig), so growing from file i to the last file L it has at
+// least (blocks_i - 1) x v_L / v_i blocks at L. Counted in units of the
+// greatest common divisor of the two sizes (a whole number of blocks'
+// bytes, so never more blocks than there are), a size at L below that is
+// capped; one above it may still be growing (then affine or a simpler
+// form says it, and the band beyond the files holds both ends).
+func fitCapped(vs []float64, sizes []int64) (Fit, bool) {
+	n := len(vs)
+	if n < 2 || vs[0] <= 0 {
+		return Fit{}, false
+	}
+	last := sizes[n-1]
+	i := -1 // the largest file below the cap
+	b := 0.0
+	for k := range n {
+		if k > 0 && sizes[k] < sizes[k-1] {
+			return Fit{}, false
+		}
+		if sizes[k] < last {
+			i = k
+			b = max(b, float64(sizes[k])/vs[k])
+		}
+	}
+	if i < 0 || sizes[i] <= 0 {
+		return Fit{}, false
+	}
+	u := gcd(sizes[i], last)
+	bi, bl := float64(sizes[i]/u), float64(last/u)
+	if bl >= (bi-1)*vs[n-1]/vs[i] {
+		return Fit{}, false
+	}
+	return Fit{Form: Capped, B: b, C: float64(last)}, true
+}
+
+// holdsBlocks reports whether a Capped fit gives every file's size within
+// two blocks (units of the greatest common divisor of the sizes below the
+// cap): div_up rounds a growing buffer's blocks up, by less than one at
+// each file and, through the slope taken from the files, by less than one
+// more. Files at the cap must be at it.
+func holdsBlocks(f *Fit, vs []float64, sizes []int64) bool {
+	last := sizes[len(sizes)-1]
+	var u int64
+	for _, sz := range sizes {
+		if sz < last {
+			u = gcd(u, sz)
+		}
+	}
+	for i, v := range vs {
+		d := f.At(v) - sizes[i]
+		if sizes[i] == last && d != 0 || d > 2*u || d < -2*u {
+			return false
+		}
+	}
+	return true
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 func nparams(f Form) int {

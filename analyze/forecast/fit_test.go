@@ -42,12 +42,56 @@ func TestFitSizes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := fitSizes(tt.vs, tt.sizes, round)
+			f := fitSizes(tt.vs, tt.sizes, round, false)
 			if f.Form != tt.form || f.Rounded != tt.rounded {
 				t.Fatalf("form %v rounded %t (%+v), want %v rounded %t", f.Form, f.Rounded, f, tt.form, tt.rounded)
 			}
 			if got := f.At(tt.at); got != tt.want {
 				t.Errorf("at %v: %d, want %d", tt.at, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFitCapped: a reduction's staging buffer (reductionBuffers) is
+// fitted linear up to a cap when the files show the cap binding, by more
+// than the rounding up of blocks explains (sizes of vit_bs's buffers).
+func TestFitCapped(t *testing.T) {
+	var cfg allocator.Config
+	tests := []struct {
+		name  string
+		vs    []float64
+		sizes []int64
+		form  Form
+		at    float64
+		want  int64
+	}{
+		// 25 blocks of 1,572,864 B at batch 8, 88 at 32: growing, 100.
+		{"capped between two files", []float64{8, 32}, []int64{39321600, 138412032}, Capped, 16, 78643200},
+		{"capped above", []float64{8, 32}, []int64{39321600, 138412032}, Capped, 64, 138412032},
+		{"capped below", []float64{8, 32}, []int64{39321600, 138412032}, Capped, 4, 19660800},
+		// 50 blocks of 1,179,648 B at 16, 99 at 32: div_up's rounding,
+		// not a cap (at 48 it is 118 blocks).
+		{"still growing: affine", []float64{16, 32}, []int64{58982400, 116785152}, Affine, 48, 174587904},
+		{"constant: a cap the files cannot place", []float64{48, 64}, []int64{138412032, 138412032}, Constant, 8, 138412032},
+		{"linear", []float64{8, 16}, []int64{39321600, 78643200}, Linear, 32, 157286400},
+		{"capped from three files", []float64{8, 16, 32}, []int64{39321600, 78643200, 138412032}, Capped, 64, 138412032},
+		// 25, 50, 99 blocks of 1,179,648 B, then the cap: within two
+		// blocks of min(b·v, c) (vit_bs's second kind of buffer).
+		{"capped within div_up's blocks", []float64{8, 16, 32, 64}, []int64{29491200, 58982400, 116785152, 139198464}, Capped, 48, 139198464},
+		{"a cap the third file refutes", []float64{8, 16, 32}, []int64{39321600, 60000000, 138412032}, Irregular, 24, 99206016},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := fitSizes(tt.vs, tt.sizes, cfg.RoundSize, true)
+			if f.Form != tt.form {
+				t.Fatalf("form %v (%+v), want %v", f.Form, f, tt.form)
+			}
+			if got := f.At(tt.at); got != tt.want {
+				t.Errorf("at %v: %d, want %d", tt.at, got, tt.want)
+			}
+			if plain := fitSizes(tt.vs, tt.sizes, cfg.RoundSize, false); plain.Form == Capped {
+				t.Errorf("capped without a reduction buffer: %+v", plain)
 			}
 		})
 	}

@@ -132,8 +132,52 @@ type Target struct {
 	// Extrapolated is true outside the files' values; Far when more than
 	// the files' span away from them; Below when below every file (where
 	// the code can take paths the files do not show: GPT-2 at batch 1
-	// makes none of the backward's reduction workspaces batch 2 makes).
+	// makes none of the backward's reduction buffers batch 2 makes).
 	Extrapolated, Far, Below bool
+	// Band, when not nil, is the same forecast with the reduction buffers
+	// beyond the files sized at the other end of what their rule allows
+	// (see [Band]): the target's figures lie between the two.
+	Band *Band
+}
+
+// Band is the other end of a forecast beyond the files. A reduction split
+// across thread blocks allocates a staging buffer that grows with the
+// size up to a cap the device sets, and none when the reduction is short
+// ([reductionBuffers]); the files cannot tell where the cap lies beyond
+// them. Below every file the forecast sizes a buffer the files show at
+// one size in proportion to the value (as it grows below the cap), and
+// the band keeps the files' size (capped all the way down); above every
+// file the forecast follows the fit (still growing), and the band keeps
+// the nearest file's size (capped from there).
+type Band struct {
+	// Buffers is the number of the template's requests sized otherwise;
+	// Bytes their sizes at the target in the forecast and BandBytes in
+	// the band (sums over the whole sequence).
+	Buffers          int
+	Bytes, BandBytes int64
+	// PeakAllocated and PeakReserved are the band's simulated peaks,
+	// bytes; OOM and OOMEntry its verdict under the cap (OOMEntry -1:
+	// none fails).
+	PeakAllocated, PeakReserved int64
+	OOM                         bool
+	OOMEntry                    int
+}
+
+// AllocatedRange and ReservedRange return the lowest and highest peak of
+// the forecast and its band (the forecast's when it has none), bytes.
+func (t *Target) AllocatedRange() (lo, hi int64) {
+	if t.Band == nil {
+		return t.PeakAllocated, t.PeakAllocated
+	}
+	return min(t.PeakAllocated, t.Band.PeakAllocated), max(t.PeakAllocated, t.Band.PeakAllocated)
+}
+
+// ReservedRange: see [Target.AllocatedRange].
+func (t *Target) ReservedRange() (lo, hi int64) {
+	if t.Band == nil {
+		return t.PeakReserved, t.PeakReserved
+	}
+	return min(t.PeakReserved, t.Band.PeakReserved), max(t.PeakReserved, t.Band.PeakReserved)
 }
 
 // Max is the --max answer.
@@ -145,7 +189,8 @@ type Max struct {
 	Value int64
 	At    *Target
 	Next  *Target
-	// Simulations is the number run by the search.
+	// Simulations is the number run by the search and for the bands of
+	// At and Next (see [forecaster.maxBands]).
 	Simulations int
 	// Estimate is the files' own peak reserved extrapolated linearly to
 	// the cap; Start the value the capped search started from, after
@@ -213,6 +258,7 @@ type seq struct {
 	allocs []int32  // index into events of each alloc, in order
 	keys   []int32  // interned stack+stream key of each alloc
 	labels []string // short stack label of each alloc
+	reduce []bool   // each alloc: a reduction's staging buffer (reductionBuffers)
 	cfg    allocator.Config
 	conf   string
 	peakA  int64
@@ -307,7 +353,8 @@ func (sr *Series) Forecast() (*Result, error) {
 		all[i] = i
 	}
 	for _, v := range opts.Targets {
-		t, _ := f.target(all, v, opts.Limit)
+		t, md := f.target(all, v, opts.Limit)
+		f.band(md, all, &t, opts.Limit, opts.Conf)
 		res.Targets = append(res.Targets, t)
 	}
 	if opts.Max {
@@ -315,6 +362,7 @@ func (sr *Series) Forecast() (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		f.maxBands(all, m)
 		res.Max = m
 	}
 	if len(f.seqs) >= 3 {
@@ -430,6 +478,7 @@ func prepare(in *File, device int, intern map[string]int32) (*seq, error) {
 	if len(sq.allocs) == 0 {
 		return nil, &InputError{fmt.Sprintf("%s: device %d: the trace has no alloc entries", in.Name, device)}
 	}
+	sq.reduce = reductionBuffers(ev, sq.allocs)
 	return sq, nil
 }
 
@@ -755,23 +804,87 @@ func (f *forecaster) model(set []int, t int) *model {
 		}
 		md.fitted[k] = true
 		md.partial[k] = !ok[k]
-		md.fits[k] = fitSizes(vs, sizes, tm.cfg.RoundSize)
+		md.fits[k] = fitSizes(vs, sizes, tm.cfg.RoundSize, tm.reduce[k])
 	}
 	f.models[id] = md
 	return md
 }
 
 // synthesize returns the template's events with each fitted request
-// resized to its size at v.
-func (f *forecaster) synthesize(md *model, v int64) []whatif.Event {
+// resized to its size at v. Beyond the values of set, a reduction's
+// staging buffer ([reductionBuffers]) fitted over the files is sized by
+// its rule's growing end: below every file, no more than the template's
+// size in proportion to v (a buffer the files show constant has reached
+// its cap there; below, the cap need not bind); above every file, as the
+// fit says.
+func (f *forecaster) synthesize(md *model, set []int, v int64) []whatif.Event {
 	tm := f.seqs[md.t]
 	ev := slices.Clone(tm.events)
+	lo := f.seqs[set[0]].value
 	for k, i := range tm.allocs {
-		if md.fitted[k] {
-			ev[i].Size = md.fits[k].At(float64(v))
+		if !md.fitted[k] {
+			continue
 		}
+		sz := md.fits[k].At(float64(v))
+		if v < lo && tm.reduce[k] {
+			sz = min(sz, proportional(f.size(tm, k), v, tm.value))
+		}
+		ev[i].Size = sz
 	}
 	return ev
+}
+
+// proportional returns size scaled from value from to value to, at least
+// 1 byte.
+func proportional(size, to, from int64) int64 {
+	return max(1, int64(math.Round(float64(size)*float64(to)/float64(from))))
+}
+
+// band fills t.Band when the target lies beyond the values of set and the
+// template's reduction buffers take other sizes at the other end of their
+// rule ([Band]): below every file, the fit's (capped at the files' size);
+// above every file, the template's own (capped from the nearest file),
+// and for a buffer no other file makes (kept at the template's size in
+// the forecast), the template's in proportion to the value (growing). One
+// more simulation.
+func (f *forecaster) band(md *model, set []int, t *Target, limit int64, conf *allocator.Config) {
+	tm := f.seqs[md.t]
+	v := t.Value
+	lo, hi := f.seqs[set[0]].value, f.seqs[set[len(set)-1]].value
+	if v >= lo && v <= hi {
+		return
+	}
+	ev := f.synthesize(md, set, v)
+	b := &Band{}
+	for k, i := range tm.allocs {
+		if !tm.reduce[k] || (!md.fitted[k] && v < hi) {
+			continue
+		}
+		var sz int64
+		switch {
+		case !md.fitted[k]:
+			// Only the template makes it: the reduction was split from
+			// its size on, and grows with the value above it.
+			sz = proportional(f.size(tm, k), v, tm.value)
+		case v > hi:
+			sz = min(md.fits[k].At(float64(v)), f.size(tm, k))
+		default:
+			sz = md.fits[k].At(float64(v))
+		}
+		if tm.cfg.RoundSize(sz) == tm.cfg.RoundSize(ev[i].Size) {
+			continue
+		}
+		b.Buffers++
+		b.Bytes += ev[i].Size
+		b.BandBytes += sz
+		ev[i].Size = sz
+	}
+	if b.Buffers == 0 {
+		return
+	}
+	alt := f.run(md, set, v, limit, conf, ev)
+	b.PeakAllocated, b.PeakReserved, b.OOM, b.OOMEntry = alt.PeakAllocated, alt.PeakReserved, alt.OOM, alt.OOMEntry
+	t.Band = b
 }
 
 // target forecasts v from set under the options' settings.
@@ -786,12 +899,16 @@ func (f *forecaster) targetConf(set []int, v, limit int64, conf *allocator.Confi
 }
 
 func (f *forecaster) simulate(md *model, set []int, v, limit int64, conf *allocator.Config) Target {
+	return f.run(md, set, v, limit, conf, f.synthesize(md, set, v))
+}
+
+// run simulates ev, a sequence synthesized from md's template at v.
+func (f *forecaster) run(md *model, set []int, v, limit int64, conf *allocator.Config, ev []whatif.Event) Target {
 	tm := f.seqs[md.t]
 	cfg := tm.cfg
 	if conf != nil {
 		cfg = *conf
 	}
-	ev := f.synthesize(md, v)
 	out, err := whatif.Simulate(ev, cfg, limit)
 	f.sims++
 	lo, hi := f.seqs[set[0]].value, f.seqs[set[len(set)-1]].value
@@ -961,6 +1078,21 @@ func (f *forecaster) search(all []int) (*Max, error) {
 	}
 	m.Found = lo > 0 && hi == lo+1
 	return m, nil
+}
+
+// maxBands fills the bands of the --max answer and of the value after it
+// (one simulation each, counted in m.Simulations) while the search left
+// room under MaxSimulations: the answer's verdict can hold at one end
+// only.
+func (f *forecaster) maxBands(all []int, m *Max) {
+	for _, t := range []*Target{m.At, m.Next} {
+		if t == nil || m.Simulations >= MaxSimulations {
+			continue
+		}
+		before := f.sims
+		f.band(f.model(all, f.nearest(all, t.Value)), all, t, f.opts.Limit, f.opts.Conf)
+		m.Simulations += f.sims - before
+	}
 }
 
 // estimate extrapolates the files' peak reserved (a line through the two

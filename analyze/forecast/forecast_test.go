@@ -2,11 +2,9 @@ package forecast
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/snapview/snapview/analyze/allocator"
@@ -14,85 +12,6 @@ import (
 )
 
 var workloads = []string{"gpt2_bs", "gpt2_seq", "resnet50_bs"}
-
-// accuracy forecasts every point of a series from each pair of points (or
-// only the two smallest) and returns the worst errors, percent, with a
-// table of every forecast: of the forecasts above the pair's smaller value
-// (interpolated, or extrapolated up), and of those below it (down).
-func accuracy(t *testing.T, pts []point, pairsOnly bool) (worstA, worstR, downA, downR float64, table string) {
-	var b strings.Builder
-	files := filesOf(t, pts)
-	for i := range pts {
-		for j := i + 1; j < len(pts); j++ {
-			if pairsOnly && (i != 0 || j != 1) {
-				continue
-			}
-			var targets []int64
-			var want []point
-			for k, p := range pts {
-				if k != i && k != j {
-					targets = append(targets, p.value)
-					want = append(want, p)
-				}
-			}
-			res, err := Run([]File{files[i], files[j]}, Options{Param: "v", Targets: targets})
-			if err != nil {
-				t.Fatalf("from %d,%d: %v", pts[i].value, pts[j].value, err)
-			}
-			for k, tg := range res.Targets {
-				ea, er := pct(tg.PeakAllocated, want[k].peakAllocated), pct(tg.PeakReserved, want[k].peakReserved)
-				if tg.Value < pts[i].value {
-					if !tg.Extrapolated {
-						t.Errorf("from %d,%d to %d: not marked extrapolated", pts[i].value, pts[j].value, tg.Value)
-					}
-					downA, downR = max(downA, math.Abs(ea)), max(downR, math.Abs(er))
-				} else {
-					worstA, worstR = max(worstA, math.Abs(ea)), max(worstR, math.Abs(er))
-				}
-				fmt.Fprintf(&b, "from %d,%d to %d: allocated %d (torch %d, %+.2f%%), reserved %d (torch %d, %+.2f%%)\n",
-					pts[i].value, pts[j].value, tg.Value, tg.PeakAllocated, want[k].peakAllocated, ea,
-					tg.PeakReserved, want[k].peakReserved, er)
-			}
-		}
-	}
-	return worstA, worstR, downA, downR, b.String()
-}
-
-// TestSeriesAccuracy: on the recorded series, each point forecast from the
-// two smallest, and from any two, has torch's peak allocated within 3% and
-// peak reserved within 5%. A point below both files is only logged (and
-// must be marked extrapolated): there the code can take a path the files
-// do not show (GPT-2 at batch 1 makes none of the 49 reduction workspaces
-// a step that batch 2 and up make; ViT's attention workspaces grow with
-// the batch up to 32 and stay at 132 MiB above it, so from batch 32 and 48
-// they are forecast at 132 MiB at batch 8, where they are 37.5 MiB).
-func TestSeriesAccuracy(t *testing.T) {
-	n := 0
-	for _, root := range scalingRoots(t) {
-		for _, w := range workloadsIn(root) {
-			pts := seriesOf(t, root, w)
-			if len(pts) < 3 {
-				continue
-			}
-			n++
-			for _, pairsOnly := range []bool{true, false} {
-				if !pairsOnly && testing.Short() {
-					continue
-				}
-				wa, wr, da, dr, table := accuracy(t, pts, pairsOnly)
-				t.Logf("%s (two smallest only: %t): worst allocated %.2f%%, reserved %.2f%%; below both files (not checked): %.2f%%, %.2f%%", w, pairsOnly, wa, wr, da, dr)
-				if wa > 3 || wr > 5 {
-					t.Errorf("%s: worst error allocated %.2f%% (max 3%%), reserved %.2f%% (max 5%%):\n%s", w, wa, wr, table)
-				} else if testing.Verbose() {
-					t.Log("\n" + table)
-				}
-			}
-		}
-	}
-	if n == 0 {
-		noSeries(t, "no series")
-	}
-}
 
 // TestLeaveOneOut: from every point of a series, each point forecast from
 // the others is within 3% of its peak allocated and 5% of its peak

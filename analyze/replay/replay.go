@@ -126,7 +126,7 @@ func Run(s *snapshot.Snapshot, device int, opt Options) (*Result, error) {
 	r.Rounding = InferRounding(s, device)
 	r.cfg = newReplayConfig(s, trace, r.Rounding.Rule)
 	r.SkipsFreeRequested = r.cfg.impliedFreeRequested
-	r.lastPoolAlloc = lastPoolAllocs(r.deviceSegments(), device, trace)
+	r.lastPoolAlloc = LastPoolAllocs(r.deviceSegments(), device, trace)
 	seed, seedProblems := r.seedState(trace)
 	r.seed = seed
 	r.Seeded = len(seed) > 0 && len(trace) > 0
@@ -297,17 +297,19 @@ type Result struct {
 	seed []snapshot.Segment // the state before the first entry
 	cfg  replayConfig
 	// lastPoolAlloc is, for each address of a file's segment in a private
-	// pool, the last segment_alloc entry there (see lastPoolAllocs).
+	// pool, the last segment_alloc entry there (see LastPoolAllocs).
 	lastPoolAlloc map[snapshot.Addr]int
 }
 
-// lastPoolAllocs returns, for each address where the file holds a
-// segment of device in a private pool, the last segment_alloc entry of
-// trace at that address (addresses without one are left out; nil when the
-// device has no private pool). The file's segment is that last one: an
-// earlier segment at the same address was freed, and its pool is not
-// known.
-func lastPoolAllocs(segs []snapshot.Segment, device int, trace []snapshot.TraceEntry) map[snapshot.Addr]int {
+// LastPoolAllocs returns, for each address where the file holds a
+// segment of device in a private pool (a CUDA graph's or a MemPool's), the
+// index of the last segment_alloc or segment_map entry of trace at that
+// address (addresses without one are left out; nil when the device has no
+// private pool). Trace entries carry no pool id: the file's segment is that
+// last one, and an earlier segment at the same address was freed and its
+// pool is not known. The replay (SegmentAllocPool) and the what-if
+// simulation (analyze/whatif) both take a private pool's segments from it.
+func LastPoolAllocs(segs []snapshot.Segment, device int, trace []snapshot.TraceEntry) map[snapshot.Addr]int {
 	var out map[snapshot.Addr]int
 	for k := range segs {
 		if fs := &segs[k]; fs.Device == device && !fs.Pool.IsDefault() {
@@ -321,7 +323,7 @@ func lastPoolAllocs(segs []snapshot.Segment, device int, trace []snapshot.TraceE
 		return nil
 	}
 	for i := range trace {
-		if e := &trace[i]; e.Action == snapshot.ActionSegmentAlloc {
+		if e := &trace[i]; e.Action == snapshot.ActionSegmentAlloc || e.Action == snapshot.ActionSegmentMap {
 			if _, ok := out[e.Addr]; ok {
 				out[e.Addr] = i
 			}

@@ -54,6 +54,10 @@ type StackTimelineOptions struct {
 	// MaxPoints, when positive, caps the kept points (the peak and Keep
 	// aside): the buckets are made fewer until the points fit.
 	MaxPoints int
+	// Levels adds the multi-resolution index (Timeline.Levels) and the
+	// single allocations (Timeline.Singles) of a trace longer than the
+	// kept points; the zero value adds neither.
+	Levels LevelOptions
 }
 
 // TimelineGroup is one stacked area: the allocations of one stack, or all
@@ -97,6 +101,17 @@ type Timeline struct {
 	// PeakPoint is the position of the peak entry in Index (-1 without
 	// entries).
 	PeakPoint int
+	// StepsPerPoint is the number of steps each envelope range of
+	// [StepEnvelope] joins (1: each step its own); 0 when the points are
+	// DownsampleMinMax's buckets.
+	StepsPerPoint int
+	// Levels are the multi-resolution index of a trace longer than the
+	// kept points (StackTimelineOptions.Levels), coarsest first; nil
+	// otherwise.
+	Levels []Level
+	// Singles are the allocations the page may draw on their own,
+	// ordered by start; nil without Levels.Regions.
+	Singles []Single
 }
 
 // XOf returns the x value of entry i: microseconds since the first entry
@@ -167,6 +182,8 @@ func StackTimeline(in StackTimelineInput, opt StackTimelineOptions) *Timeline {
 	}
 	groupOf := rankStacks(tl, in, timeUS, opt)
 	groupBytes(tl, in, groupOf)
+	tl.Levels = levels(tl, in, timeUS, opt.Levels, groupOf)
+	tl.Singles = singles(in, opt.Levels, groupOf)
 	return tl
 }
 
@@ -243,15 +260,27 @@ func rankStacks(tl *Timeline, in StackTimelineInput, timeUS []int64, opt StackTi
 
 // groupBytes sets each group's live bytes at the kept points.
 func groupBytes(tl *Timeline, in StackTimelineInput, groupOf map[snapshot.StackID]int) {
+	for g, bytes := range groupBytesAt(tl.Index, in, groupOf, len(tl.Groups)) {
+		tl.Groups[g].Bytes = bytes
+		tl.Groups[g].MaxBytes = 0
+		for _, v := range bytes {
+			tl.Groups[g].MaxBytes = max(tl.Groups[g].MaxBytes, v)
+		}
+	}
+}
+
+// groupBytesAt returns each of groups groups' live bytes at the entries
+// points (ascending): the ranges of in whose stack groupOf maps to it.
+func groupBytesAt(points []int, in StackTimelineInput, groupOf map[snapshot.StackID]int, groups int) [][]int64 {
 	n := len(in.Allocated)
-	// A range counts at the kept points p with Start <= Index[p] < End:
+	// A range counts at the kept points p with Start <= points[p] < End:
 	// add its bytes at the first kept point at or after Start and take
 	// them off at the first at or after End, then sum up the points in
 	// order. Binary searches over the few kept points, no sort of the
 	// ranges.
-	np := len(tl.Index)
-	delta := make([]int64, len(tl.Groups)*(np+1))
-	at := newPointIndex(tl.Index)
+	np := len(points)
+	delta := make([]int64, groups*(np+1))
+	at := newPointIndex(points)
 	for _, r := range in.Ranges {
 		r, ok := clipRange(r, n)
 		if !ok {
@@ -264,17 +293,18 @@ func groupBytes(tl *Timeline, in StackTimelineInput, groupOf map[snapshot.StackI
 			d[pe] -= r.Bytes
 		}
 	}
-	for g := range tl.Groups {
+	out := make([][]int64, groups)
+	for g := range groups {
 		d := delta[g*(np+1):]
 		bytes := make([]int64, np)
 		var cur int64
 		for p := range np {
 			cur += d[p]
 			bytes[p] = cur
-			tl.Groups[g].MaxBytes = max(tl.Groups[g].MaxBytes, cur)
 		}
-		tl.Groups[g].Bytes = bytes
+		out[g] = bytes
 	}
+	return out
 }
 
 // pointIndex finds the first kept point at or after an entry index (what

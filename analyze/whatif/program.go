@@ -253,9 +253,10 @@ func (p *program) problem(format string, args ...any) {
 // privatePoolsOf finds the requests served from a private pool (CUDA graph
 // capture), which trace entries do not mark: those inside a segment the
 // file lists with a private pool id, made after that segment's last
-// segment_alloc (an earlier segment at the same address was another one,
-// freed since). It fills p.privatePools and returns the pool of the alloc
-// at entry i and address addr (0: the default pools).
+// segment_alloc or segment_map (replay.LastPoolAllocs: an earlier segment
+// at the same address was another one, freed since). It fills
+// p.privatePools and returns the pool of the alloc at entry i and address
+// addr (0: the default pools).
 func (p *program) privatePoolsOf(s *snapshot.Snapshot, trace []snapshot.TraceEntry) func(i int, addr snapshot.Addr) int16 {
 	type priv struct {
 		start, end snapshot.Addr
@@ -264,6 +265,7 @@ func (p *program) privatePoolsOf(s *snapshot.Snapshot, trace []snapshot.TraceEnt
 	}
 	var segs []priv
 	ids := map[snapshot.PoolID]int16{}
+	last := replay.LastPoolAllocs(s.Segments, p.device, trace)
 	for k := range s.Segments {
 		sg := &s.Segments[k]
 		if sg.Device != p.device || sg.Pool.IsDefault() {
@@ -275,19 +277,14 @@ func (p *program) privatePoolsOf(s *snapshot.Snapshot, trace []snapshot.TraceEnt
 			id = int16(len(p.privatePools))
 			ids[sg.Pool] = id
 		}
-		segs = append(segs, priv{start: sg.Address, end: sg.Address + snapshot.Addr(sg.TotalSize), pool: id, from: -1})
+		from, ok := last[sg.Address]
+		if !ok {
+			from = -1
+		}
+		segs = append(segs, priv{start: sg.Address, end: sg.Address + snapshot.Addr(sg.TotalSize), pool: id, from: from})
 	}
 	if len(segs) == 0 {
 		return func(int, snapshot.Addr) int16 { return 0 }
-	}
-	for i := range trace {
-		if e := &trace[i]; e.Action == snapshot.ActionSegmentAlloc || e.Action == snapshot.ActionSegmentMap {
-			for k := range segs {
-				if segs[k].start == e.Addr {
-					segs[k].from = i
-				}
-			}
-		}
 	}
 	return func(i int, addr snapshot.Addr) int16 {
 		for k := range segs {

@@ -34,6 +34,9 @@ type reportOptions struct {
 	// timeline (see monitorInput).
 	smi, stats, tz string
 	gpu            deviceFlag
+	// align is how a page of several files lines its timelines up:
+	// "time" (one clock, time_us) or "step" (their first steps).
+	align string
 }
 
 func newReportCmd() *cobra.Command {
@@ -80,6 +83,9 @@ func newReportCmd() *cobra.Command {
 			if opts.top < 1 {
 				return usageErrorf("--top must be at least 1, got %d", opts.top)
 			}
+			if opts.align != "time" && opts.align != "step" {
+				return usageErrorf("--align must be time or step, got %q", opts.align)
+			}
 			if opts.output == "" {
 				return usageErrorf("--output must name a file, or - for standard output")
 			}
@@ -91,6 +97,7 @@ func newReportCmd() *cobra.Command {
 	addDeviceFlag(f, &opts.device, "report only this CUDA device ordinal", "every device in the file")
 	f.IntVar(&opts.top, "top", 10, "number of allocation stacks drawn separately and of leak rows (at least 1)")
 	f.StringVar(&opts.base, "base", "", "compare FILE with this snapshot (as snapview diff BASE FILE) on one page")
+	f.StringVar(&opts.align, "align", "time", "line up the timelines of several files on one clock (time: time_us) or on their first steps (step)")
 	f.StringVar(&opts.smi, "smi", "", "an nvidia-smi CSV log to set against the timeline (see snapview smi)")
 	f.StringVar(&opts.stats, "stats", "", "a JSON Lines log of memory_stats() per step to set against the timeline (see snapview stats)")
 	f.StringVar(&opts.tz, "tz", "Local", "the zone --smi's timestamps were written in: a name (Europe/Berlin), UTC, Local or an offset (+02:00)")
@@ -298,5 +305,11 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 	if opts.base != "" {
 		name = opts.files[1] + " against " + opts.files[0]
 	}
-	return saveReport(ctx, opts, html.Merge(reports, name, title, text.String()), stdout, stderr)
+	m := html.Merge(reports, name, title, text.String())
+	if opts.align == "step" {
+		if err := html.AlignSteps(m); err != nil {
+			return usageErrorf("--align step: %v", err)
+		}
+	}
+	return saveReport(ctx, opts, m, stdout, stderr)
 }

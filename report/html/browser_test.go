@@ -146,7 +146,9 @@ var browserSegmentsRE = regexp.MustCompile(`([\d,]+) segments? \((.*) reserved\)
 // prints) at the entry the page says it shows; it hovers the areas and
 // compares the stack shown with the group's; it zooms (dataZoom, then
 // the mouse wheel over the grid) and checks the
-// visible range; it checks that each OOM has its marker. It skips only
+// visible range; it checks that each OOM has its marker; it hovers the
+// single allocations drawn on their own and compares their size and
+// stack with the replay's, and pins one with a click. It skips only
 // when Chromium is absent.
 func TestBrowserInteractions(t *testing.T) {
 	if testing.Short() {
@@ -181,7 +183,7 @@ func TestBrowserInteractions(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	var clicks, compared, hovers, zooms, ooms int
+	var clicks, compared, hovers, singles, zooms, ooms int
 	for _, path := range paths {
 		name := filepath.Base(filepath.Dir(path)) + "_" + strings.SplitN(filepath.Base(path), ".", 2)[0]
 		t.Run(name, func(t *testing.T) {
@@ -263,14 +265,9 @@ func TestBrowserInteractions(t *testing.T) {
 						if err := chromedp.Do(ctx, chromedp.MouseClickXY(pt[0], pt[1])); err != nil {
 							t.Fatal(err)
 						}
-						got := ""
-						for got == "" {
-							if got, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.getAttribute("data-inspected") || ""`)); err != nil {
-								t.Fatalf("device %d: clicking row %d at (%.0f, %.0f): the page never showed a state: %v", d.Device, row, pt[0], pt[1], err)
-							}
-							if got == "" {
-								time.Sleep(20 * time.Millisecond)
-							}
+						got, err := chromedp.Run(ctx, chromedp.Evaluate[string](browserInspectedJS, chromedp.EvalAwaitPromise))
+						if err != nil || got == "" {
+							t.Fatalf("device %d: clicking row %d at (%.0f, %.0f): the page showed no state within %d animation frames (%v)", d.Device, row, pt[0], pt[1], browserInspectFrames, err)
 						}
 						clicks++
 						i, err := strconv.Atoi(got)
@@ -348,6 +345,13 @@ func TestBrowserInteractions(t *testing.T) {
 					hovers++
 				}
 
+				// The single allocations drawn on their own: hover shows
+				// the replay's size, requested size and stack; a click pins.
+				if d.Timeline != nil && len(d.Singles) > 0 {
+					browserWaitDetail(t, ctx)
+					singles += browserCheckSingles(t, ctx, r, &d, pd, res, 2)
+				}
+
 				// Zoom: the visible x range narrows to the middle fifth.
 				if nRows > 2 {
 					zoomed := fmt.Sprintf(`(function () {
@@ -396,14 +400,31 @@ func TestBrowserInteractions(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d files; %d clicks, %d states compared; %d hovers; %d zooms; %d OOM markers", len(paths), clicks, compared, hovers, zooms, ooms)
-	if clicks == 0 || compared == 0 || hovers == 0 || zooms == 0 {
-		t.Errorf("nothing checked: %d clicks, %d states, %d hovers, %d zooms", clicks, compared, hovers, zooms)
+	t.Logf("%d files; %d clicks, %d states compared; %d hovers, %d of single allocations; %d zooms; %d OOM markers", len(paths), clicks, compared, hovers, singles, zooms, ooms)
+	if clicks == 0 || compared == 0 || hovers == 0 || singles == 0 || zooms == 0 {
+		t.Errorf("nothing checked: %d clicks, %d states, %d hovers, %d single allocations, %d zooms", clicks, compared, hovers, singles, zooms)
 	}
 }
 
 // browserEval evaluates expr in the page and returns its value, ending
 // t on an error.
+// browserInspectFrames bounds the wait for a clicked state by the page's
+// own progress (animation frames), not by the clock: a slow machine draws
+// frames slowly too, and a click that shows nothing fails instead of
+// hanging until go test's timeout.
+const browserInspectFrames = 18000 // 5 minutes at 60 frames a second: a guard against a hang, far above any real wait
+
+// browserInspectedJS resolves to the page's data-inspected attribute (the
+// entry the state panel shows) once it is set, or to "" after
+// browserInspectFrames animation frames.
+var browserInspectedJS = fmt.Sprintf(`new Promise(function (done) {
+  var n = 0;
+  (function poll() {
+    var v = document.documentElement.getAttribute("data-inspected") || "";
+    if (v || ++n >= %d) { done(v); } else { requestAnimationFrame(poll); }
+  })();
+})`, browserInspectFrames)
+
 func browserEval[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))

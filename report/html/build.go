@@ -70,6 +70,21 @@ type Options struct {
 	// Monitor, when set, adds to each device the monitoring logs set
 	// against its timeline (html_monitor.go).
 	Monitor *MonitorInput
+	// LevelPoints is the most points of a long trace's multi-resolution
+	// index (timeline.LevelOptions.Points), from which the page redraws
+	// the part a zoom shows. Default 140000 (about 60 bytes of page each
+	// on the 2M-entry file); negative: none.
+	LevelPoints int
+	// Regions and PerRegion pick the single allocations the page can draw
+	// on their own at any zoom: the PerRegion largest live in each of
+	// Regions regions of the trace. Defaults 2048 and 8.
+	Regions, PerRegion int
+	// EnvelopePoints caps the points of a long trace drawn at full width
+	// as its steps' envelope (timeline.StepEnvelope): up to three per
+	// step, runs of steps when they do not fit. Default MaxPoints (on the
+	// 2M-entry file, 3 of its 469 steps a run: at 1,411 points, one per
+	// step, the first paint took 4 to 5 s longer at a load of 17).
+	EnvelopePoints int
 }
 
 func (o *Options) defaults() {
@@ -99,6 +114,18 @@ func (o *Options) defaults() {
 	}
 	if o.Title == "" {
 		o.Title = "snapshot"
+	}
+	if o.LevelPoints == 0 {
+		o.LevelPoints = 140000
+	}
+	if o.Regions <= 0 {
+		o.Regions = 2048
+	}
+	if o.PerRegion <= 0 {
+		o.PerRegion = 8
+	}
+	if o.EnvelopePoints <= 0 {
+		o.EnvelopePoints = o.MaxPoints
 	}
 }
 
@@ -143,7 +170,12 @@ func (o Options) Analysis() analysis.Options {
 
 // page returns the options of the device analyses the page draws.
 func (o *Options) page() analysis.PageOptions {
-	return analysis.PageOptions{Top: o.Top, Buckets: o.Buckets, MaxPoints: o.MaxPoints, MaxLiveEntries: o.MaxLiveEntries}
+	lv := timeline.LevelOptions{Points: max(o.LevelPoints, 0), Regions: o.Regions, PerRegion: o.PerRegion}
+	if o.LevelPoints < 0 {
+		lv = timeline.LevelOptions{}
+	}
+	return analysis.PageOptions{Top: o.Top, Buckets: o.Buckets, MaxPoints: o.MaxPoints, MaxLiveEntries: o.MaxLiveEntries,
+		Levels: lv, EnvelopePoints: o.EnvelopePoints}
 }
 
 // Build returns what [Write] draws of the file f (made with
@@ -472,6 +504,7 @@ func (b *htmlBuilder) timeline(d *DeviceView, res *replay.Result, trace []snapsh
 		d.Groups = append(d.Groups, hg)
 	}
 	b.disambiguate(d, tl, byLabel)
+	b.singles(d, res, tl, xOf)
 
 	if p := res.PeakIndex; p >= 0 {
 		label := units.Bytes(res.Allocated[p]) + " allocated"
@@ -501,6 +534,7 @@ func (b *htmlBuilder) timeline(d *DeviceView, res *replay.Result, trace []snapsh
 		d.OOMs = append(d.OOMs, Marker{Index: i, X: xOf(i), Bytes: e.Size, Label: label})
 	}
 	if timeUS != nil {
+		d.FirstUS, d.HasTime = timeUS[0], true
 		keep := append([]int{res.PeakIndex}, res.OOMs...)
 		d.Zoom = htmlActiveZoom(timeUS, keep)
 		b.annotations(d, timeUS)
@@ -732,5 +766,29 @@ func (b *htmlBuilder) disambiguate(d *DeviceView, tl *timeline.Timeline, byLabel
 			}
 			d.Groups[k].Label = l
 		}
+	}
+}
+
+// singles fills d.Singles from the timeline's single allocations.
+func (b *htmlBuilder) singles(d *DeviceView, res *replay.Result, tl *timeline.Timeline, xOf func(int) int64) {
+	n := tl.Entries
+	for _, sg := range tl.Singles {
+		a := &res.Allocs[sg.Range]
+		end := n
+		switch {
+		case a.FreeRequested >= 0:
+			end = a.FreeRequested
+		case a.FreeCompleted >= 0:
+			end = a.FreeCompleted
+		}
+		s := SingleAlloc{Start: a.AllocIndex, End: end, FreeCompleted: a.FreeCompleted, Addr: uint64(a.Addr),
+			Size: a.Size, Requested: a.Requested, Stack: b.stackShort(a.Stack), Group: sg.Group, X0: -1, X1: -1}
+		if a.AllocIndex >= 0 {
+			s.X0 = xOf(a.AllocIndex)
+		}
+		if end < n {
+			s.X1 = xOf(end)
+		}
+		d.Singles = append(d.Singles, s)
 	}
 }

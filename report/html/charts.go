@@ -1,11 +1,11 @@
 package html
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"html/template"
 	"math"
+	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -72,8 +72,12 @@ func htmlTimelineChart(d *DeviceView) (template.HTML, json.RawMessage, error) {
 	byIndex := d.XByIndex || !tl.XIsTime
 	var zoomStart, zoomEnd float32 = 0, 100
 	if z := d.Zoom; z != nil && !byIndex && len(tl.X) > 1 && tl.X[len(tl.X)-1] > tl.X[0] {
-		// Percentages of the axis: to XMax when it is fixed.
-		x0, span := float64(tl.X[0]), float64(max(tl.X[len(tl.X)-1], d.XMax)-tl.X[0])
+		// Percentages of the axis: from 0 to XMax when it is fixed.
+		x0 := float64(tl.X[0])
+		if d.XMax > 0 {
+			x0 = 0
+		}
+		span := float64(max(tl.X[len(tl.X)-1], d.XMax)) - x0
 		zoomStart = float32(max(0, min(100, 100*(float64(z.X0)-x0)/span)))
 		zoomEnd = float32(max(0, min(100, 100*(float64(z.X1)-x0)/span)))
 	}
@@ -85,9 +89,9 @@ func htmlTimelineChart(d *DeviceView) (template.HTML, json.RawMessage, error) {
 		_, top := htmlTicks(d.YMax)
 		yAxis.Min, yAxis.Max = 0, top
 	}
-	var xMax any = "dataMax"
+	var xMin, xMax any = "dataMin", "dataMax"
 	if d.XMax > 0 && !byIndex {
-		xMax = htmlX(d.XMax, true)
+		xMin, xMax = 0, htmlX(d.XMax, true)
 	}
 	line := charts.NewLine()
 	line.SetGlobalOptions(
@@ -102,7 +106,7 @@ func htmlTimelineChart(d *DeviceView) (template.HTML, json.RawMessage, error) {
 			opts.DataZoom{Type: "inside", XAxisIndex: []int{0}, FilterMode: "none", Start: zoomStart, End: zoomEnd},
 			opts.DataZoom{Type: "slider", XAxisIndex: []int{0}, FilterMode: "none", Start: zoomStart, End: zoomEnd},
 		),
-		charts.WithXAxisOpts(opts.XAxis{Type: "time", NameLocation: "middle", NameGap: 28, Min: "dataMin", Max: xMax}),
+		charts.WithXAxisOpts(opts.XAxis{Type: "time", NameLocation: "middle", NameGap: 28, Min: xMin, Max: xMax}),
 		charts.WithYAxisOpts(yAxis),
 	)
 
@@ -279,18 +283,14 @@ func htmlRenderChart(c interface {
 
 // htmlSafe prepares a string from the snapshot for a chart option. The
 // option JSON is HTML-escaped as a whole when it is put in the page, so
-// one thing remains: ECharts reads "{" in labels as rich-text markup.
+// one thing remains: ECharts (zrender's parseRichText) reads
+// "{style|text}" in labels as rich-text markup. A zero-width space after
+// each "{" breaks that pattern and draws nothing, so that C++ names such
+// as "at::{anon}::structured_log_softmax" read as they are. (Fullwidth
+// brackets, used before, drew as boxes where no font has them.)
 func htmlSafe(s string) string {
-	var b bytes.Buffer
-	for _, r := range s {
-		switch r {
-		case '{':
-			b.WriteRune('\uff5b') // fullwidth left curly bracket
-		case '}':
-			b.WriteRune('\uff5d')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return strings.ReplaceAll(s, "{", "{"+htmlZWSP)
 }
+
+// htmlZWSP is U+200B ZERO WIDTH SPACE.
+const htmlZWSP = "\u200b"

@@ -61,9 +61,15 @@ type DeviceView struct {
 	// ("f1_d0").
 	File, Key string
 	// YMax and XMax, when not 0, fix the top of the timeline's y axis
-	// (bytes) and the end of its x axis (as timeline.Timeline.X): a report
-	// of several files draws every timeline on the same scale.
+	// (bytes) and the end of its x axis (as timeline.Timeline.X), whose
+	// start is then 0: a report of several files draws every timeline on
+	// the same scale.
 	YMax, XMax int64
+	// FirstUS is the time_us of the device's first trace entry when
+	// HasTime (the trace has times). The x values of a report of one file
+	// are microseconds since it; [Merge] moves them onto one clock.
+	FirstUS int64
+	HasTime bool
 	// Notes are short remarks shown under the device heading (trace
 	// coverage, replay disagreements).
 	Notes []string
@@ -82,6 +88,9 @@ type DeviceView struct {
 	TimelineNote string
 	// Groups label Timeline.Groups, in the same order.
 	Groups []Group
+	// Singles are the allocations the page can draw on their own
+	// (Timeline.Singles), ordered by Start.
+	Singles []SingleAlloc
 	// Peak marks the peak of allocated bytes; nil without a trace. Its
 	// Label reads after "Peak: " ("731.0 MiB allocated at 4.583 s").
 	Peak *Marker
@@ -136,6 +145,25 @@ type Group struct {
 	Stack int
 	// Other is true for the group of all remaining stacks.
 	Other bool
+}
+
+// SingleAlloc is one allocation the timeline can draw on its own, with
+// what hovering it shows.
+type SingleAlloc struct {
+	// Start is its alloc entry (-1: live before the trace), End the
+	// entry it stops counting at (free_requested, else free_completed,
+	// else the number of entries); FreeCompleted its free_completed entry
+	// (-1: none).
+	Start, End, FreeCompleted int
+	// X0 and X1 are Start's and End's x (as Marker.X), -1 where the entry
+	// is not in the trace.
+	X0, X1 int64
+	Addr   uint64
+	// Size and Requested are bytes.
+	Size, Requested int64
+	// Stack indexes Report.Stacks (-1: none); Group is the index of the
+	// group it is summed in.
+	Stack, Group int
 }
 
 // Marker is one point of the timeline: an entry index, its x value
@@ -231,6 +259,19 @@ func Write(w io.Writer, r *Report) error {
 		"num":   func(n int) string { return units.Int(n) },
 		"score": func(f float64) int64 { return int64(f) },
 		"spark": htmlSparkline,
+		"levelPoints": func(tl *timeline.Timeline) int {
+			n := 0
+			for _, lv := range tl.Levels {
+				n += len(lv.Index)
+			}
+			return n
+		},
+		"finestBucket": func(tl *timeline.Timeline) int {
+			if len(tl.Levels) == 0 {
+				return 1
+			}
+			return max(1, (tl.Entries+tl.Levels[len(tl.Levels)-1].Buckets-1)/tl.Levels[len(tl.Levels)-1].Buckets)
+		},
 		"stack": func(i int) []string {
 			if i < 0 || i >= len(r.Stacks) {
 				return nil
@@ -257,6 +298,9 @@ type htmlPageData struct {
 	Script   template.JS
 	CSS      template.CSS
 	Data     template.JS
+	// Detail is the second data island (htmlDetail), read after the
+	// first paint.
+	Detail template.JS
 }
 
 // htmlSection is one device with its chart containers.
@@ -324,6 +368,9 @@ type htmlDataDevice struct {
 	// shows.
 	Markers *htmlMarkers     `json:"markers"`
 	Inspect *htmlDataInspect `json:"inspect"`
+	// Detail is true when the #snapview-detail island has the device's
+	// multi-resolution index and single allocations (detail.go).
+	Detail bool `json:"detail,omitempty"`
 }
 
 // htmlDataInspect is Inspect for the page; States' segments are
@@ -426,6 +473,7 @@ func htmlPage(r *Report) (*htmlPageData, error) {
 				dd.YInterval, _ = htmlTicks(d.YMax)
 			}
 			dd.Timeline = &htmlDataChart{ID: htmlDeviceChartID("timeline", d), Option: opt}
+			dd.Detail = htmlHasDetail(d)
 			for i, g := range d.Groups {
 				dd.Groups = append(dd.Groups, htmlDataGroup{Label: g.Label, Stack: g.Stack})
 				tg := &d.Timeline.Groups[i]
@@ -480,6 +528,14 @@ func htmlPage(r *Report) (*htmlPageData, error) {
 		return nil, err
 	}
 	page.Data = template.JS(island)
+	detail, err := json.Marshal(htmlDetailOf(page.Sections))
+	if err != nil {
+		return nil, fmt.Errorf("encoding report data: %w", err)
+	}
+	if err := htmlCheckInline("report detail", detail); err != nil {
+		return nil, err
+	}
+	page.Detail = template.JS(detail)
 	return page, nil
 }
 

@@ -139,11 +139,11 @@ func checkPageStructure(t *testing.T, page string, chartIDs []string) {
 	if !strings.Contains(page, `Content-Security-Policy" content="default-src 'none'`) {
 		t.Error("page lacks its default-src 'none' content security policy")
 	}
-	// Exactly three scripts (bundle, data, code), each closed where it
-	// should be: a "</script" inside any of them would split it.
+	// Exactly four scripts (bundle, data, detail, code), each closed where
+	// it should be: a "</script" inside any of them would split it.
 	scripts := scriptRE.FindAllStringSubmatch(page, -1)
-	if len(scripts) != 3 || strings.Count(strings.ToLower(page), "<script") != 3 || strings.Count(strings.ToLower(page), "</script") != 3 {
-		t.Errorf("page has %d script elements (%d opening, %d closing tags), want 3",
+	if len(scripts) != 4 || strings.Count(strings.ToLower(page), "<script") != 4 || strings.Count(strings.ToLower(page), "</script") != 4 {
+		t.Errorf("page has %d script elements (%d opening, %d closing tags), want 4",
 			len(scripts), strings.Count(strings.ToLower(page), "<script"), strings.Count(strings.ToLower(page), "</script"))
 	}
 	for _, id := range chartIDs {

@@ -86,6 +86,9 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 		fmt.Fprintln(w)
 		fmt.Fprint(w, kit.WrapAt("", forecastMaxLine(r, m), width))
 	}
+	if hasBand(r) {
+		fmt.Fprint(w, kit.WrapAt("", forecastBandText(r), width))
+	}
 	if len(r.LeaveOneOut) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprint(w, kit.WrapAt("", "Leave-one-out: each file forecast from the others under its own settings, no cap.", width))
@@ -186,11 +189,68 @@ func forecastRow(r *forecast.Result, t *forecast.Target) []string {
 	case t.Extrapolated:
 		notes = append(notes, "extrapolated")
 	}
-	if t.Below {
+	switch {
+	case t.Below && t.Band != nil:
+		notes = append(notes, "below every file")
+	case t.Below:
 		notes = append(notes, "below every file: a smaller size can take code paths the files do not show")
+	}
+	if t.Band != nil {
+		notes = append(notes, forecastBandNote(t))
 	}
 	return []string{strconv.FormatInt(t.Value, 10), units.Bytes(t.PeakReserved), units.Bytes(t.PeakAllocated), oom,
 		fmt.Sprintf("%s=%d", r.Param, templateValue(r, t.Template)), strings.Join(notes, "; ")}
+}
+
+// forecastBandNote gives a target's band: the range of its peaks with the
+// reduction buffers at the other end of their rule, and an OOM verdict
+// that holds at one end only.
+func forecastBandNote(t *forecast.Target) string {
+	b := t.Band
+	rng := func(lo, hi int64) string {
+		if l, h := units.Bytes(lo), units.Bytes(hi); l != h {
+			return l + " to " + h
+		}
+		return units.Bytes(lo)
+	}
+	end := "at the other end"
+	bufs := units.Plural(b.Buffers, "reduction buffer")
+	s := fmt.Sprintf("band: reserved %s, allocated %s (%s %s)", rng(t.ReservedRange()), rng(t.AllocatedRange()), bufs, end)
+	if b.PeakReserved == t.PeakReserved && b.PeakAllocated == t.PeakAllocated {
+		s = fmt.Sprintf("band: the same peaks with %s %s", bufs, end)
+	}
+	if b.OOM != t.OOM {
+		s += "; OOM at one end only"
+	}
+	return s
+}
+
+// hasBand: a target or the --max answer has a band.
+func hasBand(r *forecast.Result) bool {
+	for _, t := range r.Targets {
+		if t.Band != nil {
+			return true
+		}
+	}
+	m := r.Max
+	return m != nil && ((m.At != nil && m.At.Band != nil) || (m.Next != nil && m.Next.Band != nil))
+}
+
+// forecastBandText explains the bands under the table.
+func forecastBandText(r *forecast.Result) string {
+	below := false
+	for _, t := range r.Targets {
+		below = below || t.Below
+	}
+	s := "Band: a reduction split across thread blocks allocates a staging buffer that grows with the size up to a cap " +
+		"the device sets, and none for a short reduction. Beyond the files the forecast sizes these buffers in proportion " +
+		"to the value below them and as fitted above them (one only the nearest file makes keeps its size); the band is " +
+		"the same sequence with them at the other end of that rule (below the files: at their size; above: held at the " +
+		"nearest file's, or grown in proportion). The peaks lie between the two."
+	if below {
+		s += " Below every file other code paths (kernels, workspaces chosen by size) can differ too."
+	}
+	return s
 }
 
 func forecastSpan(r *forecast.Result) string {
@@ -243,6 +303,14 @@ func forecastMaxLine(r *forecast.Result, m *forecast.Max) string {
 	b.WriteString(".")
 	if m.At != nil && m.At.Far {
 		fmt.Fprintf(&b, " %d is far beyond the files (%s).", m.Value, forecastSpan(r))
+	}
+	if t := m.At; t != nil && t.Band != nil && t.Band.OOM != t.OOM {
+		fmt.Fprintf(&b, " With the %s beyond the files at the other end of their rule (see Band), %d fails: the answer holds at one end only.",
+			units.Plural(t.Band.Buffers, "reduction buffer"), t.Value)
+	}
+	if t := m.Next; t != nil && m.Found && t.Band != nil && t.Band.OOM != t.OOM {
+		fmt.Fprintf(&b, " With the %s beyond the files at the other end of their rule (see Band), %d fits: the answer holds at one end only.",
+			units.Plural(t.Band.Buffers, "reduction buffer"), t.Value)
 	}
 	return b.String()
 }
@@ -345,17 +413,27 @@ type forecastScalingStackJSON struct {
 }
 
 type forecastTargetJSON struct {
-	Value         int64   `json:"value"`
-	PeakAllocated int64   `json:"peak_allocated_bytes"`
-	PeakReserved  int64   `json:"peak_reserved_bytes"`
-	OOM           bool    `json:"oom"`
-	OOMEntry      *int    `json:"oom_entry"`
-	OOMBytes      *int64  `json:"oom_request_bytes"`
-	OOMStack      *string `json:"oom_stack"`
-	From          string  `json:"from_file"`
-	Extrapolated  bool    `json:"extrapolated"`
-	Far           bool    `json:"far_beyond_files"`
-	Below         bool    `json:"below_files"`
+	Value         int64             `json:"value"`
+	PeakAllocated int64             `json:"peak_allocated_bytes"`
+	PeakReserved  int64             `json:"peak_reserved_bytes"`
+	OOM           bool              `json:"oom"`
+	OOMEntry      *int              `json:"oom_entry"`
+	OOMBytes      *int64            `json:"oom_request_bytes"`
+	OOMStack      *string           `json:"oom_stack"`
+	From          string            `json:"from_file"`
+	Extrapolated  bool              `json:"extrapolated"`
+	Far           bool              `json:"far_beyond_files"`
+	Below         bool              `json:"below_files"`
+	Band          *forecastBandJSON `json:"band"`
+}
+
+// forecastBandJSON is a target's other end (forecast.Band).
+type forecastBandJSON struct {
+	Requests      int   `json:"requests"`
+	PeakAllocated int64 `json:"peak_allocated_bytes"`
+	PeakReserved  int64 `json:"peak_reserved_bytes"`
+	OOM           bool  `json:"oom"`
+	OOMEntry      *int  `json:"oom_entry"`
 }
 
 type forecastMaxJSON struct {
@@ -367,6 +445,7 @@ type forecastMaxJSON struct {
 	Simulations   int                 `json:"simulations"`
 	Start         int64               `json:"search_start"`
 	Refined       int64               `json:"search_refined_start"`
+	Band          *forecastBandJSON   `json:"band"`
 }
 
 type forecastLOOJSON struct {
@@ -386,6 +465,13 @@ func forecastTarget(t *forecast.Target) forecastTargetJSON {
 	if t.OOM {
 		e, sz, st := t.OOMEntry, t.OOMSize, t.OOMStack
 		j.OOMEntry, j.OOMBytes, j.OOMStack = &e, &sz, &st
+	}
+	if b := t.Band; b != nil {
+		j.Band = &forecastBandJSON{Requests: b.Buffers, PeakAllocated: b.PeakAllocated, PeakReserved: b.PeakReserved, OOM: b.OOM}
+		if b.OOM {
+			e := b.OOMEntry
+			j.Band.OOMEntry = &e
+		}
 	}
 	return j
 }
@@ -425,6 +511,7 @@ func WriteForecastJSON(w io.Writer, r *forecast.Result) error {
 		mj := &forecastMaxJSON{Found: m.Found, Value: m.Value, Simulations: m.Simulations, Start: m.Estimate, Refined: m.Start}
 		if m.At != nil {
 			mj.PeakReserved, mj.PeakAllocated = m.At.PeakReserved, m.At.PeakAllocated
+			mj.Band = forecastTarget(m.At).Band
 		}
 		if m.Next != nil {
 			n := forecastTarget(m.Next)

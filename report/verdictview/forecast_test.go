@@ -9,12 +9,14 @@ import (
 )
 
 // forecastResult is a forecast with every part the views show: unmatched
-// and partly matched requests, each form, an OOM target, a --max answer
-// and leave-one-out errors.
+// and partly matched requests, each form, an OOM target, targets with a
+// band (one that fails at one end only), a --max answer and leave-one-out
+// errors.
 func forecastResult() *forecast.Result {
 	at18 := forecast.Target{Value: 18, Template: "b4.pickle", PeakAllocated: 10492041728, PeakReserved: 10911481856, OOMEntry: -1, Extrapolated: true, Far: true}
 	at19 := forecast.Target{Value: 19, Template: "b4.pickle", PeakAllocated: 10322398208, PeakReserved: 10460594176, OOM: true,
-		OOMEntry: 3010, OOMSize: 1955600384, OOMStack: "<no stack recorded>", Extrapolated: true, Far: true}
+		OOMEntry: 3010, OOMSize: 1955600384, OOMStack: "<no stack recorded>", Extrapolated: true, Far: true,
+		Band: &forecast.Band{Buffers: 21, PeakAllocated: 10492041728, PeakReserved: 11257511936, OOMEntry: -1}}
 	return &forecast.Result{
 		Param: "batch", Conf: "", Limit: 11411652608,
 		Files: []forecast.FileInfo{
@@ -40,7 +42,10 @@ func forecastResult() *forecast.Result {
 		FormBytes:     map[forecast.Form]int64{forecast.Constant: 4509715456, forecast.Linear: 18146236416, forecast.Quadratic: 486 << 20, forecast.Affine: 36 << 10},
 		TemplateValue: 4, Rounded: 18, Partial: 168, PartialBytes: 2147483648,
 		Targets: []forecast.Target{
-			{Value: 8, Template: "b4.pickle", PeakAllocated: 5346290176, PeakReserved: 5995757568, OOMEntry: -1, Extrapolated: true},
+			{Value: 8, Template: "b4.pickle", PeakAllocated: 5346290176, PeakReserved: 5995757568, OOMEntry: -1, Extrapolated: true,
+				Band: &forecast.Band{Buffers: 21, PeakAllocated: 5346290176, PeakReserved: 5995757568, OOMEntry: -1}},
+			{Value: 1, Template: "b1.pickle", PeakAllocated: 1744439808, PeakReserved: 1908408320, OOMEntry: -1, Extrapolated: true, Below: true,
+				Band: &forecast.Band{Buffers: 21, PeakAllocated: 1743915520, PeakReserved: 2004877312, OOMEntry: -1}},
 			at19,
 		},
 		Max: &forecast.Max{Found: true, Value: 18, At: &at18, Next: &at19, Simulations: 3, Estimate: 17},

@@ -6,7 +6,7 @@ Run from the repository root:  python3 testdata/gen/fastpath.py
 (Python 3 standard library only; deterministic.)
 
 What is in it, so that the fast path, its give-ups and the generic machine
-are all exercised on one file (snapshot/pickle_fast_test.go):
+are all exercised on one file (snapshot/fastpath_test.go):
 - two devices, 6000 and 5001 entries (APPENDS batches of 1000);
 - frame lists shared by object between the segments' blocks and trace
   entries (memoised before the trace, converted inside it), and frame

@@ -629,7 +629,7 @@ def drive(outdir, deadline, only):
         p1.append(rec(W, "vllm_load", st + capname(vcap), st, cap=vcap, gib=9))
     p1.append(rec(W, "vllm_load", "default", "default", gib=9))
     fcap = 2048 * MiB
-    for st in ("default", "expandable", "max_split_64", "max_split_128", "gc_06"):
+    for st in ("default", "expandable", "max_split_64", "max_split_128", "max_split_20", "gc_06"):
         p1.append(rec(W, "frag_oom", st + capname(fcap), st, cap=fcap, gib=3))
     p1.append(rec(W, "llama_varlen", "default", "default", gib=10))
     p1.append(rec(W, "resnet18_varlen", "default", "default", gib=8))

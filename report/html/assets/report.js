@@ -107,6 +107,14 @@
         var grp = dev.groups[groups[j].g];
         out += row(groups[j].marker, grp.label, fmtBytes(groups[j].bytes));
       }
+      // The single allocations drawn on their own, live here.
+      for (var k = 0; k < params.length; k++) {
+        var si = params[k].seriesIndex - dev.singleBase;
+        var sg = dev.shownSingles && dev.shownSingles[si];
+        if (si >= 0 && sg && r[colGroups + nGroups + si] > 0) {
+          out += row(params[k].marker, "allocation at entry " + fmtInt(sg.start) + " (" + dev.groups[sg.group].label + ")", fmtBytes(sg.size));
+        }
+      }
       out += "<div class=\"tt-hint\">click: the allocator state here<\/div>";
       return out;
     };
@@ -171,8 +179,9 @@
     if (dev.overlay && dev.overlay.length) {
       series.push({data: overlayData(dev, rows || dev.timeline.option.dataset[0].source)});
     }
+    var ext = xExtent(dev);
     var upd = {
-      xAxis: [{name: axisName(dev), axisLabel: {formatter: xFormatter(dev)}}],
+      xAxis: [{name: axisName(dev), axisLabel: {formatter: xFormatter(dev)}, min: ext[0], max: ext[1]}],
       series: series
     };
     if (rows) { upd.dataset = [{source: rows}]; }
@@ -491,6 +500,12 @@
       first = false;
       if (++drawn === charts.length) {
         document.documentElement.setAttribute("data-drawn-ms", String(Math.round(performance.now())));
+        // The multi-resolution index after the first paint: once the
+        // page has loaded and two frames have been drawn.
+        var later = function () {
+          requestAnimationFrame(function () { requestAnimationFrame(function () { setTimeout(loadDetail, 0); }); });
+        };
+        if (document.readyState === "complete") { later(); } else { window.addEventListener("load", later); }
       }
     });
     return chart;
@@ -505,6 +520,219 @@
     }
     if (lo > 0 && Math.abs(rows[lo - 1][0] - x) <= Math.abs(rows[lo][0] - x)) { lo--; }
     return rows[lo];
+  }
+
+  // The most single allocations drawn on their own at once, and the most
+  // points a zoomed window draws of the multi-resolution index.
+  var maxSingles = 8, maxWindowPoints = 800;
+
+  // xExtent is the x axis's whole range for the axis shown: the first and
+  // last row's, or the fixed end of a report of several files.
+  function xExtent(dev) {
+    var rows = dev.baseRows;
+    var lo = rows[0][0], hi = rows[rows.length - 1][0];
+    if (!dev.byIndex && dev.xMaxFixed !== null) { hi = Math.max(hi, dev.xMaxFixed); }
+    if (!dev.byIndex && dev.xMinFixed !== null) { lo = Math.min(lo, dev.xMinFixed); }
+    return [lo, hi];
+  }
+
+  // undelta returns the running sums of a delta-encoded column.
+  function undelta(col, scale) {
+    var out = new Float64Array(col.length), v = 0;
+    for (var i = 0; i < col.length; i++) { v += col[i]; out[i] = v * scale; }
+    return out;
+  }
+
+  // loadDetail reads the #snapview-detail island (after the first paint):
+  // each device's levels (entry, time, reserved, active, allocated, then
+  // the groups, as arrays) and single allocations; then redraws.
+  function loadDetail() {
+    var el = document.getElementById("snapview-detail");
+    if (!el) { return; }
+    var t0 = performance.now();
+    var det = JSON.parse(el.textContent);
+    det.devices.forEach(function (dd) {
+      var dev = null;
+      data.devices.forEach(function (d) { if (d.section === dd.section) { dev = d; } });
+      if (!dev || !dev.chart) { return; }
+      var u = dd.unit;
+      dev.levels = dd.levels.map(function (lv) {
+        return {buckets: lv.buckets, idx: undelta(lv.cols[0], 1), us: undelta(lv.cols[1], 1),
+          cols: lv.cols.slice(2).map(function (c) { return undelta(c, u); })};
+      });
+      var sc = dd.singles, singles = [];
+      if (sc.length) {
+        var c = sc.map(function (col, k) { return undelta(col, k === 5 ? u : 1); });
+        for (var i = 0; i < c[0].length; i++) {
+          singles.push({start: c[0][i], end: c[1][i], freeCompleted: c[2][i], x0: c[3][i], x1: c[4][i],
+            size: c[5][i], requested: c[6][i], addr: c[7][i], stack: c[8][i], group: c[9][i]});
+        }
+      }
+      dev.singles = singles;
+      document.documentElement.setAttribute("data-detail-read-ms", String(Math.round(performance.now() - t0)));
+      redraw(dev, dev.chart);
+    });
+    // When it was read and drawn, and how long that took (for
+    // scripts/firstpaint.sh).
+    document.documentElement.setAttribute("data-detail", "1");
+    document.documentElement.setAttribute("data-detail-ms", String(Math.round(performance.now() - t0)));
+    document.documentElement.setAttribute("data-detail-at", String(Math.round(performance.now())));
+  }
+
+  // lowerBound returns the first k with a[k] >= v.
+  function lowerBound(a, v) {
+    var lo = 0, hi = a.length;
+    while (lo < hi) { var m = (lo + hi) >> 1; if (a[m] < v) { lo = m + 1; } else { hi = m; } }
+    return lo;
+  }
+
+  // windowEntries returns the entries [lo, hi] the x range ext shows.
+  function windowEntries(dev, ext) {
+    if (dev.byIndex) { return [Math.floor(ext[0]), Math.ceil(ext[1])]; }
+    var lv = dev.levels[dev.levels.length - 1];
+    if (!lv) {
+      // The opening rows ([time, entry, ...]) have every entry.
+      var rows = dev.baseRows, lo = 0, hi = rows.length;
+      var x0 = rows.findIndex(function (r) { return r[0] >= ext[0]; });
+      var x1 = rows.findIndex(function (r) { return r[0] > ext[1]; });
+      lo = x0 > 0 ? rows[x0 - 1][1] : 0;
+      hi = x1 >= 0 ? rows[x1][1] : rows[rows.length - 1][1];
+      return [lo, hi];
+    }
+    var a = lowerBound(lv.us, ext[0] * 1000), b = lowerBound(lv.us, ext[1] * 1000);
+    return [a > 0 ? lv.idx[a - 1] : 0, b < lv.idx.length ? lv.idx[b] : lv.idx[lv.idx.length - 1]];
+  }
+
+  // redraw draws the window the x axis shows: the rows of the finest
+  // level with at most maxWindowPoints points in it (the opening rows
+  // when the window is the whole trace or no level fits), and the largest
+  // single allocations live in it on their own, taken out of their
+  // groups. It notes on the page element what it drew
+  // (data-zoom-level, -rows, -singles, -ms).
+  function redraw(dev, chart) {
+    if (!dev.levels || !dev.singles) { return; }
+    var t0 = performance.now();
+    var nG = dev.groups.length;
+    var ext = chart.getModel().getComponent("xAxis", 0).axis.scale.getExtent();
+    var full = xExtent(dev);
+    var whole = ext[0] <= full[0] && ext[1] >= full[1];
+    var win = windowEntries(dev, ext);
+    var src = null, level = -1;
+    if (!whole) {
+      for (var l = dev.levels.length - 1; l >= 0; l--) {
+        var lv = dev.levels[l];
+        var a = lowerBound(lv.idx, win[0]), b = lowerBound(lv.idx, win[1] + 1);
+        if (b - a <= maxWindowPoints) { src = lv; level = l; break; }
+      }
+    }
+    var rows = [];
+    if (src) {
+      var from = Math.max(lowerBound(src.idx, win[0]) - 1, 0), to = Math.min(lowerBound(src.idx, win[1] + 1) + 1, src.idx.length);
+      for (var p = from; p < to; p++) {
+        var r = new Array(colGroups + nG + maxSingles);
+        var xi = src.idx[p], xt = src.us[p] / 1000;
+        r[0] = dev.byIndex ? xi : xt;
+        r[1] = dev.byIndex ? xt : xi;
+        for (var c = 0; c < src.cols.length; c++) { r[colReserved + c] = src.cols[c][p]; }
+        rows.push(r);
+      }
+    } else {
+      dev.baseRows.forEach(function (b) { rows.push(b.slice(0, colGroups + nG)); });
+    }
+    // The largest single allocations live in the window, ordered by
+    // start (earlier ones lower in the stack).
+    var cand = [];
+    dev.singles.forEach(function (s) {
+      if (s.start <= win[1] && s.end > win[0]) { cand.push(s); }
+    });
+    cand.sort(function (p, q) { return q.size - p.size || p.start - q.start; });
+    var shown = cand.slice(0, maxSingles);
+    shown.sort(function (p, q) { return p.start - q.start || q.size - p.size; });
+    rows.forEach(function (r) {
+      var i = dev.byIndex ? r[0] : r[1];
+      for (var k = 0; k < maxSingles; k++) {
+        var s = shown[k], v = 0;
+        if (s && s.start <= i && i < s.end) {
+          v = s.size;
+          r[colGroups + s.group] -= v;
+        }
+        r[colGroups + nG + k] = v;
+      }
+    });
+    dev.shownSingles = shown;
+    dev.rows = rows;
+    // The singles' series are made once; later only the colours that
+    // change are sent with the rows.
+    var first = !dev.singleColors, series = [], changed = first;
+    dev.singleColors = dev.singleColors || [];
+    for (var k = 0; k < dev.singleBase; k++) { series.push({}); }
+    for (var k = 0; k < maxSingles; k++) {
+      var s = shown[k], col = colorOther;
+      if (s && !(dev.groups[s.group] && dev.groups[s.group].stack < 0)) {
+        col = dev.stackColor[s.stack] || palette[s.group % palette.length];
+      }
+      if (first) {
+        series.push({
+          type: "line", name: "allocation " + (k + 1), stack: "live", step: "end", showSymbol: false,
+          encode: {x: 0, y: colGroups + nG + k}, triggerLineEvent: true, emphasis: {focus: "none"},
+          lineStyle: {width: 0.6, color: "#ffffff"}, itemStyle: {color: col},
+          areaStyle: {opacity: 0.95, color: col}
+        });
+      } else {
+        series.push(dev.singleColors[k] === col ? {} : {itemStyle: {color: col}, areaStyle: {color: col}});
+        changed = changed || dev.singleColors[k] !== col;
+      }
+      dev.singleColors[k] = col;
+    }
+    var upd = {dataset: [{source: rows}]};
+    if (changed) { upd.series = series; }
+    chart.setOption(upd);
+    var el = document.documentElement;
+    el.setAttribute("data-zoom-level", String(level));
+    el.setAttribute("data-zoom-rows", String(rows.length));
+    el.setAttribute("data-zoom-singles", String(shown.length));
+    el.setAttribute("data-zoom-ms", String(Math.round((performance.now() - t0) * 10) / 10));
+    el.setAttribute("data-redraws", String(Number(el.getAttribute("data-redraws") || 0) + 1));
+  }
+
+  // singleHTML describes a single allocation: its size, requested size,
+  // stack, and its alloc and free entries with their times.
+  function singleHTML(dev, s) {
+    function at(i, x) {
+      var t = "entry " + fmtInt(i);
+      if (dev.xIsTime && x >= 0) { t += ", t = " + secs(x / 1000); }
+      return t;
+    }
+    var out = "<div class=\"tt-head\">" + enc("allocation of " + fmtBytes(s.size) + " at " + hex(s.addr)) + "<\/div>";
+    out += row("", "size", fmtBytes(s.size));
+    out += row("", "requested", dev.requestedUnknown ? "? (see the notes)" : fmtBytes(s.requested));
+    out += row("", "allocated", s.start < 0 ? "before the trace" : "after " + at(s.start, s.x0));
+    out += row("", "freed", s.x1 < 0 && s.freeCompleted < 0 ? "not by the end of the trace" : "at " + at(s.end, s.x1) +
+      (s.freeCompleted >= 0 && s.freeCompleted !== s.end ? " (free_completed at entry " + fmtInt(s.freeCompleted) + ")" : ""));
+    out += row("", "group", dev.groups[s.group] ? dev.groups[s.group].label : "");
+    if (s.where) { out += row("", "in its segment", s.where); }
+    out += s.stack >= 0 ? framesHTML(s.stack, 40) : "<div class=\"tt-frame\">&lt;no stack recorded&gt;<\/div>";
+    return out;
+  }
+
+  // pin keeps a single allocation's details under the chart, saying
+  // where its block sits in its segment in the state st shows (null: no
+  // state shown).
+  function pin(dev, s, st) {
+    dev.pinned = s;
+    s.where = "";
+    if (st) {
+      st.segs.forEach(function (sg) {
+        var a = sg.a !== undefined ? sg.a : parseInt(sg.addr, 16);
+        if (s.addr >= a && s.addr < a + sg.size) {
+          s.where = "segment " + sg.addr + " (" + fmtBytes(sg.size) + "), at offset " + fmtBytes(s.addr - a) + ", " + st.title;
+        }
+      });
+      if (!s.where) { s.where = "not in the state shown (" + st.title + ")"; }
+    }
+    var hover = document.getElementById(dev.section + "-hover");
+    if (hover) { hover.innerHTML = "<div class=\"tt-hint\">pinned (click elsewhere on the chart to unpin)<\/div>" + singleHTML(dev, s); }
+    document.documentElement.setAttribute("data-pinned", String(s.start) + ":" + String(s.addr));
   }
 
   function setupTimeline(dev) {
@@ -539,14 +767,30 @@
     if (dev.overlay && dev.overlay.length) {
       overlaySMI(dev, opt, rows);
     }
+    // The single allocations drawn on their own get series of their own
+    // after these, on top of the groups' stack, once the detail island
+    // is read (redraw), so that the first paint does without them.
+    dev.rows = rows;
+    dev.singleBase = opt.series.length;
+    dev.shownSingles = [];
+    var xm = [].concat(opt.xAxis || [])[0] || {};
+    dev.xMaxFixed = typeof xm.max === "number" ? xm.max : null;
+    dev.xMinFixed = typeof xm.min === "number" ? xm.min : null;
     var chart = init(dev.timeline.id, opt);
     if (!chart) { return; }
+    dev.chart = chart;
     applyAxis(dev, chart, null, false);
 
     // Hovering an area shows its allocation stack under the chart.
     var hover = document.getElementById(dev.section + "-hover");
     chart.on("mouseover", function (p) {
-      if (!hover || p.componentType !== "series" || p.seriesIndex >= nGroups) { return; }
+      if (!hover || p.componentType !== "series" || dev.pinned) { return; }
+      var sg = dev.shownSingles[p.seriesIndex - dev.singleBase];
+      if (p.seriesIndex >= dev.singleBase && sg) {
+        hover.innerHTML = singleHTML(dev, sg);
+        return;
+      }
+      if (p.seriesIndex >= nGroups) { return; }
       var g = dev.groups[p.seriesIndex];
       hover.innerHTML = "<div class=\"tt-head\">" + enc(g.label) + "<\/div>" +
         (g.stack >= 0 ? framesHTML(g.stack, 40) : "<div class=\"tt-frame\">" + enc("the allocations of every stack not drawn on its own") + "<\/div>");
@@ -560,23 +804,56 @@
         if (byIndex === dev.byIndex) { return; }
         dev.byIndex = byIndex;
         rows.forEach(function (r) { var t = r[0]; r[0] = r[1]; r[1] = t; });
+        dev.rows = rows;
         applyAxis(dev, chart, rows, true);
+        redraw(dev, chart);
       });
     });
 
+    // Zooming redraws the window from the multi-resolution index.
+    chart.on("datazoom", function () {
+      // After the action (ECharts refuses setOption within it), before
+      // the browser paints.
+      if (dev.zoomPending) { return; }
+      dev.zoomPending = true;
+      Promise.resolve().then(function () { dev.zoomPending = false; redraw(dev, chart); });
+    });
+    // Clicking a single allocation pins it: its details stay under the
+    // chart, with where it sits in its segment in the state the click
+    // shows (ECharts' series click comes before the chart's own below).
+    // Both handlers run for one click, in either order: the pin waits for
+    // the end of the click.
+    function afterClick() {
+      if (dev.clickPending) { return; }
+      dev.clickPending = true;
+      Promise.resolve().then(function () {
+        var sg = dev.pinNext, st = dev.clickState;
+        dev.clickPending = false;
+        dev.pinNext = dev.clickState = null;
+        if (sg) { pin(dev, sg, st); } else { dev.pinned = null; }
+      });
+    }
+    chart.on("click", function (p) {
+      var sg = p.componentType === "series" && dev.shownSingles[p.seriesIndex - dev.singleBase];
+      if (!sg || p.seriesIndex < dev.singleBase) { return; }
+      dev.pinNext = sg;
+      afterClick();
+    });
     // Clicking shows the allocator state after that entry.
     if (dev.inspect) {
       chart.getZr().on("click", function (e) {
+        afterClick();
         var pt = [e.offsetX, e.offsetY];
         if (!chart.containPixel({gridIndex: 0}, pt)) { return; }
         var x = chart.convertFromPixel({gridIndex: 0}, pt)[0];
-        var r = nearestRow(rows, x);
+        var r = nearestRow(dev.rows, x);
         var i = dev.byIndex ? Math.max(0, Math.min(Math.round(x), dev.entries - 1)) : entryOf(dev, r);
         var st = stateAtEntry(dev, i);
         if (st) {
           showState(dev, st.segs, st.title);
           document.documentElement.setAttribute("data-inspected", String(i));
         }
+        dev.clickState = st;
       });
     }
   }
@@ -600,6 +877,8 @@
     dev.maxSegments = (dev.inspect && dev.inspect.maxSegments) || 200;
     if (dev.timeline) {
       var rows = dev.timeline.option.dataset[0].source;
+      dev.baseRows = rows;
+      dev.hasDetail = !!dev.detail;
       dev.entries = rows.length ? Math.round(rows[rows.length - 1][dev.byIndex ? 0 : 1]) + 1 : 0;
       setupTimeline(dev);
     }
@@ -651,6 +930,21 @@
       if (st) { showState(dev, st.segs, st.title); ok = true; }
     });
     return ok;
+  };
+
+  // snapviewShownSingles returns the single allocations the timeline of
+  // a device section draws on their own, in stack order (for tests and
+  // the console).
+  window.snapviewShownSingles = function (section) {
+    var out = null;
+    data.devices.forEach(function (dev) {
+      if (dev.section === section) {
+        out = (dev.shownSingles || []).map(function (s) {
+          return {start: s.start, end: s.end, size: s.size, requested: s.requested, addr: s.addr, stack: s.stack, group: s.group};
+        });
+      }
+    });
+    return out;
   };
 
   window.addEventListener("resize", function () {

@@ -1,4 +1,4 @@
-package snapshot
+package pickle
 
 import (
 	"math"
@@ -34,28 +34,28 @@ func TestDecodeLong(t *testing.T) {
 			if n < (z.BitLen()+8)/8 {
 				continue
 			}
-			v := decodeLong(le(z, n))
+			v := DecodeLong(le(z, n))
 			lo := new(big.Int).Mod(z, two64).Uint64()
-			switch x := v.x.(type) {
+			switch x := v.X.(type) {
 			case nil:
-				if !z.IsInt64() || v.n != z.Int64() {
-					t.Errorf("%s in %d bytes: int %d", s, n, v.n)
+				if !z.IsInt64() || v.N != z.Int64() {
+					t.Errorf("%s in %d bytes: int %d", s, n, v.N)
 				}
-			case *wideInt:
-				if z.IsInt64() || x.lo != lo || x.neg != (z.Sign() < 0) || x.u64 != z.IsUint64() {
+			case *WideInt:
+				if z.IsInt64() || x.Lo != lo || x.Neg != (z.Sign() < 0) || x.U64 != z.IsUint64() {
 					t.Errorf("%s in %d bytes: %+v, want lo %d", s, n, *x, lo)
 				}
 			}
-			w, _ := parseWideInt(s)
-			if x, ok := w.x.(*wideInt); ok && (x.lo != lo || x.u64 != z.IsUint64()) {
+			w, _ := ParseWideInt(s)
+			if x, ok := w.X.(*WideInt); ok && (x.Lo != lo || x.U64 != z.IsUint64()) {
 				t.Errorf("parseWideInt(%s) = %+v, want lo %d", s, *x, lo)
 			}
 		}
 	}
-	if w, _ := parseWideInt(strings.Repeat("9", 5000)); len(w.x.(*wideInt).text) > 64 {
-		t.Errorf("a 5000-digit number's text is %d bytes", len(w.x.(*wideInt).text))
+	if w, _ := ParseWideInt(strings.Repeat("9", 5000)); len(w.X.(*WideInt).text) > 64 {
+		t.Errorf("a 5000-digit number's text is %d bytes", len(w.X.(*WideInt).text))
 	}
-	if v := decodeLong(le(new(big.Int).SetUint64(math.MaxUint64), 9)); !v.x.(*wideInt).u64 {
+	if v := DecodeLong(le(new(big.Int).SetUint64(math.MaxUint64), 9)); !v.X.(*WideInt).U64 {
 		t.Error("2^64-1 does not fit uint64")
 	}
 }

@@ -1,4 +1,4 @@
-package snapshot
+package pickle
 
 // reusable is a table whose released elements are reused, so that it stays
 // as large as what is live at once: the memo's values (machine.objs) and

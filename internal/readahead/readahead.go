@@ -1,8 +1,11 @@
-package snapshot
+// Package readahead reads a source in a goroutine, a few blocks ahead of
+// its caller, so that reading (system calls, or gzip and xz decompression)
+// runs on another core while the caller decodes what was read.
+package readahead
 
 import "io"
 
-// readAhead reads its source in a goroutine, a few blocks ahead of the
+// Reader reads its source in a goroutine, a few blocks ahead of the
 // decoder, so that reading (system calls, or gzip and xz decompression,
 // which for a large xz file takes longer than decoding) runs on another
 // core while the pickle machine decodes. The bytes and the source's error
@@ -10,7 +13,7 @@ import "io"
 //
 // Close stops the goroutine and waits for it; after Close the source is no
 // longer read, and what it counted may be read without a race.
-type readAhead struct {
+type Reader struct {
 	full   chan raBlock
 	free   chan []byte
 	stop   chan struct{}
@@ -37,8 +40,9 @@ const (
 	readAheadBlocks = 4
 )
 
-func newReadAhead(r io.Reader) *readAhead {
-	ra := &readAhead{
+// New starts reading r ahead; the caller must Close the Reader.
+func New(r io.Reader) *Reader {
+	ra := &Reader{
 		full: make(chan raBlock, readAheadBlocks),
 		free: make(chan []byte, readAheadBlocks),
 		stop: make(chan struct{}),
@@ -49,7 +53,7 @@ func newReadAhead(r io.Reader) *readAhead {
 }
 
 // loop fills free blocks from r until r fails (io.EOF included) or Close.
-func (ra *readAhead) loop(r io.Reader) {
+func (ra *Reader) loop(r io.Reader) {
 	defer close(ra.done)
 	made, size := 0, readAheadFirst
 	for {
@@ -83,7 +87,7 @@ func (ra *readAhead) loop(r io.Reader) {
 	}
 }
 
-func (ra *readAhead) Read(p []byte) (int, error) {
+func (ra *Reader) Read(p []byte) (int, error) {
 	for ra.pos == len(ra.cur.b) {
 		if ra.cur.err != nil {
 			return 0, ra.cur.err
@@ -99,8 +103,11 @@ func (ra *readAhead) Read(p []byte) (int, error) {
 	return k, nil
 }
 
+// N is the bytes Read has handed to the caller.
+func (ra *Reader) N() int64 { return ra.n }
+
 // Close stops the goroutine and waits until it no longer reads the source.
-func (ra *readAhead) Close() {
+func (ra *Reader) Close() {
 	if ra.closed {
 		return
 	}

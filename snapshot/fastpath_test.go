@@ -8,19 +8,19 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/snapview/snapview/snapshot/pickle"
 )
 
 // runMachine runs the pickle machine over data as decode does and returns
 // it, for tests that look at how a file was read.
-func runMachine(t *testing.T, data []byte, lim Limits) *machine {
+func runMachine(t *testing.T, data []byte, lim Limits) *pickle.Machine {
 	t.Helper()
 	lim = lim.withDefaults()
 	c := newConverter()
 	c.lim = lim
 	c.budget = newBudget(lim, func() int64 { return int64(len(data)) })
-	m := &machine{src: bytes.NewReader(data), conv: c, pool: c.pool, lim: lim, budget: c.budget}
-	c.m = m
-	if _, err := m.run(); err != nil {
+	m := c.newMachine(bytes.NewReader(data), 0)
+	if _, err := m.Run(); err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	return m
@@ -84,9 +84,9 @@ func TestFastPathShapes(t *testing.T) {
 				t.Errorf("%d trace entries, want %d", n, tt.entries)
 			}
 			m := runMachine(t, data, Limits{})
-			t.Logf("fast path: %d batches read, %d given up", m.fast.taken, m.fast.given)
-			if m.fast.taken != tt.batches {
-				t.Errorf("fast path took %d batches (gave up on %d), want %d", m.fast.taken, m.fast.given, tt.batches)
+			t.Logf("fast path: %d batches read, %d given up", m.Stats().Batches, m.Stats().GivenUp)
+			if m.Stats().Batches != tt.batches {
+				t.Errorf("fast path took %d batches (gave up on %d), want %d", m.Stats().Batches, m.Stats().GivenUp, tt.batches)
 			}
 		})
 	}
@@ -114,8 +114,8 @@ func TestFastPathRealFiles(t *testing.T) {
 			if entries < 1000 {
 				return
 			}
-			if m := runMachine(t, data, Limits{}); m.fast.taken == 0 {
-				t.Errorf("%d trace entries and no batch read by the fast path (%d given up)", entries, m.fast.given)
+			if m := runMachine(t, data, Limits{}); m.Stats().Batches == 0 {
+				t.Errorf("%d trace entries and no batch read by the fast path (%d given up)", entries, m.Stats().GivenUp)
 			}
 		})
 	}
