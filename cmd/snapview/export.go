@@ -243,7 +243,7 @@ func statesAt(s *snapshot.Snapshot, at steps.Moment, label string, name string, 
 			if firstErr == nil {
 				firstErr = aerr
 			}
-			var a *absentError
+			var a *analysis.AbsentError
 			errors.As(aerr, &a)
 			notes = append(notes, fmt.Sprintf("note: %s: device %d left out: %v\n", name, da.Device, a))
 		}

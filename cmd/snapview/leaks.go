@@ -179,12 +179,12 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 		dlo.At = leaks.DefaultLeakMoment(r)
 		if opts.at != "auto" && len(r.Allocated) > 0 { // without a trace only the file's state exists
 			if dlo.At, err = resolveMoment(s, r, at); err != nil {
-				var a *absentError
+				var a *analysis.AbsentError
 				if opts.device.set || len(devices) == 1 || !errors.As(err, &a) {
 					return err
 				}
 				// Of several devices, one may have no OOM (or no peak).
-				fmt.Fprintf(stderr, "warning: device %d skipped: %s\n", dev, a.msg)
+				fmt.Fprintf(stderr, "warning: device %d skipped: %s\n", dev, a.Msg)
 				continue
 			}
 		}
@@ -196,7 +196,7 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 		reps = append(reps, rep)
 	}
 	if len(reps) == 0 && len(devices) > 0 {
-		return absentf("", "no device has the moment --at %s", opts.at)
+		return &usageError{&analysis.AbsentError{Msg: fmt.Sprintf("no device has the moment --at %s", opts.at)}}
 	}
 	var err error
 	if opts.json {
