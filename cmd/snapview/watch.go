@@ -214,7 +214,12 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 			if err != nil {
 				return fmt.Errorf("%s: %w", l.name, err)
 			}
-			warns = append(warns, l.add(lines, !first)...)
+			// The lines already in a file when watch starts are judged
+			// as a whole, as smi and stats judge a log; later lines, and
+			// a pipe's (it holds no history: its first read is whatever
+			// the writer got to, more on a loaded machine), one by one
+			// as they arrive, unless --once reads the pipe to its end.
+			warns = append(warns, l.add(lines, !first || l.fl.IsPipe() && !opts.once)...)
 			for _, m := range warns {
 				fmt.Fprintf(errOut, "warning: %s: %s\n", l.name, kit.Escape(m))
 				v.Warnings = append(v.Warnings, l.name+": "+m)
