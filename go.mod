@@ -17,6 +17,7 @@ require (
 	github.com/ulikunitz/xz v0.5.15
 	golang.org/x/sync v0.25.0
 	golang.org/x/sys v0.38.0
+	golang.org/x/text v0.14.0
 )
 
 require (
@@ -38,6 +39,5 @@ require (
 	github.com/parquet-go/jsonlite v1.0.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.21 // indirect
 	github.com/twpayne/go-geom v1.6.1 // indirect
-	golang.org/x/text v0.14.0 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
 )

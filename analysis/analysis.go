@@ -49,6 +49,9 @@ type File struct {
 	opt  Options
 	mu   sync.Mutex
 	devs map[int]*deviceReplay
+
+	twinsOnce sync.Once
+	twins     []int32 // replay.Twins of Snap
 }
 
 // deviceReplay is the one replay of one device.
@@ -68,7 +71,16 @@ func New(s *snapshot.Snapshot, opt Options) *File {
 // Options), replaying it on the first call; later and concurrent calls
 // get the same Result and error. The error is replay.Run's: a negative
 // device, or one the file holds nothing for.
+//
+// A device whose trace entries and segments are those of an earlier one
+// (replay.Twins) is not replayed: it gets a copy of that one's replay,
+// named for it.
 func (f *File) Replay(device int) (*replay.Result, error) {
+	if t := f.twin(device); t != device {
+		if r, err := f.Replay(t); err == nil {
+			return r.Twin(device), nil
+		}
+	}
 	f.mu.Lock()
 	d := f.devs[device]
 	if d == nil {
@@ -81,6 +93,34 @@ func (f *File) Replay(device int) (*replay.Result, error) {
 		d.done.Store(true)
 	})
 	return d.res, d.err
+}
+
+// twin returns the first device whose trace entries and segments are
+// those of device (replay.Twins), device itself when there is none.
+func (f *File) twin(device int) int {
+	f.twinsOnce.Do(func() { f.twins = replay.Twins(f.Snap) })
+	if device < 0 || device >= len(f.twins) {
+		return device
+	}
+	return int(f.twins[device])
+}
+
+// Twins returns, for each device of the file that has the same trace
+// entries and segments as an earlier one, that device (see
+// replay.Twins): such a device's replay is a copy of the earlier one's.
+// It is nil when every device is its own.
+func (f *File) Twins() map[int]int {
+	f.twin(0)
+	var out map[int]int
+	for d, t := range f.twins {
+		if int(t) != d {
+			if out == nil {
+				out = map[int]int{}
+			}
+			out[d] = int(t)
+		}
+	}
+	return out
 }
 
 // run replays device with the File's options.
@@ -164,7 +204,8 @@ func (f *File) HasTrace(device int) bool {
 // a file of 10^5 devices does not hold them all.
 func (f *File) Info(only []int) *info.Info {
 	return info.Inspect(f.Snap, func(device int) (*replay.Result, error) {
-		if f.begun(device) {
+		if t := f.twin(device); f.begun(device) || t != device || f.begun(t) {
+			// A twin's replay is a copy of the first device's, kept.
 			return f.Replay(device)
 		}
 		return f.run(device)
@@ -188,8 +229,11 @@ func (f *File) DeviceInfos(seeded map[int]bool) []info.DeviceInfo {
 // File's replay of it when that is done, else from a pass over the trace
 // (replay.TraceCoverage). Nothing is replayed or waited for.
 func (f *File) TraceCoverage(device int) replay.Coverage {
-	if r, err, ok := f.replayed(device); ok && err == nil && f.HasTrace(device) {
-		return r.Coverage
+	t := f.twin(device)
+	if r, err, ok := f.replayed(t); ok && err == nil && f.HasTrace(t) {
+		c := r.Coverage
+		c.Device = device
+		return c
 	}
 	return replay.TraceCoverage(f.Snap, device)
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/snapview/snapview/analyze/explain"
+	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/whatif"
@@ -81,15 +82,15 @@ func (f *File) ExplainPages(devices []int, pages []*Page, leakTop int, opts expl
 		}
 	}
 	inf := f.Info(devices)
+	coverage := make(map[int]*info.DeviceInfo, len(inf.Devices))
+	for j := range inf.Devices {
+		coverage[inf.Devices[j].Device] = &inf.Devices[j]
+	}
 	out := make([]*explain.Device, 0, len(devices))
 	for k, d := range devices {
 		in := ins[k]
 		in.Recording = &inf.Recording
-		for j := range inf.Devices {
-			if inf.Devices[j].Device == d {
-				in.Coverage = &inf.Devices[j]
-			}
-		}
+		in.Coverage = coverage[d]
 		e := explain.Explain(*in)
 		e.Device = d
 		explain.Unsplit(in, e, opts, func(o whatif.Options) (*whatif.Result, error) { return f.WhatIf(d, o) })

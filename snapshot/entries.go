@@ -71,7 +71,7 @@ func (c *converter) offset() (off, size int64) {
 // evFirst is the capacity of a trace's first chunk of entries; it grows
 // to evChunk, the size of the next ones.
 const (
-	evFirst = 16
+	evFirst = 2
 	evChunk = 1 << 14
 )
 

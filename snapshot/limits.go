@@ -42,6 +42,12 @@ type Limits struct {
 	// a million times.
 	ObjectBudget int64
 
+	// MaxMemory caps the decoded-object budget whatever the stream's size
+	// (bytes; 0: no cap): what the process can afford to build, which
+	// snapview works out from the memory it may use (ulimit -v, the
+	// cgroup's memory.max). Passing it is the "memory" limit's error.
+	MaxMemory int64
+
 	// genericOnly turns the decoder's fast path for trace entries off
 	// (the pickle machine's batch reader, snapshot/pickle/fast.go), for
 	// tests that compare the two paths.
@@ -87,7 +93,9 @@ type LimitError = pickle.LimitError
 // newBudget is the decoded-object budget of lim, read reporting the
 // decoded stream's bytes so far.
 func newBudget(l Limits, read func() int64) *pickle.Budget {
-	return pickle.NewBudget(l.ObjectBudget, read)
+	b := pickle.NewBudget(l.ObjectBudget, read)
+	b.Cap(l.MaxMemory)
+	return b
 }
 
 // limitReader stops a decompressor whose output passes the limits: the

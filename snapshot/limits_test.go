@@ -44,6 +44,9 @@ func TestLimits(t *testing.T) {
 		{"marks", append([]byte("\x80\x04"), bytes.Repeat([]byte("("), 5000)...), Limits{MaxStack: 4096}, "stack depth"},
 		{"memo spread", memoSpread(400), Limits{}, "decoded-object budget"},
 		{"entry references", entryRefs(1 << 20), Limits{ObjectBudget: 1 << 20}, "decoded-object budget"},
+		{"memory", entryRefs(1 << 18), Limits{MaxMemory: 4 << 20}, "memory"},
+		{"memory below the base", entryRefs(1 << 16), Limits{MaxMemory: 1 << 20}, "memory"},
+		{"memory room", entryRefs(1 << 18), Limits{MaxMemory: 64 << 20}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := DecodeLimits(bytes.NewReader(tt.in), tt.lim)

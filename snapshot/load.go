@@ -146,7 +146,11 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 			if err := checkXZDict(br, size, lim); err != nil {
 				return nil, &DecodeError{Err: err}
 			}
-			xr, err := xz.NewReader(br)
+			var xin io.Reader = br
+			if allowed := xzDictAllowed(size, lim); allowed >= 0 {
+				xin = newXZGuard(br, allowed, size) // every block's dictionary
+			}
+			xr, err := xz.NewReader(xin)
 			if err != nil {
 				return nil, &DecodeError{Err: fmt.Errorf("reading xz: %w", err)}
 			}

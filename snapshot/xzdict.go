@@ -21,20 +21,28 @@ const (
 // checkXZDict reads the LZMA2 dictionary size from the block header of
 // the xz stream at the start of br (the xz file format 1.0.4, sections
 // 2.1.1 and 3.1, and the LZMA2 filter's properties, 5.3.1) and refuses a
-// dictionary larger than the data could fill: more than xzDictFree and
-// more than DefaultMaxRatio times the file's size (size, when known; else
-// xzDictMax), or than Limits.MaxDecompressed when set. -1 turns the check
-// off. A header it cannot read is left to the xz reader to report.
-//
-// Only the first block of the first stream is checked: a later block's
-// header lies after compressed data of unknown length.
+// dictionary larger than the data could fill (xzDictAllowed). A header it
+// cannot read is left to the xz reader to report. The blocks after the
+// first are checked as the xz reader comes to them (xzGuard).
 func checkXZDict(br *bufio.Reader, size int64, lim Limits) error {
-	if lim.MaxDecompressed < 0 {
+	allowed := xzDictAllowed(size, lim)
+	if allowed < 0 {
 		return nil
 	}
 	dict, ok := xzFirstDict(br)
 	if !ok {
 		return nil
+	}
+	return xzDictError(dict, allowed, size)
+}
+
+// xzDictAllowed is the largest dictionary an xz file of size bytes (0:
+// unknown) may ask for: xzDictFree, or more up to DefaultMaxRatio times
+// its size (xzDictMax when unknown), or Limits.MaxDecompressed when set;
+// -1 when the check is off (MaxDecompressed -1).
+func xzDictAllowed(size int64, lim Limits) int64 {
+	if lim.MaxDecompressed < 0 {
+		return -1
 	}
 	allowed := int64(xzDictMax)
 	switch {
@@ -43,7 +51,12 @@ func checkXZDict(br *bufio.Reader, size int64, lim Limits) error {
 	case size > 0:
 		allowed = min(allowed, DefaultMaxRatio*size)
 	}
-	allowed = max(allowed, xzDictFree)
+	return max(allowed, xzDictFree)
+}
+
+// xzDictError is the limit's error for a dictionary of dict bytes over
+// allowed, nil when it is within.
+func xzDictError(dict, allowed, size int64) error {
 	if dict <= allowed {
 		return nil
 	}
@@ -69,7 +82,13 @@ func xzFirstDict(br *bufio.Reader) (int64, bool) {
 	if len(b) < streamHeader+hlen {
 		return 0, false
 	}
-	h := b[streamHeader : streamHeader+hlen-4] // without the CRC32
+	return xzHeaderDict(b[streamHeader:])
+}
+
+// xzHeaderDict returns the dictionary size of the LZMA2 filter named by
+// the block header h (its size byte first, its CRC32 last).
+func xzHeaderDict(h []byte) (int64, bool) {
+	h = h[:len(h)-4] // without the CRC32
 	flags := h[1]
 	p := 2
 	varint := func() (uint64, bool) {

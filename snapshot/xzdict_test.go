@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"hash/crc32"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -42,6 +44,53 @@ func TestXZDict(t *testing.T) {
 		var le *LimitError
 		if got := errors.As(err, &le) && le.Limit == "xz dictionary"; got != tt.limit {
 			t.Errorf("dictionary code %d, size %d: err %v; want the xz dictionary limit: %v", tt.code, tt.size, err, tt.limit)
+		}
+	}
+}
+
+// TestXZLaterBlocks: every block of a multi-block xz file has its
+// dictionary checked, not only the first. testdata/mlp_train_5blocks.pickle.xz
+// is testdata/snapshots/mlp_train.pickle compressed by
+// `xz -6 --block-size=8KiB` (xz 5.4): five blocks whose 12-byte headers
+// start at the offsets below (xz --robot -lvv); the test sets one header's
+// LZMA2 dictionary to 4 GiB and fixes its CRC32.
+func TestXZLaterBlocks(t *testing.T) {
+	good, err := os.ReadFile(filepath.Join("testdata", "mlp_train_5blocks.pickle.xz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := os.ReadFile(filepath.Join("..", "testdata", "snapshots", "mlp_train.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := decode(bytes.NewReader(plain), int64(len(plain)), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decode(bytes.NewReader(good), int64(len(good)), Limits{})
+	if err != nil {
+		t.Fatalf("the five-block file: %v", err)
+	}
+	if len(got.Segments) != len(want.Segments) || len(got.Traces[0]) != len(want.Traces[0]) {
+		t.Errorf("the five-block file decodes to %d segments, %d entries; the pickle to %d, %d",
+			len(got.Segments), len(got.Traces[0]), len(want.Segments), len(want.Traces[0]))
+	}
+	for k, off := range []int{12, 1728, 2984, 3992, 4968} {
+		x := bytes.Clone(good)
+		h := x[off : off+12]
+		i := bytes.Index(h[:8], []byte{0x21, 0x01})
+		if i < 0 {
+			t.Fatalf("block %d: no LZMA2 filter in its header % x", k+1, h)
+		}
+		h[i+2] = 40 // 4 GiB
+		c := crc32.ChecksumIEEE(h[:8])
+		h[8], h[9], h[10], h[11] = byte(c), byte(c>>8), byte(c>>16), byte(c>>24)
+		for _, size := range []int64{int64(len(x)), 0} {
+			_, err := decode(bytes.NewReader(x), size, Limits{})
+			var le *LimitError
+			if !errors.As(err, &le) || le.Limit != "xz dictionary" {
+				t.Errorf("block %d asks for 4 GiB (size %d): err %v; want the xz dictionary limit", k+1, size, err)
+			}
 		}
 	}
 }

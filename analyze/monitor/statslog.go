@@ -11,6 +11,10 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
+
 	"github.com/snapview/snapview/analyze/stats"
 )
 
@@ -36,10 +40,6 @@ type StatsLog struct {
 	Warnings []string
 }
 
-// maxLine is the longest line ParseStatsLog reads (a memory_stats() dict
-// is about 5 KB).
-const maxLine = 16 << 20
-
 // ParseStatsLog reads a JSON Lines log of torch.cuda.memory_stats() dumps,
 // one JSON object per line, as a training loop writes it:
 //
@@ -54,21 +54,27 @@ const maxLine = 16 << 20
 // are ignored. Blank lines are skipped. A line that is not such an object
 // is an error "line N: fault"; only a last line with no newline that does
 // not parse (the log was being written) is left out with a warning.
-// UTF-16 and byte order marks are read (see [Text]).
+// UTF-16 and byte order marks are read (as [Text] reads them).
+//
+// The log is read as a stream, a line at a time: what it holds at once is
+// one line (at most MaxLogLine bytes) and the records, whatever the log's
+// size; past MaxLogLine bytes in a line, or MaxLogBytes in all, it stops
+// with a *LogLimitError, as ReadLog does.
 func ParseStatsLog(r io.Reader) (*StatsLog, error) {
-	b, err := ReadLog(r)
-	if err != nil {
-		return nil, err
-	}
-	br := bufio.NewReaderSize(bytes.NewReader(Text(b)), 64<<10)
+	br := bufio.NewReaderSize(textReader(r), 64<<10)
 	log := &StatsLog{}
+	var total int64
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br, n)
 		if err != nil && !errors.Is(err, io.EOF) {
+			var le *LogLimitError
+			if errors.As(err, &le) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
-		if len(line) > maxLine {
-			return nil, fmt.Errorf("line %d: longer than %d bytes", n, maxLine)
+		if total += int64(len(line)); total > MaxLogBytes {
+			return nil, &LogLimitError{Limit: "log size", Max: MaxLogBytes}
 		}
 		last := errors.Is(err, io.EOF)
 		if t := bytes.TrimSpace(line); len(t) > 0 {
@@ -91,6 +97,34 @@ func ParseStatsLog(r io.Reader) (*StatsLog, error) {
 		return nil, errors.New("no memory_stats() records")
 	}
 	return log, nil
+}
+
+// readLine returns line n of br with its line break, io.EOF with the last
+// line (which may be empty), or a *LogLimitError once the line passes
+// MaxLogLine bytes. The line is valid until the next read of br.
+func readLine(br *bufio.Reader, n int) ([]byte, error) {
+	var long []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(long)+len(frag) > MaxLogLine {
+			return nil, &LogLimitError{Limit: "line length", Line: n, Max: MaxLogLine}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, frag...)
+			continue
+		}
+		if long == nil {
+			return frag, err
+		}
+		return append(long, frag...), err
+	}
+}
+
+// textReader reads r as UTF-8: a UTF-8 byte order mark is dropped, and
+// UTF-16 with a byte order mark (PowerShell's redirection writes it) is
+// decoded, as [Text] does for a whole log.
+func textReader(r io.Reader) io.Reader {
+	return transform.NewReader(r, unicode.BOMOverride(encoding.Nop.NewDecoder()))
 }
 
 // parseStatsRecord decodes one line.

@@ -49,8 +49,28 @@ func Complete(s *snapshot.Snapshot) (*snapshot.Snapshot, []string) {
 		c := *out
 		c.Segments = nil
 		devices, inconsistent, first := 0, 0, ""
+		// A device with the same trace as an earlier one ends in that
+		// one's segments: replayed once (Twins).
+		twins := Twins(s)
+		ended := map[int]struct {
+			segs     []snapshot.Segment
+			problems bool
+		}{}
 		for d := range s.Traces {
 			if len(s.Traces[d]) == 0 {
+				continue
+			}
+			if d < len(twins) && int(twins[d]) != d {
+				e := ended[int(twins[d])]
+				for _, sg := range e.segs {
+					sg.Device = d
+					sg.Blocks = slices.Clone(sg.Blocks)
+					c.Segments = append(c.Segments, sg)
+				}
+				devices++
+				if e.problems {
+					inconsistent++
+				}
 				continue
 			}
 			r := &Result{Device: d, PeakIndex: -1, snap: s, cfg: newReplayConfig(s, s.Traces[d], InferRounding(s, d).Rule)}
@@ -58,8 +78,15 @@ func Complete(s *snapshot.Snapshot) (*snapshot.Snapshot, []string) {
 			// devices with a few entries each.
 			x := &runner{r: r, trace: s.Traces[d], m: newMachine(&r.cfg, min(1024, len(s.Traces[d]))), fileSeg: map[snapshot.Addr]*snapshot.Segment{}}
 			x.runTo(len(s.Traces[d]) - 1)
-			c.Segments = append(c.Segments, x.m.export(d)...)
+			segs := x.m.export(d)
+			c.Segments = append(c.Segments, segs...)
 			devices++
+			if twins != nil {
+				ended[d] = struct {
+					segs     []snapshot.Segment
+					problems bool
+				}{segs, x.m.nproblems > 0}
+			}
 			if x.m.nproblems > 0 {
 				if inconsistent == 0 {
 					first = fmt.Sprintf("device %d entry %s", d, strings.TrimPrefix(x.m.problems[0], "entry "))
@@ -70,7 +97,7 @@ func Complete(s *snapshot.Snapshot) (*snapshot.Snapshot, []string) {
 		if len(c.Segments) == 0 {
 			// The trace ends with nothing reserved, as the file says
 			// (empty_cache before the dump): nothing to put back.
-			return out, notes
+			return withTwinsNote(out, notes)
 		}
 		note := fmt.Sprintf("the file has no segments: the end state comes from the trace alone (%s, %s left by it)",
 			units.Plural(devices, "device"), units.Plural(len(c.Segments), "segment"))
@@ -89,13 +116,22 @@ func Complete(s *snapshot.Snapshot) (*snapshot.Snapshot, []string) {
 		})
 		out = &c
 	}
-	if len(notes) > 0 {
-		c := *out
-		c.Warnings = append(slices.Clone(out.Warnings), notes...)
-		slices.Sort(c.Warnings)
-		out = &c
+	return withTwinsNote(out, notes)
+}
+
+// withTwinsNote adds twinsNote's note to notes, and notes to the
+// warnings of a copy of s.
+func withTwinsNote(s *snapshot.Snapshot, notes []string) (*snapshot.Snapshot, []string) {
+	if note := twinsNote(s); note != "" {
+		notes = append(notes, note)
 	}
-	return out, notes
+	if len(notes) > 0 {
+		c := *s
+		c.Warnings = append(slices.Clone(s.Warnings), notes...)
+		slices.Sort(c.Warnings)
+		s = &c
+	}
+	return s, notes
 }
 
 // gaps reports whether a segment's blocks leave part of it uncovered while
@@ -144,4 +180,25 @@ func fillGaps(sg *snapshot.Segment) bool {
 	}
 	sg.Blocks = out
 	return true
+}
+
+// twinsNote says which devices of s have the same trace entries and
+// segments as an earlier one (Twins), "" when none: their replays are
+// copies of the earlier one's.
+func twinsNote(s *snapshot.Snapshot) string {
+	twins := Twins(s)
+	var same []int
+	for d, t := range twins {
+		if int(t) != d {
+			same = append(same, d)
+		}
+	}
+	if len(same) == 0 {
+		return ""
+	}
+	if len(same) == 1 {
+		return fmt.Sprintf("device %d has the same trace entries and segments as device %d: it is replayed once and shares its figures", same[0], twins[same[0]])
+	}
+	return fmt.Sprintf("%s devices have the same trace entries and segments as an earlier device (%s; the first as device %d): each is replayed once and shares its figures",
+		units.Int(len(same)), units.IntList(same), twins[same[0]])
 }

@@ -46,7 +46,7 @@ func (c *Coverage) FromStart() bool {
 // (Result.Coverage) gets the same from the pass it makes anyway.
 func TraceCoverage(s *snapshot.Snapshot, device int) Coverage {
 	trace := DeviceTrace(s, device)
-	scan := newCoverageScan(s, device, 1024)
+	scan := newCoverageScan(s, device, mapHint(len(trace)))
 	for i := range trace {
 		scan.step(&trace[i])
 	}

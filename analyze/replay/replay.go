@@ -572,9 +572,14 @@ func (r *Result) finishState(st *State) *State {
 	if i == n-1 && !r.Check.Equal {
 		// The replay does not end in the file's segments: at the end the
 		// file is the truth, and every view shows the same state.
-		f := newMachine(&r.cfg, 1024)
+		segs := r.deviceSegments()
+		blocks := 0
+		for k := range segs {
+			blocks += len(segs[k].Blocks)
+		}
+		f := newMachine(&r.cfg, mapHint(blocks))
 		f.track = true
-		f.load(r.snap.Segments, r.Device)
+		f.load(segs, r.Device)
 		st = r.machineState(f, i, nil)
 		st.Stats = r.Stats
 	}

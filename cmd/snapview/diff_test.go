@@ -174,8 +174,8 @@ func TestRanksJSON(t *testing.T) {
 		t.Fatalf("%d ranks, want the file's 2 devices", len(j.Ranks))
 	}
 	want := []string{"coverage", "current_allocated_bytes", "current_reserved_bytes", "device", "exactness", "file",
-		"name", "num_alloc_retries", "ooms", "peak_allocated_bytes", "peak_allocated_entry", "peak_allocated_step",
-		"peak_reserved_bytes", "peak_reserved_entry", "peak_reserved_step", "rank", "reserved_minus_allocated_bytes"}
+		"name", "num_alloc_retries", "ooms", "peak_allocated_bytes", "peak_allocated_entry", "peak_allocated_step", "peak_allocated_time_us",
+		"peak_reserved_bytes", "peak_reserved_entry", "peak_reserved_step", "peak_reserved_time_us", "rank", "reserved_minus_allocated_bytes"}
 	if diff := cmp.Diff(want, jsonKeys(t, j.Ranks[0])); diff != "" {
 		t.Errorf("rank keys (-want +got):\n%s", diff)
 	}

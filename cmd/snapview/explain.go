@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -56,13 +55,17 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 		if err != nil {
 			return err
 		}
-		have := s.Devices()
+		have := map[int]bool{}
+		for _, d := range s.Devices() {
+			have[d] = true
+		}
 		var use []int
 		for _, d := range devices {
-			if slices.Contains(have, d) {
+			if have[d] {
 				use = append(use, d)
 			}
 		}
+		use = opts.device.shown(use, errOut, "explain")
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -417,10 +415,23 @@ func exportChrome(ctx context.Context, opts *exportOptions, stdin io.Reader, std
 	})
 }
 
+// exportParquet writes the Parquet tables of opts.files into the folder
+// opts.out as one set (atomicfile.WriteSet): an export that fails or is
+// stopped partway leaves the folder as it was, never tables of two runs.
 func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, stderr io.Writer) error {
-	if err := os.MkdirAll(opts.out, 0o755); err != nil {
+	tables, err := parquetTables(ctx, opts, stdin, stderr)
+	if err != nil {
 		return err
 	}
+	files := make([]atomicfile.SetFile, len(tables))
+	for i, t := range tables {
+		files[i] = atomicfile.SetFile{Name: t.Name + ".parquet", Write: t.Write}
+	}
+	return atomicfile.WriteSet(ctx, opts.out, files)
+}
+
+// parquetTables decodes opts.files and returns their Parquet tables.
+func parquetTables(ctx context.Context, opts *exportOptions, stdin io.Reader, stderr io.Writer) ([]export.Table, error) {
 	ds := export.NewDataset(opts.labelKeys())
 	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
 		var results []*replay.Result
@@ -436,18 +447,9 @@ func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, st
 		return ds.Add(s, src.name, opts.fileLabels(src.name), results)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	tables, err := ds.Tables()
-	if err != nil {
-		return err
-	}
-	for _, t := range tables {
-		if err := writeOutput(ctx, filepath.Join(opts.out, t.Name+".parquet"), nil, t.Write); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ds.Tables()
 }
 
 // writeOutput writes what write produces to path, or to stdout when path

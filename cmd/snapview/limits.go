@@ -26,6 +26,7 @@ func addLimitFlags(root *cobra.Command) {
 				lim.MaxDecompressed = -1
 			}
 		}
+		lim.MaxMemory = memoryRoomOf(cmd.Context()).decodedCap()
 		cmd.SetContext(withLimits(cmd.Context(), lim))
 		return nil
 	}

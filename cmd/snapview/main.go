@@ -17,11 +17,11 @@ import (
 )
 
 func main() {
-	setMemoryLimit()
+	room := setMemoryLimit()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	os.Exit(runMain(sigs, os.Stderr, func(ctx context.Context) error {
-		return execute(ctx, newRootCmd())
+		return execute(withMemoryRoom(ctx, room), newRootCmd())
 	}))
 }
 

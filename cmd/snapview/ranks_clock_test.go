@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/snapview/snapview/internal/units"
 )
 
 // TestRanksOneClock: two ranks of one run whose recordings started 0.5 s
@@ -36,14 +38,34 @@ func TestRanksOneClock(t *testing.T) {
 				t.Fatal(err)
 			}
 			var j struct {
-				PeaksApart   bool   `json:"peaks_apart"`
-				PeakSpreadUS *int64 `json:"peak_spread_us"`
+				PeaksApart    bool   `json:"peaks_apart"`
+				PeakSpreadUS  *int64 `json:"peak_spread_us"`
+				ClockOriginUS *int64 `json:"clock_origin_us"`
+				Ranks         []struct {
+					AllocUS *int64 `json:"peak_allocated_time_us"`
+					ResUS   *int64 `json:"peak_reserved_time_us"`
+				} `json:"ranks"`
 			}
 			if err := json.Unmarshal([]byte(js), &j); err != nil {
 				t.Fatal(err)
 			}
 			if j.PeaksApart || j.PeakSpreadUS == nil || *j.PeakSpreadUS != tt.spreadUS {
 				t.Errorf("JSON peaks_apart %v, peak_spread_us %v, want false and %d", j.PeaksApart, j.PeakSpreadUS, tt.spreadUS)
+			}
+			// The JSON's peak times are the text's When columns: each
+			// rank's row shows them from the clock origin.
+			if j.ClockOriginUS == nil || len(j.Ranks) != 2 {
+				t.Fatalf("JSON clock_origin_us %v, %d ranks", j.ClockOriginUS, len(j.Ranks))
+			}
+			for i, r := range j.Ranks {
+				if r.AllocUS == nil || r.ResUS == nil {
+					t.Fatalf("rank %d: peak times %v %v, want both", i, r.AllocUS, r.ResUS)
+				}
+				for _, us := range []int64{*r.AllocUS, *r.ResUS} {
+					if cell := units.Seconds(us-*j.ClockOriginUS, 3); !strings.Contains(out, cell) {
+						t.Errorf("rank %d: JSON peak at %d us is %s from the origin; the text has no such time:\n%s", i, us, cell, out)
+					}
+				}
 			}
 		})
 	}

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -56,6 +58,15 @@ func newReportCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && opts.base == "" {
+				// report DIR: the ranks page of the directory's snapshot
+				// files, found as ranks DIR finds them.
+				expanded, err := reportDirFiles(args[0])
+				if err != nil {
+					return err
+				}
+				args = expanded
+			}
 			opts.file = args[0]
 			if len(args) > 1 || opts.base != "" {
 				opts.files = args
@@ -312,4 +323,30 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 		}
 	}
 	return saveReport(ctx, opts, m, stdout, stderr)
+}
+
+// reportDirFiles expands `report DIR` as `ranks DIR` does
+// (compare.RankFiles): a directory becomes its snapshot files, one page
+// for them all. A directory of several steps (torchtitan's one directory
+// per step) is a usage error naming them, since a page compares one step's
+// ranks. A path that is not a directory is returned as it is.
+func reportDirFiles(path string) ([]string, error) {
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		return []string{path}, nil
+	}
+	files, dir, err := compare.RankFiles([]string{path})
+	if errors.Is(err, compare.ErrNoRankFiles) {
+		return nil, &usageError{err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if groups := compare.GroupRankFiles(dir, files); len(groups) > 1 {
+		names := make([]string, len(groups))
+		for i, g := range groups {
+			names[i] = g.Name()
+		}
+		return nil, usageErrorf("%s holds %d steps (%s): report one step's directory or name its files", path, len(groups), strings.Join(names, ", "))
+	}
+	return files, nil
 }

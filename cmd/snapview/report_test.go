@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,5 +91,53 @@ func TestReportMissingDir(t *testing.T) {
 	_, _, err := runSnapview(t, "report", "-o", out, filepath.Join("..", "..", "testdata", "snapshots", "mlp_train.pickle"))
 	if err == nil || !strings.Contains(err.Error(), out) || strings.Contains(err.Error(), ".tmp") {
 		t.Errorf("error = %v, want one naming %s", err, out)
+	}
+}
+
+// TestReportDir: `report DIR` is the ranks page of the directory's
+// snapshot files, found as `ranks DIR` finds them (the same page as
+// naming the files), and a directory with no snapshot file or with
+// several steps is a usage error naming it.
+func TestReportDir(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "snapshots", "ranks_apart")
+	out := t.TempDir()
+	byDir, byFiles := filepath.Join(out, "dir.html"), filepath.Join(out, "files.html")
+	if _, stderr, err := runSnapview(t, "report", "-o", byDir, dir); err != nil {
+		t.Fatalf("report DIR: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := runSnapview(t, "report", "-o", byFiles,
+		filepath.Join(dir, "rank0", "snapshot.pickle.xz"), filepath.Join(dir, "rank1", "snapshot.pickle.xz")); err != nil {
+		t.Fatalf("report FILES: %v\n%s", err, stderr)
+	}
+	a, err := os.ReadFile(byDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(byFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Errorf("report DIR wrote %d bytes, report with its two files %d: the pages differ", len(a), len(b))
+	}
+
+	steps := t.TempDir()
+	for _, f := range []string{"step-1/rank0.pickle", "step-1/rank1.pickle", "step-2/rank0.pickle", "step-2/rank1.pickle"} {
+		p := filepath.Join(steps, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("not read"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct{ dir, want string }{
+		{t.TempDir(), "no snapshot files"},
+		{steps, "holds 2 steps"},
+	} {
+		_, _, err := runSnapview(t, "report", "-o", filepath.Join(out, "x.html"), tt.dir)
+		if code := exitCode(err); code != 2 || !strings.Contains(fmt.Sprint(err), tt.want) {
+			t.Errorf("report %s: exit %d, error %v; want 2 and %q", tt.dir, code, err, tt.want)
+		}
 	}
 }

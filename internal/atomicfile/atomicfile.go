@@ -184,19 +184,20 @@ func (o *Outputs) rename(tmp, path string) error {
 		return context.Canceled
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+		os.RemoveAll(tmp)
 		return err
 	}
 	return nil
 }
 
-// RemoveAll deletes every temporary file and stops later renames.
+// RemoveAll deletes every temporary file (and folder: a set being
+// written, WriteSet) and stops later renames.
 func (o *Outputs) RemoveAll() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.stopped = true
 	for name := range o.tmp {
-		os.Remove(name)
+		os.RemoveAll(name)
 	}
 	o.tmp = nil
 }

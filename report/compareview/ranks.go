@@ -127,6 +127,17 @@ func when(s *compare.Side, origin int64, entry, step int, us int64) string {
 	return strings.Join(parts, ", ")
 }
 
+// peakTimeUS is the time_us (microseconds, the trace's clock) of a peak at
+// entry, as the When columns of WriteRanks show it from the clock origin;
+// nil where the peak is at the end of a file with no trace or the trace
+// has no times.
+func peakTimeUS(s *compare.Side, entry int, us int64) *int64 {
+	if entry < 0 || !s.HasTime {
+		return nil
+	}
+	return &us
+}
+
 // WriteRanks writes the text view of `snapview ranks`: one row per rank,
 // the spread of each figure, the flagged ranks, the stacks that vary most
 // and the outlier diffed against the median rank.
@@ -294,6 +305,8 @@ type rankJSON struct {
 	PeakAllocatedStep     int    `json:"peak_allocated_step"`
 	PeakReservedEntry     int    `json:"peak_reserved_entry"`
 	PeakReservedStep      int    `json:"peak_reserved_step"`
+	PeakAllocatedTimeUS   *int64 `json:"peak_allocated_time_us"`
+	PeakReservedTimeUS    *int64 `json:"peak_reserved_time_us"`
 	ReservedMinusAlloc    *int64 `json:"reserved_minus_allocated_bytes"`
 	NumAllocRetries       *int64 `json:"num_alloc_retries"`
 	Coverage              string `json:"coverage"`
@@ -354,6 +367,8 @@ func WriteRanksJSON(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 			ReservedMinusAlloc: kit.KnownOr(s.ReservedAtPeakAllocated-s.PeakAllocated, h),
 			NumAllocRetries:    kit.KnownOr(s.End.NumAllocRetries, s.End.Known.NumAllocRetries), Coverage: string(s.Coverage),
 		}
+		rj.PeakAllocatedTimeUS = peakTimeUS(s, s.PeakAllocatedAt, s.PeakAllocatedUS)
+		rj.PeakReservedTimeUS = peakTimeUS(s, s.PeakReservedAt, s.PeakReservedUS)
 		if n, ok := compare.RankNumber(s.File); ok {
 			rj.Rank = &n
 		}

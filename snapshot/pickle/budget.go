@@ -39,6 +39,7 @@ const BudgetPerByte = 8
 type Budget struct {
 	spent int64
 	base  int64
+	max   int64 // Cap's; 0: none
 	// Read returns the decoded stream's bytes read so far.
 	Read func() int64
 	// Err is the *LimitError once the budget is spent (and stays).
@@ -49,6 +50,16 @@ type Budget struct {
 // that read reports.
 func NewBudget(base int64, read func() int64) *Budget {
 	return &Budget{base: base, Read: read}
+}
+
+// Cap caps the budget at max bytes whatever the stream's size (0: no
+// cap): what the process can afford to build. Passing it is the "memory"
+// limit's *LimitError.
+func (b *Budget) Cap(max int64) {
+	b.max = max
+	if max > 0 {
+		b.base = min(b.base, max)
+	}
 }
 
 // Spend charges n bytes and reports false once the budget is spent (the
@@ -66,8 +77,17 @@ func (b *Budget) check() bool {
 		return false
 	}
 	read := b.Read()
-	if b.spent <= b.base+BudgetPerByte*read {
+	if b.spent <= b.base+BudgetPerByte*read && (b.max <= 0 || b.spent <= b.max) {
 		return true
+	}
+	if b.max > 0 && b.spent > b.max {
+		b.Err = &LimitError{
+			Limit: "memory",
+			Detail: fmt.Sprintf("%s of decoded objects from %s of data, more than the %s this process can hold for them",
+				units.Bytes(b.spent), units.Bytes(read), units.Bytes(b.max)),
+			Hint: "its memory is capped (ulimit -v or the cgroup's memory.max): raise the cap to read this file",
+		}
+		return false
 	}
 	b.Err = &LimitError{
 		Limit: "decoded-object budget",

@@ -21,6 +21,9 @@ Python 3 standard library only; deterministic. The kinds (N grows with SCALE):
              name is N characters and whose function name N/2
   devices    N device traces, all empty but the first (a consistent
              trace and segment on device 0)
+  twins      N devices with the same trace and segment (a consistent
+             one, as device 0 of devices), memoized: each device the
+             same 13 entries, 2 MiB segment and 7 blocks
   pairs      allocator_settings with N key/value pairs
   gpus       an nvidia-smi CSV log of N GPUs, two samples each
   action     2000 trace entries, one of an unknown action whose name is N
@@ -146,6 +149,12 @@ def devices(scale):
     return snap([tr] + [[] for _ in range(n - 1)], [seg])
 
 
+def twins(scale):
+    n = 2_000 * scale
+    tr, seg = consistent(8, 4, [{"filename": "/src/train.py", "line": 3, "name": "step"}])
+    return snap([tr] * n, [dict(seg, device=d) for d in range(n)])
+
+
 def pairs(scale):
     n = 20_000 * scale
     st = {"k%d" % i: i for i in range(n)}
@@ -170,7 +179,7 @@ def gpus(scale):
 
 
 KINDS = {"digits": digits, "memo": memo, "line": line, "key": key, "frame": frame,
-         "devices": devices, "pairs": pairs, "action": action, "gpus": gpus}
+         "devices": devices, "twins": twins, "pairs": pairs, "action": action, "gpus": gpus}
 
 
 def main():

@@ -63,6 +63,12 @@ var sweepCases = []sweepCase{
 	{kind: "devices", args: []string{"whatif", "{}"}},
 	{kind: "devices", args: []string{"ranks", "{}"}},
 	{kind: "devices", args: []string{"report", "-o", "{}.html", "{}"}},
+	{kind: "twins", args: []string{"info", "{}"}},
+	{kind: "twins", args: []string{"summary", "{}"}},
+	{kind: "twins", args: []string{"explain", "{}"}},
+	{kind: "twins", args: []string{"whatif", "{}"}},
+	{kind: "twins", args: []string{"ranks", "{}"}},
+	{kind: "twins", args: []string{"export", "--format", "pprof", "-o", "{}.pb.gz", "{}"}},
 }
 
 // sweepScales are the sizes of each sweep; the work at the last may be at
