@@ -55,7 +55,67 @@ const (
 // index instead, as "otherData" says, with labels and sources. Errors are
 // w's.
 func WriteChromeTrace(w io.Writer, inputs []ChromeInput, labels []Label) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
+	cw := &chromeWriter{bw: bufio.NewWriterSize(w, 1<<16), first: true}
+	cw.header(inputs, labels)
+	for k, in := range inputs {
+		for _, r := range in.Results {
+			d := chromeDevice{s: in.Snapshot, r: r, pid: r.Device, trace: in.Snapshot.Traces[r.Device]}
+			d.timed = len(d.trace) > 0 && d.trace[0].Flags&snapshot.FlagTime != 0
+			name := "cuda:" + strconv.Itoa(r.Device)
+			if len(inputs) > 1 {
+				d.pid += 1000 * k
+				name = in.Name + " " + name
+			}
+			cw.names(d, name)
+			cw.counters(d)
+			cw.ooms(d)
+			cw.annotations(d)
+			cw.ranges(d)
+		}
+	}
+	cw.bw.WriteString("\n]}\n")
+	return cw.bw.Flush()
+}
+
+// chromeWriter writes the events of a Chrome trace, one a line, with the
+// commas between them.
+type chromeWriter struct {
+	bw    *bufio.Writer
+	line  []byte // the event being built, reused from one to the next
+	first bool   // no event written yet
+}
+
+// chromeDevice is one device's process in a Chrome trace.
+type chromeDevice struct {
+	s     *snapshot.Snapshot
+	r     *replay.Result
+	pid   int
+	trace []snapshot.TraceEntry
+	timed bool // the trace has time_us
+}
+
+// ts is entry i's timestamp: its time_us, or i in a trace without time.
+func (d chromeDevice) ts(i int) int64 {
+	if d.timed {
+		return d.trace[i].TimeUS
+	}
+	return int64(i)
+}
+
+// emit writes line as the next event and keeps its buffer for the next.
+func (cw *chromeWriter) emit(line []byte) {
+	if !cw.first {
+		cw.bw.WriteString(",\n")
+	}
+	cw.first = false
+	cw.bw.Write(line)
+	cw.line = line
+}
+
+// header writes the trace's "otherData" (producer, labels and the inputs'
+// names) and opens "traceEvents".
+func (cw *chromeWriter) header(inputs []ChromeInput, labels []Label) {
+	bw := cw.bw
 	bw.WriteString(`{"displayTimeUnit":"ms","otherData":{"producer":"snapview export --format chrome-trace","ts_unit":"us"`)
 	for _, l := range labels {
 		bw.WriteByte(',')
@@ -68,136 +128,130 @@ func WriteChromeTrace(w io.Writer, inputs []ChromeInput, labels []Label) error {
 		writeJSONString(bw, in.Name)
 	}
 	bw.WriteString("},\n\"traceEvents\":[\n")
-	first := true
-	var line []byte
-	emit := func() {
-		if !first {
-			bw.WriteString(",\n")
-		}
-		first = false
-		bw.Write(line)
+}
+
+// names writes the metadata events naming d's process and its threads
+// (annotate only when the trace has annotate entries).
+func (cw *chromeWriter) names(d chromeDevice, name string) {
+	line := append(cw.line[:0], `{"name":"process_name","ph":"M","pid":`...)
+	line = strconv.AppendInt(line, int64(d.pid), 10)
+	line = append(line, `,"args":{"name":`...)
+	line = appendJSONString(line, name)
+	line = append(line, "}}"...)
+	cw.emit(line)
+	threads := []string{"memory", "record_function"}
+	if slices.ContainsFunc(d.trace, func(e snapshot.TraceEntry) bool { return e.Action == snapshot.ActionAnnotate }) {
+		threads = append(threads, "annotate")
 	}
-	for k, in := range inputs {
-		s := in.Snapshot
-		for _, r := range in.Results {
-			pid := r.Device
-			name := "cuda:" + strconv.Itoa(r.Device)
-			if len(inputs) > 1 {
-				pid += 1000 * k
-				name = in.Name + " " + name
-			}
-			trace := s.Traces[r.Device]
-			timed := len(trace) > 0 && trace[0].Flags&snapshot.FlagTime != 0
-			ts := func(i int) int64 {
-				if timed {
-					return trace[i].TimeUS
-				}
-				return int64(i)
-			}
-			line = append(line[:0], `{"name":"process_name","ph":"M","pid":`...)
-			line = strconv.AppendInt(line, int64(pid), 10)
-			line = append(line, `,"args":{"name":`...)
-			line = appendJSONString(line, name)
-			line = append(line, "}}"...)
-			emit()
-			threads := []string{"memory", "record_function"}
-			if slices.ContainsFunc(trace, func(e snapshot.TraceEntry) bool { return e.Action == snapshot.ActionAnnotate }) {
-				threads = append(threads, "annotate")
-			}
-			for tid, tn := range threads {
-				line = append(line[:0], `{"name":"thread_name","ph":"M","pid":`...)
-				line = strconv.AppendInt(line, int64(pid), 10)
-				line = append(line, `,"tid":`...)
-				line = strconv.AppendInt(line, int64(tid), 10)
-				line = append(line, `,"args":{"name":"`+tn+`"}}`...)
-				emit()
-			}
-			series := []struct {
-				name string
-				v    []int64
-				last int64
-			}{{"allocated", r.Allocated, -1}, {"active", r.Active, -1}, {"reserved", r.Reserved, -1}}
-			for i := range trace {
-				if i+1 < len(trace) && ts(i+1) == ts(i) {
-					continue
-				}
-				for j := range series {
-					c := &series[j]
-					if c.v[i] == c.last {
-						continue
-					}
-					c.last = c.v[i]
-					line = append(line[:0], `{"name":"`+c.name+`","ph":"C","pid":`...)
-					line = strconv.AppendInt(line, int64(pid), 10)
-					line = append(line, `,"tid":0,"ts":`...)
-					line = strconv.AppendInt(line, ts(i), 10)
-					line = append(line, `,"args":{"bytes":`...)
-					line = strconv.AppendInt(line, c.v[i], 10)
-					line = append(line, "}}"...)
-					emit()
-				}
-			}
-			for _, i := range r.OOMs {
-				e := &trace[i]
-				line = append(line[:0], `{"name":"oom","ph":"i","s":"p","pid":`...)
-				line = strconv.AppendInt(line, int64(pid), 10)
-				line = append(line, `,"tid":0,"ts":`...)
-				line = strconv.AppendInt(line, ts(i), 10)
-				line = append(line, `,"args":{"entry":`...)
-				line = strconv.AppendInt(line, int64(i), 10)
-				line = append(line, `,"requested_bytes":`...)
-				line = strconv.AppendInt(line, e.Size, 10)
-				line = append(line, `,"device_free_bytes":`...)
-				line = strconv.AppendInt(line, e.DeviceFree(), 10)
-				line = append(line, `,"stream":`...)
-				line = strconv.AppendUint(line, e.Stream, 10)
-				line = append(line, "}}"...)
-				emit()
-			}
-			for i := range trace {
-				e := &trace[i]
-				if e.Action != snapshot.ActionAnnotate {
-					continue
-				}
-				line = append(line[:0], `{"name":"annotate","ph":"i","s":"t","pid":`...)
-				line = strconv.AppendInt(line, int64(pid), 10)
-				line = append(line, `,"tid":`+strconv.Itoa(chromeAnnotateTid)+`,"ts":`...)
-				line = strconv.AppendInt(line, ts(i), 10)
-				line = append(line, `,"args":{"entry":`...)
-				line = strconv.AppendInt(line, int64(i), 10)
-				line = append(line, `,"address":`...)
-				line = strconv.AppendUint(line, uint64(e.Addr), 10)
-				line = append(line, `,"label":`...)
-				label := ""
-				if int(e.UserMetadata) < len(s.Strings) {
-					label = s.Strings[e.UserMetadata]
-				}
-				line = appendJSONString(line, label)
-				line = append(line, "}}"...)
-				emit()
-			}
-			if !timed || len(trace) == 0 {
+	for tid, tn := range threads {
+		line = append(cw.line[:0], `{"name":"thread_name","ph":"M","pid":`...)
+		line = strconv.AppendInt(line, int64(d.pid), 10)
+		line = append(line, `,"tid":`...)
+		line = strconv.AppendInt(line, int64(tid), 10)
+		line = append(line, `,"args":{"name":"`+tn+`"}}`...)
+		cw.emit(line)
+	}
+}
+
+// counters writes the allocated, active and reserved counter events:
+// each figure after the last entry of a timestamp, where it changed.
+func (cw *chromeWriter) counters(d chromeDevice) {
+	series := []struct {
+		name string
+		v    []int64
+		last int64
+	}{{"allocated", d.r.Allocated, -1}, {"active", d.r.Active, -1}, {"reserved", d.r.Reserved, -1}}
+	for i := range d.trace {
+		if i+1 < len(d.trace) && d.ts(i+1) == d.ts(i) {
+			continue
+		}
+		for j := range series {
+			c := &series[j]
+			if c.v[i] == c.last {
 				continue
 			}
-			for _, rg := range Ranges(s, r.Device, trace[len(trace)-1].TimeUS) {
-				line = append(line[:0], `{"name":`...)
-				line = appendJSONString(line, rg.Name)
-				line = append(line, `,"ph":"X","pid":`...)
-				line = strconv.AppendInt(line, int64(pid), 10)
-				line = append(line, `,"tid":1,"ts":`...)
-				line = strconv.AppendInt(line, rg.StartUS, 10)
-				line = append(line, `,"dur":`...)
-				line = strconv.AppendInt(line, rg.EndUS-rg.StartUS, 10)
-				if rg.Open {
-					line = append(line, `,"args":{"unterminated":true}`...)
-				}
-				line = append(line, '}')
-				emit()
-			}
+			c.last = c.v[i]
+			line := append(cw.line[:0], `{"name":"`+c.name+`","ph":"C","pid":`...)
+			line = strconv.AppendInt(line, int64(d.pid), 10)
+			line = append(line, `,"tid":0,"ts":`...)
+			line = strconv.AppendInt(line, d.ts(i), 10)
+			line = append(line, `,"args":{"bytes":`...)
+			line = strconv.AppendInt(line, c.v[i], 10)
+			line = append(line, "}}"...)
+			cw.emit(line)
 		}
 	}
-	bw.WriteString("\n]}\n")
-	return bw.Flush()
+}
+
+// ooms writes an instant event at each oom entry of d.
+func (cw *chromeWriter) ooms(d chromeDevice) {
+	for _, i := range d.r.OOMs {
+		e := &d.trace[i]
+		line := append(cw.line[:0], `{"name":"oom","ph":"i","s":"p","pid":`...)
+		line = strconv.AppendInt(line, int64(d.pid), 10)
+		line = append(line, `,"tid":0,"ts":`...)
+		line = strconv.AppendInt(line, d.ts(i), 10)
+		line = append(line, `,"args":{"entry":`...)
+		line = strconv.AppendInt(line, int64(i), 10)
+		line = append(line, `,"requested_bytes":`...)
+		line = strconv.AppendInt(line, e.Size, 10)
+		line = append(line, `,"device_free_bytes":`...)
+		line = strconv.AppendInt(line, e.DeviceFree(), 10)
+		line = append(line, `,"stream":`...)
+		line = strconv.AppendUint(line, e.Stream, 10)
+		line = append(line, "}}"...)
+		cw.emit(line)
+	}
+}
+
+// annotations writes an instant event on the annotate thread at each
+// annotate entry of d, with the label it attached.
+func (cw *chromeWriter) annotations(d chromeDevice) {
+	for i := range d.trace {
+		e := &d.trace[i]
+		if e.Action != snapshot.ActionAnnotate {
+			continue
+		}
+		line := append(cw.line[:0], `{"name":"annotate","ph":"i","s":"t","pid":`...)
+		line = strconv.AppendInt(line, int64(d.pid), 10)
+		line = append(line, `,"tid":`+strconv.Itoa(chromeAnnotateTid)+`,"ts":`...)
+		line = strconv.AppendInt(line, d.ts(i), 10)
+		line = append(line, `,"args":{"entry":`...)
+		line = strconv.AppendInt(line, int64(i), 10)
+		line = append(line, `,"address":`...)
+		line = strconv.AppendUint(line, uint64(e.Addr), 10)
+		line = append(line, `,"label":`...)
+		label := ""
+		if int(e.UserMetadata) < len(d.s.Strings) {
+			label = d.s.Strings[e.UserMetadata]
+		}
+		line = appendJSONString(line, label)
+		line = append(line, "}}"...)
+		cw.emit(line)
+	}
+}
+
+// ranges writes d's record_function ranges as complete events on the
+// record_function thread; none when the trace has no time_us.
+func (cw *chromeWriter) ranges(d chromeDevice) {
+	if !d.timed || len(d.trace) == 0 {
+		return
+	}
+	for _, rg := range Ranges(d.s, d.r.Device, d.trace[len(d.trace)-1].TimeUS) {
+		line := append(cw.line[:0], `{"name":`...)
+		line = appendJSONString(line, rg.Name)
+		line = append(line, `,"ph":"X","pid":`...)
+		line = strconv.AppendInt(line, int64(d.pid), 10)
+		line = append(line, `,"tid":1,"ts":`...)
+		line = strconv.AppendInt(line, rg.StartUS, 10)
+		line = append(line, `,"dur":`...)
+		line = strconv.AppendInt(line, rg.EndUS-rg.StartUS, 10)
+		if rg.Open {
+			line = append(line, `,"args":{"unterminated":true}`...)
+		}
+		line = append(line, '}')
+		cw.emit(line)
+	}
 }
 
 // Range is one record_function range of a device (steps.Range).

@@ -66,6 +66,9 @@ for f in "${files[@]}"; do
 	run diff.json diff --json "$f" --base-at end --at peak
 	run report.out report -o report.html "$f"
 	run export.pprof export --format folded -o export.folded "$f"
+	run export.chrome export --format chrome-trace -o export.chrome.json "$f"
+	run explain explain "$f"
+	run explain.json explain --json "$f"
 done
 
 # Commands over several files.

@@ -67,115 +67,176 @@ func avoidableMallocs(in Input) (Finding, bool) {
 			fileSeg[fs.Address] = fs
 		}
 	}
-	// The few pools and streams of a device, numbered: reserved[k] and
-	// active[k] are the bytes of keys[k].
-	var keys []poolKey
-	var reserved, active []int64
-	id := func(k poolKey) int {
-		for j := range keys {
-			if keys[j] == k {
-				return j
-			}
-		}
-		keys = append(keys, k)
-		reserved = append(reserved, 0)
-		active = append(active, 0)
-		return len(keys) - 1
-	}
-	allocKey := make([]uint16, len(r.Allocs))
-	for a := range r.Allocs {
-		al := &r.Allocs[a]
-		allocKey[a] = uint16(min(id(poolKey{al.Large, al.Pool, al.Stream}), 1<<16-1))
-	}
-	if len(keys) >= 1<<16-1 {
+	l, ok := newCacheLedger(r, len(tr))
+	if !ok {
 		return Finding{}, false
 	}
-	segs := map[snapshot.Addr]liveSeg{}
+	found := l.walk(r, tr, fileSeg)
+	if len(found.cands) == 0 {
+		return Finding{}, false
+	}
+	f := found.finding(r.Stats.Known.History)
+	addBlockers(&f, r, tr, found.cands)
+	return f, true
+}
+
+// cacheLedger follows the reserved and active bytes of each pool and
+// stream of one device through its trace.
+type cacheLedger struct {
+	// The few pools and streams of a device, numbered: reserved[k] and
+	// active[k] are the bytes of keys[k].
+	keys             []poolKey
+	reserved, active []int64
+	allocKey         []uint16                  // allocKey[a]: the number of r.Allocs[a]'s pool and stream
+	segs             map[snapshot.Addr]liveSeg // the live segments by address
+	// Frees by entry: head[i] lists the allocations free_completed at
+	// i, each linked to the next by next.
+	head, next []int32
+	ka         int // the first allocation not yet counted active
+}
+
+// newCacheLedger numbers the pools and streams of r's allocations and
+// starting segments, and counts the segments reserved and the
+// allocations older than the trace (of n entries) active; false when the
+// device has too many pools and streams to number.
+func newCacheLedger(r *replay.Result, n int) (*cacheLedger, bool) {
+	l := &cacheLedger{allocKey: make([]uint16, len(r.Allocs)), segs: map[snapshot.Addr]liveSeg{}}
+	for a := range r.Allocs {
+		al := &r.Allocs[a]
+		l.allocKey[a] = uint16(min(l.id(poolKey{al.Large, al.Pool, al.Stream}), 1<<16-1))
+	}
+	if len(l.keys) >= 1<<16-1 {
+		return nil, false
+	}
 	for _, sg := range r.InitialState() {
 		if sg.Device != r.Device {
 			continue
 		}
 		k := poolKey{large: allocator.IsLargeSegment(&sg), pool: sg.Pool, stream: sg.Stream}
-		segs[sg.Address] = liveSeg{addr: sg.Address, size: sg.TotalSize, key: k}
-		reserved[id(k)] += sg.TotalSize
+		l.segs[sg.Address] = liveSeg{addr: sg.Address, size: sg.TotalSize, key: k}
+		l.reserved[l.id(k)] += sg.TotalSize
 	}
-	// Frees by entry: head[i] lists the allocations free_completed at i.
-	head := make([]int32, len(tr))
-	for i := range head {
-		head[i] = -1
+	l.head = make([]int32, n)
+	for i := range l.head {
+		l.head[i] = -1
 	}
-	next := make([]int32, len(r.Allocs))
-	ka := 0
+	l.next = make([]int32, len(r.Allocs))
 	for a := range r.Allocs {
 		al := &r.Allocs[a]
 		if al.AllocIndex < 0 {
-			active[allocKey[a]] += al.Size
-			ka = a + 1
+			l.active[l.allocKey[a]] += al.Size
+			l.ka = a + 1
 		}
-		if f := al.FreeCompleted; f >= 0 && f < len(tr) {
-			next[a] = head[f]
-			head[f] = int32(a)
+		if f := al.FreeCompleted; f >= 0 && f < n {
+			l.next[a] = l.head[f]
+			l.head[f] = int32(a)
 		}
 	}
-	var cands []candidate
-	var segAllocs, bytes int64
+	return l, true
+}
+
+// id is k's number, given on first sight.
+func (l *cacheLedger) id(k poolKey) int {
+	for j := range l.keys {
+		if l.keys[j] == k {
+			return j
+		}
+	}
+	l.keys = append(l.keys, k)
+	l.reserved = append(l.reserved, 0)
+	l.active = append(l.active, 0)
+	return len(l.keys) - 1
+}
+
+// avoidableFound is what a walk over the trace found: the avoidable
+// segment_allocs, their bytes, and all the segment_allocs.
+type avoidableFound struct {
+	cands     []candidate
+	bytes     int64
+	segAllocs int64
+}
+
+// walk replays tr's allocs, free_completeds and segment entries on the
+// ledger and returns the segment_allocs made while their pool and stream
+// had the request's bytes cached free.
+func (l *cacheLedger) walk(r *replay.Result, tr []snapshot.TraceEntry, fileSeg map[snapshot.Addr]*snapshot.Segment) avoidableFound {
+	var found avoidableFound
 	for i := range tr {
 		e := &tr[i]
 		switch e.Action {
 		case snapshot.ActionAlloc:
-			for ka < len(r.Allocs) && r.Allocs[ka].AllocIndex <= i {
-				active[allocKey[ka]] += r.Allocs[ka].Size
-				ka++
+			for l.ka < len(r.Allocs) && r.Allocs[l.ka].AllocIndex <= i {
+				l.active[l.allocKey[l.ka]] += r.Allocs[l.ka].Size
+				l.ka++
 			}
 		case snapshot.ActionFreeCompleted:
-			for a := head[i]; a >= 0; a = next[a] {
-				active[allocKey[a]] -= r.Allocs[a].Size
+			for a := l.head[i]; a >= 0; a = l.next[a] {
+				l.active[l.allocKey[a]] -= r.Allocs[a].Size
 			}
 		case snapshot.ActionSegmentAlloc:
-			segAllocs++
+			found.segAllocs++
 			k := poolKey{stream: e.Stream}
 			k.large, k.pool = r.SegmentAllocPool(fileSeg[e.Addr], i, e)
-			// The request: the next allocation on the segment's stream.
-			for a := ka; a < len(r.Allocs) && a < ka+8; a++ {
-				al := &r.Allocs[a]
-				if al.Stream != e.Stream || al.Large != k.large {
-					continue
-				}
-				if j := id(k); reserved[j]-active[j] >= al.Size {
-					free := reserved[j] - active[j]
-					c := candidate{entry: i, request: al.Size, free: free, key: k}
-					for _, sg := range segs {
-						if sg.key == k && sg.size >= al.Size {
-							c.segs = append(c.segs, sg)
-						}
-					}
-					slices.SortFunc(c.segs, func(a, b liveSeg) int { return cmp.Compare(a.addr, b.addr) })
-					cands = append(cands, c)
-					bytes += e.Size
-				}
-				break
+			if c, ok := l.avoidable(r, i, k); ok {
+				found.cands = append(found.cands, c)
+				found.bytes += e.Size
 			}
-			segs[e.Addr] = liveSeg{addr: e.Addr, size: e.Size, key: k}
-			reserved[id(k)] += e.Size
+			l.segs[e.Addr] = liveSeg{addr: e.Addr, size: e.Size, key: k}
+			l.reserved[l.id(k)] += e.Size
 		case snapshot.ActionSegmentFree:
-			if sg, ok := segs[e.Addr]; ok {
-				reserved[id(sg.key)] -= sg.size
-				delete(segs, e.Addr)
+			if sg, ok := l.segs[e.Addr]; ok {
+				l.reserved[l.id(sg.key)] -= sg.size
+				delete(l.segs, e.Addr)
 			}
 		}
 	}
-	if len(cands) == 0 {
-		return Finding{}, false
-	}
-	hist := r.Stats.Known.History
-	f := Finding{Kind: KindAvoidableMalloc, Severity: SeverityWarning, Entry: cands[0].entry, Mode: "contiguity"}
-	f.PoolSet, f.Large, f.Pool, f.Stream = true, cands[0].key.large, cands[0].key.pool, cands[0].key.stream
-	f.add("avoidable_segment_allocs", int64(len(cands)), Count, hist)
-	f.add("avoidable_segment_bytes", bytes, Bytes, hist)
-	f.add("segment_allocs", segAllocs, Count, hist)
-	f.add("first_entry", int64(cands[0].entry), Entry, stats.Exact)
+	return found
+}
 
-	// The blockers of the largest requests.
+// avoidable is the segment_alloc at entry i into pool and stream k as a
+// candidate, with the pool's segments of at least the request, when the
+// request (the next allocation on its stream and in its pool, among the
+// next 8) was no more than k's cached free bytes.
+func (l *cacheLedger) avoidable(r *replay.Result, i int, k poolKey) (candidate, bool) {
+	for a := l.ka; a < len(r.Allocs) && a < l.ka+8; a++ {
+		al := &r.Allocs[a]
+		if al.Stream != k.stream || al.Large != k.large {
+			continue
+		}
+		j := l.id(k)
+		free := l.reserved[j] - l.active[j]
+		if free < al.Size {
+			return candidate{}, false
+		}
+		c := candidate{entry: i, request: al.Size, free: free, key: k}
+		for _, sg := range l.segs {
+			if sg.key == k && sg.size >= al.Size {
+				c.segs = append(c.segs, sg)
+			}
+		}
+		slices.SortFunc(c.segs, func(a, b liveSeg) int { return cmp.Compare(a.addr, b.addr) })
+		return c, true
+	}
+	return candidate{}, false
+}
+
+// finding is the avoidable-malloc finding for what the walk found (at
+// least one candidate), its counts under trust hist, placed at the first.
+func (found avoidableFound) finding(hist stats.Exactness) Finding {
+	first := found.cands[0]
+	f := Finding{Kind: KindAvoidableMalloc, Severity: SeverityWarning, Entry: first.entry, Mode: "contiguity"}
+	f.PoolSet, f.Large, f.Pool, f.Stream = true, first.key.large, first.key.pool, first.key.stream
+	f.add("avoidable_segment_allocs", int64(len(found.cands)), Count, hist)
+	f.add("avoidable_segment_bytes", found.bytes, Bytes, hist)
+	f.add("segment_allocs", found.segAllocs, Count, hist)
+	f.add("first_entry", int64(first.entry), Entry, stats.Exact)
+	return f
+}
+
+// addBlockers adds to f the blockers of the largest requests among cands
+// (maxExamined of them) and how many were examined, and of those how
+// many had no segment of the pool large enough to search.
+func addBlockers(f *Finding, r *replay.Result, tr []snapshot.TraceEntry, cands []candidate) {
 	order := slices.Clone(cands)
 	slices.SortStableFunc(order, func(a, b candidate) int { return cmp.Compare(b.request, a.request) })
 	order = order[:min(len(order), maxExamined)]
@@ -194,11 +255,10 @@ func avoidableMallocs(in Input) (Finding, bool) {
 		ats = append(ats, c.entry)
 	}
 	f.add("examined", int64(len(order)), Count, stats.Exact)
-	f.add("examined_without_blockers", int64(noSeg), Count, hist)
+	f.add("examined_without_blockers", int64(noSeg), Count, r.Stats.Known.History)
 	if len(groups) > 0 {
 		f.Blockers = groupBlockers(r, tr, ats, groups, stranded)
 	}
-	return f, true
 }
 
 // candidateWindow rebuilds the blocks of c's segments just before its

@@ -3,7 +3,9 @@ package replay
 import (
 	"flag"
 	"os"
+	"syscall"
 	"testing"
+	"time"
 
 	. "github.com/snapview/snapview/analyze/internal/testsnap"
 
@@ -59,4 +61,30 @@ func benchReplay(b *testing.B, opt Options) {
 	}
 	// Time per trace entry stays flat when the replay is linear.
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
+}
+
+// BenchmarkInferRounding reads the rounding rule of the benchmark
+// snapshot from its blocks and device 0's trace (what each replay does
+// first).
+func BenchmarkInferRounding(b *testing.B) {
+	s := benchSnapshot(b)
+	n := len(DeviceTrace(s, 0))
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		InferRounding(s, 0)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
+	// The machine may be shared: the process's CPU time (user + system)
+	// per run, which other loads disturb less than the wall time.
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e3, "cpu-us/op")
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

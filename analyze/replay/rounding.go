@@ -139,30 +139,57 @@ func (r Rounding) Evidence() string {
 // so that replaying each device of a file with many stays linear.
 func InferRounding(s *snapshot.Snapshot, device int) Rounding {
 	cfg := allocator.FromSettings(s.Settings)
-	var npu allocator.NPURounding
 	var r Rounding
-	fits := func(size, rounded int64, large, expandable bool) bool {
+	exCUDA, exNone := r.readBlocks(s, &cfg)
+	for _, tr := range roundingTraces(s, device) {
+		r.readTrace(tr, &cfg)
+	}
+	r.decide(exCUDA, exNone)
+	switch s.ForceRounding {
+	case "cuda":
+		r.Rule, r.Forced = RoundCUDA, s.ForceRounding
+	case "npu":
+		r.Rule, r.Forced = RoundNPU, s.ForceRounding
+	}
+	return r
+}
+
+// segmentSize counts a segment size of n bytes, keeping the first that
+// is not a multiple of 2 MiB.
+func (r *Rounding) segmentSize(n int64) {
+	r.Segments++
+	if n%allocator.SmallBuffer != 0 && r.BadSegment == 0 {
+		r.BadSegment = n
+	}
+}
+
+// readBlocks counts the segment sizes of s and, of its active blocks with
+// a requested size, those each rule explains. It returns the
+// first block only the NPU rule explains and the first neither does, as
+// {size, requested size} (zero: none).
+func (r *Rounding) readBlocks(s *snapshot.Snapshot, cfg *allocator.Config) (exCUDA, exNone [2]int64) {
+	var npu allocator.NPURounding
+	// fits reports whether a block of size bytes may hold a request
+	// rounded to rounded bytes: the same size, or where the remainder
+	// could stay with the block (keeps: a large-pool block without
+	// expandable segments) one too small to split, or one max_split_size
+	// lets a cached oversize block keep. (A closure: it inlines here, a
+	// function would not.)
+	fits := func(size, rounded int64, keeps bool) bool {
 		switch {
 		case size == rounded:
 			return true
-		case size < rounded || !large || expandable:
+		case size < rounded || !keeps:
 			return false
 		case cfg.IsOversize(rounded):
 			return !cfg.RejectsCachedBlock(size, rounded)
 		}
 		return !cfg.ShouldSplit(false, size, rounded)
 	}
-	segSize := func(n int64) {
-		r.Segments++
-		if n%allocator.SmallBuffer != 0 && r.BadSegment == 0 {
-			r.BadSegment = n
-		}
-	}
-	var exCUDA, exNone [2]int64
 	for i := range s.Segments {
 		sg := &s.Segments[i]
 		if !sg.Expandable {
-			segSize(sg.TotalSize)
+			r.segmentSize(sg.TotalSize)
 		}
 		for j := range sg.Blocks {
 			b := &sg.Blocks[j]
@@ -174,8 +201,9 @@ func InferRounding(s *snapshot.Snapshot, device int) Rounding {
 				continue
 			}
 			r.Blocks++
-			c := fits(b.Size, cfg.RoundSize(b.RequestedSize), allocator.IsLargeSegment(sg), sg.Expandable || cfg.ExpandableSegments)
-			n := fits(b.Size, npu.Round(b.RequestedSize), allocator.IsLargeSegment(sg), sg.Expandable || cfg.ExpandableSegments)
+			keeps := allocator.IsLargeSegment(sg) && !sg.Expandable && !cfg.ExpandableSegments
+			c := fits(b.Size, cfg.RoundSize(b.RequestedSize), keeps)
+			n := fits(b.Size, npu.Round(b.RequestedSize), keeps)
 			if c {
 				r.FitCUDA++
 			}
@@ -190,46 +218,64 @@ func InferRounding(s *snapshot.Snapshot, device int) Rounding {
 			}
 		}
 	}
-	traces := s.Traces
-	if device >= 0 {
-		// Index the device's trace: a loop over every device's would make
-		// replaying each device of a file with many quadratic.
-		traces = nil
-		if device < len(s.Traces) {
-			traces = s.Traces[device : device+1]
-		}
+	return exCUDA, exNone
+}
+
+// roundingTraces are the traces InferRounding reads: device's alone, or
+// every device's when device < 0.
+func roundingTraces(s *snapshot.Snapshot, device int) [][]snapshot.TraceEntry {
+	if device < 0 {
+		return s.Traces
 	}
-	for _, tr := range traces {
-		// prev is the last alloc whose block is still live (addr 0: none).
-		var prev snapshot.TraceEntry
-		for i := range tr {
-			e := &tr[i]
-			switch e.Action {
-			case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
-				segSize(e.Size)
-			case snapshot.ActionFreeRequested, snapshot.ActionFreeCompleted:
-				if e.Addr == prev.Addr {
-					prev.Addr = 0
-				}
-			case snapshot.ActionAlloc:
-				if prev.Addr != 0 && e.Addr > prev.Addr && prev.Size > 0 {
-					gap := int64(e.Addr - prev.Addr)
-					c, n := cfg.RoundSize(prev.Size), npu.Round(prev.Size)
-					switch {
-					case c == n:
-					case gap == c:
-						r.TraceCUDA++
-					case gap == n:
-						r.TraceNPU++
-						if r.TraceExample[0] == 0 {
-							r.TraceExample = [2]int64{prev.Size, gap}
-						}
+	// Index the device's trace: a loop over every device's would make
+	// replaying each device of a file with many quadratic.
+	if device < len(s.Traces) {
+		return s.Traces[device : device+1]
+	}
+	return nil
+}
+
+// readTrace counts tr's segment sizes, and each alloc followed, while
+// its block is still live, by the next alloc at a higher address whose
+// gap is one rule's rounding of the request and not the other's.
+func (r *Rounding) readTrace(tr []snapshot.TraceEntry, cfg *allocator.Config) {
+	var npu allocator.NPURounding
+	// prev is the last alloc whose block is still live (addr 0: none).
+	var prev snapshot.TraceEntry
+	for i := range tr {
+		e := &tr[i]
+		switch e.Action {
+		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
+			r.segmentSize(e.Size)
+		case snapshot.ActionFreeRequested, snapshot.ActionFreeCompleted:
+			if e.Addr == prev.Addr {
+				prev.Addr = 0
+			}
+		case snapshot.ActionAlloc:
+			if prev.Addr != 0 && e.Addr > prev.Addr && prev.Size > 0 {
+				gap := int64(e.Addr - prev.Addr)
+				c, n := cfg.RoundSize(prev.Size), npu.Round(prev.Size)
+				switch {
+				case c == n:
+				case gap == c:
+					r.TraceCUDA++
+				case gap == n:
+					r.TraceNPU++
+					if r.TraceExample[0] == 0 {
+						r.TraceExample = [2]int64{prev.Size, gap}
 					}
 				}
-				prev = *e
 			}
+			prev = *e
 		}
 	}
+}
+
+// decide sets the rule from the evidence counted: unknown after a bad
+// segment size, the trace's when the blocks do not tell the rules apart,
+// else the rule every block fits (CUDA's first), with an example block
+// (exCUDA or exNone, from readBlocks) where CUDA's does not.
+func (r *Rounding) decide(exCUDA, exNone [2]int64) {
 	undecided := r.Blocks == 0 || (r.FitCUDA == r.Blocks && r.FitNPU == r.Blocks)
 	switch {
 	case r.BadSegment != 0:
@@ -258,11 +304,4 @@ func InferRounding(s *snapshot.Snapshot, device int) Rounding {
 			r.Example = exCUDA
 		}
 	}
-	switch s.ForceRounding {
-	case "cuda":
-		r.Rule, r.Forced = RoundCUDA, s.ForceRounding
-	case "npu":
-		r.Rule, r.Forced = RoundNPU, s.ForceRounding
-	}
-	return r
 }

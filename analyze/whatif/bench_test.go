@@ -98,3 +98,22 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkAnalyze runs Analyze on device 0 of $SNAPVIEW_BENCH_FILE from
+// its replay: the self-check and every candidate, one at a time
+// (Parallel 1, so that cpu-ms/op is the work of one run of them all).
+func BenchmarkAnalyze(b *testing.B) {
+	s := benchfile.Load(b)
+	r, err := replay.Run(s, 0, replay.Options{Mode: replay.StatsOnly})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		if _, err := Analyze(s, 0, r, Options{Parallel: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+}

@@ -174,16 +174,11 @@ func Analyze(s *snapshot.Snapshot, device int, r *replay.Result, opts Options) (
 	if device < 0 || device >= len(s.Traces) || len(s.Traces[device]) == 0 {
 		return nil, fmt.Errorf("device %d: no trace entries to simulate (record with torch.cuda.memory._record_memory_history())", device)
 	}
-	var confs []allocator.Config
-	for _, c := range opts.Confs {
-		cfg, err := allocator.Parse(c)
-		if err != nil {
-			return nil, err
-		}
-		confs = append(confs, cfg)
+	confs, err := parseConfs(opts.Confs)
+	if err != nil {
+		return nil, err
 	}
 	if r == nil {
-		var err error
 		if r, err = replay.Run(s, device, replay.Options{Mode: replay.StatsOnly}); err != nil {
 			return nil, err
 		}
@@ -192,33 +187,66 @@ func Analyze(s *snapshot.Snapshot, device int, r *replay.Result, opts Options) (
 	// replay inferred for a producer that is not torch's CUDA allocator.
 	own := r.Config()
 	res := &Result{Device: device, Best: -1, Seeded: r.Seeded, Trust: r.Stats.Known}
+	p := res.setCap(s, r, own, opts)
+	res.count(p)
+	res.Rows = rows(s, own, res.Limit, opts.Confs, confs)
+	res.simulate(p, opts)
+	res.checkCap(s, r, p, own)
+	res.Best = best(res.Rows)
+	return res, nil
+}
 
+// parseConfs parses each PYTORCH_CUDA_ALLOC_CONF value of confs; the
+// error is the first value's that does not parse.
+func parseConfs(confs []string) ([]allocator.Config, error) {
+	var out []allocator.Config
+	for _, c := range confs {
+		cfg, err := allocator.Parse(c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cfg)
+	}
+	return out, nil
+}
+
+// setCap decides the cap to simulate under (given, or inferred from the
+// trace and the OOM message: see capBounds), narrows an inferred one to
+// the caps under which the file's own settings reproduce the file, and
+// returns the program compiled under it.
+func (res *Result) setCap(s *snapshot.Snapshot, r *replay.Result, own allocator.Config, opts Options) *program {
 	res.LimitGiven = opts.Limit > 0
 	res.Message = opts.OOMMessage
 	var bounds Bounds
-	bounds, res.LimitSource, res.MessageNote = capBounds(s.Traces[device], r, own, opts)
+	bounds, res.LimitSource, res.MessageNote = capBounds(s.Traces[res.Device], r, own, opts)
 	res.Limit = bounds.Min
 	if bounds.Max > bounds.Min {
 		res.Inferred = &bounds
 	}
 	p := compile(s, r, own, res.Limit)
-	if res.LimitSource == LimitInferredReleases {
-		// The file's own settings must reproduce the file under the
-		// cap simulated: with garbage collection, whose threshold is a
-		// fraction of the cap, not every cap the frees allow does; the
-		// frees may also have been empty_cache() calls after all.
-		if nb, ok := fitCapToFile(s, r, own, bounds); ok && nb != bounds {
-			bounds = nb
-			res.Limit, res.Inferred = nb.Min, nil
-			if nb.Max > nb.Min {
-				res.Inferred = &nb
-			}
-			p = compile(s, r, own, res.Limit)
-		} else if !ok {
-			res.Limit, res.LimitSource, res.Inferred = 0, LimitNone, nil
-			p = compile(s, r, own, 0)
-		}
+	if res.LimitSource != LimitInferredReleases {
+		return p
 	}
+	// The file's own settings must reproduce the file under the cap
+	// simulated: with garbage collection, whose threshold is a fraction
+	// of the cap, not every cap the frees allow does; the frees may also
+	// have been empty_cache() calls after all.
+	if nb, ok := fitCapToFile(s, r, own, bounds); ok && nb != bounds {
+		res.Limit, res.Inferred = nb.Min, nil
+		if nb.Max > nb.Min {
+			res.Inferred = &nb
+		}
+		p = compile(s, r, own, res.Limit)
+	} else if !ok {
+		res.Limit, res.LimitSource, res.Inferred = 0, LimitNone, nil
+		p = compile(s, r, own, 0)
+	}
+	return p
+}
+
+// count sets the counts of the trace that p read: empty_cache() calls,
+// releases read as the cap's, and requests (allocs and ooms).
+func (res *Result) count(p *program) {
 	res.EmptyCaches = p.emptyCaches - p.capHints
 	res.CapReleases = p.capHints
 	res.Requests = p.ooms
@@ -227,22 +255,32 @@ func Analyze(s *snapshot.Snapshot, device int, r *replay.Result, opts Options) (
 			res.Requests++
 		}
 	}
+}
 
+// rows are the settings to simulate: the file's own first, then the
+// caller's confs (parsed as cfgs) or, with none, the [Candidates] for
+// the file's settings and the cap limit.
+func rows(s *snapshot.Snapshot, own allocator.Config, limit int64, confs []string, cfgs []allocator.Config) []Row {
 	fileConf := own.String()
 	if s.Settings != nil {
 		fileConf = s.Settings.Conf
 	}
-	res.Rows = append(res.Rows, Row{Conf: fileConf, Source: SourceFile, Config: own})
-	if len(opts.Confs) > 0 {
-		for i, c := range confs {
-			res.Rows = append(res.Rows, Row{Conf: opts.Confs[i], Source: SourceConf, Config: c})
+	out := []Row{{Conf: fileConf, Source: SourceFile, Config: own}}
+	if len(confs) > 0 {
+		for i, c := range cfgs {
+			out = append(out, Row{Conf: confs[i], Source: SourceConf, Config: c})
 		}
-	} else {
-		for _, c := range Candidates(own, res.Limit) {
-			res.Rows = append(res.Rows, Row{Conf: c.String(), Source: SourceCandidate, Config: c})
-		}
+		return out
 	}
+	for _, c := range Candidates(own, limit) {
+		out = append(out, Row{Conf: c.String(), Source: SourceCandidate, Config: c})
+	}
+	return out
+}
 
+// simulate runs every row's simulation of p, opts.Parallel at a time
+// (default GOMAXPROCS), calling opts.Progress after each.
+func (res *Result) simulate(p *program, opts Options) {
 	par := opts.Parallel
 	if par <= 0 {
 		par = runtime.GOMAXPROCS(0)
@@ -257,25 +295,7 @@ func Analyze(s *snapshot.Snapshot, device int, r *replay.Result, opts Options) (
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			row := &res.Rows[i]
-			var sm *sim
-			var chk *checker
-			if i == 0 {
-				chk = newChecker(p)
-				sm = newSim(p, row.Config, res.Limit, chk)
-				chk.s = sm
-			} else {
-				sm = newSim(p, row.Config, res.Limit, nil)
-			}
-			sm.ckptOn = res.Inferred != nil
-			row.Outcome = sm.run()
-			if chk != nil {
-				res.SelfCheck = chk.finish(row.Outcome)
-			}
-			if b := res.Inferred; b != nil {
-				f := searchCap(sm, row.Outcome, b.Min, b.Max, searchBudget(len(p.ops)))
-				row.Cap = &f
-			}
+			res.simulateRow(p, i)
 			if opts.Progress != nil {
 				mu.Lock()
 				done++
@@ -285,12 +305,45 @@ func Analyze(s *snapshot.Snapshot, device int, r *replay.Result, opts Options) (
 		}()
 	}
 	wg.Wait()
+}
+
+// simulateRow runs row i's simulation of p under the cap, and its cap
+// search when the cap is an interval. Row 0 (the file's own settings)
+// runs with the checker and sets the self-check.
+func (res *Result) simulateRow(p *program, i int) {
+	row := &res.Rows[i]
+	var sm *sim
+	var chk *checker
+	if i == 0 {
+		chk = newChecker(p)
+		sm = newSim(p, row.Config, res.Limit, chk)
+		chk.s = sm
+	} else {
+		sm = newSim(p, row.Config, res.Limit, nil)
+	}
+	sm.ckptOn = res.Inferred != nil
+	row.Outcome = sm.run()
+	if chk != nil {
+		res.SelfCheck = chk.finish(row.Outcome)
+	}
+	if b := res.Inferred; b != nil {
+		f := searchCap(sm, row.Outcome, b.Min, b.Max, searchBudget(len(p.ops)))
+		row.Cap = &f
+	}
+}
+
+// checkCap weighs the cap against the simulations: a self-check that
+// fails with no cap where the trace shows a cap's releases says so, a
+// given cap the file itself exceeds replaces the self-check, and under a
+// cap the file's own settings do not fit, the run with no cap gives the
+// need (Uncapped).
+func (res *Result) checkCap(s *snapshot.Snapshot, r *replay.Result, p *program, own allocator.Config) {
 	if sc := &res.SelfCheck; !sc.Exact && res.Limit == 0 && p.capHints > 0 {
 		sc.Reason += fmt.Sprintf("; the trace frees cached segments right before new ones %d times, as the allocator "+
 			"does under a cap: if the run had one (set_per_process_memory_fraction), give it with --limit", p.capHints)
 	}
 	if res.LimitGiven {
-		if at, reserved := overCap(s.Traces[device], r, res.Limit); at >= 0 {
+		if at, reserved := overCap(s.Traces[res.Device], r, res.Limit); at >= 0 {
 			res.CapBelowFile = true
 			res.SelfCheck = SelfCheck{DivergedAt: at, Reason: fmt.Sprintf(
 				"the file reserves %d bytes at entry %d, more than the cap of %d bytes (--limit): "+
@@ -301,8 +354,6 @@ func Analyze(s *snapshot.Snapshot, device int, r *replay.Result, opts Options) (
 		o := newSim(p, own, 0, nil).run()
 		res.Uncapped = &o
 	}
-	res.Best = best(res.Rows)
-	return res, nil
 }
 
 // fitCapToFile narrows the bounds b of a cap inferred from releases to

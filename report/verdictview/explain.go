@@ -131,204 +131,284 @@ func settingAction(f *explain.Finding) string {
 }
 
 // wordFinding sets ef's verdict, evidence and action from its kind and
-// figures.
+// figures: one function per kind of finding.
 func wordFinding(ef *ExplainFinding) {
-	f := &ef.Finding
-	fig := func(name string) string { return figText(f, name) }
-	ev := func(label, name string) {
-		if _, ok := f.Figure(name); ok {
-			ef.Evidence = append(ef.Evidence, label+" "+fig(name))
-		}
-	}
-	capText := func() string {
-		switch {
-		case hasFig(f, "cap_bytes"):
-			return "the cap " + fig("cap_bytes") + " (" + capSourceText(f.CapSource) + ")"
-		case hasFig(f, "cap_min_bytes"):
-			return fmt.Sprintf("a cap from %s to %s (%s)", fig("cap_min_bytes"), fig("cap_max_bytes"), capSourceText(f.CapSource))
-		}
-		return "the process's cap"
-	}
-	switch f.Kind {
+	w := wording{ef: ef, f: &ef.Finding}
+	switch w.f.Kind {
 	case explain.KindOOMFragmentation, explain.KindOOMCap, explain.KindOOMDevice:
-		head := fmt.Sprintf("OOM at entry %s: a %s request (%s) failed", units.Int(int64(f.Entry)), fig("request_bytes"), explainPool(f))
-		switch f.Kind {
-		case explain.KindOOMFragmentation:
-			ef.Verdict = fmt.Sprintf("%s with %s cached free in its pool, in blocks of at most %s: the allocator's cache is fragmented; the device was not full (%s free)",
-				head, fig("free_in_pool_bytes"), fig("largest_free_bytes"), fig("device_free_bytes"))
-		case explain.KindOOMCap:
-			ef.Verdict = fmt.Sprintf("%s while the device had %s free: the process hit its own limit, %s, not the device's",
-				head, fig("device_free_bytes"), capText())
-		default:
-			ef.Verdict = fmt.Sprintf("%s: the device had only %s free", head, fig("device_free_bytes"))
-		}
-		ev("request", "request_bytes")
-		ev("free on the device (cudaMemGetInfo)", "device_free_bytes")
-		ev("cached free in the pool", "free_in_pool_bytes")
-		ev("largest cached free block", "largest_free_bytes")
-		ev("reserved", "reserved_bytes")
-		ev("allocated", "allocated_bytes")
-		ev("cap", "cap_bytes")
-		ev("cap from", "cap_min_bytes")
-		ev("cap to", "cap_max_bytes")
-		ev("device capacity (OOM message)", "device_capacity_bytes")
-		ev("in use beyond PyTorch's reserved (OOM message)", "non_pytorch_bytes")
-		ev("other processes (OOM message)", "other_processes_bytes")
-		ev("needed with no cap (peak reserved)", "uncapped_peak_reserved_bytes")
-		switch {
-		case f.Setting != "":
-			ef.Action = settingAction(f)
-		case f.Kind == explain.KindOOMDevice:
-			ef.Action = "no setting snapview tries avoids it (snapview whatif): the device was full; need less memory (smaller batch, activation checkpointing)"
-			if hasFig(f, "uncapped_peak_reserved_bytes") {
-				ef.Action += " or a device with at least " + fig("uncapped_peak_reserved_bytes") + " for PyTorch (the run's need with no limit)"
-			}
-		case hasFig(f, "uncapped_peak_reserved_bytes"):
-			ef.Action = "no setting snapview tries avoids it (snapview whatif): raise the cap to at least " +
-				fig("uncapped_peak_reserved_bytes") + " or need less memory (smaller batch, activation checkpointing)"
-		default:
-			ef.Action = "no setting snapview tries avoids it (snapview whatif): need less memory (smaller batch, activation checkpointing)"
-		}
+		w.oom()
 	case explain.KindBlockers:
-		if f.Mode == "contiguity" {
-			ef.Verdict = fmt.Sprintf("%s (%s) cut the free space the request needed: without them a free block of %s would have held the %s request",
-				units.Plural(int(figValue(f, "blocking_allocations")), "live allocation"), fig("blocking_bytes"),
-				units.Bytes(figValue(f, "stranded_bytes")+figValue(f, "blocking_bytes")), fig("request_bytes"))
-			ev("blocking allocations", "blocking_allocations")
-			ev("their bytes", "blocking_bytes")
-			ev("free bytes they strand", "stranded_bytes")
-			ef.Action = "allocate these before the temporaries around them or free them sooner; or try expandable_segments:True"
-		} else {
-			ef.Verdict = fmt.Sprintf("%s (%s) could not be given back to the device before the retry: live blocks pin them, stranding %s free",
-				units.Plural(int(figValue(f, "pinned_segments")), "partly free segment"), fig("pinned_segment_bytes"), fig("stranded_bytes"))
-			ev("pinned segments", "pinned_segments")
-			ev("their bytes", "pinned_segment_bytes")
-			ev("free bytes they strand", "stranded_bytes")
-			ef.Action = "the blockers placed long-lived blocks inside cached segments, splitting them; allocate them first, or keep them out of the cache's blocks"
-			if f.Setting != "" {
-				ef.Action += "; " + settingAction(f)
-			}
-		}
+		w.blockers()
 	case explain.KindAvoidableMalloc:
-		were := "were"
-		if figValue(f, "avoidable_segment_allocs") == 1 {
-			were = "was"
-		}
-		ef.Verdict = fmt.Sprintf("%s of %s (%s) %s made while the pool's cached free bytes covered the request, in pieces too small",
-			units.Plural(int(figValue(f, "avoidable_segment_allocs")), "segment_alloc"), fig("segment_allocs"), fig("avoidable_segment_bytes"), were)
-		ev("avoidable segment_allocs", "avoidable_segment_allocs")
-		ev("their bytes", "avoidable_segment_bytes")
-		ev("first at entry", "first_entry")
-		ev("largest requests examined", "examined")
-		ev("of them with no segment a few blocks could have freed", "examined_without_blockers")
-		ef.Action = "expandable_segments:True lets the pool grow in place instead of adding segments"
-		if len(f.Blockers) > 0 {
-			ef.Action = "the blockers below (found at the largest requests) split the cache; " + ef.Action
-		}
-		if f.Setting != "" {
-			ef.Action = settingAction(f)
-		}
+		w.avoidableMalloc()
 	case explain.KindReservedGap:
-		pct := int64(0)
-		if r := figValue(f, "peak_reserved_bytes"); r > 0 {
-			pct = 100 * figValue(f, "gap_bytes") / r
-		}
-		ef.Verdict = fmt.Sprintf("reserved far above allocated: peak reserved %s, %s (%d%%) above the peak allocated %s",
-			fig("peak_reserved_bytes"), fig("gap_bytes"), pct, fig("peak_allocated_bytes"))
-		if f.PoolSet {
-			ef.Verdict += fmt.Sprintf("; at the reserved peak (entry %s) most of the cache is in the %s",
-				units.Int(int64(f.Entry)), explainPool(f))
-		}
-		ev("peak reserved", "peak_reserved_bytes")
-		ev("peak allocated", "peak_allocated_bytes")
-		ev("at the reserved peak: reserved", "reserved_bytes")
-		ev("allocated", "allocated_bytes")
-		ev("split remainders torch cannot release (inactive_split_bytes)", "non_releasable_bytes")
-		ev("pending free on other streams", "pending_free_bytes")
-		ev("free in private pools", "private_pool_free_bytes")
-		ev("free in that pool", "top_pool_free_bytes")
-		ev("in free blocks", "top_pool_free_blocks")
-		ev("the largest", "top_pool_largest_free_bytes")
-		ev("segments held by small live blocks (mostly free)", "pinned_segments")
-		ev("their bytes", "pinned_segment_bytes")
-		ev("free bytes they strand", "stranded_bytes")
-		ef.Action = settingAction(f)
+		w.reservedGap()
 	case explain.KindPool:
-		if hasFig(f, "reserved_high_water_bytes") {
-			ef.Verdict = fmt.Sprintf("private pool %s: reserved up to %s, %s active at the allocated peak, %s at the end, %s at the dump",
-				f.Pool, fig("reserved_high_water_bytes"), fig("active_at_peak_bytes"), fig("active_at_end_bytes"),
-				units.Plural(int(figValue(f, "segments_at_end")), "segment"))
-		} else {
-			ef.Verdict = fmt.Sprintf("private pool %s: %s reserved in %s at the dump, %s of it allocated (no trace: no high-water)",
-				f.Pool, fig("reserved_at_end_bytes"), units.Plural(int(figValue(f, "segments_at_end")), "segment"), fig("active_at_end_bytes"))
-		}
-		if f.Note == "abandoned" {
-			ef.Verdict += ": abandoned (segments, no active block)"
-			ef.Action = "its memory stays reserved until the CUDA graph or MemPool that owns it is freed"
-		}
-		ev("reserved high-water", "reserved_high_water_bytes")
-		ev("active at the allocated peak", "active_at_peak_bytes")
-		ev("active at the end", "active_at_end_bytes")
-		ev("segments at the dump", "segments_at_end")
-		ev("reserved at the dump", "reserved_at_end_bytes")
-		ev("allocations", "allocations")
-		if f.Context != "" {
-			ef.Evidence = append(ef.Evidence, "compile context "+strconv.Quote(f.Context))
-		}
+		w.pool()
 	case explain.KindLeak:
-		ef.Verdict = fmt.Sprintf("leak: %s (%s live in %s)", f.Note, fig("bytes"),
-			units.Plural(int(figValue(f, "count")), "allocation"))
-		ev("live", "bytes")
-		ev("allocations", "count")
-		ev("other stacks that look like leaks", "other_suspicious_groups")
-		ev("score", "score")
-		ev(stepUnit(f)+"s it grew in", "growth_steps")
-		ef.Action = "look at the stack below: what keeps these allocations alive (a list that grows, a cache, a tensor kept with its graph)"
+		w.leak()
 	case explain.KindNoLeak:
-		ef.Verdict = fmt.Sprintf("no leak: every stack returns to its level step after step (%s found from %s)",
-			units.Plural(int(figValue(f, "steps")), "step"), stepSourceText(ef))
-		if f.Note == "seeded" {
-			ef.Verdict += "; allocations older than the trace carry no growth evidence"
-		}
-		ev("steps", "steps")
-		ev("live", "live_bytes")
+		w.noLeak()
 	case explain.KindGrowthUnjudged:
-		ef.Verdict = fmt.Sprintf("growth cannot be judged: no training steps found (the trace was cut into %s)",
-			units.Plural(int(figValue(f, "steps")), "equal slice"))
-		if f.Note == "grew" {
-			ef.Verdict += fmt.Sprintf("; %s in %s grew over the trace and were never freed, which one long step (a forward pass) does too",
-				fig("bytes"), units.Plural(int(figValue(f, "count")), "allocation"))
-		}
-		ev("live", "live_bytes")
-		ef.Action = "mark steps with torch.profiler.record_function (or profiler.step()), then run snapview leaks"
+		w.growthUnjudged()
 	case explain.KindRecording:
-		ef.Verdict = "recording: " + kit.TrustText(f.Trust)
-		if f.Coverage != "" {
-			ef.Verdict += " (trace coverage: " + f.Coverage + ")"
-		}
-		ev("trace entries", "entries")
-		ev("live blocks it never allocated", "untraced_blocks")
-		ev("frees of blocks allocated before it", "orphan_frees")
-		var args, do []string
-		if f.EnableAll {
-			args = append(args, `enabled="all"`)
-		}
-		if f.ContextAll {
-			args = append(args, `context="all"`)
-		}
-		if f.MaxEntries > 0 {
-			args = append(args, "max_entries="+strconv.Itoa(f.MaxEntries))
-			do = append(do, "the ring buffer wrapped: record with max_entries above the run's event count (at least 10 times the "+
-				units.Int(figValue(f, "entries"))+" it kept)")
-		}
-		if f.StartEarly {
-			do = append(do, "call torch.cuda.memory._record_memory_history before the first CUDA allocation")
-		}
-		if len(args) > 0 {
-			do = append(do, "torch.cuda.memory._record_memory_history("+strings.Join(args, ", ")+")")
-		}
-		ef.Action = strings.Join(do, "; ")
+		w.recording()
 	}
+}
+
+// wording is one finding being worded: the finding's figures and the
+// ExplainFinding its verdict, evidence and action go into.
+type wording struct {
+	ef *ExplainFinding
+	f  *explain.Finding
+}
+
+// fig is the finding's figure name as text.
+func (w wording) fig(name string) string { return figText(w.f, name) }
+
+// ev adds "label figure" to the evidence when the finding has figure name.
+func (w wording) ev(label, name string) {
+	if _, ok := w.f.Figure(name); ok {
+		w.ef.Evidence = append(w.ef.Evidence, label+" "+w.fig(name))
+	}
+}
+
+// oom words an OOM: fragmentation, the process's cap, or a full device.
+func (w wording) oom() {
+	ef, f := w.ef, w.f
+	head := fmt.Sprintf("OOM at entry %s: a %s request (%s) failed", units.Int(int64(f.Entry)), w.fig("request_bytes"), explainPool(f))
+	switch f.Kind {
+	case explain.KindOOMFragmentation:
+		ef.Verdict = fmt.Sprintf("%s with %s cached free in its pool, in blocks of at most %s: the allocator's cache is fragmented; the device was not full (%s free)",
+			head, w.fig("free_in_pool_bytes"), w.fig("largest_free_bytes"), w.fig("device_free_bytes"))
+	case explain.KindOOMCap:
+		ef.Verdict = fmt.Sprintf("%s while the device had %s free: the process hit its own limit, %s, not the device's",
+			head, w.fig("device_free_bytes"), w.capText())
+	default:
+		ef.Verdict = fmt.Sprintf("%s: the device had only %s free", head, w.fig("device_free_bytes"))
+	}
+	w.ev("request", "request_bytes")
+	w.ev("free on the device (cudaMemGetInfo)", "device_free_bytes")
+	w.ev("cached free in the pool", "free_in_pool_bytes")
+	w.ev("largest cached free block", "largest_free_bytes")
+	w.ev("reserved", "reserved_bytes")
+	w.ev("allocated", "allocated_bytes")
+	w.ev("cap", "cap_bytes")
+	w.ev("cap from", "cap_min_bytes")
+	w.ev("cap to", "cap_max_bytes")
+	w.ev("device capacity (OOM message)", "device_capacity_bytes")
+	w.ev("in use beyond PyTorch's reserved (OOM message)", "non_pytorch_bytes")
+	w.ev("other processes (OOM message)", "other_processes_bytes")
+	w.ev("needed with no cap (peak reserved)", "uncapped_peak_reserved_bytes")
+	ef.Action = w.oomAction()
+}
+
+// capText names the cap an OOM hit: one figure, a range, or neither.
+func (w wording) capText() string {
+	switch {
+	case hasFig(w.f, "cap_bytes"):
+		return "the cap " + w.fig("cap_bytes") + " (" + capSourceText(w.f.CapSource) + ")"
+	case hasFig(w.f, "cap_min_bytes"):
+		return fmt.Sprintf("a cap from %s to %s (%s)", w.fig("cap_min_bytes"), w.fig("cap_max_bytes"), capSourceText(w.f.CapSource))
+	}
+	return "the process's cap"
+}
+
+// oomAction is what to do about an OOM: the setting whatif found, or
+// needing less memory (or more of it) when no setting avoids it.
+func (w wording) oomAction() string {
+	f := w.f
+	switch {
+	case f.Setting != "":
+		return settingAction(f)
+	case f.Kind == explain.KindOOMDevice:
+		action := "no setting snapview tries avoids it (snapview whatif): the device was full; need less memory (smaller batch, activation checkpointing)"
+		if hasFig(f, "uncapped_peak_reserved_bytes") {
+			action += " or a device with at least " + w.fig("uncapped_peak_reserved_bytes") + " for PyTorch (the run's need with no limit)"
+		}
+		return action
+	case hasFig(f, "uncapped_peak_reserved_bytes"):
+		return "no setting snapview tries avoids it (snapview whatif): raise the cap to at least " +
+			w.fig("uncapped_peak_reserved_bytes") + " or need less memory (smaller batch, activation checkpointing)"
+	}
+	return "no setting snapview tries avoids it (snapview whatif): need less memory (smaller batch, activation checkpointing)"
+}
+
+// blockers words the live blocks behind an OOM: those that cut the free
+// space a request needed (mode "contiguity"), or those pinning segments
+// the retry could not release.
+func (w wording) blockers() {
+	ef, f := w.ef, w.f
+	if f.Mode == "contiguity" {
+		ef.Verdict = fmt.Sprintf("%s (%s) cut the free space the request needed: without them a free block of %s would have held the %s request",
+			units.Plural(int(figValue(f, "blocking_allocations")), "live allocation"), w.fig("blocking_bytes"),
+			units.Bytes(figValue(f, "stranded_bytes")+figValue(f, "blocking_bytes")), w.fig("request_bytes"))
+		w.ev("blocking allocations", "blocking_allocations")
+		w.ev("their bytes", "blocking_bytes")
+		w.ev("free bytes they strand", "stranded_bytes")
+		ef.Action = "allocate these before the temporaries around them or free them sooner; or try expandable_segments:True"
+		return
+	}
+	ef.Verdict = fmt.Sprintf("%s (%s) could not be given back to the device before the retry: live blocks pin them, stranding %s free",
+		units.Plural(int(figValue(f, "pinned_segments")), "partly free segment"), w.fig("pinned_segment_bytes"), w.fig("stranded_bytes"))
+	w.ev("pinned segments", "pinned_segments")
+	w.ev("their bytes", "pinned_segment_bytes")
+	w.ev("free bytes they strand", "stranded_bytes")
+	ef.Action = "the blockers placed long-lived blocks inside cached segments, splitting them; allocate them first, or keep them out of the cache's blocks"
+	if f.Setting != "" {
+		ef.Action += "; " + settingAction(f)
+	}
+}
+
+// avoidableMalloc words the segment_allocs made while the pool's cached
+// free bytes covered the request.
+func (w wording) avoidableMalloc() {
+	ef, f := w.ef, w.f
+	were := "were"
+	if figValue(f, "avoidable_segment_allocs") == 1 {
+		were = "was"
+	}
+	ef.Verdict = fmt.Sprintf("%s of %s (%s) %s made while the pool's cached free bytes covered the request, in pieces too small",
+		units.Plural(int(figValue(f, "avoidable_segment_allocs")), "segment_alloc"), w.fig("segment_allocs"), w.fig("avoidable_segment_bytes"), were)
+	w.ev("avoidable segment_allocs", "avoidable_segment_allocs")
+	w.ev("their bytes", "avoidable_segment_bytes")
+	w.ev("first at entry", "first_entry")
+	w.ev("largest requests examined", "examined")
+	w.ev("of them with no segment a few blocks could have freed", "examined_without_blockers")
+	ef.Action = "expandable_segments:True lets the pool grow in place instead of adding segments"
+	if len(f.Blockers) > 0 {
+		ef.Action = "the blockers below (found at the largest requests) split the cache; " + ef.Action
+	}
+	if f.Setting != "" {
+		ef.Action = settingAction(f)
+	}
+}
+
+// reservedGap words a peak reserved far above the peak allocated, with
+// where the cache sat at the reserved peak.
+func (w wording) reservedGap() {
+	ef, f := w.ef, w.f
+	pct := int64(0)
+	if r := figValue(f, "peak_reserved_bytes"); r > 0 {
+		pct = 100 * figValue(f, "gap_bytes") / r
+	}
+	ef.Verdict = fmt.Sprintf("reserved far above allocated: peak reserved %s, %s (%d%%) above the peak allocated %s",
+		w.fig("peak_reserved_bytes"), w.fig("gap_bytes"), pct, w.fig("peak_allocated_bytes"))
+	if f.PoolSet {
+		ef.Verdict += fmt.Sprintf("; at the reserved peak (entry %s) most of the cache is in the %s",
+			units.Int(int64(f.Entry)), explainPool(f))
+	}
+	w.ev("peak reserved", "peak_reserved_bytes")
+	w.ev("peak allocated", "peak_allocated_bytes")
+	w.ev("at the reserved peak: reserved", "reserved_bytes")
+	w.ev("allocated", "allocated_bytes")
+	w.ev("split remainders torch cannot release (inactive_split_bytes)", "non_releasable_bytes")
+	w.ev("pending free on other streams", "pending_free_bytes")
+	w.ev("free in private pools", "private_pool_free_bytes")
+	w.ev("free in that pool", "top_pool_free_bytes")
+	w.ev("in free blocks", "top_pool_free_blocks")
+	w.ev("the largest", "top_pool_largest_free_bytes")
+	w.ev("segments held by small live blocks (mostly free)", "pinned_segments")
+	w.ev("their bytes", "pinned_segment_bytes")
+	w.ev("free bytes they strand", "stranded_bytes")
+	ef.Action = settingAction(f)
+}
+
+// pool words a private pool (a CUDA graph's or a MemPool's): its
+// high-water, what was active, and whether it was abandoned.
+func (w wording) pool() {
+	ef, f := w.ef, w.f
+	if hasFig(f, "reserved_high_water_bytes") {
+		ef.Verdict = fmt.Sprintf("private pool %s: reserved up to %s, %s active at the allocated peak, %s at the end, %s at the dump",
+			f.Pool, w.fig("reserved_high_water_bytes"), w.fig("active_at_peak_bytes"), w.fig("active_at_end_bytes"),
+			units.Plural(int(figValue(f, "segments_at_end")), "segment"))
+	} else {
+		ef.Verdict = fmt.Sprintf("private pool %s: %s reserved in %s at the dump, %s of it allocated (no trace: no high-water)",
+			f.Pool, w.fig("reserved_at_end_bytes"), units.Plural(int(figValue(f, "segments_at_end")), "segment"), w.fig("active_at_end_bytes"))
+	}
+	if f.Note == "abandoned" {
+		ef.Verdict += ": abandoned (segments, no active block)"
+		ef.Action = "its memory stays reserved until the CUDA graph or MemPool that owns it is freed"
+	}
+	w.ev("reserved high-water", "reserved_high_water_bytes")
+	w.ev("active at the allocated peak", "active_at_peak_bytes")
+	w.ev("active at the end", "active_at_end_bytes")
+	w.ev("segments at the dump", "segments_at_end")
+	w.ev("reserved at the dump", "reserved_at_end_bytes")
+	w.ev("allocations", "allocations")
+	if f.Context != "" {
+		ef.Evidence = append(ef.Evidence, "compile context "+strconv.Quote(f.Context))
+	}
+}
+
+// leak words a stack whose live bytes grew step after step.
+func (w wording) leak() {
+	ef, f := w.ef, w.f
+	ef.Verdict = fmt.Sprintf("leak: %s (%s live in %s)", f.Note, w.fig("bytes"),
+		units.Plural(int(figValue(f, "count")), "allocation"))
+	w.ev("live", "bytes")
+	w.ev("allocations", "count")
+	w.ev("other stacks that look like leaks", "other_suspicious_groups")
+	w.ev("score", "score")
+	w.ev(stepUnit(f)+"s it grew in", "growth_steps")
+	ef.Action = "look at the stack below: what keeps these allocations alive (a list that grows, a cache, a tensor kept with its graph)"
+}
+
+// noLeak words a trace whose every stack returns to its level each step.
+func (w wording) noLeak() {
+	ef, f := w.ef, w.f
+	ef.Verdict = fmt.Sprintf("no leak: every stack returns to its level step after step (%s found from %s)",
+		units.Plural(int(figValue(f, "steps")), "step"), stepSourceText(ef))
+	if f.Note == "seeded" {
+		ef.Verdict += "; allocations older than the trace carry no growth evidence"
+	}
+	w.ev("steps", "steps")
+	w.ev("live", "live_bytes")
+}
+
+// growthUnjudged words a trace with no training steps to judge growth by.
+func (w wording) growthUnjudged() {
+	ef, f := w.ef, w.f
+	ef.Verdict = fmt.Sprintf("growth cannot be judged: no training steps found (the trace was cut into %s)",
+		units.Plural(int(figValue(f, "steps")), "equal slice"))
+	if f.Note == "grew" {
+		ef.Verdict += fmt.Sprintf("; %s in %s grew over the trace and were never freed, which one long step (a forward pass) does too",
+			w.fig("bytes"), units.Plural(int(figValue(f, "count")), "allocation"))
+	}
+	w.ev("live", "live_bytes")
+	ef.Action = "mark steps with torch.profiler.record_function (or profiler.step()), then run snapview leaks"
+}
+
+// recording words how much the recording could see, and how to record
+// the run so that it sees everything.
+func (w wording) recording() {
+	ef, f := w.ef, w.f
+	ef.Verdict = "recording: " + kit.TrustText(f.Trust)
+	if f.Coverage != "" {
+		ef.Verdict += " (trace coverage: " + f.Coverage + ")"
+	}
+	w.ev("trace entries", "entries")
+	w.ev("live blocks it never allocated", "untraced_blocks")
+	w.ev("frees of blocks allocated before it", "orphan_frees")
+	var args, do []string
+	if f.EnableAll {
+		args = append(args, `enabled="all"`)
+	}
+	if f.ContextAll {
+		args = append(args, `context="all"`)
+	}
+	if f.MaxEntries > 0 {
+		args = append(args, "max_entries="+strconv.Itoa(f.MaxEntries))
+		do = append(do, "the ring buffer wrapped: record with max_entries above the run's event count (at least 10 times the "+
+			units.Int(figValue(f, "entries"))+" it kept)")
+	}
+	if f.StartEarly {
+		do = append(do, "call torch.cuda.memory._record_memory_history before the first CUDA allocation")
+	}
+	if len(args) > 0 {
+		do = append(do, "torch.cuda.memory._record_memory_history("+strings.Join(args, ", ")+")")
+	}
+	ef.Action = strings.Join(do, "; ")
 }
 
 // capSourceText says where whatif's cap came from (its limit_source).
