@@ -35,59 +35,11 @@ type checkOptions struct {
 func newCheckCmd() *cobra.Command {
 	opts := &checkOptions{}
 	cmd := &cobra.Command{
-		Use:   "check FILE",
-		Short: "gate a run on its memory figures for CI: exit 0 when every check holds, 1 when one fails",
-		Long: `check holds a run's memory figures to limits, for a CI job that must fail
-when memory grows. FILE is a snapshot, a json.dump of memory_stats() or a
-JSON Lines log of them (its last record per device); --baseline BASE is the
-same kind of file of a run to compare with.
-
-Checks (each repeatable where it takes a value):
-
-  --max NAME=LIMIT        the figure at most LIMIT: bytes with a unit
-                          (12GiB, 500MB), a count for counters (retries=0),
-                          or a percentage of the baseline's figure (110%)
-  --max-growth NAME=PCT   the figure at most PCT percent above the
-                          baseline's (5 or 5%)
-  --no-oom                no OOM (num_ooms is 0)
-  --no-retries            no cudaMalloc retry (num_alloc_retries is 0)
-  --no-leak               no allocation stack judged a leak, as snapview
-                          leaks judges it ("likely leak")
-
-NAME is a torch.cuda.memory_stats() key (reserved_bytes.large_pool.peak)
-or one of the aliases allocated_peak, reserved_peak, active_peak,
-requested_peak, allocated, reserved (the .all.current figures), retries,
-ooms.
-
-It prints one line per check and device: the verdict (PASS, FAIL or
-UNKNOWN), the figure, its value and the limit; then a count. Exit status:
-0 when every check holds, 1 when one fails, 2 for a mistake in the command
-line.
-
-Which figures can be trusted: a snapshot's peaks come from replaying its
-trace, exact only when it was recorded from the first allocation. A figure
-that is a lower bound (the trace started late or wrapped) fails a check
-only when the bound itself is above the limit; a figure the file cannot
-tell is UNKNOWN. Neither fails the run unless --strict is given: then an
-UNKNOWN check fails it too.
-
-Reserved memory (and segments, inactive splits, retries) depends on the
-allocator's history: the same requests can reserve a different amount run
-to run. Such checks are marked "allocator", and against a baseline the line
-says where a difference comes from: from the requests (allocated memory
-moved), or from the allocator alone (same requests, other placement). Gate
-on allocated_peak for a figure that depends on the program alone.
-
---json prints every check with its figures; --junit OUT.xml writes the
-checks as a JUnit report (one testcase per check; an UNKNOWN check is
-skipped, or a failure with --strict).`,
-		Example: `  snapview check --max allocated_peak=12GiB --no-oom run.pickle
-  snapview check --baseline main.pickle --max-growth allocated_peak=2% \
-      --max reserved_peak=110% --no-leak pr.pickle
-  snapview check --max retries=0 --json memory_stats.json
-  snapview check --junit memory.xml --max-growth allocated_peak=1 \
-      --baseline base_stats.jsonl stats.jsonl`,
-		Args: exactArgs(1),
+		Use:     "check FILE",
+		Short:   "gate a run on its memory figures for CI: exit 0 when every check holds, 1 when one fails",
+		Long:    helpText("check"),
+		Example: helpText("check.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
 			rules, err := opts.rules()

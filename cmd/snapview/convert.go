@@ -23,26 +23,11 @@ type convertOptions struct {
 func newConvertCmd() *cobra.Command {
 	opts := &convertOptions{}
 	cmd := &cobra.Command{
-		Use:   "convert FILE",
-		Short: "write a snapshot again as a protocol 4 pickle or as memory_viz's JSON",
-		Long: `convert writes the snapshot in FILE again, as a pickle of protocol 4 (what
-torch.cuda.memory._dump_snapshot() writes under Python 3.8 to 3.13), or with
---format json in the JSON layout memory_viz accepts. Use it for a file that
-other tools cannot open: a protocol 5 pickle (Python 3.14's default, which
-memory_viz refuses), a gzip or xz compressed file, a JSON file a pickle
-reader needs.
-
-FILE is read as every command reads it (pickle of protocols 2 to 5, JSON,
-gzip, xz; - for standard input). What snapview's decoder keeps is written,
-with the keys PyTorch 2.11 writes: segments with their blocks and frames,
-device_traces, allocator_settings and external_annotations. PyTorch 2.0's
-block history is written in 2.11's layout (requested_size and frames of the
-newest entry); keys snapview does not read (FX fields, keys of newer
-PyTorch) are left out, and info lists them. -o - writes to standard output.
-The output is written whole or not at all.`,
-		Example: `  snapview convert --protocol 4 -o run_p4.pickle run_py314.pickle
-  snapview convert --format json -o run.json run.pickle.gz`,
-		Args: exactArgs(1),
+		Use:     "convert FILE",
+		Short:   "write a snapshot again as a protocol 4 pickle or as memory_viz's JSON",
+		Long:    helpText("convert"),
+		Example: helpText("convert.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
 			if opts.out == "" {

@@ -29,70 +29,10 @@ type diffOptions struct {
 func newDiffCmd() *cobra.Command {
 	opts := &diffOptions{}
 	cmd := &cobra.Command{
-		Use:   "diff BASE NEW | diff FILE --base-at MOMENT --at MOMENT",
-		Short: "compare two snapshots, or two moments of one: what grew, what the change cost",
-		Long: `diff compares two snapshots (the run before and after a change, default
-versus expandable_segments, rank 0 versus rank 7), or two moments of one
-snapshot (step 3 versus the last step): BASE is what you compare against,
-NEW what you look at, as with pprof's -base. Each side is a device of a
-file at a moment; the allocator is replayed to it.
-
-It shows:
-  - the allocator_settings that differ;
-  - memory_stats() figures side by side with their deltas: allocated,
-    reserved, active, requested, reserved minus allocated (memory cached
-    but not allocated), allocations, segments, the peaks up to the moment,
-    OOMs and cudaMalloc retries, each with its trust mark ('+': at least
-    this much, as the trace misses the start of the run or, for retries,
-    as a retry that succeeds leaves no entry; '?': unknown);
-  - how the recordings differ (trace coverage, the stacks and context
-    options of _record_memory_history, the PyTorch version hint);
-  - notes where the data shows a cause ("same allocations, reserved
-    -640.0 MiB: the setting (expandable_segments)");
-  - the live allocations (allocated, not yet freed) of each stack on each
-    side, matched by the stack's user frames (the key leaks --fold uses:
-    frames inside torch/, the standard library and C++ dropped; a stack
-    without user frames keeps its whole stack), never by address; --full
-    matches whole stacks. Each stack has its bytes and allocations on both
-    sides, the delta and a status (new, gone, grown, shrunk, same), sorted
-    by |delta|; the total row adds up to each side's allocated bytes.
-
---at and --base-at choose the moments of NEW and BASE (default: each
-side's peak). With one FILE both are required, and both sides are that
-file:
-` + momentHelp + `
-
---device chooses the device of both files (default: the first with a
-trace, leaving out the devices the allocator was never used on, which a
-distributed process's file lists with a lone snapshot entry). Where
---device names such a device of one file (rank 0's file holds device 1
-only as a lone entry), the notes say so: that side's figures are all 0.
-
---json writes one object:
-  {"base": {"file", "device", "at", "entry"},   at: the moment as given,
-   "new":  {"file", "device", "at", "entry"},   entry: its trace entry
-   "settings": [{"key", "base", "new"}],        ("" where a side lacks it)
-   "figures":  [{"name", "base", "new", "delta", "exactness"}],
-   "stacks":   [{"key", "frames": [{"filename", "line", "name"}],
-                 "base_bytes", "new_bytes", "delta_bytes",
-                 "base_requested_bytes", "new_requested_bytes",
-                 "base_count", "new_count", "status"}],
-   "recording": [{"what", "base", "new"}],
-   "notes": ["..."]}
-name is the memory_stats() key ("reserved_bytes.all.current"; reserved
-minus allocated is "reserved_minus_allocated_bytes.all.current");
-exactness is "exact", "lower_bound" or "unknown" for the pair (exact only
-when both sides are); key is the frames of the stack key, one
-"filename:line name" per line, "" for allocations without a stack. Every
-stack is listed, whatever --top says. Sizes are bytes.
-
-A file that cannot be read or is not a snapshot is an error naming it
-(exit code 1); a moment or device a file does not have is a usage error
-naming it (exit code 2).`,
-		Example: `  snapview diff before.pickle after.pickle
-  snapview diff --at end --base-at end default.pickle expandable.pickle
-  snapview diff train.pickle --base-at step:3 --at step:last
-  snapview diff --json rank0.pickle rank7.pickle > diff.json`,
+		Use:     "diff BASE NEW | diff FILE --base-at MOMENT --at MOMENT",
+		Short:   "compare two snapshots, or two moments of one: what grew, what the change cost",
+		Long:    helpText("diff"),
+		Example: helpText("diff.examples"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return usageErrorf("diff takes BASE NEW, or FILE with --base-at and --at; got %d arguments", len(args))

@@ -41,77 +41,10 @@ type exportOptions struct {
 func newExportCmd() *cobra.Command {
 	opts := &exportOptions{}
 	cmd := &cobra.Command{
-		Use:   "export FILE... --format FORMAT -o PATH",
-		Short: "write snapshots for pprof, flame graphs, Perfetto or DuckDB/Spark (Parquet)",
-		Long: `export writes one or more snapshots in a format other tools read.
-
-Formats (--format):
-
-  pprof         a gzipped pprof profile (go tool pprof, Pyroscope, Perfetto):
-                sample types inuse_space/inuse_objects at --at (default: the
-                peak of each device) and alloc_space/alloc_objects over the
-                whole trace, by allocation stack (leaf first), with labels
-                device, stream, pool and each --label, and where the file
-                has them record_function (the innermost range open at the
-                allocation) and annotation (annotate entries). Totals are the
-                replay's allocated_bytes figures (see summary). With --base
-                FILE or --base-at MOMENT the profile is the difference, as
-                pprof -diff_base shows it.
-  folded        folded stacks for flamegraph.pl or speedscope: exactly the
-                lines "python -m torch.cuda._memory_viz memory" (--view
-                memory, the default) or "segments" (--view segments) feeds
-                flamegraph.pl, from the segments the file holds; with --at,
-                from the replayed state at that moment. --user-frames keeps
-                only the program's own frames (no torch, standard library or
-                C++). With several files each line starts with a frame
-                naming its file, so that their bytes stay apart. Where a
-                device's requested sizes are wrong (see summary), each block
-                weighs its size under a "<requested unknown>" frame.
-  chrome-trace  Chrome trace JSON (Perfetto UI, speedscope): counters
-                allocated, active and reserved per device, an instant event
-                at each OOM, record_function ranges as complete events,
-                annotate entries as instant events; timestamps in
-                microseconds as the trace has them.
-  parquet       a directory of Parquet tables (DuckDB, Spark, Trino, pandas):
-                allocations, events, segments, blocks, stacks, annotations
-                (record_function ranges, annotate entries), snapshots; every
-                FILE goes into the same tables, told apart by file_id and by
-                the --label columns of the snapshots table, whose
-                requested_trust says whether a device's requested sizes are
-                "exact" or "unknown".
-
--o PATH is the file to write (- for standard output, except parquet, whose
-PATH is a directory, created if needed). --label key=value (repeatable)
-tags the export with a rank, a job, a host: a label on every pprof sample
-(-tagfocus='rank=^3$': labels are strings, and pprof reads a bare number as
-a numeric range that matches none), a column of the Parquet snapshots
-table, an entry of the Chrome trace's otherData. Folded stacks have no
-place for labels. With several files, --path-label key=REGEX gives each its
-own value, taken from its path: --path-label 'rank=rank(\d+)' labels
-run/rank3.pickle rank=3.
-
---at takes the moments of state: peak, oom, oom:K, end, entry:N, time:T.`,
-		Example: `  # go tool pprof: where the memory at the peak was allocated
-  snapview export --format pprof -o peak.pb.gz snap.pickle
-  go tool pprof -top peak.pb.gz
-
-  # pprof -diff_base: what grew between entry 1000 and the peak
-  snapview export --format pprof --base-at entry:1000 -o growth.pb.gz \
-      snap.pickle
-
-  # flamegraph.pl / speedscope: the lines _memory_viz memory writes
-  snapview export --format folded -o snap.folded snap.pickle
-  flamegraph.pl snap.folded > mem.svg
-
-  # Perfetto UI (ui.perfetto.dev), speedscope, or chrome://tracing in
-  # older Chrome: open the JSON
-  snapview export --format chrome-trace -o snap.trace.json snap.pickle
-
-  # DuckDB, Spark, Trino: one dataset for many ranks
-  snapview export --format parquet --label job=run42 \
-      --path-label 'rank=rank(\d+)' -o dataset/ rank*.pickle
-  duckdb -c "SELECT file_id, device, max(allocated) AS peak
-             FROM 'dataset/events.parquet' GROUP BY ALL"`,
+		Use:     "export FILE... --format FORMAT -o PATH",
+		Short:   "write snapshots for pprof, flame graphs, Perfetto or DuckDB/Spark (Parquet)",
+		Long:    helpText("export"),
+		Example: helpText("export.examples"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("export needs at least one FILE")
@@ -308,7 +241,7 @@ func statesAt(s *snapshot.Snapshot, at steps.Moment, label string, name string, 
 			if firstErr == nil {
 				firstErr = aerr
 			}
-			var a *absentError
+			var a *analysis.AbsentError
 			errors.As(aerr, &a)
 			notes = append(notes, fmt.Sprintf("note: %s: device %d left out: %v\n", name, da.Device, a))
 		}

@@ -3,13 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/snapview/snapview/internal/corpus"
@@ -79,41 +75,4 @@ func testMissingFile(t *testing.T, args ...string) {
 	if err == nil || exitCode(err) != 1 {
 		t.Fatalf("%q: error = %v (exit %d), want a failure with exit code 1", args, err, exitCode(err))
 	}
-}
-
-// built is the binary the tests that run it share: one go build per test
-// process, not one per test (each link is seconds of CPU).
-var built struct {
-	once sync.Once
-	dir  string
-	bin  string
-	err  error
-}
-
-// TestMain removes the shared binary after the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
-	os.Exit(code)
-}
-
-// buildSnapview builds the command once into a temporary directory and
-// returns its path.
-func buildSnapview(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "snapview-test"); built.err != nil {
-			return
-		}
-		built.bin = filepath.Join(built.dir, "snapview")
-		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.bin
 }

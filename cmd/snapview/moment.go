@@ -2,31 +2,13 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/snapshot"
 )
-
-// momentHelp documents MOMENT for the commands that take one (state --at,
-// leaks --at, diff --at and --base-at).
-const momentHelp = `  peak       the entry after which allocated bytes are highest (the first
-             such entry)
-  oom        the last oom entry; oom:K the K-th (from 1)
-  end        after the last entry (the state the file holds)
-  entry:N    after entry N (from 0); entry:-1 is before the first entry
-  time:T     after the last entry at or before T: T is a duration from the
-             first entry (1.5s, 250ms, 40us), or a number of microseconds:
-             a time_us value as the trace records it (microseconds since
-             the Unix epoch), or, when smaller than the first entry's
-             time_us, microseconds from the first entry
-  step:K     after the last entry of training step K, of the steps leaks
-             finds (a record_function range repeating once per step, such
-             as ProfilerStep#N or Optimizer.step, else an allocation made
-             at a regular interval); step:0 is what came before the first
-             step, step:last the last step`
 
 // parseMoment parses a MOMENT flag (--at, --base-at); errors are usage
 // errors. Resolving it to a trace entry is steps.Moment.Resolve's job.
@@ -55,19 +37,16 @@ func resolveMoment(s *snapshot.Snapshot, r *replay.Result, m steps.Moment) (int,
 }
 
 // momentError turns an error of resolving m on device of s into the
-// command's: a moment the file lacks is an absent error (exit 1, with a
-// hint for a missing OOM), one that does not apply a usage error; other
-// errors are returned as they are.
+// command's: a moment the file lacks is an absent error
+// (analysis.Absent, with a hint for a missing OOM) and one that does not
+// apply a usage error; other errors are returned as they are.
 func momentError(s *snapshot.Snapshot, device int, m steps.Moment, err error) error {
 	var me *steps.MomentError
 	if !errors.As(err, &me) {
 		return err
 	}
-	switch {
-	case me.Absent && me.Kind == steps.MomentOOM && m.N == 0:
-		return noOOM(s, device)
-	case me.Absent:
-		return absentf("", "%s", me.Msg)
+	if a := analysis.Absent(s, device, m, err); a != nil {
+		return &usageError{a}
 	}
 	return usageErrorf("%s", me.Msg)
 }
@@ -85,39 +64,13 @@ func renameFlag(err error, flag string) error {
 		return err
 	}
 	msg := strings.ReplaceAll(err.Error(), "--at", flag)
-	var ae *absentError
+	var ae *analysis.AbsentError
 	if errors.As(err, &ae) {
-		return &usageError{&absentError{msg: strings.ReplaceAll(ae.msg, "--at", flag), hint: ae.hint}}
+		return &usageError{&analysis.AbsentError{Msg: strings.ReplaceAll(ae.Msg, "--at", flag), Hint: ae.Hint}}
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return usageErrorf("%s", msg)
 	}
 	return errors.New(msg)
-}
-
-// absentError is the error of a --at moment one device's trace does not
-// have while another device may: leaks skips such a device when it shows
-// several. hint, when not "", follows the message ("; devices with one:
-// 1 (use --device 1)").
-type absentError struct{ msg, hint string }
-
-func (e *absentError) Error() string { return e.msg + e.hint }
-
-// absentf returns an *absentError as a usage error.
-func absentf(hint, format string, args ...any) error {
-	return &usageError{&absentError{msg: fmt.Sprintf(format, args...), hint: hint}}
-}
-
-// noOOM is the error of --at oom on device dev, whose trace has no oom
-// entry: it names the devices that have one.
-func noOOM(s *snapshot.Snapshot, dev int) error {
-	_, with := s.OOMCounts()
-	switch {
-	case len(with) > 0:
-		return absentf(fmt.Sprintf("; devices with one: %s (use --device %d)", joinInts(with), with[0]), "device %d has no oom entry", dev)
-	case len(s.Devices()) > 1:
-		return absentf("", "device %d has no oom entry, nor has any other device", dev)
-	}
-	return absentf("", "device %d has no oom entry", dev)
 }

@@ -44,88 +44,10 @@ const ranksMemBudget = 256 << 20
 func newRanksCmd() *cobra.Command {
 	opts := &ranksOptions{}
 	cmd := &cobra.Command{
-		Use:   "ranks FILE... | ranks DIR",
-		Short: "compare the ranks of a distributed run side by side: which rank uses more memory, and why",
-		Long: `ranks compares the snapshots of a distributed run, one file per rank (or
-a directory of them: its files ending in .pickle, .pkl, .json, .gz or .xz,
-and those of its subdirectories, in name order, numbers by value: rank2
-before rank10), and the devices of one file (a pipeline-parallel process
-that recorded several GPUs): each device of each file is one rank.
-
-In a directory the rank and the step come from the names, as frameworks
-write them: torchtitan's iteration_N/rankR_memory_snapshot.pickle (and
-iteration_N_exit/ on an OOM) and step_N/RRRRRR_step_N.pickle,
-Megatron-Bridge's memory_trace_R.pickle, rankR anywhere in a name (with a
-pid or a timestamp beside it). Files of several steps are compared step by
-step ("== step 10: 4 files =="; --json: {"steps": [{"step", "exit",
-"files", "missing_note", "comparison": the object below}]}). Where the
-names give a world size (rank3_of_8, world8, ws8) the missing ranks are
-named; else the ranks missing below the highest one, or that rank 0's file
-is alone.
-
-Each rank is named by its file: the rank its name gives (rank10.pickle is
-rank 10; the Rank column shows '-' where the name has none), else the file.
-
-For each rank: the peak allocated and reserved bytes over its trace and
-when they fell (the training step, where steps are found as leaks finds
-them, else the trace entry; and the seconds after the first entry),
-reserved minus allocated at the allocated peak (memory cached but not in
-use), the allocated and reserved bytes at the end, the OOMs, the cudaMalloc
-retries (a lower bound) and how much of the run the trace covers. Then
-each figure's min, median, max and spread (max minus min) over the ranks;
-the ranks whose peak allocated or reserved bytes are more than 10% away
-from the median rank's are flagged (the median rank is the middle one by
-peak allocated bytes, the lower of the two middle ones for an even count).
-Then the allocation stacks whose live bytes at each rank's peak vary most
-across the ranks (matched by their user frames, as diff and leaks --fold
-do; --full: whole stacks), and the most deviant rank diffed against the
-median rank (see snapview diff --help).
-
-Each rank is taken at its own peak: the peaks of different ranks fall at
-different times (and steps), and ranks says so when they do.
-
-Files are read in parallel within a memory bound (256 MiB of estimated
-models at a time; a larger file is read alone); only each rank's figures
-and stack totals are kept, so the memory ranks needs does not grow with
-the number of files.
-
---json writes one object:
-  {"ranks": [{"name", "rank", "file", "device", "peak_allocated_bytes",
-              "peak_reserved_bytes", "current_allocated_bytes",
-              "current_reserved_bytes", "ooms", "exactness",
-              "peak_allocated_entry", "peak_allocated_step",
-              "peak_reserved_entry", "peak_reserved_step",
-              "peak_allocated_time_us", "peak_reserved_time_us",
-              "reserved_minus_allocated_bytes", "num_alloc_retries",
-              "coverage"}],
-   "spreads":  [{"figure", "min", "median", "max", "spread",
-                 "min_rank", "median_rank", "max_rank"}],
-   "outliers": [{"rank", "name", "file", "device", "figure", "value",
-                 "median", "deviation"}],
-   "stacks":   [{"key", "frames": [{"filename", "line", "name"}],
-                 "bytes": [per rank, null where unknown], "min", "max",
-                 "spread"}],
-   "median_rank", "outlier_rank", "peaks_apart", "unknown_ranks",
-   "diff": the median rank (base) against the outlier (new), as
-           snapview diff --json writes it, or null}
-A rank's "rank" is the number its file name gives (rank10.pickle: 10),
-null where the name has none; "name" is how the text names it ("rank 10",
-else the file). "rank", "min_rank", "median_rank", "max_rank",
-"outlier_rank" and "unknown_ranks" elsewhere are indexes into "ranks".
-A rank whose peaks are unknown (a file with no trace) has null peaks and
-is left out of the spreads, the outliers, the median, the stacks and
-peaks_apart (it is listed in unknown_ranks); ooms and num_alloc_retries
-are null where unknown. Exactness ("exact", "lower_bound", "unknown") is
-that of the peaks; steps are -1 where none were found; the *_time_us are
-the peaks' time_us (null without trace times), "When" in the text less
-clock_origin_us (or the rank's first entry); deviation is
-(value - median) / median. Sizes are bytes.
-
-A file that cannot be read or is not a snapshot is an error naming it
-(exit code 1).`,
-		Example: `  snapview ranks rank0.pickle rank1.pickle rank2.pickle rank3.pickle
-  snapview ranks snapshots/
-  snapview ranks --json pipeline.pickle > ranks.json`,
+		Use:     "ranks FILE... | ranks DIR",
+		Short:   "compare the ranks of a distributed run side by side: which rank uses more memory, and why",
+		Long:    helpText("ranks"),
+		Example: helpText("ranks.examples"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("ranks takes the files of the ranks (or a directory of them)")

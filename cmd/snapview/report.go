@@ -44,74 +44,10 @@ type reportOptions struct {
 func newReportCmd() *cobra.Command {
 	opts := &reportOptions{}
 	cmd := &cobra.Command{
-		Use:   "report FILE | report FILE... | report --base BASE FILE",
-		Short: "write a self-contained HTML report: timeline, summary, segments, leaks",
-		Long: `report writes one HTML file about a snapshot that opens in any browser
-with no network: everything it needs (the ECharts library included) is
-inside the file, and the page makes no request.
-
-For each device it shows:
-  - a timeline of memory: live bytes stacked by allocation stack (the top
-    --top stacks, the rest as "other"), the active and reserved bytes,
-    the peak and each OOM, the training steps as alternating bands and the
-    record_function ranges as a light strip (the 100 longest); zoom with
-    the wheel or the slider, hover for bytes, hover an area for its stack;
-    the largest allocations of the window shown are drawn on their own
-    (hover one for its size, requested size, stack, alloc and free
-    entries; click it to pin it and see its segment);
-  - the allocator state at the peak, and at any moment you click on the
-    timeline, as PyTorch's memory_viz shows it: the stacks holding the most
-    bytes and every segment as a bar proportional to its size, its blocks
-    coloured by stack;
-  - the memory_summary() table;
-  - the suspected leaks with their score, growth per step and verdict;
-and what the file holds, with the decoder's warnings.
-
-The x axis is the trace entry or the time since the first entry (a switch
-above the chart); it opens on the one that gives the steps more width.
-Long traces are drawn at full width from about 500 points per series (the
-minimum and maximum of each bucket are kept, so peaks survive; with steps,
-the lowest, highest and last entry of each step or run of steps); zooming
-in redraws the window from a multi-resolution index of the trace's own
-entries (140,000 points at most), so one step of a long run shows its
-shape. For traces of up to
-100,000 entries the page holds every allocation and shows the state after
-any entry; for longer ones it holds the exact state at about 50 entries and
-shows the nearest (snapview state --at entry:N shows any).
-
-Several files (the ranks of a run, or a directory of them found as
-snapview ranks DIR finds them) make one page: the per-rank table of
-snapview ranks on top, then each file's devices, every timeline on the
-same scale (bytes, and seconds on one clock, time_us, from the earliest
-first entry of them all; --align step lines up their first steps) so that
-they compare by eye. With --base BASE FILE the page starts with snapview
-diff BASE FILE (each at its peak) instead. Files are read one at a time.
-
-Monitoring logs (--smi, --stats):
-
-  --smi LOG.csv, an nvidia-smi log (see snapview smi), draws the GPU's
-  memory.used on the timeline and in a chart of its own with PyTorch's
-  reserved bytes and the gap between them: memory PyTorch's caching
-  allocator did not reserve (the CUDA context, communication buffers, other
-  libraries' cudaMalloc, other processes), with its lasting jumps and what
-  they mean. The snapshot's times (time_us) are microseconds since the
-  epoch; nvidia-smi's timestamps are the local time of the machine it ran
-  on: --tz names that zone (default: this machine's). Device N is matched
-  with nvidia-smi's GPU N; a report of one device (--device) takes the
-  log's only GPU, or the one --gpu names (nvidia-smi's index differs from
-  the CUDA ordinal under CUDA_VISIBLE_DEVICES).
-
-  --stats LOG.jsonl, a memory_stats() log (see snapview stats), adds its
-  allocated and reserved bytes at each step's end, the per-step table, and
-  the verdicts: whether memory keeps climbing and from which step, and when
-  cudaMalloc retries began.`,
-		Example: `  snapview report snapshot.pickle
-  snapview report -o oom.html --top 5 run/oom_snapshot.pickle
-  snapview report --device 1 -o - snapshot.pickle.gz > dev1.html
-  snapview report -o ranks.html rank0.pickle rank1.pickle rank2.pickle
-  snapview report -o ranks.html run/memory_snapshot/iteration_10/
-  snapview report -o change.html --base before.pickle after.pickle
-  snapview report snap.pickle --smi smi.csv --stats train_memory.jsonl --tz UTC`,
+		Use:     "report FILE | report FILE... | report --base BASE FILE",
+		Short:   "write a self-contained HTML report: timeline, summary, segments, leaks",
+		Long:    helpText("report"),
+		Example: helpText("report.examples"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("report requires FILE (or several, or --base BASE FILE)")

@@ -13,45 +13,9 @@ import (
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "snapview",
-		Short: "read PyTorch CUDA memory snapshots offline and tell where the GPU memory went",
-		Long: `snapview reads the memory snapshots PyTorch writes
-(torch.cuda.memory._dump_snapshot() pickles, torch.cuda.memory_snapshot()
-lists, the same data as JSON, gzip- or xz-compressed) and tells where the GPU
-memory went: memory_summary() tables, segments and blocks, leaks grouped by
-allocation stack, the state at the peak or at an OOM, and an HTML timeline.
-
-It also reads the logs kept around snapshots: a json.dump of
-torch.cuda.memory_stats() (summary), a JSON Lines log of memory_stats() per
-training step (stats) and an nvidia-smi memory log (smi); report --smi and
---stats draws them on a snapshot's timeline. Each file is recognised by its
-content.
-
-It needs no GPU, no PyTorch and no network.
-
-Record a snapshot in your PyTorch program with:
-
-    torch.cuda.memory._record_memory_history(max_entries=100000)
-    ... run your steps ...
-    torch.cuda.memory._dump_snapshot("snap.pickle")
-
-FILE is the snapshot's path, or - to read it from standard input
-(snapview summary - < snap.pickle); messages then call it <stdin>.
-
-Exit status: 0 on success (an empty snapshot included), 1 when the file
-cannot be read or is not a snapshot, 2 for a mistake in the command line or
-a question the file cannot answer (a device, an entry or an OOM it does not
-have), 130 after Ctrl-C (SIGINT) and 143 after SIGTERM: any command stops
-within half a second, at any stage, and leaves no partial output file
-(files are written to a temporary name and renamed when whole).
-
-Hostile or broken files end in a one-line error, never in an out-of-memory
-crash: the decoder's budgets grow with the file's size, up to what the
-memory the process may use allows (ulimit -v, the cgroup's memory.max).
-A gzip or xz file may decompress to at most 4GiB, and to at most 100
-times its own size past the first 16MiB (a genuine snapshot compresses 5
-to 30 times); raise the cap with --max-decompressed for a genuine file
-that passes it.`,
+		Use:           "snapview",
+		Short:         "read PyTorch CUDA memory snapshots offline and tell where the GPU memory went",
+		Long:          helpText("snapview"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version(),

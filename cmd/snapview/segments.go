@@ -22,36 +22,11 @@ type segmentsOptions struct {
 func newSegmentsCmd() *cobra.Command {
 	opts := &segmentsOptions{}
 	cmd := &cobra.Command{
-		Use:   "segments FILE",
-		Short: "list the segments the allocator held, with a map of their blocks",
-		Long: `Segments lists every segment (one cudaMalloc, or one mapped range of an
-expandable segment) the caching allocator held when the snapshot was taken:
-its address, size, pool (large or small, the private pool id of a CUDA graph
-or MemPool, expandable), stream, block counts, the bytes live tensors
-requested, the free bytes and the largest free block, and a map of its
-blocks, one character per 1/24 of the segment:
-
-  '#'  half or more of it is live allocations
-  '+'  some of it is live allocations
-  '~'  freed by the program but still used by another stream (pending free)
-  '.'  free (cached by the allocator)
-
-Allocated and Free split each segment as
-` + "`python -m torch.cuda._memory_viz stats`" + ` does: Allocated is what live
-allocations requested, Free everything else (cached free blocks, blocks
-pending free, and the rounding slack inside live blocks). The totals equal
-its total_reserved, total_allocated and total_free.
-
---json prints every figure unrounded, with each segment's blocks (address,
-size, requested_size, state).
-
-` + poolsHelp,
-		Example: `  # Every segment of every device
-  snapview segments snap.pickle
-
-  # Device 1 only, as JSON
-  snapview segments --device 1 --json snap.pickle`,
-		Args: exactArgs(1),
+		Use:     "segments FILE",
+		Short:   "list the segments the allocator held, with a map of their blocks",
+		Long:    helpText("segments"),
+		Example: helpText("segments.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
 			return withTextOutput(cmd, !opts.json, func(out io.Writer) error {

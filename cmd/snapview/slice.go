@@ -29,49 +29,11 @@ type sliceOptions struct {
 func newSliceCmd() *cobra.Command {
 	opts := &sliceOptions{}
 	cmd := &cobra.Command{
-		Use:   "slice FILE",
-		Short: "cut a window of a device's trace into a snapshot of its own, as _dump_snapshot writes one",
-		Long: `slice writes the trace entries of one device between two moments as a
-snapshot of their own: a pickle as torch.cuda.memory._dump_snapshot() writes
-it (protocol 4, the keys PyTorch 2.11 writes), which pytorch.org/memory_viz,
-python -m torch.cuda._memory_viz and snapview open. Use it to attach the
-minutes around an OOM to a bug report, or to open a piece of a run that is
-too large for memory_viz (it lags past ~100 MB and drops entries past
-~600k).
-
-The slice holds:
-  segments              the allocator state after the window's last entry,
-                        as snapview's replay of the whole file finds it,
-                        block for block with requested sizes and frames
-  device_traces         the window's entries of the device (the other
-                        devices' lists are empty)
-  allocator_settings    the file's
-  external_annotations  the device's record_function marks whose time lies
-                        in the window
-
-A viewer that replays the trace backwards from the segments, as memory_viz
-and snapview do, reaches the state before the window's first entry: the
-blocks alive there that the window frees are undone from their free
-entries. The slice's figures before its first entry are lower bounds, as in
-any trace that misses the start of a run: summary of the slice shows the
-state of the original at --to (state --at entry:N), with the peaks of the
-window.
-
---from and --to bound the window (both included):
-` + momentHelp + `
---from starts at the first entry at or after its moment (default: the
-first entry), --to ends at the last entry at or before its (default: the
-last). --around peak|oom|MOMENT cuts --entries entries (default 10000)
-centred on that entry instead.
-
-A device whose replay cannot be trusted (its end state differs from the
-file's segments, or its rounding is unknown) is refused, with the reason:
-the state at the window's end would be a guess. -o - writes to standard
-output. The output is written whole or not at all.`,
-		Example: `  snapview slice --around oom -o oom_window.pickle run.pickle
-  snapview slice --from time:120s --to time:125s -o 5s.pickle run.pickle
-  snapview slice --around peak --entries 50000 -d 1 -o peak.pickle run.pickle`,
-		Args: exactArgs(1),
+		Use:     "slice FILE",
+		Short:   "cut a window of a device's trace into a snapshot of its own, as _dump_snapshot writes one",
+		Long:    helpText("slice"),
+		Example: helpText("slice.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
 			if err := opts.check(cmd); err != nil {

@@ -27,43 +27,11 @@ type smiOptions struct {
 func newSMICmd() *cobra.Command {
 	opts := &smiOptions{}
 	cmd := &cobra.Command{
-		Use:   "smi LOG.csv",
-		Short: "read an nvidia-smi memory log: per GPU min/median/max used and growth; with --stats, the memory outside PyTorch",
-		Long: `smi reads the CSV nvidia-smi writes with
-
-    nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total \
-        --format=csv -l 1 -f smi.csv
-
-(-lms 100 for a sample every 100 ms; --format=csv,noheader,nounits is read
-too; more columns may follow, and with a header they may come in any order).
-Several GPUs interleave, one row each per sample.
-
-For each GPU it prints the range of memory.used (min, median, max and when),
-how much it grew from the first sample to the last, and whether it keeps
-climbing and since when (as snapview stats judges steps).
-
-nvidia-smi counts all memory in use on a GPU: PyTorch's reserved bytes, but
-also the CUDA context, communication buffers, other libraries' cudaMalloc
-and other processes. With --stats LOG.jsonl (a memory_stats() log with
-"time" fields, see snapview stats) it sets each sample against PyTorch's
-reserved bytes at that moment, and prints the gap, its lasting jumps (with
-the step they fall in) and what it is made of. --snapshot SNAP does the
-same against the reserved bytes replayed from a snapshot's trace (exact at
-every allocator event; with --stats too, the log is checked against the
-snapshot); snapview report SNAP --smi LOG.csv draws it on the snapshot's
-timeline.
-
-nvidia-smi writes its timestamps in the local time of the machine it ran
-on, with no zone: --tz names that zone (default: this machine's, $TZ).
-
-A row that cannot be read is an error naming its line number (exit 1);
-rows whose memory is [N/A], and a last row cut short, are left out with a
-warning.`,
-		Example: `  snapview smi smi.csv
-  snapview smi --tz Europe/Berlin --stats train_memory.jsonl smi.csv
-  snapview smi --tz UTC --snapshot snap.pickle smi.csv
-  snapview smi --json smi.csv | jq '.gpus[] | {gpu, max_used_bytes}'`,
-		Args: exactArgs(1),
+		Use:     "smi LOG.csv",
+		Short:   "read an nvidia-smi memory log: per GPU min/median/max used and growth; with --stats, the memory outside PyTorch",
+		Long:    helpText("smi"),
+		Example: helpText("smi.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
 			return withTextOutput(cmd, !opts.json, func(out io.Writer) error {

@@ -32,46 +32,11 @@ type stateOptions struct {
 func newStateCmd() *cobra.Command {
 	opts := &stateOptions{}
 	cmd := &cobra.Command{
-		Use:   "state FILE",
-		Short: "show the allocator state at the peak, at an OOM, at the end, or at any trace entry",
-		Long: `state replays PyTorch's caching allocator over a device's trace and shows
-its state at one moment: the memory_stats() totals, every segment with a map
-of its blocks, the largest live allocations with their stacks (innermost
-frame first), the allocation stacks holding the most live bytes, and the free
-space (bytes inside segments, largest free block) per pool and stream. At an
-OOM it also compares the failed request with the free device memory and the
-largest free block the allocator could have used.
-
---at chooses the moment:
-` + momentHelp + `
-
-When the trace starts after the run did (recording started late, or the
-ring buffer of max_entries wrapped), the state before its first entry is
-rebuilt from the segments in the file, and "peak" is the peak within the
-trace.
-
---device chooses the device; without it, --at oom and oom:K show the first
-device with an oom entry (with K of them for oom:K, when one has), the
-other moments the first device with a trace (else the first with
-segments). The header names the device, and when the file has several a
-note on stderr says which was chosen. A moment the device does not have
-(--at oom without an oom entry, peak without a trace) is a usage error
-(exit code 2); for oom it names the devices that have one.
-
-Without --at, a device without a trace (recording off, a bare
-torch.cuda.memory_snapshot() list) is shown at the end, the state the file
-holds, with a note on stderr. An empty snapshot (no segments, no trace
-entries) is not an error: state says there is nothing to show ({} with
---json; {"host":...} for a file of pinned host memory only) and exits 0.
-
-` + poolsHelp + `
-
-` + hostHelp,
-		Example: `  snapview state --at peak snapshot.pickle
-  snapview state --at oom --top 5 oom_snapshot.pickle
-  snapview state --at time:2.5s --device 1 snapshot.pickle
-  snapview state --at entry:1200 --json snapshot.pickle`,
-		Args: exactArgs(1),
+		Use:     "state FILE",
+		Short:   "show the allocator state at the peak, at an OOM, at the end, or at any trace entry",
+		Long:    helpText("state"),
+		Example: helpText("state.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
 			opts.atSet = cmd.Flags().Changed("at")

@@ -33,95 +33,11 @@ type summaryOptions struct {
 func newSummaryCmd() *cobra.Command {
 	opts := &summaryOptions{}
 	cmd := &cobra.Command{
-		Use:   "summary FILE",
-		Short: "print the memory figures of each device, as text, torch's memory_summary() table or JSON",
-		Long: `Summary prints what a snapshot says about each device's GPU memory.
-
-Formats (--format):
-
-  text   (default) an overview for people: per device the memory reserved,
-         allocated, active and requested in each pool (the large and small
-         pools, and each private pool of CUDA graphs or MemPools, shown as
-         "private (a, b)"), segment, block and allocation counts, the free
-         memory inside the reserved segments and the largest free block;
-         then what the file holds: how long the trace is, whether stacks
-         were recorded, and whether the trace starts at the first
-         allocation or may have started late or wrapped.
-  torch  the table torch.cuda.memory_summary(device) prints, in its exact
-         layout and rounding: every cell the file can tell is torch's figure
-         to the byte, so it can be diffed against one printed by the
-         program; the rest are marked (see below) and differ on purpose.
-  json   every torch.cuda.memory_stats() figure under its own key
-         ("allocated_bytes.all.peak"), unrounded, each marked "exact",
-         "lower_bound" or "unknown" (value null), plus the per-pool figures
-         and the trace facts of the text format; --json is the same.
-
-Where the figures come from:
-
-  The Cur Usage column comes from the segments and blocks in the file and is
-  always exact.
-
-  The Peak Usage, Tot Alloc and Tot Freed columns and "CUDA OOMs" come from
-  replaying the caching allocator over the trace. They are exact only when
-  the trace was recorded from the first allocation: call
-  torch.cuda.memory._record_memory_history(max_entries=...) before anything
-  touches the GPU, with max_entries large enough that the ring buffer never
-  wraps. A trace that started late or wrapped gives lower bounds, shown with
-  a '+' after the cell in the torch format ("| 282123 KiB+|") and as
-  "lower_bound" in JSON. A file without a trace (recording off, a bare
-  torch.cuda.memory_snapshot() list) leaves them unknown: '?' in the torch
-  format. So does a replay that does not end in the file's segments, or
-  blocks that fit no rounding rule snapview knows (CUDA's round_size,
-  torch_npu's round_up(request + 32, 512); 'snapview info' shows which was
-  inferred). The text format says why on its Peak line, JSON under
-  "history".
-
-  The requested figures (Requested memory, the Requested column) are '?'
-  (null in JSON) when the file's requested sizes cannot be right: an
-  active block requesting more than its size (PyTorch rounds requests up,
-  never down), or blocks without requested_size. The text format says why
-  on its Requested line, JSON under "requested".
-
-  "cudaMalloc retries" prints '?' without a trace and a lower bound ("1+")
-  with one: a cudaMalloc retry that succeeds leaves no entry of its own in
-  the trace (it looks like an empty_cache followed by a cudaMalloc), so only
-  the retries that ended in an OOM can be counted.
-
-Without --device every device that has segments or trace entries is shown,
-one after another.
-
-` + poolsHelp + `
-
-` + hostHelp + `
-
-memory_stats() dumps:
-
-  FILE may also be json.dump(torch.cuda.memory_stats()) (the flat dict,
-  "allocated_bytes.all.current": …; a dict of such dicts keyed by device
-  ordinal; or a dict with a "memory_stats" key), recognised by its content.
-  torch builds memory_summary() from exactly these figures, so --format torch
-  prints its table to the byte, the cudaMalloc retries included. The text
-  format shows each pool's current and peak figures and warns about
-  cudaMalloc retries, OOMs, reserved memory much larger than allocated (with
-  the inactive_split figures that measure fragmentation) and oversize
-  allocations; json gives every figure under its key, marked "exact", and the
-  warnings with the figures they rest on. A JSON Lines log of such dumps
-  (see snapview stats) shows its last record of each device. A flat dict
-  does not say which device it was taken on: --device N says it (default
-  0), so that --format torch prints torch's "device ID N" header.`,
-		Example: `  # Overview of every device
-  snapview summary snap.pickle
-
-  # The memory_summary() table of device 1, to diff with the program's own
-  snapview summary --format torch --device 1 snap.pickle > summary.txt
-
-  # memory_summary() from a dump of torch.cuda.memory_stats()
-  snapview summary --format torch stats.json
-
-  # One figure, unrounded, with its exactness
-  snapview summary --format json snap.pickle |
-      jq '.devices[0].memory_stats["allocated_bytes.all.peak"]'`,
-		Args: exactArgs(1),
+		Use:     "summary FILE",
+		Short:   "print the memory figures of each device, as text, torch's memory_summary() table or JSON",
+		Long:    helpText("summary"),
+		Example: helpText("summary.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
 			if !slices.Contains(summaryFormats, opts.format) {

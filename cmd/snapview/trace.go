@@ -31,31 +31,11 @@ type traceOptions struct {
 func newTraceCmd() *cobra.Command {
 	opts := &traceOptions{}
 	cmd := &cobra.Command{
-		Use:   "trace FILE",
-		Short: "list the trace entries: time, action, size, address, where",
-		Long: `trace lists a device's trace entries (alloc, free_requested,
-free_completed, segment_alloc, segment_free, segment_map, segment_unmap,
-oom, snapshot), one a line: the entry index, the time since the first
-entry, the action, the size, the address (for oom: the free device memory
-cudaMemGetInfo reported), the stream and the innermost user frame.
-
---from and --to bound the listing (both included) with the moments of
-state: peak, oom, oom:K, end, entry:N, time:T. --addr ADDR (hex 0x... or
-decimal) keeps the entries whose [addr, addr+size) holds ADDR: the alloc
-and frees of a block, the segment_alloc of its segment. --focus REGEX keeps
-the entries with a frame ("filename:line name") that matches.
-
---format memviz prints exactly what
-"python -m torch.cuda._memory_viz trace FILE" prints (every device, no
-filters), so the two can be diffed.
-
-Without --device every device with a trace is listed.`,
-		Example: `  snapview trace --from peak --to entry:2000 snap.pickle
-  snapview trace --addr 0x7f3a2c000000 snap.pickle
-  snapview trace --focus 'train.py:8[0-9] ' --json snap.pickle
-  # the lines python -m torch.cuda._memory_viz trace prints
-  snapview trace --format memviz snap.pickle > trace.txt`,
-		Args: exactArgs(1),
+		Use:     "trace FILE",
+		Short:   "list the trace entries: time, action, size, address, where",
+		Long:    helpText("trace"),
+		Example: helpText("trace.examples"),
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
 			if opts.format != "text" && opts.format != "memviz" {

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"os/exec"
-	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"testing"
 )
 
@@ -45,27 +42,5 @@ func TestVersionOf(t *testing.T) {
 		if got := versionOf(tt.bi, tt.ok, tt.commit); got != tt.want {
 			t.Errorf("%s: versionOf = %q, want %q", tt.name, got, tt.want)
 		}
-	}
-}
-
-// TestVersionWithoutVCS builds snapview as a build with VCS stamping off
-// does (go build -buildvcs=false), with the commit given to the linker,
-// and reads --version. (A build with neither is TestVersionOf's "no
-// stamping, no commit".)
-func TestVersionWithoutVCS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "snapview")
-	const want = "snapview devel 0123456789ab go"
-	if out, err := exec.Command("go", "build", "-buildvcs=false", "-ldflags", "-X main.commit=0123456789abcdef", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		t.Fatalf("--version: %v", err)
-	}
-	if !strings.HasPrefix(string(out), want) {
-		t.Errorf("--version = %q, want it to start %q", out, want)
 	}
 }

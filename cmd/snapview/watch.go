@@ -50,57 +50,11 @@ const watchGiveUp = 20
 func newWatchCmd() *cobra.Command {
 	opts := &watchOptions{}
 	cmd := &cobra.Command{
-		Use:   "watch --stats LOG.jsonl | --smi LOG.csv",
-		Short: "follow a run's memory logs as they are written, and stop it the moment memory climbs",
-		Long: `watch follows the logs a training run writes while it runs, as tail -f does
-(rotated or truncated logs are read again from their start, a last line
-still being written waits for its newline), and redraws a compact view
-every --every: per device the last step, allocated and reserved bytes as
-sparklines, whether they keep climbing (the verdict snapview stats gives),
-cudaMalloc retries and OOMs, and nvidia-smi's used memory against PyTorch's
-reserved bytes.
-
-  --stats LOG.jsonl  a JSON Lines log of memory_stats(), one record per
-                     step (see snapview stats)
-  --smi LOG.csv      an nvidia-smi log; - reads standard input, e.g.
-                     nvidia-smi --format=csv -l 1 \
-                       --query-gpu=timestamp,index,memory.used,memory.total |
-                       snapview watch --smi -
-
---stop-on (repeatable, or comma-separated) says when to stop:
-
-  climb     allocated or reserved memory (or nvidia-smi's used memory)
-            keeps climbing: new highs up to the latest record, as stats
-            judges it; nvidia-smi's climb must start above where its log
-            started and after the --warmup (30s: the CUDA context, the
-            model and the first steps)
-  retries   a cudaMalloc retry (num_alloc_retries > 0): the allocator had
-            to free its cache to serve a request; the run is near an OOM
-  oom       an OOM (num_ooms > 0)
-  LIMIT     reserved memory (or nvidia-smi's used memory) above LIMIT
-            bytes: 70GiB, 75000MB
-
-When a rule holds, watch prints why (the rule, the device and the step at
-which it first held, the figures) and exits with status 3 at once; with
---pid it first sends --signal (default SIGTERM) to that process, the
-training run, which may catch it to save a checkpoint. Records that arrive
-while watch runs are judged one by one, so the step named is the first at
-which the rule held, however late watch read it; what a log already holds
-when watch starts is judged as a whole (a limit or a retry still names the
-first step past it, a climb the step it started at).
-
-Lines that cannot be read are left out with a warning, and watch goes on.
-Without --stop-on it only watches, until Ctrl-C (exit 130) or until every
-log it reads from a pipe has ended (exit 0). --once reads what the logs
-hold now, judges it, prints the view and exits (0, or 3).`,
-		Example: `  snapview watch --stats train_memory.jsonl --stop-on climb,retries
-  snapview watch --stats train_memory.jsonl --stop-on 70GiB \
-      --pid 4242 --signal SIGUSR1
-  nvidia-smi --format=csv -lms 500 \
-      --query-gpu=timestamp,index,memory.used,memory.total |
-      snapview watch --smi - --stop-on climb
-  snapview watch --once --stats train_memory.jsonl --stop-on oom`,
-		Args: exactArgs(0),
+		Use:     "watch --stats LOG.jsonl | --smi LOG.csv",
+		Short:   "follow a run's memory logs as they are written, and stop it the moment memory climbs",
+		Long:    helpText("watch"),
+		Example: helpText("watch.examples"),
+		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rules, err := parseStopRules(opts.stopOn)
 			if err != nil {
@@ -260,7 +214,12 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 			if err != nil {
 				return fmt.Errorf("%s: %w", l.name, err)
 			}
-			warns = append(warns, l.add(lines, !first)...)
+			// The lines already in a file when watch starts are judged
+			// as a whole, as smi and stats judge a log; later lines, and
+			// a pipe's (it holds no history: its first read is whatever
+			// the writer got to, more on a loaded machine), one by one
+			// as they arrive, unless --once reads the pipe to its end.
+			warns = append(warns, l.add(lines, !first || l.fl.IsPipe() && !opts.once)...)
 			for _, m := range warns {
 				fmt.Fprintf(errOut, "warning: %s: %s\n", l.name, kit.Escape(m))
 				v.Warnings = append(v.Warnings, l.name+": "+m)

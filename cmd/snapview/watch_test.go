@@ -3,11 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/snapview/snapview/analyze/monitor"
+	"github.com/snapview/snapview/cmd/snapview/internal/e2e"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader.
@@ -51,38 +50,6 @@ func startWatch(ctx context.Context, args ...string) (*syncBuffer, *syncBuffer, 
 	return out, errOut, done
 }
 
-// monitorLog returns the lines of testdata's monitor_train memory_stats()
-// log (allocated memory keeps 4 MiB a step from step 10), extended to n
-// lines by records that go on adding 4 MiB a step.
-func monitorLog(t *testing.T, n int) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "snapshots", "monitor_train.stats.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	var last map[string]any
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
-		t.Fatal(err)
-	}
-	for step := len(lines); len(lines) < n; step++ {
-		rec := maps.Clone(last)
-		rec["step"] = step
-		for _, k := range []string{"allocated_bytes.all.current", "allocated_bytes.large_pool.current", "reserved_bytes.all.current", "reserved_bytes.large_pool.current"} {
-			rec[k] = last[k].(float64) + float64(int64(step-29)<<22)
-		}
-		for _, k := range []string{"allocated_bytes.all.peak", "allocated_bytes.large_pool.peak", "reserved_bytes.all.peak", "reserved_bytes.large_pool.peak"} {
-			rec[k] = max(last[k].(float64), rec[strings.TrimSuffix(k, "peak")+"current"].(float64))
-		}
-		b, err := json.Marshal(rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, string(b))
-	}
-	return lines
-}
-
 // firstTrigger is the step at which the climb rule first holds, judged
 // record by record as watch judges them.
 func firstTrigger(t *testing.T, lines []string) int64 {
@@ -103,7 +70,7 @@ func firstTrigger(t *testing.T, lines []string) int64 {
 // exits 3 naming the step at which the climb rule first held, however
 // late it read it.
 func TestWatchStopsOnClimb(t *testing.T) {
-	lines := monitorLog(t, 300)
+	lines := e2e.MonitorLog(t, 300)
 	want := firstTrigger(t, lines)
 	path := filepath.Join(t.TempDir(), "train_memory.jsonl")
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
@@ -158,7 +125,7 @@ write:
 // TestWatchFlatKeepsRunning: on a flat log watch goes on until it is
 // stopped; a log that shrinks is read again with a warning.
 func TestWatchFlatKeepsRunning(t *testing.T) {
-	flat := monitorLog(t, 30)[:10] // steps 0-9: before the leak starts
+	flat := e2e.MonitorLog(t, 30)[:10] // steps 0-9: before the leak starts
 	path := filepath.Join(t.TempDir(), "flat.jsonl")
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -202,48 +169,6 @@ func TestWatchFlatKeepsRunning(t *testing.T) {
 	}
 }
 
-// TestWatchTerminal runs watch in a real terminal (tmux): the view has the
-// sparklines and verdicts, and the stop message stays on screen.
-func TestWatchTerminal(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not found (apt-get install tmux): skipping the terminal test")
-	}
-	bin := buildSnapview(t)
-	dir := t.TempDir()
-	log := filepath.Join(dir, "train_memory.jsonl")
-	if err := os.WriteFile(log, []byte(strings.Join(monitorLog(t, 40), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "tmux.sock")
-	tmux := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %q: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	defer exec.Command("tmux", "-S", sock, "kill-server").Run()
-	// timeout: a watch that never stopped would leave the test waiting
-	// for ever; it prints exit=124 instead.
-	script := fmt.Sprintf("timeout 300 %s watch --every 50ms --stats %s --stop-on climb; echo exit=$?; tmux -S %s wait-for -S done; sleep 600", bin, log, sock)
-	tmux("new-session", "-d", "-x", "140", "-y", "40", "sh", "-c", script)
-	tmux("wait-for", "done") // blocks until watch has exited
-	screen := tmux("capture-pane", "-p", "-J")
-	for _, want := range []string{
-		"snapview watch: every 50ms, stop on climb",
-		"device 0, step 39",
-		"allocated  281.1 MiB [",
-		"Allocated memory keeps climbing: it started at step 10",
-		"stop (--stop-on climb): device 0, step 39: allocated memory keeps climbing since step 10",
-		"exit=3",
-	} {
-		if !strings.Contains(screen, want) {
-			t.Errorf("screen lacks %q:\n%s", want, screen)
-		}
-	}
-}
-
 func TestWatchUsage(t *testing.T) {
 	testUsageErrors(t, []usageCase{
 		{"nothing", []string{"watch"}, "nothing to watch"},
@@ -265,7 +190,7 @@ func TestWatchSignalsPid(t *testing.T) {
 	defer victim.Process.Kill()
 	root := newRootCmd()
 	var out, errOut bytes.Buffer
-	root.SetIn(strings.NewReader(strings.Join(monitorLog(t, 30), "\n") + "\n"))
+	root.SetIn(strings.NewReader(strings.Join(e2e.MonitorLog(t, 30), "\n") + "\n"))
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs([]string{"watch", "--stats", "-", "--every", "10ms", "--stop-on", "300MiB", "--pid", fmt.Sprint(victim.Process.Pid), "--signal", "SIGUSR1"})
@@ -304,7 +229,7 @@ func TestWatchSMIPipe(t *testing.T) {
 // and goes on; a log it cannot open at all is a one-line error naming it,
 // exit 1.
 func TestWatchBadLog(t *testing.T) {
-	for kind, path := range badFiles(t) {
+	for kind, path := range e2e.BadFiles(t) {
 		t.Run(kind, func(t *testing.T) {
 			_, stderr, err := runSnapview(t, "watch", "--once", "--stats", path, "--stop-on", "climb")
 			if kind == "directory" {

@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/snapview/snapview/cmd/snapview/internal/e2e"
 )
 
 // tightAS is the address-space limit (ulimit -v, KiB) of
@@ -79,9 +81,9 @@ func TestTightAddressSpace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs it under ulimit -v")
 	}
-	bin := buildSnapview(t)
+	bin := snapview.Path(t)
 	dir := t.TempDir()
-	snaps := filepath.Join("..", "..", "testdata", "snapshots")
+	snaps := e2e.Repo(t, "testdata/snapshots")
 	mlp := filepath.Join(snaps, "mlp_train.pickle")
 	runs := [][]string{
 		{"summary", mlp},

@@ -1,4 +1,7 @@
-package main
+// Package sweep runs the built snapview command on inputs of growing size
+// (testdata/gen/sweep.py) and checks that its CPU time grows about
+// linearly, and on hostile logs.
+package sweep
 
 import (
 	"bytes"
@@ -11,7 +14,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/snapview/snapview/cmd/snapview/internal/e2e"
 )
+
+// snapview is the binary this package's tests share.
+var snapview e2e.Binary
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	snapview.Remove()
+	os.Exit(code)
+}
 
 // sweepCase is one cost sweep (issue 28): a kind of input of
 // testdata/gen/sweep.py, built at 1x, 4x and 16x, and a command run on it.
@@ -153,7 +167,7 @@ func TestCostSweeps(t *testing.T) {
 	if err != nil {
 		t.Skip("python3 absent: testdata/gen/sweep.py cannot build the inputs")
 	}
-	bin := buildSnapview(t)
+	bin := snapview.Path(t)
 	dir := t.TempDir()
 	built := map[string]string{}
 	input := func(kind string, scale int) string {
@@ -162,7 +176,7 @@ func TestCostSweeps(t *testing.T) {
 			return p
 		}
 		p := filepath.Join(dir, kind+"_"+strconv.Itoa(scale))
-		if out, err := exec.Command(py, filepath.Join("..", "..", "testdata", "gen", "sweep.py"), kind, strconv.Itoa(scale), p).CombinedOutput(); err != nil {
+		if out, err := exec.Command(py, e2e.Repo(t, "testdata/gen/sweep.py"), kind, strconv.Itoa(scale), p).CombinedOutput(); err != nil {
 			t.Fatalf("sweep.py %s %d: %v\n%s", kind, scale, err, out)
 		}
 		built[key] = p
@@ -219,7 +233,7 @@ func TestHostileLogs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildSnapview(t)
+	bin := snapview.Path(t)
 	dir := t.TempDir()
 	zeros := filepath.Join(dir, "zeros.log")
 	random := filepath.Join(dir, "random.log")
@@ -236,7 +250,7 @@ func TestHostileLogs(t *testing.T) {
 	if err := os.WriteFile(random, rnd, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	snap := filepath.Join("..", "..", "testdata", "snapshots", "monitor_train.pickle")
+	snap := e2e.Repo(t, "testdata/snapshots/monitor_train.pickle")
 	for _, tt := range []struct {
 		name  string
 		stdin string

@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snapview/snapview/cmd/snapview/internal/e2e"
+	"github.com/snapview/snapview/internal/corpus"
 	"golang.org/x/sys/unix"
 )
 
@@ -102,7 +104,7 @@ func TestSignalDuringLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildSnapview(t)
+	bin := snapview.Path(t)
 	for _, tt := range []struct {
 		sig  syscall.Signal
 		want int
@@ -139,7 +141,7 @@ func TestSignalDuringLoad(t *testing.T) {
 // bigSnapshot returns the 2M-entry shared snapshot, or skips.
 func bigSnapshot(t *testing.T) string {
 	t.Helper()
-	return sharedSnapshot(t, "big/gpt2_2M_events/snapshot.pickle.xz")
+	return corpus.Path(t, "big/gpt2_2M_events/snapshot.pickle.xz")
 }
 
 // TestSignalAtMoments sends SIGINT to report and leaks on the 2M-entry
@@ -151,7 +153,7 @@ func TestSignalAtMoments(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	big := bigSnapshot(t)
-	bin := buildSnapview(t)
+	bin := snapview.Path(t)
 	for _, after := range []time.Duration{50 * time.Millisecond, 500 * time.Millisecond, 1500 * time.Millisecond, 3 * time.Second} {
 		for _, twice := range []bool{false, true} {
 			name := after.String()
@@ -195,7 +197,7 @@ func TestKill9MidWrite(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	big := bigSnapshot(t)
-	bin := buildSnapview(t)
+	bin := snapview.Path(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.html")
 	old := []byte("<!DOCTYPE html><title>old report</title>\n")
@@ -259,13 +261,13 @@ func TestFullFilesystem(t *testing.T) {
 		t.Skipf("cannot mount a small tmpfs: %v %s", err, out)
 	}
 	defer exec.Command("umount", dir).Run()
-	bin := buildSnapview(t)
+	bin := snapview.Path(t)
 	out := filepath.Join(dir, "r.html")
 	old := []byte("<!DOCTYPE html><title>old report</title>\n")
 	if err := os.WriteFile(out, old, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "report", "-o", out, filepath.Join("..", "..", "testdata", "snapshots", "mlp_train.pickle"))
+	cmd := exec.Command(bin, "report", "-o", out, e2e.Repo(t, "testdata/snapshots/mlp_train.pickle"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
@@ -283,7 +285,7 @@ func TestFullFilesystem(t *testing.T) {
 		t.Errorf("the directory holds %d files, want the old report only", len(es))
 	}
 	// And to /dev/full, written in place.
-	cmd = exec.Command(bin, "report", "-o", "/dev/full", filepath.Join("..", "..", "testdata", "snapshots", "mlp_train.pickle"))
+	cmd = exec.Command(bin, "report", "-o", "/dev/full", e2e.Repo(t, "testdata/snapshots/mlp_train.pickle"))
 	stderr.Reset()
 	cmd.Stderr = &stderr
 	cmd.Run()

@@ -1,4 +1,7 @@
-package main
+// Package hostile runs the built snapview command on hostile inputs (the
+// shared corpus's hostile/, the bombs of testdata/gen/bombs.py and the
+// fuzz corpus of package snapshot) under limits of CPU time and memory.
+package hostile
 
 import (
 	"bufio"
@@ -9,12 +12,25 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/snapview/snapview/cmd/snapview/internal/e2e"
+	"github.com/snapview/snapview/internal/corpus"
 )
+
+// snapview is the binary this package's tests share.
+var snapview e2e.Binary
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	snapview.Remove()
+	os.Exit(code)
+}
 
 // Limits every command must keep on hostile input (issue 10): finish
 // within hostileCPU seconds of CPU time (user and system, every thread;
@@ -39,9 +55,11 @@ const (
 func hostileFiles(t *testing.T) map[string]string {
 	t.Helper()
 	files := map[string]string{}
-	shared, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "snapshots", "hostile", "*.pickle"))
-	if len(shared) == 0 {
-		t.Log("../shared/snapshots/hostile absent: running the bombs and the fuzz corpus only")
+	var shared []string
+	if dir := corpus.Find(t); dir != "" {
+		shared = corpus.Match(t, filepath.Join(dir, "hostile"), "*.pickle", 1)
+	} else {
+		t.Log("../shared/snapshots absent: running the bombs and the fuzz corpus only")
 	}
 	for _, p := range shared {
 		files["hostile/"+filepath.Base(p)] = p
@@ -50,7 +68,7 @@ func hostileFiles(t *testing.T) map[string]string {
 		t.Log("python3 absent: the bombs of testdata/gen/bombs.py are not built")
 	} else {
 		dir := filepath.Join(t.TempDir(), "bombs")
-		if out, err := exec.Command(py, filepath.Join("..", "..", "testdata", "gen", "bombs.py"), dir).CombinedOutput(); err != nil {
+		if out, err := exec.Command(py, e2e.Repo(t, "testdata/gen/bombs.py"), dir).CombinedOutput(); err != nil {
 			t.Fatalf("bombs.py: %v\n%s", err, out)
 		}
 		bombs, _ := filepath.Glob(filepath.Join(dir, "*"))
@@ -58,9 +76,9 @@ func hostileFiles(t *testing.T) map[string]string {
 			files["bomb/"+filepath.Base(p)] = p
 		}
 	}
-	corpus, _ := filepath.Glob(filepath.Join("..", "..", "snapshot", "testdata", "fuzz", "FuzzDecode", "*"))
+	fuzz, _ := filepath.Glob(filepath.Join(e2e.Repo(t, "snapshot/testdata/fuzz/FuzzDecode"), "*"))
 	dir := t.TempDir()
-	for _, p := range corpus {
+	for _, p := range fuzz {
 		data, err := readFuzzInput(p)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
@@ -147,66 +165,93 @@ func checkTerminalSafe(t *testing.T, what string, b []byte) {
 	}
 }
 
-// TestHostileInputs runs every command on every hostile file: each must
-// finish within 60 s of CPU time under 1 GiB with an answer (exit 0, warnings
-// allowed) or a one-line error (exit 1, or 2 for a question the file
-// cannot answer), never a crash, and print nothing a terminal would act
-// on.
+// TestHostileInputs runs every command on every hostile file that decodes,
+// and one command on a file that does not (every command reads the file
+// through the same decode, so it fails the same way in each): each must
+// finish within 60 s of CPU time under 1 GiB with an answer (exit 0,
+// warnings allowed) or a one-line error (exit 1, or 2 for a question the
+// file cannot answer), never a crash, and print nothing a terminal would
+// act on. The files run side by side (go test's -parallel); each command
+// must have answered at least one file, so that none drops out of the
+// test unseen.
 func TestHostileInputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs it on every hostile file")
 	}
-	bin := buildSnapview(t)
+	bin := snapview.Path(t)
 	files := hostileFiles(t)
-	out := filepath.Join(t.TempDir(), "report.html")
-	commands := [][]string{{"summary"}, {"segments"}, {"state"}, {"leaks"}, {"info"}, {"report", "-o", out}}
-	for name, path := range files {
-		undecodable := false
-		for _, c := range commands {
-			if undecodable {
-				// The load is the same for every command: a fuzz input
-				// that does not decode fails the same way in each.
-				continue
-			}
-			t.Run(name+"/"+c[0], func(t *testing.T) {
-				r := runLimited(t, bin, append(append([]string{}, c...), path)...)
-				if strings.HasPrefix(name, "hostile/") || strings.HasPrefix(name, "bomb/") {
-					t.Logf("exit %d after %.2f s of CPU, peak RSS %.1f MiB", r.code, r.cpu.Seconds(), float64(r.maxRSS)/(1<<20))
-				}
-				if r.overCPU {
-					t.Fatalf("used more than %d s of CPU time (%.1f s when stopped)", hostileCPU, r.cpu.Seconds())
-				}
-				stderr := string(r.stderr)
-				if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") || strings.Contains(stderr, "fatal error") {
-					t.Fatalf("crashed (exit %d): %.600s", r.code, stderr)
-				}
-				if r.maxRSS > hostileRSS {
-					t.Errorf("peak RSS %.0f MiB, over %d MiB", float64(r.maxRSS)/(1<<20), hostileRSS>>20)
-				}
-				switch r.code {
-				case 0:
-				case 1, 2:
-					var errs []string
-					sc := bufio.NewScanner(bytes.NewReader(r.stderr))
-					sc.Buffer(nil, 1<<24)
-					for sc.Scan() {
-						l := sc.Text()
-						if !strings.HasPrefix(l, "warning:") && !strings.HasPrefix(l, "note:") && !strings.HasPrefix(l, "hint:") {
-							errs = append(errs, l)
+	commands := [][]string{{"summary"}, {"segments"}, {"state"}, {"leaks"}, {"info"}, {"report", "-o", ""}}
+	var (
+		mu       sync.Mutex
+		answered = map[string]int{} // command -> files it answered with exit 0
+		runs     int
+	)
+	t.Run("files", func(t *testing.T) {
+		for name, path := range files {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				out := filepath.Join(t.TempDir(), "report.html")
+				for _, c := range commands {
+					if c[0] == "report" {
+						c = []string{"report", "-o", out}
+					}
+					undecodable := false
+					t.Run(c[0], func(t *testing.T) {
+						r := runLimited(t, bin, append(append([]string{}, c...), path)...)
+						if strings.HasPrefix(name, "hostile/") || strings.HasPrefix(name, "bomb/") {
+							t.Logf("exit %d after %.2f s of CPU, peak RSS %.1f MiB", r.code, r.cpu.Seconds(), float64(r.maxRSS)/(1<<20))
 						}
+						if r.overCPU {
+							t.Fatalf("used more than %d s of CPU time (%.1f s when stopped)", hostileCPU, r.cpu.Seconds())
+						}
+						stderr := string(r.stderr)
+						if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") || strings.Contains(stderr, "fatal error") {
+							t.Fatalf("crashed (exit %d): %.600s", r.code, stderr)
+						}
+						if r.maxRSS > hostileRSS {
+							t.Errorf("peak RSS %.0f MiB, over %d MiB", float64(r.maxRSS)/(1<<20), hostileRSS>>20)
+						}
+						switch r.code {
+						case 0:
+						case 1, 2:
+							var errs []string
+							sc := bufio.NewScanner(bytes.NewReader(r.stderr))
+							sc.Buffer(nil, 1<<24)
+							for sc.Scan() {
+								l := sc.Text()
+								if !strings.HasPrefix(l, "warning:") && !strings.HasPrefix(l, "note:") && !strings.HasPrefix(l, "hint:") {
+									errs = append(errs, l)
+								}
+							}
+							if len(errs) != 1 || !strings.HasPrefix(errs[0], "snapview: ") {
+								t.Errorf("exit %d, want a one-line error; stderr:\n%.600s", r.code, stderr)
+							}
+						default:
+							t.Errorf("exit %d, want 0, 1 or 2; stderr:\n%.600s", r.code, stderr)
+						}
+						checkTerminalSafe(t, "stdout", r.stdout)
+						checkTerminalSafe(t, "stderr", r.stderr)
+						mu.Lock()
+						runs++
+						if r.code == 0 {
+							answered[c[0]]++
+						}
+						mu.Unlock()
+						// summary is the first command: exit 1 there is the
+						// decode's error, the same for every command.
+						undecodable = c[0] == "summary" && r.code == 1
+					})
+					if undecodable {
+						break
 					}
-					if len(errs) != 1 || !strings.HasPrefix(errs[0], "snapview: ") {
-						t.Errorf("exit %d, want a one-line error; stderr:\n%.600s", r.code, stderr)
-					}
-				default:
-					t.Errorf("exit %d, want 0, 1 or 2; stderr:\n%.600s", r.code, stderr)
-				}
-				checkTerminalSafe(t, "stdout", r.stdout)
-				checkTerminalSafe(t, "stderr", r.stderr)
-				if strings.HasPrefix(name, "fuzz/") && c[0] == "summary" && r.code == 1 {
-					undecodable = true
 				}
 			})
+		}
+	})
+	t.Logf("%d runs of the binary on %d files", runs, len(files))
+	for _, c := range commands {
+		if answered[c[0]] == 0 {
+			t.Errorf("%s answered none of the %d files: the test no longer covers it", c[0], len(files))
 		}
 	}
 }
