@@ -165,12 +165,12 @@ func openWatchLog(path string, stdin io.Reader) (*monitor.Follower, string, erro
 	return fl, path, err
 }
 
-func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule, sig syscall.Signal, loc *time.Location, stdin io.Reader, out, errOut io.Writer) error {
-	w := &monitor.Watch{Rules: rules, Loc: loc, WarmupUS: opts.warmup.Microseconds()}
-	v := &monitorview.WatchView{Every: opts.every.String(), W: w}
-	if opts.once {
-		v.Every = ""
-	}
+// openWatchLogs opens the logs --stats and --smi name (a path, or - for
+// stdin) and sets their names in v; a file of another kind (a snapshot
+// given as --stats) is refused at once, a pipe can only be judged by its
+// lines. The logs opened before an error are returned too, for the caller
+// to close.
+func openWatchLogs(opts *watchOptions, w *monitor.Watch, v *monitorview.WatchView, stdin io.Reader) ([]watchLog, error) {
 	var logs []watchLog
 	for _, l := range []struct {
 		path string
@@ -189,16 +189,31 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 				want, ok = "an nvidia-smi CSV log", kind == monitor.KindSMI
 			}
 			if !ok && kind != monitor.KindUnknown {
-				return monitor.WrongKind(l.path, kind, want)
+				return logs, monitor.WrongKind(l.path, kind, want)
 			}
 		}
 		fl, name, err := openWatchLog(l.path, stdin)
 		if err != nil {
-			return err
+			return logs, err
 		}
-		defer fl.Close()
 		*l.name = name
 		logs = append(logs, watchLog{name: name, fl: fl, add: l.add})
+	}
+	return logs, nil
+}
+
+func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule, sig syscall.Signal, loc *time.Location, stdin io.Reader, out, errOut io.Writer) error {
+	w := &monitor.Watch{Rules: rules, Loc: loc, WarmupUS: opts.warmup.Microseconds()}
+	v := &monitorview.WatchView{Every: opts.every.String(), W: w}
+	if opts.once {
+		v.Every = ""
+	}
+	logs, err := openWatchLogs(opts, w, v, stdin)
+	for _, l := range logs {
+		defer l.fl.Close()
+	}
+	if err != nil {
+		return err
 	}
 	tty := false
 	if f, ok := out.(*os.File); ok {
