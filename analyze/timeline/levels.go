@@ -156,21 +156,26 @@ func singles(in StackTimelineInput, opt LevelOptions, groupOf map[snapshot.Stack
 	}
 	regions := max(1, min(opt.Regions, n/opt.RegionEntries))
 	regionOf := func(i int) int { return int(int64(i) * int64(regions) / int64(n)) }
-	order := make([]int, 0, len(in.Ranges))
+	// The sort keys sit beside each range's index, so that the sort (a
+	// million ranges on a 2M-entry trace) reads one array in order.
+	type candidate struct {
+		bytes    int64
+		start, k int
+	}
+	order := make([]candidate, 0, len(in.Ranges))
 	for k, r := range in.Ranges {
 		if _, ok := clipRange(r, n); ok && r.Bytes > 0 {
-			order = append(order, k)
+			order = append(order, candidate{bytes: r.Bytes, start: r.Start, k: k})
 		}
 	}
-	slices.SortFunc(order, func(a, b int) int {
-		ra, rb := &in.Ranges[a], &in.Ranges[b]
-		if c := cmp.Compare(rb.Bytes, ra.Bytes); c != 0 {
+	slices.SortFunc(order, func(a, b candidate) int {
+		if c := cmp.Compare(b.bytes, a.bytes); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(ra.Start, rb.Start); c != 0 {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
 			return c
 		}
-		return cmp.Compare(a, b)
+		return cmp.Compare(a.k, b.k)
 	})
 	count := make([]int, regions)
 	next := make([]int, regions+1) // next[r]: r when region r is not full
@@ -186,7 +191,8 @@ func singles(in StackTimelineInput, opt LevelOptions, groupOf map[snapshot.Stack
 		return r
 	}
 	var out []Single
-	for _, k := range order {
+	for _, c := range order {
+		k := c.k
 		r, _ := clipRange(in.Ranges[k], n)
 		lo, hi := regionOf(max(r.Start, 0)), regionOf(r.End-1) // regions it is live in
 		kept := false
