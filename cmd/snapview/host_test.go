@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,7 +114,7 @@ func TestHostReplayViews(t *testing.T) {
 // pinned memory by stack) instead of saying recording was off.
 func TestHostOnlyDeviceViews(t *testing.T) {
 	const file = "../../testdata/snapshots/host_memory.pickle"
-	for _, cmd := range []string{"state", "leaks", "explain", "trace"} {
+	for _, cmd := range []string{"state", "leaks", "explain", "trace", "segments"} {
 		out, errOut, err := runSnapview(t, cmd, file)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", cmd, err, errOut)
@@ -128,6 +129,16 @@ func TestHostOnlyDeviceViews(t *testing.T) {
 		if strings.Contains(out, "recording was off") || strings.Contains(out, "without history") {
 			t.Errorf("%s: says recording was off:\n%s", cmd, out)
 		}
+	}
+}
+
+// TestHostOnlyWhatif: whatif on a file of pinned host memory only is a
+// usage error that says what the file holds, not a hint to record a
+// trace it already has.
+func TestHostOnlyWhatif(t *testing.T) {
+	_, _, err := runSnapview(t, "whatif", "../../testdata/snapshots/host_memory.pickle")
+	if code := exitCode(err); code != 2 || !strings.Contains(fmt.Sprint(err), "pinned host memory only") {
+		t.Errorf("whatif on host_memory.pickle: exit %d, error %v; want 2 and the file's host memory named", code, err)
 	}
 }
 

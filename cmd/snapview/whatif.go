@@ -82,6 +82,9 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 				withTrace = append(withTrace, d)
 			}
 		}
+		if len(withTrace) == 0 && hasHost(s) && len(s.Devices()) == 0 {
+			return usageErrorf("no device trace entries to simulate: the file holds pinned host memory only (record_cuda=False), and whatif simulates the CUDA caching allocator's device memory (snapview summary shows the host memory)")
+		}
 		if len(withTrace) == 0 {
 			return usageErrorf("no trace entries to simulate (record with torch.cuda.memory._record_memory_history() before the first allocation)")
 		}
