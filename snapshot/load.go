@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/snapview/snapview/internal/readahead"
+	"github.com/snapview/snapview/internal/xzguard"
 	"github.com/snapview/snapview/snapshot/pickle"
 	"github.com/ulikunitz/xz"
 )
@@ -148,7 +149,7 @@ func decode(r io.Reader, size int64, lim Limits) (s *Snapshot, err error) {
 			}
 			var xin io.Reader = br
 			if allowed := xzDictAllowed(size, lim); allowed >= 0 {
-				xin = newXZGuard(br, allowed, size) // every block's dictionary
+				xin = xzguard.New(br, func(dict int64) error { return xzDictError(dict, allowed, size) }) // every block's dictionary
 			}
 			xr, err := xz.NewReader(xin)
 			if err != nil {

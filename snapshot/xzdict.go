@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/internal/xzguard"
 )
 
 // Bounds on the dictionary an xz file may ask for (checkXZDict).
@@ -23,13 +24,13 @@ const (
 // 2.1.1 and 3.1, and the LZMA2 filter's properties, 5.3.1) and refuses a
 // dictionary larger than the data could fill (xzDictAllowed). A header it
 // cannot read is left to the xz reader to report. The blocks after the
-// first are checked as the xz reader comes to them (xzGuard).
+// first are checked as the xz reader comes to them (xzguard.Reader).
 func checkXZDict(br *bufio.Reader, size int64, lim Limits) error {
 	allowed := xzDictAllowed(size, lim)
 	if allowed < 0 {
 		return nil
 	}
-	dict, ok := xzFirstDict(br)
+	dict, ok := xzguard.FirstDict(br)
 	if !ok {
 		return nil
 	}
@@ -67,72 +68,4 @@ func xzDictError(dict, allowed, size int64) error {
 	return &LimitError{Limit: "xz dictionary",
 		Detail: fmt.Sprintf("the xz data asks for a dictionary of %s%s, more than %s (xz -9 uses 64 MiB)", units.Bytes(dict), of, units.Bytes(allowed)),
 		Hint:   "if the file is genuine, raise the limit with --max-decompressed"}
-}
-
-// xzFirstDict returns the dictionary size of the LZMA2 filter of the
-// first block in br, without consuming it.
-func xzFirstDict(br *bufio.Reader) (int64, bool) {
-	const streamHeader = 12
-	b, _ := br.Peek(streamHeader + 1)
-	if len(b) < streamHeader+1 || b[streamHeader] == 0 {
-		return 0, false // no block (an index follows) or a short file
-	}
-	hlen := (int(b[streamHeader]) + 1) * 4
-	b, _ = br.Peek(streamHeader + hlen)
-	if len(b) < streamHeader+hlen {
-		return 0, false
-	}
-	return xzHeaderDict(b[streamHeader:])
-}
-
-// xzHeaderDict returns the dictionary size of the LZMA2 filter named by
-// the block header h (its size byte first, its CRC32 last).
-func xzHeaderDict(h []byte) (int64, bool) {
-	h = h[:len(h)-4] // without the CRC32
-	flags := h[1]
-	p := 2
-	varint := func() (uint64, bool) {
-		var v uint64
-		for i := 0; i < 9 && p < len(h); i++ {
-			c := h[p]
-			p++
-			v |= uint64(c&0x7f) << (7 * i)
-			if c&0x80 == 0 {
-				return v, true
-			}
-		}
-		return 0, false
-	}
-	if flags&0x40 != 0 { // compressed size
-		if _, ok := varint(); !ok {
-			return 0, false
-		}
-	}
-	if flags&0x80 != 0 { // uncompressed size
-		if _, ok := varint(); !ok {
-			return 0, false
-		}
-	}
-	for range int(flags&3) + 1 {
-		id, ok := varint()
-		if !ok {
-			return 0, false
-		}
-		n, ok := varint()
-		if !ok || p+int(n) > len(h) {
-			return 0, false
-		}
-		if id == 0x21 && n == 1 { // LZMA2
-			code := h[p]
-			if code > 40 {
-				return 0, false
-			}
-			if code == 40 {
-				return 1<<32 - 1, true
-			}
-			return int64(2|code&1) << (code/2 + 11), true
-		}
-		p += int(n)
-	}
-	return 0, false
 }

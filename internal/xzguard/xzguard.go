@@ -1,4 +1,9 @@
-package snapshot
+// Package xzguard follows the layout of an xz file (the xz file format
+// 1.0.4) as it is read, so that the LZMA2 dictionary each block header asks
+// for is checked before github.com/ulikunitz/xz allocates it (up to 4 GiB a
+// block, whatever its ReaderConfig says). The bound and its error are the
+// caller's (snapshot's decode limits).
+package xzguard
 
 import (
 	"bufio"
@@ -6,22 +11,21 @@ import (
 	"io"
 )
 
-// xzGuard passes an xz file to the xz reader while following its layout
+// Reader passes an xz file to the xz reader while following its layout
 // (the xz file format 1.0.4: stream header and footer, block headers,
 // LZMA2 chunks, block padding and check, index, stream padding), so that
-// the header of every block, not only the first (checkXZDict), is read
-// and its LZMA2 dictionary checked against xzDictAllowed before the xz
+// the header of every block, not only the first (FirstDict), is read
+// and its LZMA2 dictionary checked against the bound before the xz
 // reader sees it: github.com/ulikunitz/xz allocates the dictionary a
 // block header names (up to 4 GiB) when it comes to the block. A block's
 // end is found from the sizes its LZMA2 chunk headers give, without
 // decompressing. Where the layout is not what the format says, the guard
 // stops following it and leaves the fault to the xz reader (which then
 // fails on the same bytes); a dictionary over the bound ends the read in
-// the limit's error.
-type xzGuard struct {
-	br      *bufio.Reader
-	allowed int64
-	size    int64 // the file's size, 0: unknown (for the error)
+// the error the caller's over function returns for it.
+type Reader struct {
+	br   *bufio.Reader
+	over func(dict int64) error // the error for a block's dictionary, nil when allowed
 
 	state  int
 	left   int64 // bytes of the current span still to pass
@@ -42,11 +46,14 @@ const (
 	xzStreamPad // zero padding, another stream or the end
 )
 
-func newXZGuard(br *bufio.Reader, allowed, size int64) *xzGuard {
-	return &xzGuard{br: br, allowed: allowed, size: size}
+// New returns a Reader of the xz file in br that asks over, for the
+// LZMA2 dictionary size (bytes) of each block's header, the error that
+// ends the read (nil: the dictionary is allowed).
+func New(br *bufio.Reader, over func(dict int64) error) *Reader {
+	return &Reader{br: br, over: over}
 }
 
-func (g *xzGuard) Read(p []byte) (int, error) {
+func (g *Reader) Read(p []byte) (int, error) {
 	if g.err != nil {
 		return 0, g.err
 	}
@@ -75,7 +82,7 @@ func (g *xzGuard) Read(p []byte) (int, error) {
 
 // next reads the layout ahead (without consuming it) and sets the next
 // span to pass; false at the end of the file, or when lost or failed.
-func (g *xzGuard) next() bool {
+func (g *Reader) next() bool {
 	peek := func(n int) []byte {
 		b, _ := g.br.Peek(n)
 		if len(b) < n {
@@ -108,8 +115,8 @@ func (g *xzGuard) next() bool {
 		if h == nil {
 			return lose()
 		}
-		if dict, ok := xzHeaderDict(h); ok {
-			if err := xzDictError(dict, g.allowed, g.size); err != nil {
+		if dict, ok := headerDict(h); ok {
+			if err := g.over(dict); err != nil {
 				g.err = err
 				return false
 			}
@@ -196,7 +203,7 @@ func (g *xzGuard) next() bool {
 }
 
 // varint reads the xz multibyte integer ahead: its value and length.
-func (g *xzGuard) varint(peek func(int) []byte) (uint64, int, bool) {
+func (g *Reader) varint(peek func(int) []byte) (uint64, int, bool) {
 	var v uint64
 	for i := 0; i < 9; i++ {
 		b := peek(i + 1)
@@ -228,4 +235,72 @@ func xzCheckSize(t byte) int {
 		return 32
 	}
 	return 64
+}
+
+// FirstDict returns the dictionary size of the LZMA2 filter of the
+// first block in br, without consuming it.
+func FirstDict(br *bufio.Reader) (int64, bool) {
+	const streamHeader = 12
+	b, _ := br.Peek(streamHeader + 1)
+	if len(b) < streamHeader+1 || b[streamHeader] == 0 {
+		return 0, false // no block (an index follows) or a short file
+	}
+	hlen := (int(b[streamHeader]) + 1) * 4
+	b, _ = br.Peek(streamHeader + hlen)
+	if len(b) < streamHeader+hlen {
+		return 0, false
+	}
+	return headerDict(b[streamHeader:])
+}
+
+// headerDict returns the dictionary size of the LZMA2 filter named by
+// the block header h (its size byte first, its CRC32 last).
+func headerDict(h []byte) (int64, bool) {
+	h = h[:len(h)-4] // without the CRC32
+	flags := h[1]
+	p := 2
+	varint := func() (uint64, bool) {
+		var v uint64
+		for i := 0; i < 9 && p < len(h); i++ {
+			c := h[p]
+			p++
+			v |= uint64(c&0x7f) << (7 * i)
+			if c&0x80 == 0 {
+				return v, true
+			}
+		}
+		return 0, false
+	}
+	if flags&0x40 != 0 { // compressed size
+		if _, ok := varint(); !ok {
+			return 0, false
+		}
+	}
+	if flags&0x80 != 0 { // uncompressed size
+		if _, ok := varint(); !ok {
+			return 0, false
+		}
+	}
+	for range int(flags&3) + 1 {
+		id, ok := varint()
+		if !ok {
+			return 0, false
+		}
+		n, ok := varint()
+		if !ok || p+int(n) > len(h) {
+			return 0, false
+		}
+		if id == 0x21 && n == 1 { // LZMA2
+			code := h[p]
+			if code > 40 {
+				return 0, false
+			}
+			if code == 40 {
+				return 1<<32 - 1, true
+			}
+			return int64(2|code&1) << (code/2 + 11), true
+		}
+		p += int(n)
+	}
+	return 0, false
 }
