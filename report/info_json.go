@@ -1,10 +1,10 @@
 package report
 
 import (
+	"github.com/snapview/snapview/analyze/allocator"
 	"io"
 
 	"github.com/snapview/snapview/analyze/info"
-	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
 )
@@ -110,7 +110,7 @@ type roundingJSON struct {
 	Forced    string `json:"forced,omitempty"`
 }
 
-func newRoundingJSON(r replay.Rounding) roundingJSON {
+func newRoundingJSON(r allocator.InferredRounding) roundingJSON {
 	return roundingJSON{Rule: r.Rule.String(), Assumed: r.Assumed, Evidence: r.Evidence(), FromTrace: r.FromTrace, Forced: r.Forced}
 }
 

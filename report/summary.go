@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/snapview/snapview/analyze/allocator"
 	"io"
 	"slices"
 	"strconv"
@@ -46,7 +47,7 @@ type Summary struct {
 	Host info.HostMemory
 	// Rounding is the allocator's rounding inferred from the file; the
 	// text names it when it is not CUDA's.
-	Rounding replay.Rounding
+	Rounding allocator.InferredRounding
 }
 
 // DeviceSummary is the summary of one device.
@@ -89,7 +90,7 @@ func NewSummary(file string, f *analysis.File, stats []*stats.MemoryStats) *Summ
 		InactiveBlocksMissing: s.InactiveBlocksMissing,
 		SegmentsFromTrace:     s.SegmentsFromTrace,
 		Host:                  *f.Host(),
-		Rounding:              replay.InferRounding(s, -1),
+		Rounding:              allocator.InferRounding(s, -1),
 	}
 	// The coverage of each trace as `snapview info` tells it (from the
 	// start, wrapped, started late, state only), from the replays the
@@ -175,7 +176,7 @@ func WriteSummaryText(w io.Writer, sum *Summary) error {
 		}
 		ew.Printf("%s", kit.WrapIndented("Allocator: ", fmt.Sprintf("expandable_segments %s, max_split_size %s, PYTORCH_CUDA_ALLOC_CONF=%q", exp, split, st.Conf)))
 	}
-	if r := sum.Rounding; r.Rule != replay.RoundCUDA || r.Forced != "" {
+	if r := sum.Rounding; r.Rule != allocator.RoundCUDA || r.Forced != "" {
 		how := ", inferred from "
 		if r.Forced != "" {
 			how = ", "

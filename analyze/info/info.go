@@ -1,6 +1,7 @@
 package info
 
 import (
+	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
@@ -45,7 +46,7 @@ type Info struct {
 
 	// Rounding is the allocator's rounding rule inferred from the file's
 	// blocks and segment sizes (InferRounding), which the replay follows.
-	Rounding replay.Rounding
+	Rounding allocator.InferredRounding
 
 	// Settings is allocator_settings as display strings, sorted by key;
 	// empty when the file has none.
@@ -166,7 +167,7 @@ func InspectHost(s *snapshot.Snapshot, replayed Replayed, only []int, host *Host
 		NumSegments:       len(s.Segments),
 		SegmentsFromTrace: s.SegmentsFromTrace,
 		RecordedDevices:   len(s.Traces),
-		Rounding:          replay.InferRounding(s, -1),
+		Rounding:          allocator.InferRounding(s, -1),
 		Host:              *host,
 		IdleDevices:       []int{},
 		Devices:           []DeviceInfo{},

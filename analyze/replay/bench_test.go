@@ -2,6 +2,7 @@ package replay
 
 import (
 	"flag"
+	"github.com/snapview/snapview/analyze/allocator"
 	"os"
 	"syscall"
 	"testing"
@@ -72,7 +73,7 @@ func BenchmarkInferRounding(b *testing.B) {
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	for b.Loop() {
-		InferRounding(s, 0)
+		allocator.InferRounding(s, 0)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
 	// The machine may be shared: the process's CPU time (user + system)

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"github.com/snapview/snapview/analyze/allocator"
 	"slices"
 	"strings"
 
@@ -73,7 +74,7 @@ func Complete(s *snapshot.Snapshot) (*snapshot.Snapshot, []string) {
 				}
 				continue
 			}
-			r := &Result{Device: d, PeakIndex: -1, snap: s, cfg: newReplayConfig(s, s.Traces[d], InferRounding(s, d).Rule)}
+			r := &Result{Device: d, PeakIndex: -1, snap: s, cfg: newReplayConfig(s, s.Traces[d], allocator.InferRounding(s, d).Rule)}
 			// A machine sized to the trace: a file may hold thousands of
 			// devices with a few entries each.
 			x := &runner{r: r, trace: s.Traces[d], m: newMachine(&r.cfg, min(1024, len(s.Traces[d]))), fileSeg: map[snapshot.Addr]*snapshot.Segment{}}

@@ -8,7 +8,7 @@
 // torch/cuda/_memory_viz.py segsum sums it).
 //
 // Around the replay: how the trace covers the run (Coverage), the rounding
-// the allocator followed (InferRounding, from the trace), the end-state
+// the allocator followed (allocator.InferRounding, from the trace), the end-state
 // check against the file's segments, and the trust rule that decides from
 // all of these whether the replayed history is exact, a lower bound or
 // unknown (DecideTrust). Complete fills the gaps of a trace that lost

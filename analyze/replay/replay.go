@@ -123,7 +123,7 @@ func Run(s *snapshot.Snapshot, device int, opt Options) (*Result, error) {
 	}
 	capture := record && (len(opt.States) > 0 || opt.PeakState)
 	r := &Result{Device: device, PeakIndex: -1, PeakReservedIndex: -1, snap: s}
-	r.Rounding = InferRounding(s, device)
+	r.Rounding = allocator.InferRounding(s, device)
 	r.cfg = newReplayConfig(s, trace, r.Rounding.Rule)
 	r.SkipsFreeRequested = r.cfg.impliedFreeRequested
 	r.lastPoolAlloc = LastPoolAllocs(r.deviceSegments(), device, trace)
@@ -285,9 +285,9 @@ type Result struct {
 	Coverage Coverage
 
 	// Rounding is the allocator's rounding rule inferred from the file
-	// (InferRounding); the replay follows it (CUDA's when unknown, and then
+	// (allocator.InferRounding); the replay follows it (CUDA's when unknown, and then
 	// Stats.Known.History is Unknown).
-	Rounding Rounding
+	Rounding allocator.InferredRounding
 
 	// peaks are the allocated and reserved bytes at PeakIndex and
 	// PeakReservedIndex: see [Result.Peaks].
@@ -698,9 +698,9 @@ type replayConfig struct {
 
 // newReplayConfig returns the configuration for replaying trace, one
 // device's trace of s, written by an allocator that rounds by rule.
-func newReplayConfig(s *snapshot.Snapshot, trace []snapshot.TraceEntry, rule RoundingRule) replayConfig {
+func newReplayConfig(s *snapshot.Snapshot, trace []snapshot.TraceEntry, rule allocator.RoundingRule) replayConfig {
 	c := replayConfig{Config: allocator.FromSettings(s.Settings), impliedFreeRequested: SkipsFreeRequested(trace)}
-	if rule == RoundNPU {
+	if rule == allocator.RoundNPU {
 		c.Rounding = allocator.NPURounding{}
 	}
 	return c

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/json"
+	"github.com/snapview/snapview/analyze/allocator"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,8 +47,8 @@ func TestRoundingFromTrace(t *testing.T) {
 	if meta.ActiveAtEnd != 0 || len(s.Traces[0]) != meta.Entries {
 		t.Fatalf("fixture: %d active blocks at the end, %d entries; want 0 and %d", meta.ActiveAtEnd, len(s.Traces[0]), meta.Entries)
 	}
-	ro := InferRounding(s, 0)
-	if ro.Rule != RoundNPU || !ro.FromTrace || ro.Blocks != 0 || ro.TraceNPU == 0 || ro.TraceCUDA != 0 {
+	ro := allocator.InferRounding(s, 0)
+	if ro.Rule != allocator.RoundNPU || !ro.FromTrace || ro.Blocks != 0 || ro.TraceNPU == 0 || ro.TraceCUDA != 0 {
 		t.Fatalf("rounding %v from trace %v: %d blocks, trace gaps %d NPU / %d CUDA; want NPU from the trace alone",
 			ro.Rule, ro.FromTrace, ro.Blocks, ro.TraceNPU, ro.TraceCUDA)
 	}
@@ -68,7 +69,7 @@ func TestRoundingFromTrace(t *testing.T) {
 
 	s = load()
 	s.ForceRounding = "cuda"
-	if ro := InferRounding(s, 0); ro.Rule != RoundCUDA || ro.Forced != "cuda" || !strings.HasPrefix(ro.Evidence(), "forced (--rounding cuda)") {
+	if ro := allocator.InferRounding(s, 0); ro.Rule != allocator.RoundCUDA || ro.Forced != "cuda" || !strings.HasPrefix(ro.Evidence(), "forced (--rounding cuda)") {
 		t.Fatalf("forced: %v %q %q", ro.Rule, ro.Forced, ro.Evidence())
 	}
 	r, err = Run(s, 0, Options{})
@@ -91,8 +92,8 @@ func TestRoundingTraceKeepsCUDA(t *testing.T) {
 			t.Fatal(err)
 		}
 		for d := range s.Traces {
-			ro := InferRounding(s, d)
-			if ro.Rule != RoundCUDA || ro.TraceNPU*10 >= ro.TraceCUDA && ro.TraceNPU > 0 {
+			ro := allocator.InferRounding(s, d)
+			if ro.Rule != allocator.RoundCUDA || ro.TraceNPU*10 >= ro.TraceCUDA && ro.TraceNPU > 0 {
 				t.Errorf("%s device %d: %v, trace gaps %d NPU / %d CUDA (%s)", name, d, ro.Rule, ro.TraceNPU, ro.TraceCUDA, ro.Evidence())
 			}
 		}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"github.com/snapview/snapview/analyze/allocator"
 
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/snapshot"
@@ -17,7 +18,7 @@ const EndStateDiffers = "the replayed end state differs from the file's segments
 //
 //   - no trace entries: History Unknown (nothing to replay);
 //   - the replay failed (err): History Unknown;
-//   - the file's blocks fit no known rounding rule (InferRounding):
+//   - the file's blocks fit no known rounding rule (allocator.InferRounding):
 //     History Unknown, as the replay cannot size the blocks;
 //   - the segments came from the trace (Complete: the file had none):
 //     Current and History LowerBound, as the end state cannot be checked
@@ -72,7 +73,7 @@ func DecideTrust(s *snapshot.Snapshot, device int, r *Result, err error) stats.T
 		return set(stats.Unknown, "no trace entries: the file holds the state at the dump only (record with torch.cuda.memory._record_memory_history)")
 	case err != nil:
 		return set(stats.Unknown, "the replay failed: "+err.Error())
-	case r.Rounding.Rule == RoundUnknown:
+	case r.Rounding.Rule == allocator.RoundUnknown:
 		return set(stats.Unknown, "the allocator's rounding is unknown ("+r.Rounding.Evidence()+")")
 	case s.SegmentsFromTrace:
 		return set(stats.LowerBound, "the file has no segments: the end state comes from the trace alone and cannot be checked")

@@ -1,9 +1,8 @@
-package replay
+package allocator
 
 import (
 	"fmt"
 
-	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/internal/units"
 
 	"github.com/snapview/snapview/snapshot"
@@ -50,8 +49,8 @@ func (r RoundingRule) Formula() string {
 	return "no known rule"
 }
 
-// Rounding is what [InferRounding] found: the rule and its evidence.
-type Rounding struct {
+// InferredRounding is what [InferRounding] found: the rule and its evidence.
+type InferredRounding struct {
 	Rule RoundingRule
 	// Assumed is true when nothing in the file tells the rule apart (no
 	// active block with a requested size): CUDA's rule is assumed.
@@ -92,7 +91,7 @@ type Rounding struct {
 }
 
 // Evidence says in one sentence what the rule was inferred from.
-func (r Rounding) Evidence() string {
+func (r InferredRounding) Evidence() string {
 	if r.Forced != "" {
 		f := r
 		f.Forced = ""
@@ -137,9 +136,9 @@ func (r Rounding) Evidence() string {
 // 2 MiB, the rule is RoundUnknown. The blocks of every device are
 // evidence; of the traces, device's alone (all of them when device < 0),
 // so that replaying each device of a file with many stays linear.
-func InferRounding(s *snapshot.Snapshot, device int) Rounding {
-	cfg := allocator.FromSettings(s.Settings)
-	var r Rounding
+func InferRounding(s *snapshot.Snapshot, device int) InferredRounding {
+	cfg := FromSettings(s.Settings)
+	var r InferredRounding
 	exCUDA, exNone := r.readBlocks(s, &cfg)
 	for _, tr := range roundingTraces(s, device) {
 		r.readTrace(tr, &cfg)
@@ -156,9 +155,9 @@ func InferRounding(s *snapshot.Snapshot, device int) Rounding {
 
 // segmentSize counts a segment size of n bytes, keeping the first that
 // is not a multiple of 2 MiB.
-func (r *Rounding) segmentSize(n int64) {
+func (r *InferredRounding) segmentSize(n int64) {
 	r.Segments++
-	if n%allocator.SmallBuffer != 0 && r.BadSegment == 0 {
+	if n%SmallBuffer != 0 && r.BadSegment == 0 {
 		r.BadSegment = n
 	}
 }
@@ -167,8 +166,8 @@ func (r *Rounding) segmentSize(n int64) {
 // a requested size, those each rule explains. It returns the
 // first block only the NPU rule explains and the first neither does, as
 // {size, requested size} (zero: none).
-func (r *Rounding) readBlocks(s *snapshot.Snapshot, cfg *allocator.Config) (exCUDA, exNone [2]int64) {
-	var npu allocator.NPURounding
+func (r *InferredRounding) readBlocks(s *snapshot.Snapshot, cfg *Config) (exCUDA, exNone [2]int64) {
+	var npu NPURounding
 	// fits reports whether a block of size bytes may hold a request
 	// rounded to rounded bytes: the same size, or where the remainder
 	// could stay with the block (keeps: a large-pool block without
@@ -196,12 +195,12 @@ func (r *Rounding) readBlocks(s *snapshot.Snapshot, cfg *allocator.Config) (exCU
 			if !b.State.Active() || b.RequestedSize <= 0 {
 				continue
 			}
-			if b.Size%allocator.MinBlockSize != 0 {
+			if b.Size%MinBlockSize != 0 {
 				r.Odd++
 				continue
 			}
 			r.Blocks++
-			keeps := allocator.IsLargeSegment(sg) && !sg.Expandable && !cfg.ExpandableSegments
+			keeps := IsLargeSegment(sg) && !sg.Expandable && !cfg.ExpandableSegments
 			c := fits(b.Size, cfg.RoundSize(b.RequestedSize), keeps)
 			n := fits(b.Size, npu.Round(b.RequestedSize), keeps)
 			if c {
@@ -238,8 +237,8 @@ func roundingTraces(s *snapshot.Snapshot, device int) [][]snapshot.TraceEntry {
 // readTrace counts tr's segment sizes, and each alloc followed, while
 // its block is still live, by the next alloc at a higher address whose
 // gap is one rule's rounding of the request and not the other's.
-func (r *Rounding) readTrace(tr []snapshot.TraceEntry, cfg *allocator.Config) {
-	var npu allocator.NPURounding
+func (r *InferredRounding) readTrace(tr []snapshot.TraceEntry, cfg *Config) {
+	var npu NPURounding
 	// prev is the last alloc whose block is still live (addr 0: none).
 	var prev snapshot.TraceEntry
 	for i := range tr {
@@ -275,7 +274,7 @@ func (r *Rounding) readTrace(tr []snapshot.TraceEntry, cfg *allocator.Config) {
 // segment size, the trace's when the blocks do not tell the rules apart,
 // else the rule every block fits (CUDA's first), with an example block
 // (exCUDA or exNone, from readBlocks) where CUDA's does not.
-func (r *Rounding) decide(exCUDA, exNone [2]int64) {
+func (r *InferredRounding) decide(exCUDA, exNone [2]int64) {
 	undecided := r.Blocks == 0 || (r.FitCUDA == r.Blocks && r.FitNPU == r.Blocks)
 	switch {
 	case r.BadSegment != 0:
