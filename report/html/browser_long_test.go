@@ -30,7 +30,16 @@ type browserSingle struct {
 // (data-detail), which report.js does after the first paint.
 func browserWaitDetail(t *testing.T, ctx context.Context) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.documentElement.getAttribute("data-detail") === "1"`)); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.documentElement.getAttribute("data-detail") === "1"`, chromedp.WithPollingTimeout(browserPageWait))); err != nil {
+		t.Fatalf("the page never read its detail island: %v", err)
+	}
+}
+
+// browserWaitSettled waits until the page has drawn all it will draw
+// without input: its detail island read (data-detail), or no island.
+func browserWaitSettled(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.getElementById("snapview-detail") || document.documentElement.getAttribute("data-detail") === "1"`, chromedp.WithPollingTimeout(browserPageWait))); err != nil {
 		t.Fatalf("the page never read its detail island: %v", err)
 	}
 }
@@ -200,7 +209,7 @@ func TestBrowserLongTrace(t *testing.T) {
 	}
 	before := browserEval[string](t, ctx, `document.documentElement.getAttribute("data-redraws") || ""`)
 	browserEval[string](t, ctx, fmt.Sprintf(`echarts.getInstanceByDom(document.getElementById(%q)).dispatchAction({type: "dataZoom", dataZoomIndex: 0, startValue: %v, endValue: %v}); ""`, pd.Timeline, x0, x1))
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`(document.documentElement.getAttribute("data-redraws") || "") !== %q`, before))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`(document.documentElement.getAttribute("data-redraws") || "") !== %q`, before), chromedp.WithPollingTimeout(browserPageWait))); err != nil {
 		t.Fatal(err)
 	}
 	rows := browserEval[[][]float64](t, ctx, fmt.Sprintf(`echarts.getInstanceByDom(document.getElementById(%q)).getOption().dataset[0].source`, pd.Timeline))
@@ -336,6 +345,10 @@ func TestBrowserMultiFile(t *testing.T) {
 			if err := chromedp.Do(tctx, chromedp.Navigate("file://"+file), chromedp.WaitReady(chromedp.CSS(`html[data-charts]`))); err != nil {
 				t.Fatal(err)
 			}
+			// The page redraws once more when it has read its detail
+			// island (after the first paint): a click computed before
+			// that may land on the old drawing.
+			browserWaitSettled(t, tctx)
 			if got := browserEval[string](t, tctx, `document.getElementById("compare") ? document.querySelector("#compare pre").textContent : ""`); got != m.Compare {
 				t.Errorf("the %s section reads %q, want %q", m.CompareTitle, got, m.Compare)
 			}
@@ -358,7 +371,7 @@ func TestBrowserMultiFile(t *testing.T) {
 				if err := chromedp.Do(tctx, chromedp.MouseClickXY(pt[0], pt[1])); err != nil {
 					t.Fatal(err)
 				}
-				got, err := chromedp.Run(tctx, chromedp.Poll[string](`document.documentElement.getAttribute("data-inspected")`))
+				got, err := chromedp.Run(tctx, chromedp.Poll[string](`document.documentElement.getAttribute("data-inspected")`, chromedp.WithPollingTimeout(browserPageWait)))
 				if err != nil {
 					t.Fatal(err)
 				}

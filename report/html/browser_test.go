@@ -208,6 +208,10 @@ func TestBrowserInteractions(t *testing.T) {
 				chromedp.WaitReady(chromedp.CSS(`html[data-charts]`))); err != nil {
 				t.Fatalf("opening the page: %v", err)
 			}
+			// Click only once the page has drawn all it draws without
+			// input (the detail island's redraw moves what the clicks
+			// aim at).
+			browserWaitSettled(t, ctx)
 			devs := browserEval[[]browserDevice](t, ctx, browserDevicesJS)
 			for k, d := range r.Devices {
 				if k >= len(devs) || devs[k].Timeline == "" {

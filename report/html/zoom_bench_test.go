@@ -57,7 +57,7 @@ func BenchmarkZoomRedraw(b *testing.B) {
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(function () {
   var d = JSON.parse(document.getElementById("snapview-data").textContent).devices.filter(function (d) { return d.timeline; })[0];
   return !d || !d.detail || document.documentElement.getAttribute("data-detail") === "1";
-})()`)); err != nil {
+})()`, chromedp.WithPollingTimeout(browserPageWait))); err != nil {
 		b.Fatal(err)
 	}
 	type result struct {
