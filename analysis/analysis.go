@@ -224,6 +224,12 @@ func (f *File) Host() *info.HostMemory {
 	return &f.host
 }
 
+// HasHost says whether the file holds pinned host memory (host_traces or
+// host_segments entries), without replaying it.
+func (f *File) HasHost() bool {
+	return len(f.Snap.HostTraces) > 0 || len(f.Snap.HostSegments) > 0
+}
+
 // DeviceInfos are the Devices of [File.Info] with their coverage, for
 // every device with segments or trace entries, as the summary shows them:
 // seeded[device] says whether the figures shown for device come from a

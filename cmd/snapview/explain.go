@@ -9,6 +9,7 @@ import (
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -50,27 +51,9 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 		return err
 	}
 	return withSnapshotCtx(ctx, stdin, errOut, opts.file, func(s *snapshot.Snapshot, _ source) error {
-		printWarnings(errOut, s.Warnings)
-		devices, err := opts.device.pick(s)
-		if err != nil {
-			return err
-		}
-		have := map[int]bool{}
-		for _, d := range s.Devices() {
-			have[d] = true
-		}
-		var use []int
-		for _, d := range devices {
-			if have[d] {
-				use = append(use, d)
-			}
-		}
-		use = opts.device.shown(use, errOut, "explain")
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		an := analysis.New(s, analysis.Options{States: analysis.ExplainStates})
-		devs, err := an.Explain(use, explain.Options{Whatif: whatif.Options{Limit: limit, OOMMessage: msg}})
+		devs, notes, err := an.ExplainChosen(ctx, opts.device.choice(), explain.Options{Whatif: whatif.Options{Limit: limit, OOMMessage: msg}})
+		kit.WriteNotes(errOut, notes)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/internal/atomicfile"
 	"github.com/snapview/snapview/report/kit"
 )
@@ -87,7 +88,8 @@ func usageErrorf(format string, args ...any) error {
 // everything else (unreadable or invalid snapshot, I/O failures).
 func exitCode(err error) int {
 	var u *usageError
-	if errors.As(err, &u) {
+	var ie *analysis.InputError
+	if errors.As(err, &u) || errors.As(err, &ie) {
 		return 2
 	}
 	var e *exitStatus

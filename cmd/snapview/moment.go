@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"strings"
-
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
@@ -37,18 +34,10 @@ func resolveMoment(s *snapshot.Snapshot, r *replay.Result, m steps.Moment) (int,
 }
 
 // momentError turns an error of resolving m on device of s into the
-// command's: a moment the file lacks is an absent error
-// (analysis.Absent, with a hint for a missing OOM) and one that does not
-// apply a usage error; other errors are returned as they are.
+// command's (analysis.MomentError): a moment the file lacks or one that
+// does not apply is a usage error; other errors are returned as they are.
 func momentError(s *snapshot.Snapshot, device int, m steps.Moment, err error) error {
-	var me *steps.MomentError
-	if !errors.As(err, &me) {
-		return err
-	}
-	if a := analysis.Absent(s, device, m, err); a != nil {
-		return &usageError{a}
-	}
-	return usageErrorf("%s", me.Msg)
+	return analysis.MomentError(s, device, m, err)
 }
 
 // resolveMomentFlag is resolveMoment for the flag named flag ("--to"):
@@ -58,19 +47,6 @@ func resolveMomentFlag(flag string, s *snapshot.Snapshot, r *replay.Result, m st
 	return i, renameFlag(err, flag)
 }
 
-// renameFlag returns err with "--at" in its message replaced by flag.
-func renameFlag(err error, flag string) error {
-	if err == nil || flag == "--at" || !strings.Contains(err.Error(), "--at") {
-		return err
-	}
-	msg := strings.ReplaceAll(err.Error(), "--at", flag)
-	var ae *analysis.AbsentError
-	if errors.As(err, &ae) {
-		return &usageError{&analysis.AbsentError{Msg: strings.ReplaceAll(ae.Msg, "--at", flag), Hint: ae.Hint}}
-	}
-	var ue *usageError
-	if errors.As(err, &ue) {
-		return usageErrorf("%s", msg)
-	}
-	return errors.New(msg)
-}
+// renameFlag returns err with "--at" in its message replaced by flag
+// (analysis.RenameFlag).
+func renameFlag(err error, flag string) error { return analysis.RenameFlag(err, flag) }

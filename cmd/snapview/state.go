@@ -67,14 +67,7 @@ func newStateCmd() *cobra.Command {
 // none) and, when it chose one of several, a note saying which and why:
 // the one --device names, else analysis.ShownDevice's.
 func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at steps.Moment) (dev int, note string, err error) {
-	if f.set {
-		return f.n, "", f.check(s)
-	}
-	dev, why := analysis.ShownDevice(s, at)
-	if devs := s.Devices(); len(devs) > 1 {
-		note = fmt.Sprintf("showing device %d, %s (the file has devices %s): choose another with --device N", dev, why, joinInts(devs))
-	}
-	return dev, note, nil
+	return f.choice().One(s, at)
 }
 
 // writeNothing writes the line state and leaks print when what (the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/analyze/timeline"
 	"github.com/snapview/snapview/internal/units"
 )
@@ -115,23 +116,34 @@ func oneClock(devs []DeviceView) {
 // finds: annotations or a repeating allocation). It returns an error
 // naming the first timeline without steps or without times.
 func AlignSteps(m *Report) error {
-	var at int64
-	for _, d := range m.Devices {
+	var (
+		drawn []*DeviceView
+		first []int64
+		has   []bool
+	)
+	for i := range m.Devices {
+		d := &m.Devices[i]
 		if d.Timeline == nil || len(d.Timeline.X) == 0 {
 			continue
 		}
-		if !d.Timeline.XIsTime || len(d.Steps) == 0 {
-			return fmt.Errorf("%s device %d: no steps on a time axis to align on (the trace has no record_function step annotations or repeating allocation, or no time_us)", d.File, d.Device)
+		drawn = append(drawn, d)
+		ok := d.Timeline.XIsTime && len(d.Steps) > 0
+		has = append(has, ok)
+		if ok {
+			first = append(first, d.Steps[0].X0)
+		} else {
+			first = append(first, 0)
 		}
-		at = max(at, d.Steps[0].X0)
 	}
-	for i := range m.Devices {
-		if d := &m.Devices[i]; d.Timeline != nil && len(d.Timeline.X) > 0 {
-			dx := at - d.Steps[0].X0
-			shiftX(d, dx)
-			d.AxisNote = fmt.Sprintf("The timelines are aligned on their first step (--align step), which starts at %s on every one; this trace is moved %s to the right. Switch to entries above the chart.",
-				units.Seconds(at, 3), units.Seconds(dx, 3))
-		}
+	at, shifts, missing := steps.AlignFirst(first, has)
+	if missing >= 0 {
+		d := drawn[missing]
+		return fmt.Errorf("%s device %d: no steps on a time axis to align on (the trace has no record_function step annotations or repeating allocation, or no time_us)", d.File, d.Device)
+	}
+	for k, d := range drawn {
+		shiftX(d, shifts[k])
+		d.AxisNote = fmt.Sprintf("The timelines are aligned on their first step (--align step), which starts at %s on every one; this trace is moved %s to the right. Switch to entries above the chart.",
+			units.Seconds(at, 3), units.Seconds(shifts[k], 3))
 	}
 	setScale(m.Devices)
 	return nil

@@ -1,0 +1,145 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/snapshot"
+)
+
+// InputError is a fault of the command line or of the files given
+// together that no file can fix (a device a file does not have, a moment
+// that does not apply, nothing to compare): the command's usage error
+// (cmd exits with status 2).
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Inputf returns an *InputError of fmt.Errorf(format, args...).
+func Inputf(format string, args ...any) error {
+	return &InputError{fmt.Errorf(format, args...)}
+}
+
+// Source is where a loaded snapshot came from.
+type Source struct {
+	// Name is the file as messages and reports name it: the path as
+	// given, or "<stdin>".
+	Name string
+	// Size is the number of bytes read (the size on disk, compressed if
+	// the file is); 0 when unknown.
+	Size int64
+}
+
+// Open loads the snapshot at path and calls use with it, as the command
+// loads every file (its limits, --rounding, standard input). The views of
+// several files read them through it one at a time, so that one model is
+// held at once. Its errors, and use's, name the file.
+type Open func(ctx context.Context, path string, use func(s *snapshot.Snapshot, src Source) error) error
+
+// DeviceChoice is the device a command's --device flag names: a CUDA
+// device ordinal N when Set, else none (the view's own default).
+type DeviceChoice struct {
+	Set bool
+	N   int
+}
+
+// Check returns an *InputError when the device asked for is not in s.
+func (c DeviceChoice) Check(s *snapshot.Snapshot) error {
+	if !c.Set {
+		return nil
+	}
+	have := s.KnownDevices()
+	if slices.Contains(have, c.N) {
+		return nil
+	}
+	if len(have) == 0 {
+		return Inputf("--device %d: the snapshot has no device %d (it holds no device)", c.N, c.N)
+	}
+	return Inputf("--device %d: the snapshot has no device %d (devices: %s)", c.N, c.N, units.IntList(have))
+}
+
+// Pick returns the devices a view of every device shows: the one asked
+// for, or every device with segments or trace entries (device 0 when the
+// file has none). Its error is Check's.
+func (c DeviceChoice) Pick(s *snapshot.Snapshot) ([]int, error) {
+	if err := c.Check(s); err != nil {
+		return nil, err
+	}
+	if c.Set {
+		return []int{c.N}, nil
+	}
+	if have := s.Devices(); len(have) > 0 {
+		return have, nil
+	}
+	return []int{0}, nil
+}
+
+// One returns the device a one-device view (state, diff) shows at the
+// moment at: the one asked for, else ShownDevice's, with a note naming
+// the others when the file has several. Its error is Check's.
+func (c DeviceChoice) One(s *snapshot.Snapshot, at steps.Moment) (dev int, note string, err error) {
+	if c.Set {
+		return c.N, "", c.Check(s)
+	}
+	dev, why := ShownDevice(s, at)
+	if devs := s.Devices(); len(devs) > 1 {
+		note = fmt.Sprintf("showing device %d, %s (the file has devices %s): choose another with --device N", dev, why, units.IntList(devs))
+	}
+	return dev, note, nil
+}
+
+// MaxShownDevices is the most devices a view shows when no device is
+// chosen, as the report draws at most its 64: a file of 100,000 devices
+// (a hostile or broken one) would otherwise print 100,000 sections.
+const MaxShownDevices = 64
+
+// Shown returns the first MaxShownDevices of devs when no device is
+// chosen, with a warning naming how many view leaves out and how to see
+// another; devs itself otherwise.
+func (c DeviceChoice) Shown(devs []int, view string) ([]int, []Note) {
+	if c.Set || len(devs) <= MaxShownDevices {
+		return devs, nil
+	}
+	return devs[:MaxShownDevices], []Note{{Kind: Warning, Text: fmt.Sprintf("%s of the file's %s devices are left out of %s (over %d, the most it shows: %s); --device N shows another",
+		units.Int(len(devs)-MaxShownDevices), units.Int(len(devs)), view, MaxShownDevices,
+		units.IntList(devs[:MaxShownDevices]))}}
+}
+
+// MomentError turns an error of resolving m on device of s into the
+// command's: a moment the file lacks is an *AbsentError (with a hint for
+// a missing OOM) and one that does not apply an *InputError, both inside
+// an *InputError; other errors are returned as they are.
+func MomentError(s *snapshot.Snapshot, device int, m steps.Moment, err error) error {
+	var me *steps.MomentError
+	if !errors.As(err, &me) {
+		return err
+	}
+	if a := Absent(s, device, m, err); a != nil {
+		return &InputError{a}
+	}
+	return Inputf("%s", me.Msg)
+}
+
+// RenameFlag returns err (a MomentError's) with "--at" in its message
+// replaced by flag ("--base-at"), of the same kind.
+func RenameFlag(err error, flag string) error {
+	if err == nil || flag == "--at" || !strings.Contains(err.Error(), "--at") {
+		return err
+	}
+	msg := strings.ReplaceAll(err.Error(), "--at", flag)
+	var ae *AbsentError
+	if errors.As(err, &ae) {
+		return &InputError{&AbsentError{Msg: strings.ReplaceAll(ae.Msg, "--at", flag), Hint: ae.Hint}}
+	}
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return Inputf("%s", msg)
+	}
+	return errors.New(msg)
+}
