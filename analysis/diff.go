@@ -33,7 +33,7 @@ type DiffOptions struct {
 // allocator never used on are the Diff's own (Diff.Notes); the others,
 // and the files' warnings, are returned for standard error, in the order
 // they arose. Errors name the file; a moment a file lacks, a device it
-// does not have and nothing to compare are *InputErrors naming the flag
+// does not have and nothing to compare are *UsageErrors naming the flag
 // (--base-at, --at).
 func Diff(ctx context.Context, open Open, paths []string, opts DiffOptions) (*compare.Diff, []Note, error) {
 	so := compare.SideOptions{Full: opts.Full}
@@ -63,7 +63,7 @@ func Diff(ctx context.Context, open Open, paths []string, opts DiffOptions) (*co
 	}
 	if opts.Align == AlignStep {
 		if err := compare.AlignSteps(sides); err != nil {
-			return nil, notes, &InputError{fmt.Errorf("--align step: %w", err)}
+			return nil, notes, UsageErrorf("--align step: %v", err)
 		}
 	}
 	d := compare.Compare(sides[0], sides[1])
@@ -87,7 +87,7 @@ func measureFile(ctx context.Context, open Open, path string, dc DeviceChoice, a
 			return err
 		}
 		if dev < 0 || !slices.Contains(s.Devices(), dev) {
-			return Inputf("nothing to compare: the snapshot holds no segments and no trace entries")
+			return UsageErrorf("nothing to compare: the snapshot holds no segments and no trace entries")
 		}
 		if note != "" {
 			*notes = append(*notes, Note{Kind: Info, File: src.Name, Text: note})
@@ -118,7 +118,7 @@ func measureFile(ctx context.Context, open Open, path string, dc DeviceChoice, a
 		for k, m := range at {
 			sd, err := an.Side(dev, m, so)
 			if err != nil {
-				return RenameFlag(MomentError(s, dev, m, err), flags[k])
+				return RenameFlag(MomentErr(s, dev, m, err), flags[k])
 			}
 			sd.File = src.Name
 			sides = append(sides, sd)

@@ -22,7 +22,7 @@ type ForecastInput struct {
 // then dropped), device fo.Device replayed (dc, when set, must be in the
 // file). It returns the files' warnings as notes. A fault of the files
 // given together (forecast.InputError) and a device a file lacks are
-// *InputErrors; forecast.Series.Add's errors name the file themselves.
+// *UsageErrors; forecast.Series.Add's errors name the file themselves.
 func Forecast(ctx context.Context, open Open, in []ForecastInput, fo forecast.Options, dc DeviceChoice) (*forecast.Result, []Note, error) {
 	var notes []Note
 	series := forecast.NewSeries(fo)
@@ -62,11 +62,11 @@ func Forecast(ctx context.Context, open Open, in []ForecastInput, fo forecast.Op
 	return res, notes, nil
 }
 
-// forecastError makes a *forecast.InputError an *InputError.
+// forecastError makes a *forecast.InputError an *UsageError.
 func forecastError(err error) error {
 	var ie *forecast.InputError
 	if errors.As(err, &ie) {
-		return &InputError{err}
+		return &UsageError{Msg: err.Error()}
 	}
 	return err
 }

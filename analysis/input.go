@@ -12,20 +12,6 @@ import (
 	"github.com/snapview/snapview/snapshot"
 )
 
-// InputError is a fault of the command line or of the files given
-// together that no file can fix (a device a file does not have, a moment
-// that does not apply, nothing to compare): the command's usage error
-// (cmd exits with status 2).
-type InputError struct{ Err error }
-
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
-
-// Inputf returns an *InputError of fmt.Errorf(format, args...).
-func Inputf(format string, args ...any) error {
-	return &InputError{fmt.Errorf(format, args...)}
-}
-
 // Source is where a loaded snapshot came from.
 type Source struct {
 	// Name is the file as messages and reports name it: the path as
@@ -49,7 +35,7 @@ type DeviceChoice struct {
 	N   int
 }
 
-// Check returns an *InputError when the device asked for is not in s.
+// Check returns a *UsageError when the device asked for is not in s.
 func (c DeviceChoice) Check(s *snapshot.Snapshot) error {
 	if !c.Set {
 		return nil
@@ -59,9 +45,9 @@ func (c DeviceChoice) Check(s *snapshot.Snapshot) error {
 		return nil
 	}
 	if len(have) == 0 {
-		return Inputf("--device %d: the snapshot has no device %d (it holds no device)", c.N, c.N)
+		return UsageErrorf("--device %d: the snapshot has no device %d (it holds no device)", c.N, c.N)
 	}
-	return Inputf("--device %d: the snapshot has no device %d (devices: %s)", c.N, c.N, units.IntList(have))
+	return UsageErrorf("--device %d: the snapshot has no device %d (devices: %s)", c.N, c.N, units.IntList(have))
 }
 
 // Pick returns the devices a view of every device shows: the one asked
@@ -111,35 +97,29 @@ func (c DeviceChoice) Shown(devs []int, view string) ([]int, []Note) {
 		units.IntList(devs[:MaxShownDevices]))}}
 }
 
-// MomentError turns an error of resolving m on device of s into the
-// command's: a moment the file lacks is an *AbsentError (with a hint for
-// a missing OOM) and one that does not apply an *InputError, both inside
-// an *InputError; other errors are returned as they are.
-func MomentError(s *snapshot.Snapshot, device int, m steps.Moment, err error) error {
-	var me *steps.MomentError
-	if !errors.As(err, &me) {
-		return err
-	}
-	if a := Absent(s, device, m, err); a != nil {
-		return &InputError{a}
-	}
-	return Inputf("%s", me.Msg)
-}
-
-// RenameFlag returns err (a MomentError's) with "--at" in its message
-// replaced by flag ("--base-at"), of the same kind.
+// RenameFlag returns err, a moment's error as a view returns it
+// (MomentErr: an *AbsentError, a *steps.MomentError, a *UsageError), with
+// "--at" in its message replaced by flag ("--base-at"), of the same kind;
+// another error becomes a plain one with the message renamed.
 func RenameFlag(err error, flag string) error {
 	if err == nil || flag == "--at" || !strings.Contains(err.Error(), "--at") {
 		return err
 	}
 	msg := strings.ReplaceAll(err.Error(), "--at", flag)
-	var ae *AbsentError
-	if errors.As(err, &ae) {
-		return &InputError{&AbsentError{Msg: strings.ReplaceAll(ae.Msg, "--at", flag), Hint: ae.Hint}}
-	}
-	var ie *InputError
-	if errors.As(err, &ie) {
-		return Inputf("%s", msg)
+	var (
+		ae *AbsentError
+		me *steps.MomentError
+		ue *UsageError
+	)
+	switch {
+	case errors.As(err, &ae):
+		return &AbsentError{Msg: strings.ReplaceAll(ae.Msg, "--at", flag), Hint: ae.Hint}
+	case errors.As(err, &me) && err.Error() == me.Msg:
+		c := *me
+		c.Msg = strings.ReplaceAll(me.Msg, "--at", flag)
+		return &c
+	case errors.As(err, &ue):
+		return UsageErrorf("%s", msg)
 	}
 	return errors.New(msg)
 }

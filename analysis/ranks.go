@@ -41,7 +41,7 @@ const (
 	AlignTime Align = iota
 	// AlignStep moves each file's clock so that its first step starts
 	// where the latest first step does; a file without steps is an
-	// *InputError.
+	// *UsageError.
 	AlignStep
 )
 
@@ -57,17 +57,17 @@ const ranksMemBudget = 256 << 20
 // allocated peak through open. It returns one compare.RankStep per group, the
 // notes for standard error (in the order they arose) and the first
 // error: compare.ErrNoRankFiles, standard input, or nothing to compare
-// as an *InputError, else a file's (naming it).
+// as an *UsageError, else a file's (naming it).
 func Ranks(ctx context.Context, open Open, args []string, opts RanksOptions) ([]compare.RankStep, []Note, error) {
 	files, dir, err := compare.RankFiles(args)
 	if errors.Is(err, compare.ErrNoRankFiles) {
-		return nil, nil, &InputError{err}
+		return nil, nil, &UsageError{Msg: err.Error()}
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	if slices.Contains(files, "-") {
-		return nil, nil, Inputf("ranks reads files, not standard input (-)")
+		return nil, nil, UsageErrorf("ranks reads files, not standard input (-)")
 	}
 	groups := compare.GroupRankFiles(dir, files)
 	var (
@@ -143,11 +143,11 @@ func compareRankFiles(ctx context.Context, open Open, files []string, opts Ranks
 		all = append(all, sides[i]...)
 	}
 	if len(all) == 0 {
-		return nil, notes, Inputf("nothing to compare: no file holds a device with segments or trace entries")
+		return nil, notes, UsageErrorf("nothing to compare: no file holds a device with segments or trace entries")
 	}
 	if opts.Align == AlignStep {
 		if err := compare.AlignSteps(all); err != nil {
-			return nil, notes, &InputError{fmt.Errorf("--align step: %w", err)}
+			return nil, notes, UsageErrorf("--align step: %v", err)
 		}
 	}
 	return compare.CompareRanks(all, opts.Top), notes, nil
@@ -201,7 +201,7 @@ func measureRanks(ctx context.Context, open Open, path string, dc DeviceChoice, 
 			}
 			sd, err := an.Side(dev, peak, so)
 			if err != nil {
-				return MomentError(s, dev, peak, err)
+				return MomentErr(s, dev, peak, err)
 			}
 			sd.File = src.Name
 			sides = append(sides, sd)
@@ -214,7 +214,7 @@ func measureRanks(ctx context.Context, open Open, path string, dc DeviceChoice, 
 // OneStepFiles expands the argument of `report DIR` as `ranks DIR` does
 // (compare.RankFiles): a directory becomes its snapshot files, one page
 // for them all. A directory of several steps (torchtitan's one directory
-// per step) is an *InputError naming them, since a page compares one
+// per step) is an *UsageError naming them, since a page compares one
 // step's ranks, and so is a directory without snapshot files. A path that
 // is not a directory is returned as it is.
 func OneStepFiles(path string) ([]string, error) {
@@ -223,7 +223,7 @@ func OneStepFiles(path string) ([]string, error) {
 	}
 	files, dir, err := compare.RankFiles([]string{path})
 	if errors.Is(err, compare.ErrNoRankFiles) {
-		return nil, &InputError{err}
+		return nil, &UsageError{Msg: err.Error()}
 	}
 	if err != nil {
 		return nil, err
@@ -233,7 +233,7 @@ func OneStepFiles(path string) ([]string, error) {
 		for i, g := range groups {
 			names[i] = g.Name()
 		}
-		return nil, Inputf("%s holds %d steps (%s): report one step's directory or name its files", path, len(groups), strings.Join(names, ", "))
+		return nil, UsageErrorf("%s holds %d steps (%s): report one step's directory or name its files", path, len(groups), strings.Join(names, ", "))
 	}
 	return files, nil
 }

@@ -14,7 +14,7 @@ import (
 // simulation advances (whatif.Options.Progress, with the device). Its
 // notes are the file's warnings, Shown's, and a warning per device whose
 // --oom-message reads as another run's (whatif.Result.MessageNote).
-// Errors: Pick's; an *InputError when no device picked has a trace (the
+// Errors: Pick's; an *UsageError when no device picked has a trace (the
 // file holding pinned host memory only, or no trace) or a setting does not
 // parse (allocator.ParseError); else WhatIf's.
 func (f *File) WhatIfChosen(dc DeviceChoice, opts whatif.Options, progress func(device, done, total int)) ([]*whatif.Result, []Note, error) {
@@ -33,10 +33,10 @@ func (f *File) WhatIfChosen(dc DeviceChoice, opts whatif.Options, progress func(
 		}
 	}
 	if len(withTrace) == 0 && f.HasHost() && len(s.Devices()) == 0 {
-		return nil, notes, Inputf("no device trace entries to simulate: the file holds pinned host memory only (record_cuda=False), and whatif simulates the CUDA caching allocator's device memory (snapview summary shows the host memory)")
+		return nil, notes, UsageErrorf("no device trace entries to simulate: the file holds pinned host memory only (record_cuda=False), and whatif simulates the CUDA caching allocator's device memory (snapview summary shows the host memory)")
 	}
 	if len(withTrace) == 0 {
-		return nil, notes, Inputf("no trace entries to simulate (record with torch.cuda.memory._record_memory_history() before the first allocation)")
+		return nil, notes, UsageErrorf("no trace entries to simulate (record with torch.cuda.memory._record_memory_history() before the first allocation)")
 	}
 	var out []*whatif.Result
 	for _, d := range withTrace {
@@ -48,7 +48,7 @@ func (f *File) WhatIfChosen(dc DeviceChoice, opts whatif.Options, progress func(
 		if err != nil {
 			var pe *allocator.ParseError
 			if errors.As(err, &pe) {
-				return nil, notes, &InputError{err}
+				return nil, notes, &UsageError{Msg: err.Error()}
 			}
 			return nil, notes, err
 		}

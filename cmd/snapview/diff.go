@@ -88,7 +88,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdin io.Rea
 	})
 	kit.WriteNotes(stderr, notes)
 	if err != nil {
-		return err
+		return momentUsage(err)
 	}
 	ro := compareview.DiffOptions{BaseAt: baseAt.String(), NewAt: newAt.String(), Top: opts.top, Full: opts.full, Frames: opts.frames}
 	if opts.json {

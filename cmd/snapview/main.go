@@ -85,11 +85,12 @@ func usageErrorf(format string, args ...any) error {
 // exitCode maps an error to the process exit code: 2 for usage errors (a
 // mistake in the command line, or a question the file cannot answer: a
 // device, a trace entry, an OOM or timestamps it does not have), 1 for
-// everything else (unreadable or invalid snapshot, I/O failures).
+// everything else (unreadable or invalid snapshot, I/O failures). A
+// builder below cmd says "usage" with an *analysis.UsageError.
 func exitCode(err error) int {
 	var u *usageError
-	var ie *analysis.InputError
-	if errors.As(err, &u) || errors.As(err, &ie) {
+	var au *analysis.UsageError
+	if errors.As(err, &u) || errors.As(err, &au) {
 		return 2
 	}
 	var e *exitStatus

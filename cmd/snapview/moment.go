@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
@@ -34,10 +36,18 @@ func resolveMoment(s *snapshot.Snapshot, r *replay.Result, m steps.Moment) (int,
 }
 
 // momentError turns an error of resolving m on device of s into the
-// command's (analysis.MomentError): a moment the file lacks or one that
-// does not apply is a usage error; other errors are returned as they are.
+// command's: a moment the file lacks is an absent error
+// (analysis.Absent, with a hint for a missing OOM) and one that does not
+// apply a usage error; other errors are returned as they are.
 func momentError(s *snapshot.Snapshot, device int, m steps.Moment, err error) error {
-	return analysis.MomentError(s, device, m, err)
+	var me *steps.MomentError
+	if !errors.As(err, &me) {
+		return err
+	}
+	if a := analysis.Absent(s, device, m, err); a != nil {
+		return &usageError{a}
+	}
+	return usageErrorf("%s", me.Msg)
 }
 
 // resolveMomentFlag is resolveMoment for the flag named flag ("--to"):
@@ -48,5 +58,30 @@ func resolveMomentFlag(flag string, s *snapshot.Snapshot, r *replay.Result, m st
 }
 
 // renameFlag returns err with "--at" in its message replaced by flag
-// (analysis.RenameFlag).
-func renameFlag(err error, flag string) error { return analysis.RenameFlag(err, flag) }
+// (analysis.RenameFlag), a usage error still one.
+func renameFlag(err error, flag string) error {
+	var ue *usageError
+	if errors.As(err, &ue) {
+		if r := analysis.RenameFlag(err, flag); r != err {
+			return &usageError{r}
+		}
+		return err
+	}
+	return momentUsage(analysis.RenameFlag(err, flag))
+}
+
+// momentUsage returns err, a view's error, as the command's: a moment the
+// file lacks (*analysis.AbsentError, see analysis.MomentErr) or one that
+// does not apply (*steps.MomentError) is a usage error; other errors are
+// returned as they are.
+func momentUsage(err error) error {
+	var (
+		a  *analysis.AbsentError
+		me *steps.MomentError
+		ue *usageError
+	)
+	if err == nil || errors.As(err, &ue) || !errors.As(err, &a) && !errors.As(err, &me) {
+		return err
+	}
+	return &usageError{err}
+}

@@ -65,7 +65,7 @@ func runRanks(ctx context.Context, opts *ranksOptions, args []string, stdout, st
 	})
 	kit.WriteNotes(stderr, notes)
 	if err != nil {
-		return err
+		return momentUsage(err)
 	}
 	ro := compareview.RanksOptions{Top: opts.top, Frames: opts.frames, Full: opts.full}
 	if opts.json {

@@ -206,7 +206,7 @@ func writeReports(ctx context.Context, opts *reportOptions, stdin io.Reader, std
 	})
 	kit.WriteNotes(stderr, notes)
 	if err != nil {
-		return err
+		return momentUsage(err)
 	}
 	return saveReport(ctx, opts, m, stdout, stderr)
 }

@@ -39,7 +39,7 @@ type FileOptions struct {
 // `snapview report FILE` draws it. A file of pinned host memory only
 // (record_cuda=False) gets its host section with no empty device 0. It
 // returns the file's warnings and a warning when devices are left out as
-// notes; errors are the device choice's (*analysis.InputError) and
+// notes; errors are the device choice's (*analysis.UsageError) and
 // Build's.
 func BuildFile(ctx context.Context, s *snapshot.Snapshot, src analysis.Source, o FileOptions) (*Report, []analysis.Note, error) {
 	if err := ctx.Err(); err != nil {
@@ -95,7 +95,7 @@ const pageTextWidth = 240
 // comparison figures are kept. It returns the files' warnings as notes.
 // Errors name the file; a file with nothing to compare, a moment or device
 // it lacks and, with --align step, a timeline without steps are
-// *analysis.InputErrors.
+// *analysis.UsageErrors.
 func BuildFiles(ctx context.Context, open analysis.Open, paths []string, o FileOptions) (*Report, []analysis.Note, error) {
 	var (
 		reports []*Report
@@ -114,7 +114,7 @@ func BuildFiles(ctx context.Context, open analysis.Open, paths []string, o FileO
 			return nil, notes, err
 		}
 		if o.Base && len(sides) != i+1 {
-			return nil, notes, analysis.Inputf("%s: nothing to compare: the snapshot holds no segments and no trace entries", path)
+			return nil, notes, analysis.UsageErrorf("%s: nothing to compare: the snapshot holds no segments and no trace entries", path)
 		}
 	}
 	title, text, err := compareText(sides, o.Base)
@@ -128,7 +128,7 @@ func BuildFiles(ctx context.Context, open analysis.Open, paths []string, o FileO
 	m := Merge(reports, name, title, text)
 	if o.Align == analysis.AlignStep {
 		if err := AlignSteps(m); err != nil {
-			return nil, notes, analysis.Inputf("--align step: %v", err)
+			return nil, notes, analysis.UsageErrorf("--align step: %v", err)
 		}
 	}
 	return m, notes, nil
@@ -181,7 +181,7 @@ func buildRank(ctx context.Context, s *snapshot.Snapshot, src analysis.Source, o
 		}
 		sd, err := f.Side(dev, peak, so)
 		if err != nil {
-			return nil, nil, notes, analysis.MomentError(s, dev, peak, err)
+			return nil, nil, notes, analysis.MomentErr(s, dev, peak, err)
 		}
 		sd.File = src.Name
 		sides = append(sides, sd)
