@@ -119,7 +119,14 @@ func runReport(ctx context.Context, opts *reportOptions, stdin io.Reader, stdout
 		return err
 	}
 	return withSnapshotCtx(ctx, stdin, stderr, opts.file, func(s *snapshot.Snapshot, src source) error {
-		return writeReport(ctx, opts, mon, s, src, stdout, stderr)
+		r, notes, err := html.BuildFile(ctx, s, analysis.Source{Name: src.name, Size: src.size}, html.FileOptions{
+			Device: opts.device.choice(), Top: opts.top, Monitor: mon, GPU: opts.gpu.choice(),
+		})
+		kit.WriteNotes(stderr, notes)
+		if err != nil {
+			return err
+		}
+		return saveReport(ctx, opts, r, stdout, stderr)
 	})
 }
 
@@ -157,21 +164,6 @@ func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*html
 		in.StatsName, in.Stats = name, monitor.AnalyzeSteps(l)
 	}
 	return in, nil
-}
-
-// writeReport writes the HTML report of s (html.BuildFile).
-func writeReport(ctx context.Context, opts *reportOptions, mon *html.MonitorInput, s *snapshot.Snapshot, src source, stdout, stderr io.Writer) error {
-	r, notes, err := html.BuildFile(ctx, s, analysis.Source{Name: src.name, Size: src.size}, html.FileOptions{
-		Device: opts.device.choice(), Top: opts.top, Monitor: mon,
-		GPUFor: func(gpus []int, device int, several bool) (int, bool, error) {
-			return smiGPUFor(gpus, device, opts.gpu, several)
-		},
-	})
-	kit.WriteNotes(stderr, notes)
-	if err != nil {
-		return err
-	}
-	return saveReport(ctx, opts, r, stdout, stderr)
 }
 
 // saveReport writes r where --output says.

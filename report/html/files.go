@@ -9,6 +9,7 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/compare"
+	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report/compareview"
 	"github.com/snapview/snapview/report/kit"
@@ -24,10 +25,10 @@ type FileOptions struct {
 	// Top is Options.Top.
 	Top int
 	// Monitor is Options.Monitor (one file only). When it has an
-	// nvidia-smi log, GPUFor picks the log's GPU of each device: several
-	// says the page draws more than one device.
+	// nvidia-smi log, each device is set against the log's GPU
+	// monitor.GPUFor picks: GPU's (--gpu) when set.
 	Monitor *MonitorInput
-	GPUFor  func(gpus []int, device int, several bool) (gpu int, ok bool, err error)
+	GPU     analysis.DeviceChoice
 	// Base makes BuildFiles' page the diff of its two files (BASE, NEW)
 	// rather than their ranks.
 	Base bool
@@ -64,13 +65,15 @@ func BuildFile(ctx context.Context, s *snapshot.Snapshot, src analysis.Source, o
 		devices = []int{}
 	}
 	ho.Devices = devices
-	if mon := o.Monitor; mon != nil && mon.SMI != nil && o.GPUFor != nil {
+	if mon := o.Monitor; mon != nil && mon.SMI != nil {
 		var gpus []int
 		for _, g := range mon.SMI {
 			gpus = append(gpus, g.GPU)
 		}
 		m := *mon
-		m.GPU = func(device int) (int, bool, error) { return o.GPUFor(gpus, device, len(devices) > 1) }
+		m.GPU = func(device int) (int, bool, error) {
+			return monitor.GPUFor(gpus, device, o.GPU.N, o.GPU.Set, len(devices) > 1)
+		}
 		ho.Monitor = &m
 	}
 	r, err := Build(f, ho)
