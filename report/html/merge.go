@@ -41,17 +41,14 @@ func Merge(reports []*Report, title, compareTitle, compare string) *Report {
 					d.Leaks[i].Stack += off
 				}
 			}
-			segs := make([]Segment, len(d.Segments))
-			for i, sg := range d.Segments {
-				sg.Blocks = append([]Block{}, sg.Blocks...)
-				for j := range sg.Blocks {
-					if sg.Blocks[j].Stack >= 0 {
-						sg.Blocks[j].Stack += off
-					}
+			d.Segments = shiftSegmentStacks(d.Segments, off)
+			d.Singles = append([]SingleAlloc{}, d.Singles...)
+			for i := range d.Singles {
+				if d.Singles[i].Stack >= 0 {
+					d.Singles[i].Stack += off
 				}
-				segs[i] = sg
 			}
-			d.Segments = segs
+			d.Inspect = shiftInspectStacks(d.Inspect, off)
 			m.Devices = append(m.Devices, d)
 		}
 		for _, h := range r.Hosts {
@@ -70,6 +67,43 @@ func Merge(reports []*Report, title, compareTitle, compare string) *Report {
 	oneClock(m.Devices)
 	setScale(m.Devices)
 	return m
+}
+
+// shiftSegmentStacks returns a copy of segs whose blocks' stacks index a
+// stack table off entries further on (Merge).
+func shiftSegmentStacks(segs []Segment, off int) []Segment {
+	out := make([]Segment, len(segs))
+	for i, sg := range segs {
+		sg.Blocks = append([]Block{}, sg.Blocks...)
+		for j := range sg.Blocks {
+			if sg.Blocks[j].Stack >= 0 {
+				sg.Blocks[j].Stack += off
+			}
+		}
+		out[i] = sg
+	}
+	return out
+}
+
+// shiftInspectStacks returns a copy of in whose allocations' and states'
+// stacks index a stack table off entries further on (Merge): the state
+// panel of a file's device shows that file's stacks.
+func shiftInspectStacks(in *Inspect, off int) *Inspect {
+	if in == nil {
+		return nil
+	}
+	c := *in
+	c.Allocs = append([][7]int64{}, in.Allocs...)
+	for i := range c.Allocs {
+		if c.Allocs[i][6] >= 0 {
+			c.Allocs[i][6] += int64(off)
+		}
+	}
+	c.States = append([]InspectState{}, in.States...)
+	for i := range c.States {
+		c.States[i].Segments = shiftSegmentStacks(c.States[i].Segments, off)
+	}
+	return &c
 }
 
 // oneClock puts the timelines of devs on one clock when every one has
