@@ -105,18 +105,7 @@ func TestReportHost(t *testing.T) {
 // TestMergeHost: a report of several files keeps each file's host
 // section, named for its file, its stacks moved with the file's.
 func TestMergeHost(t *testing.T) {
-	var reps []*Report
-	for _, name := range []string{"mlp_train", "host_pinned"} {
-		s, err := snapshot.Load(filepath.Join("..", "..", "testdata", "snapshots", name+".pickle"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := buildHTML(s, Options{Title: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reps = append(reps, r)
-	}
+	reps := testdataReports(t, "mlp_train", "host_pinned")
 	m := Merge(reps, "two", "", "")
 	if len(m.Hosts) != 1 || m.Hosts[0].File != "host_pinned" || m.Hosts[0].Key != "f1_host" {
 		t.Fatalf("merged hosts = %+v", m.Hosts)

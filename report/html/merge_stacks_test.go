@@ -9,13 +9,12 @@ import (
 	"github.com/snapview/snapview/snapshot"
 )
 
-// TestMergeStacks: every stack index of a merged page (groups, leaks,
-// segments' blocks, the single allocations drawn on their own, the state
-// panel's allocations and states) names the same lines as in its own
-// file's report: a file's device never shows another file's stacks.
-func TestMergeStacks(t *testing.T) {
-	var reports []*Report
-	for _, name := range []string{"mlp_train", "leak_cycle"} {
+// testdataReports builds the reports of testdata's snapshots names
+// (without ".pickle"), each titled with its name.
+func testdataReports(t *testing.T, names ...string) []*Report {
+	t.Helper()
+	var out []*Report
+	for _, name := range names {
 		s, err := snapshot.Load(filepath.Join("..", "..", "testdata", "snapshots", name+".pickle"))
 		if err != nil {
 			t.Fatal(err)
@@ -24,8 +23,17 @@ func TestMergeStacks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reports = append(reports, r)
+		out = append(out, r)
 	}
+	return out
+}
+
+// TestMergeStacks: every stack index of a merged page (groups, leaks,
+// segments' blocks, the single allocations drawn on their own, the state
+// panel's allocations and states) names the same lines as in its own
+// file's report: a file's device never shows another file's stacks.
+func TestMergeStacks(t *testing.T) {
+	reports := testdataReports(t, "mlp_train", "leak_cycle")
 	m := Merge(reports, "two", "Diff", "")
 	k := 0
 	for _, r := range reports {
