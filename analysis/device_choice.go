@@ -1,32 +1,13 @@
 package analysis
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
-
-// Source is where a loaded snapshot came from.
-type Source struct {
-	// Name is the file as messages and reports name it: the path as
-	// given, or "<stdin>".
-	Name string
-	// Size is the number of bytes read (the size on disk, compressed if
-	// the file is); 0 when unknown.
-	Size int64
-}
-
-// Open loads the snapshot at path and calls use with it, as the command
-// loads every file (its limits, --rounding, standard input). The views of
-// several files read them through it one at a time, so that one model is
-// held at once. Its errors, and use's, name the file.
-type Open func(ctx context.Context, path string, use func(s *snapshot.Snapshot, src Source) error) error
 
 // DeviceChoice is the device a command's --device flag names: a CUDA
 // device ordinal N when Set, else none (the view's own default).
@@ -95,31 +76,4 @@ func (c DeviceChoice) Shown(devs []int, view string) ([]int, []Note) {
 	return devs[:MaxShownDevices], []Note{{Kind: Warning, Text: fmt.Sprintf("%s of the file's %s devices are left out of %s (over %d, the most it shows: %s); --device N shows another",
 		units.Int(len(devs)-MaxShownDevices), units.Int(len(devs)), view, MaxShownDevices,
 		units.IntList(devs[:MaxShownDevices]))}}
-}
-
-// RenameFlag returns err, a moment's error as a view returns it
-// (MomentErr: an *AbsentError, a *steps.MomentError, a *UsageError), with
-// "--at" in its message replaced by flag ("--base-at"), of the same kind;
-// another error becomes a plain one with the message renamed.
-func RenameFlag(err error, flag string) error {
-	if err == nil || flag == "--at" || !strings.Contains(err.Error(), "--at") {
-		return err
-	}
-	msg := strings.ReplaceAll(err.Error(), "--at", flag)
-	var (
-		ae *AbsentError
-		me *steps.MomentError
-		ue *UsageError
-	)
-	switch {
-	case errors.As(err, &ae):
-		return &AbsentError{Msg: strings.ReplaceAll(ae.Msg, "--at", flag), Hint: ae.Hint}
-	case errors.As(err, &me) && err.Error() == me.Msg:
-		c := *me
-		c.Msg = strings.ReplaceAll(me.Msg, "--at", flag)
-		return &c
-	case errors.As(err, &ue):
-		return UsageErrorf("%s", msg)
-	}
-	return errors.New(msg)
 }
