@@ -14,7 +14,9 @@
 // (`summary`, `info`), the peaks (`diff`, `ranks`), or the series and
 // allocations (`leaks`, `report`, ...).
 //
-// The package never prints and never does I/O.
+// The package never prints. The views of several files (Ranks, Diff,
+// Forecast) read them only through the Open they are given; Ranks and
+// OneStepFiles look at the paths and directories named (compare.RankFiles).
 package analysis
 
 import (
