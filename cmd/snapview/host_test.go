@@ -54,8 +54,9 @@ func TestHostMemory(t *testing.T) {
 // 2.14-style file with device and host memory) shows its host trace's
 // replay in summary and info, text and --json alike (and after the device
 // views of state and leaks, in text and in their --json), with the figures
-// derived by hand in host_pinned.meta.json (peak 6,291,456 B pinned and
-// handed out, 3 blocks, 3 requests; num_host_alloc 4, num_host_free 1),
+// derived by hand in host_pinned.meta.json (peak 6,291,584 B pinned in 4
+// blocks, 6,291,456 B handed out in 3 requests; num_host_alloc 5,
+// num_host_free 1),
 // marked exact and apart from the device's figures.
 func TestHostReplayViews(t *testing.T) {
 	const file = "../../testdata/snapshots/host_pinned.pickle"
@@ -69,8 +70,8 @@ func TestHostReplayViews(t *testing.T) {
 			t.Fatalf("%s: no pinned host memory in:\n%s", cmd, out)
 		}
 		host := out[k:]
-		for _, want := range []string{"6.0 MiB pinned in 3 blocks, 6.0 MiB handed out in 3 requests (exact)",
-			"4 blocks pinned (num_host_alloc), 1 unpinned", "4.0 MiB in 1 block at /x/loader.py:41 pin_batch"} {
+		for _, want := range []string{"6.0 MiB pinned in 4 blocks, 6.0 MiB handed out in 3 requests (exact)",
+			"5 blocks pinned (num_host_alloc), 1 unpinned", "4.0 MiB in 1 block at /x/loader.py:41 pin_batch"} {
 			if !strings.Contains(strings.Join(strings.Fields(host), " "), want) {
 				t.Errorf("%s: no %q in:\n%s", cmd, want, host)
 			}
@@ -102,8 +103,8 @@ func TestHostReplayViews(t *testing.T) {
 			t.Fatalf("%s --json: no host:\n%s", cmd, out)
 		}
 		r := v.Host.Replay
-		if r.Exactness != "exact" || r.AllocatedBytes.Current != 5243008 || r.AllocatedBytes.Peak == nil || *r.AllocatedBytes.Peak != 6291456 ||
-			r.ActiveBytes.Current != 5242880 || r.ActiveBytes.Peak == nil || *r.ActiveBytes.Peak != 6291456 || r.NumHostAlloc == nil || *r.NumHostAlloc != 4 {
+		if r.Exactness != "exact" || r.AllocatedBytes.Current != 6291584 || r.AllocatedBytes.Peak == nil || *r.AllocatedBytes.Peak != 6291584 ||
+			r.ActiveBytes.Current != 5242880 || r.ActiveBytes.Peak == nil || *r.ActiveBytes.Peak != 6291456 || r.NumHostAlloc == nil || *r.NumHostAlloc != 5 {
 			t.Errorf("%s --json host replay = %+v", cmd, r)
 		}
 	}
@@ -148,8 +149,9 @@ func TestHostOnlyWhatif(t *testing.T) {
 // same host section as summary, on a file with device and host memory
 // (host_pinned.pickle) and on one with host memory only
 // (host_memory.pickle). Files whose host keys hold nothing
-// (newer-fields.pickle, annotate.pickle) have the same host object in
-// every JSON view and no host section in the text of state and leaks. The
+// (newer-fields.pickle, annotate.pickle: PyTorch writes them empty when
+// host recording is off) have no host object in any JSON view and no host
+// section in the text of state and leaks. The
 // figures checked are host_pinned.meta.json's, derived by hand.
 func TestHostAgreesAcrossViews(t *testing.T) {
 	type meta struct {
@@ -180,6 +182,9 @@ func TestHostAgreesAcrossViews(t *testing.T) {
 				t.Fatalf("%s %s --json: %v", cmd, name, err)
 			}
 			if len(v.Host) == 0 || string(v.Host) == "null" {
+				if empty {
+					return "null"
+				}
 				t.Fatalf("%s %s --json: no host object:\n%s", cmd, name, out)
 			}
 			var b bytes.Buffer
@@ -189,6 +194,9 @@ func TestHostAgreesAcrossViews(t *testing.T) {
 			return b.String()
 		}
 		want := hostOf("summary")
+		if empty && want != "null" {
+			t.Errorf("%s: summary --json has a host object for empty host keys: %s", name, want)
+		}
 		for _, cmd := range []string{"info", "state", "leaks"} {
 			if got := hostOf(cmd); got != want {
 				t.Errorf("%s: %s --json host differs from summary's:\n got %s\nwant %s", name, cmd, got, want)
