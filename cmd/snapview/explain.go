@@ -75,12 +75,16 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 			return err
 		}
 		v := verdictview.NewExplainView(s, devs)
+		v.Host = hostJSON(an) // the host section the text shows
 		if opts.json {
 			return verdictview.WriteExplainJSON(out, v)
 		}
 		if len(devs) == 0 {
 			return writeNothing(out, an, "the snapshot")
 		}
-		return verdictview.WriteExplain(out, v)
+		if err := verdictview.WriteExplain(out, v); err != nil {
+			return err
+		}
+		return writeHostAfter(out, an)
 	})
 }
