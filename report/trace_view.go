@@ -15,11 +15,13 @@ import (
 
 // TraceOptions are what `trace` lists of a file: the range (From and To,
 // nil for the first and the last entry; FromFlag and ToFlag name them in
-// errors), the address and focus filters, and the traces: Device (when
-// DeviceSet) one device's, Host the pinned host allocator's alone.
+// errors, FromArg and ToArg as they were typed), the address and focus
+// filters, and the traces: Device (when DeviceSet) one device's, Host the
+// pinned host allocator's alone.
 type TraceOptions struct {
 	From, To         *steps.Moment
 	FromFlag, ToFlag string
+	FromArg, ToArg   string
 	Addr             snapshot.Addr
 	HasAddr          bool
 	Focus            *regexp.Regexp
@@ -140,7 +142,7 @@ func deviceFilter(an *analysis.File, d int, o TraceOptions) (TraceFilter, error)
 		}
 	}
 	if from > to {
-		return f, analysis.UsageErrorf("%s %s comes after %s %s on device %d (entry %d after entry %d)", o.FromFlag, o.From, o.ToFlag, o.To, d, from, to)
+		return f, analysis.UsageErrorf("%s %s comes after %s %s on device %d (entry %d after entry %d)", o.FromFlag, o.FromArg, o.ToFlag, o.ToArg, d, from, to)
 	}
 	return f, nil
 }
@@ -186,7 +188,7 @@ func hostFilter(trace []snapshot.TraceEntry, o TraceOptions) (TraceFilter, error
 		}
 	}
 	if from > to {
-		return f, analysis.UsageErrorf("%s %s comes after %s %s in the host trace (entry %d after entry %d)", o.FromFlag, o.From, o.ToFlag, o.To, from, to)
+		return f, analysis.UsageErrorf("%s %s comes after %s %s in the host trace (entry %d after entry %d)", o.FromFlag, o.FromArg, o.ToFlag, o.ToArg, from, to)
 	}
 	return f, nil
 }

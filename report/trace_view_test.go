@@ -57,13 +57,20 @@ func TestNewTraceHost(t *testing.T) {
 		{"--host time:T", "host_pinned.pickle", TraceOptions{Host: true, From: moment(t, "time:5015"), To: moment(t, "time:5040")}, []got{{-1, true, 1, 3}}, ""},
 		{"--host peak", "host_pinned.pickle", TraceOptions{Host: true, From: moment(t, "peak")}, nil, "peak, oom and step are moments of a device's replay"},
 		{"--host past the end", "host_pinned.pickle", TraceOptions{Host: true, To: moment(t, "entry:26")}, nil, "the host trace has 26 trace entries (0 to 25)"},
-		{"--host from after to", "host_pinned.pickle", TraceOptions{Host: true, From: moment(t, "entry:5"), To: moment(t, "entry:2")}, nil, "comes after"},
+		{"--host from after to", "host_pinned.pickle", TraceOptions{Host: true, From: moment(t, "entry:5"), To: moment(t, "entry:2")}, nil, "--from entry:5 comes after --to entry:2 in the host trace (entry 5 after entry 2)"},
+		{"from after to", "host_pinned.pickle", TraceOptions{From: moment(t, "end"), To: moment(t, "entry:0")}, nil, "--from end comes after --to entry:0 on device 0 (entry 1 after entry 0)"},
 		{"host only, with a range", "host_memory.pickle", TraceOptions{To: moment(t, "entry:3")}, []got{{-1, true, 0, 3}}, ""},
 		{"--host without host entries", "newer-fields.pickle", TraceOptions{Host: true}, nil, "no host_traces entries"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.o.FromFlag, c.o.ToFlag = "--from", "--to"
+			if c.o.From != nil {
+				c.o.FromArg = c.o.From.String()
+			}
+			if c.o.To != nil {
+				c.o.ToArg = c.o.To.String()
+			}
 			s := loadFixture(t, c.file)
 			devs, err := TraceDevices(s, c.o)
 			var tds []TraceDevice

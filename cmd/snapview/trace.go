@@ -119,7 +119,8 @@ func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, 
 			}
 			return err
 		}
-		o := report.TraceOptions{FromFlag: "--from", ToFlag: "--to", Device: opts.device.n, DeviceSet: opts.device.set, Host: opts.host}
+		o := report.TraceOptions{FromFlag: "--from", ToFlag: "--to", FromArg: opts.from, ToArg: opts.to,
+			Device: opts.device.n, DeviceSet: opts.device.set, Host: opts.host}
 		for _, fl := range []struct {
 			name, v string
 			m       **steps.Moment
