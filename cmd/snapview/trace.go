@@ -146,6 +146,9 @@ func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, 
 		switch {
 		case err != nil:
 			return err
+		case opts.json && len(tds) == 0:
+			_, err := io.WriteString(stdout, "{\"entries\": []}\n")
+			return err
 		case opts.json:
 			return report.WriteTraceJSON(stdout, s, tds)
 		case len(tds) == 0:
