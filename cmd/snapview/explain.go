@@ -9,6 +9,7 @@ import (
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -75,7 +76,7 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 			return err
 		}
 		v := verdictview.NewExplainView(s, devs)
-		v.Host = hostJSON(an) // the host section the text shows
+		v.Host = hostview.NewJSON(an.Host()) // the host section the text shows
 		if opts.json {
 			return verdictview.WriteExplainJSON(out, v)
 		}
@@ -85,6 +86,6 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 		if err := verdictview.WriteExplain(out, v); err != nil {
 			return err
 		}
-		return writeHostAfter(out, an)
+		return hostview.WriteAfter(out, s, an.Host())
 	})
 }
