@@ -11,6 +11,8 @@ package monitor
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"os"
 )
 
 // Kind is what a file holds, as [Sniff] recognises it by content.
@@ -108,4 +110,21 @@ func sniffJSON(b []byte) Kind {
 		}
 	}
 	return KindUnknown
+}
+
+// SniffFile is Sniff of the first SniffLen bytes of the file at path;
+// KindUnknown for a file that cannot be opened or is not a regular file
+// (a pipe, which reading would consume).
+func SniffFile(path string) Kind {
+	f, err := os.Open(path)
+	if err != nil {
+		return KindUnknown
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return KindUnknown
+	}
+	head := make([]byte, SniffLen)
+	n, _ := io.ReadFull(f, head)
+	return Sniff(head[:n])
 }

@@ -26,17 +26,7 @@ func sniffInput(path string, stdin io.Reader) (monitor.Kind, io.Reader) {
 		head, _ := br.Peek(monitor.SniffLen)
 		return monitor.Sniff(head), br
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return monitor.KindUnknown, stdin
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return monitor.KindUnknown, stdin
-	}
-	head := make([]byte, monitor.SniffLen)
-	n, _ := io.ReadFull(f, head)
-	return monitor.Sniff(head[:n]), stdin
+	return monitor.SniffFile(path), stdin
 }
 
 // pickDevices keeps the items of the device --device names (all without

@@ -123,7 +123,8 @@ write:
 }
 
 // TestWatchFlatKeepsRunning: on a flat log watch goes on until it is
-// stopped; a log that shrinks is read again with a warning.
+// stopped; a log that shrinks is read again, as a new run, with a
+// warning.
 func TestWatchFlatKeepsRunning(t *testing.T) {
 	flat := e2e.MonitorLog(t, 30)[:10] // steps 0-9: before the leak starts
 	path := filepath.Join(t.TempDir(), "flat.jsonl")
@@ -166,6 +167,11 @@ func TestWatchFlatKeepsRunning(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "stop (") {
 		t.Errorf("a rule held on a flat log:\n%s", out)
+	}
+	// The truncated log is a new run: what was read before is set aside
+	// and the numbering starts again, and stderr says so.
+	if !strings.Contains(errOut.String(), "a new run: the ") || !strings.Contains(errOut.String(), "set aside, and records and lines are numbered from 1 again") {
+		t.Errorf("stderr %q, want the new run said", errOut)
 	}
 }
 

@@ -23,6 +23,15 @@ type WatchView struct {
 	Warnings []string
 }
 
+// AddWarning adds a warning ("LOG: text") to v, which keeps the latest
+// five.
+func (v *WatchView) AddWarning(w string) {
+	v.Warnings = append(v.Warnings, w)
+	if len(v.Warnings) > 5 {
+		v.Warnings = v.Warnings[len(v.Warnings)-5:]
+	}
+}
+
 // watchSpark is the most characters of a watch sparkline.
 const watchSpark = 48
 
@@ -76,7 +85,7 @@ func WriteWatchFrame(out io.Writer, v *WatchView) error {
 	ew.Printf("snapview watch: %s, stop on %s\n", when, stop)
 	reserved := map[int]int64{}
 	if v.StatsFile != "" {
-		ew.Printf("%s: %s\n", kit.Escape(v.StatsFile), units.Plural(len(v.W.Stats.Records), "record"))
+		ew.Printf("%s: %s%s\n", kit.Escape(v.StatsFile), units.Plural(len(v.W.Stats.Records), "record"), setAside(v.W.StatsSetAside))
 		for _, d := range monitor.AnalyzeSteps(&v.W.Stats) {
 			last := len(d.Records) - 1
 			st := d.Records[last].Stats
@@ -96,7 +105,7 @@ func WriteWatchFrame(out io.Writer, v *WatchView) error {
 		}
 	}
 	if v.SMIFile != "" {
-		ew.Printf("%s: %s\n", kit.Escape(v.SMIFile), units.Plural(len(v.W.SMI.Samples), "sample"))
+		ew.Printf("%s: %s%s\n", kit.Escape(v.SMIFile), units.Plural(len(v.W.SMI.Samples), "sample"), setAside(v.W.SMISetAside))
 		for _, gpu := range v.W.SMI.GPUs() {
 			var used []int64
 			var last monitor.SMISample
@@ -122,6 +131,15 @@ func WriteWatchFrame(out io.Writer, v *WatchView) error {
 		ew.Printf("warning: %s\n", kit.Escape(w))
 	}
 	return ew.Err
+}
+
+// setAside says how many records or samples of a log were set aside when
+// it was truncated (a new run): "" when none.
+func setAside(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" since the log was truncated (a new run, numbered from 1; %d before it set aside)", n)
 }
 
 // WatchStatusLine is one line about the latest records, for a watch whose
