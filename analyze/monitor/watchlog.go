@@ -189,3 +189,22 @@ func ParseStopRules(vals []string) ([]StopRule, error) {
 	}
 	return rules, nil
 }
+
+// OpenWatchLogs opens the memory_stats() log at statsPath and the
+// nvidia-smi log at smiPath ("": none; "-": stdin) with OpenWatchLog, in
+// that order. The logs opened before an error are returned too, for the
+// caller to close.
+func OpenWatchLogs(statsPath, smiPath string, stdin io.Reader) ([]*WatchLog, error) {
+	var logs []*WatchLog
+	for i, path := range []string{statsPath, smiPath} {
+		if path == "" {
+			continue
+		}
+		l, err := OpenWatchLog(path, i == 1, stdin)
+		if err != nil {
+			return logs, err
+		}
+		logs = append(logs, l)
+	}
+	return logs, nil
+}

@@ -62,40 +62,12 @@ func newCheckCmd() *cobra.Command {
 	return cmd
 }
 
-// rules turns the flags into check rules; a malformed one is a usage
-// error naming its flag.
+// rules turns the flags into check rules (check.Rules); a malformed one
+// is a usage error naming its flag.
 func (o *checkOptions) rules() ([]check.Rule, error) {
-	var rules []check.Rule
-	for _, m := range o.max {
-		r, err := check.ParseMax(m)
-		if err != nil {
-			return nil, &usageError{err}
-		}
-		rules = append(rules, r)
-	}
-	for _, g := range o.growth {
-		r, err := check.ParseMaxGrowth(g)
-		if err != nil {
-			return nil, &usageError{err}
-		}
-		rules = append(rules, r)
-	}
-	if o.noOOM {
-		rules = append(rules, check.Rule{Kind: check.NoOOM})
-	}
-	if o.noRetries {
-		rules = append(rules, check.Rule{Kind: check.NoRetries})
-	}
-	if o.noLeak {
-		rules = append(rules, check.Rule{Kind: check.NoLeak, Name: "leaks"})
-	}
-	if len(rules) == 0 {
-		return nil, usageErrorf("no check given: say --max, --max-growth, --no-oom, --no-retries or --no-leak")
-	}
-	for _, r := range rules {
-		if (r.Kind == check.MaxGrowth || r.IsPercent) && o.baseline == "" {
-			return nil, usageErrorf("%s: a limit relative to the baseline needs --baseline BASE", r.Name)
-		}
+	rules, err := check.Rules(check.Flags{Max: o.max, Growth: o.growth, NoOOM: o.noOOM, NoRetries: o.noRetries, NoLeak: o.noLeak, Baseline: o.baseline != ""})
+	if err != nil {
+		return nil, &usageError{err}
 	}
 	return rules, nil
 }

@@ -107,29 +107,6 @@ func parseSignal(s string) (syscall.Signal, error) {
 	return 0, usageErrorf("--signal %q: want a signal name such as SIGTERM or SIGUSR1, or its number", s)
 }
 
-// openWatchLogs opens the logs --stats and --smi name (monitor.OpenWatchLog)
-// and sets their names in v. The logs opened before an error are returned
-// too, for the caller to close.
-func openWatchLogs(opts *watchOptions, v *monitorview.WatchView, stdin io.Reader) ([]*monitor.WatchLog, error) {
-	var logs []*monitor.WatchLog
-	for _, l := range []struct {
-		path string
-		smi  bool
-		name *string
-	}{{opts.stats, false, &v.StatsFile}, {opts.smi, true, &v.SMIFile}} {
-		if l.path == "" {
-			continue
-		}
-		wl, err := monitor.OpenWatchLog(l.path, l.smi, stdin)
-		if err != nil {
-			return logs, err
-		}
-		*l.name = wl.Name
-		logs = append(logs, wl)
-	}
-	return logs, nil
-}
-
 // runWatch reads the logs every opts.every (monitor.Watch.Poll), redraws
 // the view on a terminal (a status line otherwise), and when a rule holds
 // prints why, signals --pid and returns the exit status 3.
@@ -139,9 +116,14 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 	if opts.once {
 		v.Every = ""
 	}
-	logs, err := openWatchLogs(opts, v, stdin)
+	logs, err := monitor.OpenWatchLogs(opts.stats, opts.smi, stdin)
 	for _, l := range logs {
 		defer l.Close()
+		if l.SMI {
+			v.SMIFile = l.Name
+		} else {
+			v.StatsFile = l.Name
+		}
 	}
 	if err != nil {
 		return err
@@ -172,20 +154,8 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 			continue
 		}
 		first = false
-		switch {
-		case tty:
-			fmt.Fprint(out, "\x1b[H\x1b[2J")
-			if err := monitorview.WriteWatchFrame(out, v); err != nil {
-				return err
-			}
-		case opts.once:
-			if err := monitorview.WriteWatchFrame(out, v); err != nil {
-				return err
-			}
-		case p.Grew:
-			if line := monitorview.WatchStatusLine(v); line != "" {
-				fmt.Fprintln(out, line)
-			}
+		if err := monitorview.WriteWatch(out, v, tty, p.Grew); err != nil {
+			return err
 		}
 		if w.Triggered != nil {
 			return stopWatch(opts, v, sig, out)
@@ -204,8 +174,7 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 // stopWatch prints why a rule held, sends --pid its signal and returns
 // the exit status 3.
 func stopWatch(opts *watchOptions, v *monitorview.WatchView, sig syscall.Signal, out io.Writer) error {
-	msg := monitorview.TriggerText(v)
-	short := "stopped: --stop-on " + monitorview.RuleText(v.W.Triggered.Rule) + " held"
+	msg, short := monitorview.StopText(v)
 	if opts.pid != 0 {
 		if err := syscall.Kill(opts.pid, sig); err != nil {
 			return fmt.Errorf("%s; sending %s to process %d: %w", msg, unix.SignalName(sig), opts.pid, err)

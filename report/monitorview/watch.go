@@ -142,6 +142,28 @@ func setAside(n int) string {
 	return fmt.Sprintf(" since the log was truncated (a new run, numbered from 1; %d before it set aside)", n)
 }
 
+// WriteWatch writes what watch shows after a read of its logs: on a
+// terminal (tty) the screen cleared and the frame (WriteWatchFrame); read
+// once (Every ""), the frame; otherwise, when lines arrived (grew), a
+// status line (WatchStatusLine).
+func WriteWatch(w io.Writer, v *WatchView, tty, grew bool) error {
+	switch {
+	case tty:
+		if _, err := io.WriteString(w, "\x1b[H\x1b[2J"); err != nil {
+			return err
+		}
+		return WriteWatchFrame(w, v)
+	case v.Every == "":
+		return WriteWatchFrame(w, v)
+	case grew:
+		if line := WatchStatusLine(v); line != "" {
+			_, err := fmt.Fprintln(w, line)
+			return err
+		}
+	}
+	return nil
+}
+
 // WatchStatusLine is one line about the latest records, for a watch whose
 // output is not a terminal.
 func WatchStatusLine(v *WatchView) string {
@@ -163,6 +185,13 @@ func WatchStatusLine(v *WatchView) string {
 		parts = append(parts, fmt.Sprintf("GPU %d used %s", gpu, units.Bytes(last.Used)))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// StopText says why watch stopped: msg for stdout, under the view
+// (TriggerText), and short for the error that sets the exit status
+// ("stopped: --stop-on climb held").
+func StopText(v *WatchView) (msg, short string) {
+	return TriggerText(v), "stopped: --stop-on " + RuleText(v.W.Triggered.Rule) + " held"
 }
 
 // TriggerText says why watch stopped: the rule, the device and the step
