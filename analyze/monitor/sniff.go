@@ -9,6 +9,7 @@
 package monitor
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -127,4 +128,12 @@ func SniffFile(path string) Kind {
 	head := make([]byte, SniffLen)
 	n, _ := io.ReadFull(f, head)
 	return Sniff(head[:n])
+}
+
+// SniffReader is Sniff of the first SniffLen bytes of r, peeked: the
+// caller reads the returned reader instead of r.
+func SniffReader(r io.Reader) (Kind, io.Reader) {
+	br := bufio.NewReaderSize(r, SniffLen)
+	head, _ := br.Peek(SniffLen)
+	return Sniff(head), br
 }

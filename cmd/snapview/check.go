@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -11,7 +11,6 @@ import (
 	"github.com/snapview/snapview/analyze/check"
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/internal/atomicfile"
-	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/report/verdictview"
@@ -39,9 +38,10 @@ func newCheckCmd() *cobra.Command {
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
-			rules, err := opts.rules()
+			rules, err := check.Rules(check.Flags{Max: opts.max, Growth: opts.growth, NoOOM: opts.noOOM, NoRetries: opts.noRetries,
+				NoLeak: opts.noLeak, Baseline: opts.baseline != ""})
 			if err != nil {
-				return err
+				return &usageError{err} // a malformed rule names its flag
 			}
 			return withTextOutput(cmd, !opts.json, func(out io.Writer) error {
 				return runCheck(cmd.Context(), opts, rules, cmd.InOrStdin(), out, cmd.ErrOrStderr())
@@ -60,16 +60,6 @@ func newCheckCmd() *cobra.Command {
 	f.BoolVar(&opts.json, "json", false, "print JSON: every check with its figures")
 	f.StringVar(&opts.junit, "junit", "", "also write the checks as a JUnit XML report to this file")
 	return cmd
-}
-
-// rules turns the flags into check rules (check.Rules); a malformed one
-// is a usage error naming its flag.
-func (o *checkOptions) rules() ([]check.Rule, error) {
-	rules, err := check.Rules(check.Flags{Max: o.max, Growth: o.growth, NoOOM: o.noOOM, NoRetries: o.noRetries, NoLeak: o.noLeak, Baseline: o.baseline != ""})
-	if err != nil {
-		return nil, &usageError{err}
-	}
-	return rules, nil
 }
 
 func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin io.Reader, out, errOut io.Writer) error {
@@ -111,12 +101,8 @@ func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin
 	if err != nil {
 		return err
 	}
-	if check.Failed(v.Results, opts.strict) {
-		_, fail, unknown := verdictview.CheckCounts(v)
-		if opts.strict {
-			fail += unknown
-		}
-		return fmt.Errorf("%s: %d of %s failed", run.Name, fail, units.Plural(len(v.Results), "check"))
+	if msg := verdictview.CheckFailure(v); msg != "" {
+		return errors.New(msg)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -22,9 +21,7 @@ func sniffInput(path string, stdin io.Reader) (monitor.Kind, io.Reader) {
 		if f, ok := stdin.(*os.File); ok && progress.IsTerminal(f) {
 			return monitor.KindUnknown, stdin
 		}
-		br := bufio.NewReaderSize(stdin, monitor.SniffLen)
-		head, _ := br.Peek(monitor.SniffLen)
-		return monitor.Sniff(head), br
+		return monitor.SniffReader(stdin)
 	}
 	return monitor.SniffFile(path), stdin
 }
