@@ -73,7 +73,7 @@ func newWatchCmd() *cobra.Command {
 			}
 			loc, err := parseZone(opts.tz)
 			if err != nil {
-				return usageErrorf("--tz %s: %v", opts.tz, err)
+				return err
 			}
 			return runWatch(cmd.Context(), opts, rules, sig, loc, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

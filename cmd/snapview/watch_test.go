@@ -186,6 +186,16 @@ func TestWatchUsage(t *testing.T) {
 	})
 }
 
+// TestWatchBadZone: a bad --tz is a usage error that names the flag once,
+// as smi's does.
+func TestWatchBadZone(t *testing.T) {
+	_, _, err := runSnapview(t, "watch", "--stats", "x", "--tz", "Mars/Olympus")
+	want := `--tz "Mars/Olympus": want a zone name (Europe/Berlin), UTC, Local or an offset (+02:00)`
+	if err == nil || err.Error() != want || exitCode(err) != 2 {
+		t.Errorf("error %v (exit %d), want %q (exit 2)", err, exitCode(err), want)
+	}
+}
+
 // TestWatchSignalsPid: when a rule holds, --pid's process gets --signal,
 // and watch reads its log from a pipe.
 func TestWatchSignalsPid(t *testing.T) {
