@@ -189,6 +189,18 @@ func WrongKind(path string, kind Kind, want string) error {
 	return fmt.Errorf("%s: %s %s, not %s: %s", name, article, kind, want, hint)
 }
 
+// NotSnapshot is the WrongKind error for the file at path when it is one
+// of the monitoring files (a memory_stats() dump or log, an nvidia-smi
+// log) given where a memory snapshot is read: it names what the file is
+// and which command reads it. nil for any other file (SniffFile).
+func NotSnapshot(path string) error {
+	switch kind := SniffFile(path); kind {
+	case KindStats, KindStatsLog, KindSMI:
+		return WrongKind(path, kind, "a memory snapshot")
+	}
+	return nil
+}
+
 // ParseZone reads a time zone as --tz gives it: an IANA zone name
 // ("Europe/Berlin"), "UTC", "Local" (also ""), or a fixed offset
 // ("+02:00", "-0530", "UTC+2", up to 14 hours). The error says what is

@@ -82,9 +82,7 @@ func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin
 	}
 	var notes []analysis.Note
 	v.Results, notes, err = check.RunAll(rules, run, base)
-	if werr := kit.WriteNotes(errOut, notes); err == nil {
-		err = werr
-	}
+	kit.WriteNotes(errOut, notes)
 	if err != nil {
 		return err
 	}
@@ -93,12 +91,7 @@ func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin
 			return err
 		}
 	}
-	if opts.json {
-		err = verdictview.WriteCheckJSON(out, v)
-	} else {
-		err = verdictview.WriteCheckText(out, v)
-	}
-	if err != nil {
+	if err := verdictview.WriteCheckAs(out, v, opts.json); err != nil {
 		return err
 	}
 	if msg := verdictview.CheckFailure(v); msg != "" {
@@ -135,9 +128,7 @@ func loadCheckInputs(ctx context.Context, path string, dev deviceFlag, leaks boo
 		}
 		var notes []analysis.Note
 		run, notes, err = check.SnapshotInputs(s, src.name, check.SnapshotOptions{Devices: devices, Picked: dev.set, Leaks: leaks, Where: stacks.Where})
-		if werr := kit.WriteNotes(errOut, notes); err == nil {
-			err = werr
-		}
+		kit.WriteNotes(errOut, notes)
 		return err
 	})
 	return run, err

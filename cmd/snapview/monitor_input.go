@@ -50,16 +50,12 @@ func pickDevices[T any](f deviceFlag, name string, items []T, device func(T) int
 // is one of the monitoring files: it names what the file is and which
 // command reads it.
 func snapshotHint(path string, err error) error {
-	if err == nil || path == stdinPath {
-		return err
-	}
 	var fe *fileError
-	if errors.As(err, &fe) {
+	if err == nil || path == stdinPath || errors.As(err, &fe) {
 		return err
 	}
-	switch kind, _ := sniffInput(path, nil); kind {
-	case monitor.KindStats, monitor.KindStatsLog, monitor.KindSMI:
-		return monitor.WrongKind(path, kind, "a memory snapshot")
+	if werr := monitor.NotSnapshot(path); werr != nil {
+		return werr
 	}
 	return err
 }
@@ -77,11 +73,7 @@ func parseZone(s string) (*time.Location, error) {
 // flat dump, which does not say its device, is taken as --device's
 // (device 0 without it); named is false then, and --device is no filter.
 func loadStatsDump(path string, r io.Reader, device deviceFlag) (name string, st []*stats.MemoryStats, named bool, err error) {
-	def := 0
-	if device.set {
-		def = device.n
-	}
-	return monitor.LoadStatsDump(path, r, def)
+	return monitor.LoadStatsDump(path, r, device.n) // n is 0 when unset
 }
 
 // loadStatsLog reads a memory_stats() log (monitor.LoadStatsLog); its

@@ -79,17 +79,12 @@ func runSMI(ctx context.Context, opts *smiOptions, stdin io.Reader, out, errOut 
 	}
 	// Without --stats or --snapshot, no gaps.
 	gaps, agree, notes, err := monitor.Gaps(l, v.GPUs, o)
-	if werr := kit.WriteNotes(errOut, notes); err == nil {
-		err = werr
-	}
+	kit.WriteNotes(errOut, notes)
 	if err != nil {
 		return err
 	}
 	v.AddGaps(gaps, agree, o.StatsName, opts.snapshot)
-	if opts.json {
-		return monitorview.WriteSMIJSON(out, v)
-	}
-	return monitorview.WriteSMIText(out, v)
+	return monitorview.WriteSMIAs(out, v, opts.json)
 }
 
 // smiGPUFor is monitor.GPUFor of --gpu (report --smi's device).

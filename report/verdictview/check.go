@@ -81,6 +81,15 @@ func trimFloat(f float64) string {
 	return s
 }
 
+// WriteCheckAs writes v as JSON (WriteCheckJSON) when json is set, as
+// text (WriteCheckText) otherwise.
+func WriteCheckAs(w io.Writer, v *CheckView, json bool) error {
+	if json {
+		return WriteCheckJSON(w, v)
+	}
+	return WriteCheckText(w, v)
+}
+
 // CheckFailure is the error message of a check run that failed
 // (check.Failed; with v.Strict an unknown result fails too): "FILE: 2 of
 // 5 checks failed"; "" when it did not fail.
