@@ -92,7 +92,10 @@ func smiGPUFor(gpus []int, device int, flag deviceFlag, several bool) (gpu int, 
 	return monitor.GPUFor(gpus, device, flag.n, flag.set, several)
 }
 
-// checkGPUFlag is monitor.CheckGPU of --gpu.
+// checkGPUFlag checks --gpu against the nvidia-smi log name, whose GPU
+// indexes are gpus, before anything else is read: --gpu without what it
+// applies to (used false; with names it) is a usage error, and so is a GPU
+// the log does not have (the error names the log, not the snapshot).
 func checkGPUFlag(flag deviceFlag, used bool, with, name string, gpus []int) error {
 	return monitor.CheckGPU(flag.n, flag.set, used, with, name, gpus)
 }

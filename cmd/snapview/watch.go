@@ -119,11 +119,7 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 	logs, err := monitor.OpenWatchLogs(opts.stats, opts.smi, stdin)
 	for _, l := range logs {
 		defer l.Close()
-		if l.SMI {
-			v.SMIFile = l.Name
-		} else {
-			v.StatsFile = l.Name
-		}
+		v.AddLog(l)
 	}
 	if err != nil {
 		return err

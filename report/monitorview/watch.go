@@ -23,6 +23,15 @@ type WatchView struct {
 	Warnings []string
 }
 
+// AddLog names a followed log in v: its StatsFile or SMIFile.
+func (v *WatchView) AddLog(l *monitor.WatchLog) {
+	if l.SMI {
+		v.SMIFile = l.Name
+	} else {
+		v.StatsFile = l.Name
+	}
+}
+
 // AddWarning adds a warning ("LOG: text") to v, which keeps the latest
 // five.
 func (v *WatchView) AddWarning(w string) {
