@@ -140,15 +140,15 @@ func WriteAfter(w io.Writer, s *snapshot.Snapshot, h *info.HostMemory) error {
 // JSON is pinned host memory in the JSON of info, summary, state and
 // leaks (the key "host").
 type JSON struct {
-	Segments           int             `json:"segments"`
-	ReservedBytes      int64           `json:"reserved_bytes"`
-	AllocatedBytes     int64           `json:"allocated_bytes"`
-	Allocations        int             `json:"allocations"`
-	CachedBytes        int64           `json:"cached_bytes"`
-	TraceEntries       int             `json:"trace_entries"`
-	FirstTimeUS        int64           `json:"first_time_us"`
-	LastTimeUS         int64           `json:"last_time_us"`
-	Actions            []kit.CountJSON `json:"actions"`
+	Segments       int             `json:"segments"`
+	ReservedBytes  int64           `json:"reserved_bytes"`
+	AllocatedBytes int64           `json:"allocated_bytes"`
+	Allocations    int             `json:"allocations"`
+	CachedBytes    int64           `json:"cached_bytes"`
+	TraceEntries   int             `json:"trace_entries"`
+	FirstTimeUS    int64           `json:"first_time_us"`
+	LastTimeUS     int64           `json:"last_time_us"`
+	Actions        []kit.CountJSON `json:"actions"`
 	// Replay is host_traces replayed under the caching host allocator's
 	// rules: torch.cuda.host_memory_stats()'s figures, with their trust.
 	Replay hostReplayJSON `json:"replay"`
