@@ -204,3 +204,19 @@ func floorDiv(a, b int64) int64 {
 	}
 	return q
 }
+
+// WriteTorchTables writes the memory_summary() table of each device
+// (WriteTorchSummary), a blank line between two. Errors are w's.
+func WriteTorchTables(w io.Writer, all []*stats.MemoryStats) error {
+	for i, st := range all {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := WriteTorchSummary(w, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
