@@ -1,7 +1,9 @@
 package monitor
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -74,38 +76,69 @@ func sniffBytes(b []byte) Kind {
 // ("-": r), or a single dump as a log of one record per device; warns are
 // the log's warnings, for the caller to show. A snapshot or an nvidia-smi
 // log is a WrongKind error that says what it is; the other errors are
-// ReadInput's and the parsers', prefixed with "NAME: ".
+// os.Open's (naming the path), ReadLog's and the parsers', prefixed with
+// "NAME: ".
+//
+// The log is read as a stream (ParseStatsLog): what is held at once is
+// its first SniffLen bytes, one line and the records parsed, whatever its
+// size. Only a single dump (a JSON object over several lines) is read
+// whole, within ReadLog's bounds.
 func LoadStatsLog(path string, r io.Reader) (name string, l *StatsLog, warns []string, err error) {
-	name, b, err := ReadInput(path, r)
-	if err != nil {
-		return name, nil, nil, err
+	name = path
+	if path == StdinPath {
+		name = StdinName
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return name, nil, nil, err
+		}
+		defer f.Close()
+		r = f
 	}
-	switch kind := sniffBytes(b); kind {
+	br := bufio.NewReaderSize(r, SniffLen)
+	head, err := br.Peek(SniffLen)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return name, nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	switch kind := Sniff(head); kind {
 	case KindSnapshot, KindSMI:
 		return name, nil, nil, WrongKind(path, kind, "a memory_stats() log")
 	case KindStats:
-		// A log of one line looks like a dump: read it as a log first,
-		// to keep its "step" and "time".
-		if !bytes.Contains(bytes.TrimSpace(b), []byte("\n")) {
-			if l, err := ParseStatsLog(bytes.NewReader(b)); err == nil {
-				return name, l, nil, nil
-			}
-		}
-		st, err := stats.ParseStatsJSON(b, 0)
+		l, err := loadStatsDumpAsLog(br)
 		if err != nil {
 			return name, nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
-		l := &StatsLog{}
-		for _, s := range st {
-			l.Records = append(l.Records, StatsRecord{Line: 1, Stats: s})
-		}
 		return name, l, nil, nil
 	}
-	l, err = ParseStatsLog(bytes.NewReader(b))
+	l, err = ParseStatsLog(br)
 	if err != nil {
 		return name, nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return name, l, l.Warnings, nil
+}
+
+// loadStatsDumpAsLog reads a memory_stats() dump whole (within ReadLog's
+// bounds) as a log of one record per device. A log of one line looks like
+// a dump: it is read as a log first, to keep its "step" and "time".
+func loadStatsDumpAsLog(r io.Reader) (*StatsLog, error) {
+	b, err := ReadLog(r)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Contains(bytes.TrimSpace(b), []byte("\n")) {
+		if l, err := ParseStatsLog(bytes.NewReader(b)); err == nil {
+			return l, nil
+		}
+	}
+	st, err := stats.ParseStatsJSON(b, 0)
+	if err != nil {
+		return nil, err
+	}
+	l := &StatsLog{}
+	for _, s := range st {
+		l.Records = append(l.Records, StatsRecord{Line: 1, Stats: s})
+	}
+	return l, nil
 }
 
 // LoadSMI reads an nvidia-smi CSV log at path ("-": r) written in zone

@@ -38,6 +38,22 @@ type GapView struct {
 	StepAt func(fromUS, toUS int64) string
 }
 
+// AddGaps adds to v the gaps monitor.Gaps found (their steps named in
+// v.Loc) and, as notes, how the memory_stats() log statsName agrees with
+// the snapshot snapName (AgreeText).
+func (v *SMIView) AddGaps(gaps []monitor.DeviceGap, agree []monitor.DeviceAgreement, statsName, snapName string) {
+	for _, g := range gaps {
+		gv := GapView{GPU: g.GPU, Device: g.Device, Against: g.Against, Gap: g.Gap}
+		if g.Steps != nil {
+			gv.StepAt = StepAt(g.Steps, v.Loc)
+		}
+		v.Gaps = append(v.Gaps, gv)
+	}
+	for _, a := range agree {
+		v.Notes = append(v.Notes, AgreeText(a.Steps, a.Agreement, statsName, snapName))
+	}
+}
+
 // clock formats a time of the log in its zone.
 func clock(us int64, loc *time.Location) string {
 	return time.UnixMicro(us).In(loc).Format("15:04:05.000")
