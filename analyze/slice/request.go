@@ -1,6 +1,7 @@
 package slice
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/snapview/snapview/analyze/replay"
@@ -126,4 +127,27 @@ func lastTime(t []snapshot.TraceEntry) string {
 		return "no time"
 	}
 	return fmt.Sprintf("time_us %d", t[len(t)-1].TimeUS)
+}
+
+// Cut replays device dev of s as far as the request needs (Mode) and
+// cuts its window (Window, then the package's Cut): the slice, the window
+// and what a reader of it cannot tell (Notes). Errors: the replay's,
+// Window's (*FlagError, *WindowError), ctx's, Cut's.
+func (q Request) Cut(ctx context.Context, s *snapshot.Snapshot, dev int) (*snapshot.Snapshot, Window, []string, error) {
+	r, err := replay.Run(s, dev, replay.Options{Mode: q.Mode()})
+	if err != nil {
+		return nil, Window{}, nil, err
+	}
+	w, err := q.Window(s, r)
+	if err != nil {
+		return nil, w, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, w, nil, err
+	}
+	sl, err := Cut(s, r, w)
+	if err != nil {
+		return nil, w, nil, err
+	}
+	return sl, w, Notes(s, r, w), nil
 }

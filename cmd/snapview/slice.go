@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/slice"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report/kit"
@@ -114,28 +113,14 @@ func runSlice(ctx context.Context, opts *sliceOptions, stdin io.Reader, stdout, 
 		if note != "" {
 			fmt.Fprintf(stderr, "note: %s\n", kit.Escape(note))
 		}
-		r, err := replay.Run(s, dev, replay.Options{Mode: q.Mode()})
-		if err != nil {
-			return err
-		}
-		w, err := q.Window(s, r)
+		sl, w, notes, err := q.Cut(ctx, s, dev)
 		if err != nil {
 			return windowError(s, dev, err)
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		sl, err := slice.Cut(s, r, w)
-		if err != nil {
-			return err
-		}
-		for _, n := range slice.Notes(s, r, w) {
+		for _, n := range notes {
 			fmt.Fprintf(stderr, "note: %s\n", n)
 		}
-		write := dump.Pickle
-		if opts.format == "json" {
-			write = dump.JSON
-		}
+		write := dump.Writer(opts.format)
 		if err := writeOutput(ctx, opts.out, stdout, func(out io.Writer) error { return write(out, sl) }); err != nil {
 			return err
 		}
