@@ -8,6 +8,7 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/internal/atomicfile"
 )
 
 // Job is one `snapview export`: the files to read, in order, and what to
@@ -133,4 +134,14 @@ func (j *Job) pprof(each func([]string, func(*analysis.File, string) ([]analysis
 		return Output{}, err
 	}
 	return Output{Write: p.Write}, nil
+}
+
+// SetFiles are the Parquet tables as the files of one folder, "NAME.parquet"
+// each, for atomicfile.WriteSet: written as one set, or not at all.
+func (o Output) SetFiles() []atomicfile.SetFile {
+	files := make([]atomicfile.SetFile, len(o.Tables))
+	for i, t := range o.Tables {
+		files[i] = atomicfile.SetFile{Name: t.Name + ".parquet", Write: t.Write}
+	}
+	return files
 }

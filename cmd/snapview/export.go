@@ -163,11 +163,7 @@ func runExport(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout
 	if opts.format != "parquet" {
 		return writeOutput(ctx, opts.out, stdout, out.Write)
 	}
-	files := make([]atomicfile.SetFile, len(out.Tables))
-	for i, t := range out.Tables {
-		files[i] = atomicfile.SetFile{Name: t.Name + ".parquet", Write: t.Write}
-	}
-	return atomicfile.WriteSet(ctx, opts.out, files)
+	return atomicfile.WriteSet(ctx, opts.out, out.SetFiles())
 }
 
 // writeOutput writes what write produces to path, or to stdout when path

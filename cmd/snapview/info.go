@@ -53,9 +53,6 @@ func runInfo(ctx context.Context, opts *infoOptions, stdin io.Reader, out, errOu
 			v.Devices = slices.DeleteFunc(v.Devices, func(d info.DeviceInfo) bool { return d.Device != opts.device.n })
 		}
 		v.Devices = v.Devices[:len(opts.device.shown(v.DeviceNumbers(), errOut, "info's Devices"))]
-		if opts.json {
-			return report.WriteInfoJSON(out, v)
-		}
-		return report.WriteInfo(out, v)
+		return report.WriteInfoAs(out, v, opts.json)
 	})
 }

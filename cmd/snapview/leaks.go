@@ -10,7 +10,6 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/leaks"
-	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/leakview"
 	"github.com/snapview/snapview/snapshot"
@@ -95,12 +94,7 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdin io.Reader, stdout, 
 		if err != nil {
 			return momentUsage(err)
 		}
-		if opts.json {
-			err = leakview.WriteLeaksJSON(stdout, s, reps, hostview.NewJSON(an.Host()))
-		} else if err = leakview.WriteLeaks(stdout, s, reps, leakview.LeakOptions{At: opts.at, Full: opts.full, Steps: lo.Steps}); err == nil {
-			err = hostview.WriteAfter(stdout, s, an.Host())
-		}
-		if err != nil {
+		if err := leakview.WriteLeaksAs(stdout, s, reps, an.Host(), opts.json, leakview.LeakOptions{At: opts.at, Full: opts.full, Steps: lo.Steps}); err != nil {
 			return err
 		}
 		// After the report, where a reader looks last.

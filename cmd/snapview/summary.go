@@ -79,13 +79,7 @@ func runSummary(ctx context.Context, opts *summaryOptions, stdin io.Reader, out,
 		f := analysis.New(s, analysis.Options{Mode: replay.StatsOnly})
 		all, notes := f.StatsOf(devices)
 		kit.WriteNotes(errOut, notes)
-		switch opts.format {
-		case "torch":
-			return report.WriteTorchTables(out, all)
-		case "json":
-			return report.WriteSummaryJSON(out, report.NewSummary(src.name, f, all))
-		}
-		return report.WriteSummaryText(out, report.NewSummary(src.name, f, all))
+		return report.WriteSummaryAs(out, opts.format, src.name, f, all)
 	})
 }
 
@@ -122,14 +116,8 @@ func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out,
 			return err
 		}
 	}
-	switch opts.format {
-	case "torch":
-		if kind == monitor.KindStatsLog {
-			fmt.Fprintf(errOut, "%s: %s\n", dump.File, dump.From)
-		}
-		return report.WriteTorchTables(out, dump.Stats)
-	case "json":
-		return monitorview.WriteStatsDumpJSON(out, dump)
+	if opts.format == "torch" && kind == monitor.KindStatsLog {
+		fmt.Fprintf(errOut, "%s: %s\n", dump.File, dump.From)
 	}
-	return monitorview.WriteStatsDumpText(out, dump)
+	return monitorview.WriteStatsDumpAs(out, opts.format, dump)
 }

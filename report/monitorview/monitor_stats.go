@@ -10,6 +10,7 @@ import (
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/kit"
 )
 
@@ -189,4 +190,17 @@ func LastRecords(name string, l *monitor.StatsLog) *StatsDump {
 		dump.From = "the last record, " + strings.TrimPrefix(where[0], "device 0: ")
 	}
 	return dump
+}
+
+// WriteStatsDumpAs writes d in format: "torch" memory_summary()'s table
+// per device (report.WriteTorchTables), "json" WriteStatsDumpJSON, else
+// WriteStatsDumpText. Errors are w's.
+func WriteStatsDumpAs(w io.Writer, format string, d *StatsDump) error {
+	switch format {
+	case "torch":
+		return report.WriteTorchTables(w, d.Stats)
+	case "json":
+		return WriteStatsDumpJSON(w, d)
+	}
+	return WriteStatsDumpText(w, d)
 }
