@@ -116,8 +116,11 @@ func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out,
 			return err
 		}
 	}
-	if opts.format == "torch" && kind == monitor.KindStatsLog {
+	if opts.format != "torch" {
+		return monitorview.WriteStatsDumpAs(out, dump, opts.format == "json")
+	}
+	if kind == monitor.KindStatsLog {
 		fmt.Fprintf(errOut, "%s: %s\n", dump.File, dump.From)
 	}
-	return monitorview.WriteStatsDumpAs(out, opts.format, dump)
+	return report.WriteTorchTables(out, dump.Stats)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
-	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/kit"
 )
 
@@ -192,14 +191,10 @@ func LastRecords(name string, l *monitor.StatsLog) *StatsDump {
 	return dump
 }
 
-// WriteStatsDumpAs writes d in format: "torch" memory_summary()'s table
-// per device (report.WriteTorchTables), "json" WriteStatsDumpJSON, else
-// WriteStatsDumpText. Errors are w's.
-func WriteStatsDumpAs(w io.Writer, format string, d *StatsDump) error {
-	switch format {
-	case "torch":
-		return report.WriteTorchTables(w, d.Stats)
-	case "json":
+// WriteStatsDumpAs writes d as JSON (WriteStatsDumpJSON) or text
+// (WriteStatsDumpText). Errors are w's.
+func WriteStatsDumpAs(w io.Writer, d *StatsDump, json bool) error {
+	if json {
 		return WriteStatsDumpJSON(w, d)
 	}
 	return WriteStatsDumpText(w, d)
