@@ -68,6 +68,7 @@ func mergeHistory(dst, src *stats.MemoryStats) {
 	keep(&dst.OversizeAllocations, src.OversizeAllocations)
 	keep(&dst.OversizeSegments, src.OversizeSegments)
 	dst.NumAllocRetries = src.NumAllocRetries
+	dst.NumAllocRetriesMax = src.NumAllocRetriesMax
 	dst.NumOOMs = src.NumOOMs
 	dst.NumSyncAllStreams = src.NumSyncAllStreams
 	dst.NumDeviceAlloc = src.NumDeviceAlloc

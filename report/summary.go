@@ -487,6 +487,10 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 				v := f.Value
 				fj.Value = &v
 			}
+			if f.Max > 0 && f.Max > f.Value {
+				hi := f.Max
+				fj.AtMost = &hi
+			}
 			dj.MemoryStats[f.Key] = fj
 		}
 		dj.History = kit.HistoryJSON{Exactness: d.Stats.Known.History.String(), Why: d.Stats.Known.Why}
