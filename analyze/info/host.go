@@ -14,7 +14,8 @@ import (
 // Replay is host_traces replayed under its rules (package
 // analyze/hostreplay), with its own trust.
 type HostMemory struct {
-	// Present is true when the file has host_segments or host_traces.
+	// Present is true when the file's host_segments or host_traces hold
+	// anything (snapshot.Snapshot.HasHostTraces).
 	Present bool
 	// Segments counts the host segments; ReservedBytes sums their sizes;
 	// AllocatedBytes and Allocations are their active_allocated blocks;
@@ -30,7 +31,10 @@ type HostMemory struct {
 	// PeakAllocatedBytes is the highest sum of the sizes of allocations
 	// live at once along the trace (alloc adds its size, free_requested
 	// takes it off; a block allocated before the trace is not counted, so
-	// it is a lower bound unless the trace starts from nothing).
+	// it is a lower bound unless the trace starts from nothing). An alloc
+	// entry records the block's size, not the request
+	// (CachingHostAllocatorImpl::allocate, record_trace(ALLOC, ...,
+	// block->size_)): the file does not keep what was requested.
 	PeakAllocatedBytes int64
 	// Replay is the host trace replayed under the caching host allocator's
 	// rules: host_memory_stats() figures, their trust and the end state;

@@ -160,6 +160,11 @@ func (m Moment) Resolve(s *snapshot.Snapshot, r *replay.Result) (int, error) {
 	return r.IndexAtTime(m.timeUS(trace)), nil
 }
 
+// TimeIn is the time_us value (microseconds since the Unix epoch) a
+// time:T moment names in trace, which has timestamps: for a trace that is
+// no device's (the pinned host allocator's host_traces).
+func (m Moment) TimeIn(trace []snapshot.TraceEntry) int64 { return m.timeUS(trace) }
+
 // timeUS is the time_us value (microseconds since the Unix epoch) a
 // time:T moment names in trace, which has timestamps.
 func (m Moment) timeUS(trace []snapshot.TraceEntry) int64 {

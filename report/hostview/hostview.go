@@ -48,7 +48,7 @@ func FigureLines(h *info.HostMemory) []string {
 	for i, a := range h.Actions {
 		acts[i] = a.Name + " " + units.Int(a.Count)
 	}
-	lines = append(lines, fmt.Sprintf("Trace: %s%s (%s); at most %s requested at once along it.",
+	lines = append(lines, fmt.Sprintf("Trace: %s%s (%s); at most %s allocated at once along it.",
 		units.Plural(h.Entries, "entry"), span, strings.Join(acts, ", "), units.Bytes(h.PeakAllocatedBytes)))
 	return append(lines, hostReplayLines(h)...)
 }
@@ -149,7 +149,7 @@ type JSON struct {
 	FirstTimeUS        int64           `json:"first_time_us"`
 	LastTimeUS         int64           `json:"last_time_us"`
 	Actions            []kit.CountJSON `json:"actions"`
-	PeakRequestedBytes int64           `json:"peak_requested_bytes"`
+	PeakAllocatedBytes int64           `json:"peak_allocated_bytes"`
 	// Replay is host_traces replayed under the caching host allocator's
 	// rules: torch.cuda.host_memory_stats()'s figures, with their trust.
 	Replay hostReplayJSON `json:"replay"`
@@ -225,6 +225,6 @@ func NewJSON(h *info.HostMemory) *JSON {
 		Segments: h.Segments, ReservedBytes: h.ReservedBytes, AllocatedBytes: h.AllocatedBytes,
 		Allocations: h.Allocations, CachedBytes: h.CachedBytes, TraceEntries: h.Entries,
 		FirstTimeUS: h.FirstUS, LastTimeUS: h.LastUS, Actions: kit.CountsJSON(h.Actions),
-		PeakRequestedBytes: h.PeakAllocatedBytes,
+		PeakAllocatedBytes: h.PeakAllocatedBytes,
 	}
 }
