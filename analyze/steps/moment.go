@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/snapview/snapview/analyze/replay"
@@ -223,3 +224,14 @@ func (st Steps) describe() string {
 	}
 	return st.Source.String()
 }
+
+// FlagError is an error met with the moment of the flag Flag ("--base-at")
+// where the moment's own errors name --at: its message names Flag
+// instead. Err is the error as it came (a *MomentError, or any other).
+type FlagError struct {
+	Flag string
+	Err  error
+}
+
+func (e *FlagError) Error() string { return strings.ReplaceAll(e.Err.Error(), "--at", e.Flag) }
+func (e *FlagError) Unwrap() error { return e.Err }
