@@ -48,16 +48,13 @@ func (c DeviceChoice) Pick(s *snapshot.Snapshot) ([]int, error) {
 }
 
 // One returns the device a one-device view (state, diff) shows at the
-// moment at: the one asked for, else ShownDevice's, with a note naming
-// the others when the file has several. Its error is Check's.
+// moment at: the one asked for, else ShownDeviceNote's, with its note
+// naming the others when the file has several. Its error is Check's.
 func (c DeviceChoice) One(s *snapshot.Snapshot, at steps.Moment) (dev int, note string, err error) {
 	if c.Set {
 		return c.N, "", c.Check(s)
 	}
-	dev, why := ShownDevice(s, at)
-	if devs := s.Devices(); len(devs) > 1 {
-		note = fmt.Sprintf("showing device %d, %s (the file has devices %s): choose another with --device N", dev, why, units.IntList(devs))
-	}
+	dev, note = ShownDeviceNote(s, at)
 	return dev, note, nil
 }
 

@@ -26,22 +26,29 @@ const (
 // errors are os.Open's (naming the path) or ReadLog's prefixed with
 // "NAME: ".
 func ReadInput(path string, r io.Reader) (name string, b []byte, err error) {
-	name = path
-	if path == StdinPath {
-		name = StdinName
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return name, nil, err
-		}
-		defer f.Close()
-		r = f
+	name, r, done, err := openInput(path, r)
+	if err != nil {
+		return name, nil, err
 	}
+	defer done()
 	b, err = ReadLog(r)
 	if err != nil {
 		return name, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return name, b, nil
+}
+
+// openInput opens the file at path, or for "-" returns r, named
+// "<stdin>"; done closes what was opened. The error is os.Open's.
+func openInput(path string, r io.Reader) (name string, in io.Reader, done func(), err error) {
+	if path == StdinPath {
+		return StdinName, r, func() {}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return path, nil, nil, err
+	}
+	return path, f, func() { f.Close() }, nil
 }
 
 // LoadStatsDump reads a memory_stats() dump at path ("-": r).
@@ -84,17 +91,11 @@ func sniffBytes(b []byte) Kind {
 // size. Only a single dump (a JSON object over several lines) is read
 // whole, within ReadLog's bounds.
 func LoadStatsLog(path string, r io.Reader) (name string, l *StatsLog, warns []string, err error) {
-	name = path
-	if path == StdinPath {
-		name = StdinName
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return name, nil, nil, err
-		}
-		defer f.Close()
-		r = f
+	name, r, done, err := openInput(path, r)
+	if err != nil {
+		return name, nil, nil, err
 	}
+	defer done()
 	br := bufio.NewReaderSize(r, SniffLen)
 	head, err := br.Peek(SniffLen)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
@@ -186,6 +187,18 @@ func WrongKind(path string, kind Kind, want string) error {
 		article = "an"
 	}
 	return fmt.Errorf("%s: %s %s, not %s: %s", name, article, kind, want, hint)
+}
+
+// NotSnapshot is the WrongKind error for the file at path when it is one
+// of the monitoring files (a memory_stats() dump or log, an nvidia-smi
+// log) given where a memory snapshot is read: it names what the file is
+// and which command reads it. nil for any other file (SniffFile).
+func NotSnapshot(path string) error {
+	switch kind := SniffFile(path); kind {
+	case KindStats, KindStatsLog, KindSMI:
+		return WrongKind(path, kind, "a memory snapshot")
+	}
+	return nil
 }
 
 // ParseZone reads a time zone as --tz gives it: an IANA zone name

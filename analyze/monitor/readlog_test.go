@@ -81,10 +81,10 @@ func (g *paddedLog) Read(p []byte) (int, error) {
 	return k, nil
 }
 
-// TestParseStatsLogStreams: ParseStatsLog holds a line at a time, not the
-// log: 96 MiB of log in 1 MiB lines is read with the heap under 24 MiB
-// (reading it whole took the log's size and more).
-func TestParseStatsLogStreams(t *testing.T) {
+// recordWithoutStep is the first record of the real monitor_train log
+// without its "step", as one line of JSON.
+func recordWithoutStep(t *testing.T) []byte {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "snapshots", "monitor_train.stats.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +96,14 @@ func TestParseStatsLogStreams(t *testing.T) {
 	}
 	delete(obj, "step")
 	rec, _ = json.Marshal(obj)
+	return rec
+}
+
+// TestParseStatsLogStreams: ParseStatsLog holds a line at a time, not the
+// log: 96 MiB of log in 1 MiB lines is read with the heap under 24 MiB
+// (reading it whole took the log's size and more).
+func TestParseStatsLogStreams(t *testing.T) {
+	rec := recordWithoutStep(t)
 	runtime.GC()
 	g := &paddedLog{rec: rec, lines: 96, pad: 1 << 20, sample: true}
 	l, err := ParseStatsLog(g)
@@ -124,17 +132,7 @@ func TestParseStatsLogStreams(t *testing.T) {
 // records of about 1 KiB each, held) with the heap under 24 MiB (it read the log whole before: 421 MB RSS for `stats` on
 // a 99 MB log, 85 MB after).
 func TestLoadStatsLogStreams(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "snapshots", "monitor_train.stats.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, _, _ := bytes.Cut(b, []byte("\n"))
-	var obj map[string]any
-	if err := json.Unmarshal(rec, &obj); err != nil {
-		t.Fatal(err)
-	}
-	delete(obj, "step")
-	rec, _ = json.Marshal(obj)
+	rec := recordWithoutStep(t)
 	runtime.GC()
 	g := &paddedLog{rec: rec, lines: 3072, pad: 16 << 10, sample: true}
 	name, l, _, err := LoadStatsLog(StdinPath, g)

@@ -148,6 +148,23 @@ func GPUFor(gpus []int, device, flagGPU int, flagSet, several bool) (gpu int, ok
 	return 0, false, analysis.UsageErrorf("device %d: the nvidia-smi log has no GPU %d (GPUs: %s); say which with --gpu", device, device, units.IntList(gpus))
 }
 
+// CheckGPU checks --gpu (flagGPU, given when flagSet) against the
+// nvidia-smi log name, whose GPU indexes are gpus, before anything else is
+// read: --gpu without what it applies to (used false; with names it) is a
+// *analysis.UsageError, and so is a GPU the log does not have (the error
+// names the log, not the snapshot).
+func CheckGPU(flagGPU int, flagSet, used bool, with, name string, gpus []int) error {
+	switch {
+	case !flagSet:
+		return nil
+	case !used:
+		return analysis.UsageErrorf("--gpu %d names the nvidia-smi GPU to set against %s: give one", flagGPU, with)
+	case !slices.Contains(gpus, flagGPU):
+		return analysis.UsageErrorf("--gpu %d: %s: the nvidia-smi log has no GPU %d (GPUs: %s)", flagGPU, name, flagGPU, units.IntList(gpus))
+	}
+	return nil
+}
+
 // gpuSeries returns the samples of one GPU, in time order.
 func gpuSeries(gs []GPUSummary, gpu int) []SMISample {
 	for _, g := range gs {

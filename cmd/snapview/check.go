@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -11,7 +11,6 @@ import (
 	"github.com/snapview/snapview/analyze/check"
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/internal/atomicfile"
-	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/report/verdictview"
@@ -39,9 +38,10 @@ func newCheckCmd() *cobra.Command {
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
-			rules, err := opts.rules()
+			rules, err := check.Rules(check.Flags{Max: opts.max, Growth: opts.growth, NoOOM: opts.noOOM, NoRetries: opts.noRetries,
+				NoLeak: opts.noLeak, Baseline: opts.baseline != ""})
 			if err != nil {
-				return err
+				return &usageError{err} // a malformed rule names its flag
 			}
 			return withTextOutput(cmd, !opts.json, func(out io.Writer) error {
 				return runCheck(cmd.Context(), opts, rules, cmd.InOrStdin(), out, cmd.ErrOrStderr())
@@ -60,44 +60,6 @@ func newCheckCmd() *cobra.Command {
 	f.BoolVar(&opts.json, "json", false, "print JSON: every check with its figures")
 	f.StringVar(&opts.junit, "junit", "", "also write the checks as a JUnit XML report to this file")
 	return cmd
-}
-
-// rules turns the flags into check rules; a malformed one is a usage
-// error naming its flag.
-func (o *checkOptions) rules() ([]check.Rule, error) {
-	var rules []check.Rule
-	for _, m := range o.max {
-		r, err := check.ParseMax(m)
-		if err != nil {
-			return nil, &usageError{err}
-		}
-		rules = append(rules, r)
-	}
-	for _, g := range o.growth {
-		r, err := check.ParseMaxGrowth(g)
-		if err != nil {
-			return nil, &usageError{err}
-		}
-		rules = append(rules, r)
-	}
-	if o.noOOM {
-		rules = append(rules, check.Rule{Kind: check.NoOOM})
-	}
-	if o.noRetries {
-		rules = append(rules, check.Rule{Kind: check.NoRetries})
-	}
-	if o.noLeak {
-		rules = append(rules, check.Rule{Kind: check.NoLeak, Name: "leaks"})
-	}
-	if len(rules) == 0 {
-		return nil, usageErrorf("no check given: say --max, --max-growth, --no-oom, --no-retries or --no-leak")
-	}
-	for _, r := range rules {
-		if (r.Kind == check.MaxGrowth || r.IsPercent) && o.baseline == "" {
-			return nil, usageErrorf("%s: a limit relative to the baseline needs --baseline BASE", r.Name)
-		}
-	}
-	return rules, nil
 }
 
 func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin io.Reader, out, errOut io.Writer) error {
@@ -120,9 +82,7 @@ func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin
 	}
 	var notes []analysis.Note
 	v.Results, notes, err = check.RunAll(rules, run, base)
-	if werr := kit.WriteNotes(errOut, notes); err == nil {
-		err = werr
-	}
+	kit.WriteNotes(errOut, notes)
 	if err != nil {
 		return err
 	}
@@ -131,20 +91,11 @@ func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin
 			return err
 		}
 	}
-	if opts.json {
-		err = verdictview.WriteCheckJSON(out, v)
-	} else {
-		err = verdictview.WriteCheckText(out, v)
-	}
-	if err != nil {
+	if err := verdictview.WriteCheckAs(out, v, opts.json); err != nil {
 		return err
 	}
-	if check.Failed(v.Results, opts.strict) {
-		_, fail, unknown := verdictview.CheckCounts(v)
-		if opts.strict {
-			fail += unknown
-		}
-		return fmt.Errorf("%s: %d of %s failed", run.Name, fail, units.Plural(len(v.Results), "check"))
+	if msg := verdictview.CheckFailure(v); msg != "" {
+		return errors.New(msg)
 	}
 	return nil
 }
@@ -177,9 +128,7 @@ func loadCheckInputs(ctx context.Context, path string, dev deviceFlag, leaks boo
 		}
 		var notes []analysis.Note
 		run, notes, err = check.SnapshotInputs(s, src.name, check.SnapshotOptions{Devices: devices, Picked: dev.set, Leaks: leaks, Where: stacks.Where})
-		if werr := kit.WriteNotes(errOut, notes); err == nil {
-			err = werr
-		}
+		kit.WriteNotes(errOut, notes)
 		return err
 	})
 	return run, err

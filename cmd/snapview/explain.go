@@ -9,6 +9,7 @@ import (
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
@@ -58,12 +59,16 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 			return err
 		}
 		v := verdictview.NewExplainView(s, devs)
+		v.Host = hostview.NewJSON(an.Host()) // the host section the text shows
 		if opts.json {
 			return verdictview.WriteExplainJSON(out, v)
 		}
 		if len(devs) == 0 {
 			return writeNothing(out, an, "the snapshot")
 		}
-		return verdictview.WriteExplain(out, v)
+		if err := verdictview.WriteExplain(out, v); err != nil {
+			return err
+		}
+		return hostview.WriteAfter(out, s, an.Host())
 	})
 }

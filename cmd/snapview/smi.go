@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -78,20 +77,14 @@ func runSMI(ctx context.Context, opts *smiOptions, stdin io.Reader, out, errOut 
 			return snapshotHint(opts.snapshot, err)
 		}
 	}
-	if opts.stats != "" || opts.snapshot != "" {
-		gaps, agree, notes, err := monitor.Gaps(l, v.GPUs, o)
-		if werr := kit.WriteNotes(errOut, notes); err == nil {
-			err = werr
-		}
-		if err != nil {
-			return err
-		}
-		v.AddGaps(gaps, agree, o.StatsName, opts.snapshot)
+	// Without --stats or --snapshot, no gaps.
+	gaps, agree, notes, err := monitor.Gaps(l, v.GPUs, o)
+	kit.WriteNotes(errOut, notes)
+	if err != nil {
+		return err
 	}
-	if opts.json {
-		return monitorview.WriteSMIJSON(out, v)
-	}
-	return monitorview.WriteSMIText(out, v)
+	v.AddGaps(gaps, agree, o.StatsName, opts.snapshot)
+	return monitorview.WriteSMIAs(out, v, opts.json)
 }
 
 // checkGPUFlag checks --gpu against the nvidia-smi log name, whose GPU
@@ -99,13 +92,5 @@ func runSMI(ctx context.Context, opts *smiOptions, stdin io.Reader, out, errOut 
 // applies to (used false; with names it) is a usage error, and so is a GPU
 // the log does not have (the error names the log, not the snapshot).
 func checkGPUFlag(flag deviceFlag, used bool, with, name string, gpus []int) error {
-	switch {
-	case !flag.set:
-		return nil
-	case !used:
-		return usageErrorf("--gpu %d names the nvidia-smi GPU to set against %s: give one", flag.n, with)
-	case !slices.Contains(gpus, flag.n):
-		return usageErrorf("--gpu %d: %s: the nvidia-smi log has no GPU %d (GPUs: %s)", flag.n, name, flag.n, joinInts(gpus))
-	}
-	return nil
+	return monitor.CheckGPU(flag.n, flag.set, used, with, name, gpus)
 }

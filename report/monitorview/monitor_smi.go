@@ -295,6 +295,15 @@ type gapJumpJSON struct {
 	Step    string `json:"step,omitempty"`
 }
 
+// WriteSMIAs writes v as JSON (WriteSMIJSON) when json is set, as text
+// (WriteSMIText) otherwise.
+func WriteSMIAs(w io.Writer, v *SMIView, json bool) error {
+	if json {
+		return WriteSMIJSON(w, v)
+	}
+	return WriteSMIText(w, v)
+}
+
 // WriteSMIJSON writes v as JSON: per GPU the figures of the text view,
 // and the gaps with their jumps.
 func WriteSMIJSON(w io.Writer, v *SMIView) error {
