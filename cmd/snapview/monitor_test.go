@@ -137,7 +137,7 @@ func TestStatsRealLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := regexp.MustCompile(`Allocated memory keeps climbing: it started at step (\d+); \+80\.0 MiB from then to\s+step 29 .*\s+(?:.*), \+(\S+ MiB) per step\.`)
+	want := regexp.MustCompile(`Allocated memory keeps climbing: it started at step (\d+); \+80\.0 MiB from\s+step\s+9,\s+the\s+record\s+before\s+it,\s+to\s+step\s+29 .*\s+(?:.*), \+(\S+ MiB) per step\.`)
 	m := want.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no climbing verdict:\n%s", out)

@@ -155,10 +155,12 @@ func SMIClimbVerdict(g *monitor.GPUSummary, loc *time.Location) string {
 		return fmt.Sprintf("GPU %d: memory.used does not keep climbing: %s at the end, highest %s at %s.",
 			g.GPU, units.Bytes(g.Last), units.Bytes(g.Max), clock(g.MaxAtUS, loc))
 	}
-	start := g.Series[c.Start].TimeUS
-	secs := float64(g.LastUS-g.Series[c.Start-1].TimeUS) / 1e6
-	s := fmt.Sprintf("GPU %d: memory.used keeps climbing: it started at %s (%s into the log); +%s from then to the end (%s, new highs at %d of %d samples)",
-		g.GPU, clock(start, loc), units.Seconds(start-g.FirstUS, 1), units.Bytes(c.Rise), bytesRange(c.Base, c.End), c.Highs, c.Points)
+	// As ClimbVerdict: the rise is from the sample before the climb's
+	// first new high (c.Base's), named as such.
+	start, base := g.Series[c.Start].TimeUS, g.Series[c.Start-1].TimeUS
+	secs := float64(g.LastUS-base) / 1e6
+	s := fmt.Sprintf("GPU %d: memory.used keeps climbing: it started at %s (%s into the log); +%s from %s, the sample before it, to the end (%s, new highs at %d of %d samples)",
+		g.GPU, clock(start, loc), units.Seconds(start-g.FirstUS, 1), units.Bytes(c.Rise), clock(base, loc), bytesRange(c.Base, c.End), c.Highs, c.Points)
 	if secs > 0 {
 		s += fmt.Sprintf(", %s per minute", units.SignedBytes(int64(float64(c.Rise)/secs*60)))
 	}
@@ -265,11 +267,14 @@ type smiGPUJSON struct {
 type smiClimb struct {
 	Climbing bool   `json:"climbing"`
 	StartUS  *int64 `json:"start_time_us"`
-	Base     int64  `json:"base_bytes"`
-	End      int64  `json:"end_bytes"`
-	Rise     int64  `json:"rise_bytes"`
-	Highs    int    `json:"new_highs"`
-	Samples  int    `json:"samples"`
+	// BaseUS is the time of the sample before StartUS, the one Base
+	// (base_bytes) and Rise are measured from.
+	BaseUS  *int64 `json:"base_time_us"`
+	Base    int64  `json:"base_bytes"`
+	End     int64  `json:"end_bytes"`
+	Rise    int64  `json:"rise_bytes"`
+	Highs   int    `json:"new_highs"`
+	Samples int    `json:"samples"`
 }
 
 type gapJSON struct {
@@ -312,8 +317,8 @@ func WriteSMIJSON(w io.Writer, v *SMIView) error {
 		g := &v.GPUs[i]
 		c := smiClimb{Climbing: g.Climb.Climbing, Base: g.Climb.Base, End: g.Climb.End, Rise: g.Climb.Rise, Highs: g.Climb.Highs, Samples: g.Climb.Points}
 		if g.Climb.Start >= 0 {
-			us := g.Series[g.Climb.Start].TimeUS
-			c.StartUS = &us
+			us, base := g.Series[g.Climb.Start].TimeUS, g.Series[g.Climb.Start-1].TimeUS
+			c.StartUS, c.BaseUS = &us, &base
 		}
 		out.GPUs = append(out.GPUs, smiGPUJSON{GPU: g.GPU, Samples: g.Samples, FirstUS: g.FirstUS, LastUS: g.LastUS, IntervalUS: g.IntervalUS,
 			Total: g.Total, Min: g.Min, Median: g.Median, Max: g.Max, MaxAtUS: g.MaxAtUS, First: g.First, Last: g.Last,

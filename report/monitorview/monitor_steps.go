@@ -68,16 +68,21 @@ func AgreeText(d *monitor.StepsDevice, a monitor.Agreement, log, snap string) st
 		log, snap, a.Checked-a.Equal, a.Checked, StepLabel(d, a.First))
 }
 
-// ClimbVerdict is the sentence `snapview stats` and the report print about
-// a climb of what ("allocated memory") over the records of d.
+// ClimbVerdict is the sentence `snapview stats`, watch and the report print
+// about a climb of what ("allocated memory") over the records of d. The
+// climb starts at its first new high (c.Start); its rise, per-step rate
+// and the first figure of its range are from the record before it (c.Base
+// is that record's figure), and the sentence names that record as such.
 func ClimbVerdict(d *monitor.StepsDevice, c monitor.Climb, what string) string {
 	if !c.Climbing {
 		return fmt.Sprintf("%s does not keep climbing: %s at the end, highest %s at %s.",
 			upperFirst(what), units.Bytes(c.End), units.Bytes(c.Max), StepLabel(d, max(c.MaxAt, 0)))
 	}
 	last := len(d.Records) - 1
-	s := fmt.Sprintf("%s keeps climbing: it started at %s; +%s from then to %s (%s, new highs at %d of %d records)",
-		upperFirst(what), StepLabel(d, c.Start), units.Bytes(c.Rise), StepLabel(d, last),
+	// The rise is from the record before the climb (c.Base's), so the
+	// first high's own rise counts; that record is named as such.
+	s := fmt.Sprintf("%s keeps climbing: it started at %s; +%s from %s, the record before it, to %s (%s, new highs at %d of %d records)",
+		upperFirst(what), StepLabel(d, c.Start), units.Bytes(c.Rise), StepLabel(d, c.Start-1), StepLabel(d, last),
 		bytesRange(c.Base, c.End), c.Highs, c.Points)
 	if d.XIsStep {
 		if n := d.Records[last].Step - d.Records[c.Start-1].Step; n > 0 {
@@ -261,11 +266,14 @@ type stepRefJSON struct {
 type climbJSON struct {
 	Climbing bool         `json:"climbing"`
 	Start    *stepRefJSON `json:"start"`
-	Base     int64        `json:"base_bytes"`
-	End      int64        `json:"end_bytes"`
-	Rise     int64        `json:"rise_bytes"`
-	Highs    int          `json:"new_highs"`
-	Records  int          `json:"records"`
+	// Base is the record before Start, the one BaseBytes and RiseBytes
+	// are measured from.
+	Base      *stepRefJSON `json:"base"`
+	BaseBytes int64        `json:"base_bytes"`
+	End       int64        `json:"end_bytes"`
+	Rise      int64        `json:"rise_bytes"`
+	Highs     int          `json:"new_highs"`
+	Records   int          `json:"records"`
 }
 
 func stepRef(d *monitor.StepsDevice, i int) *stepRefJSON {
@@ -282,7 +290,7 @@ func stepRef(d *monitor.StepsDevice, i int) *stepRefJSON {
 }
 
 func climbToJSON(d *monitor.StepsDevice, c monitor.Climb) climbJSON {
-	return climbJSON{Climbing: c.Climbing, Start: stepRef(d, c.Start), Base: c.Base, End: c.End, Rise: c.Rise, Highs: c.Highs, Records: c.Points}
+	return climbJSON{Climbing: c.Climbing, Start: stepRef(d, c.Start), Base: stepRef(d, c.Start-1), BaseBytes: c.Base, End: c.End, Rise: c.Rise, Highs: c.Highs, Records: c.Points}
 }
 
 // WriteStepsJSON writes v as JSON (every record, whatever Rows says).

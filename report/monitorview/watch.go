@@ -231,8 +231,9 @@ func TriggerText(v *WatchView) string {
 	where := fmt.Sprintf("device %d, %s", t.Device, StepLabel(dev, t.Record))
 	switch t.Rule.Kind {
 	case monitor.StopClimb:
-		return fmt.Sprintf("stop (--stop-on climb): %s: %s memory keeps climbing since %s: +%s (%s)", where, t.What,
-			StepLabel(dev, t.Climb.Start), units.Bytes(t.Climb.Rise), bytesRange(t.Climb.Base, t.Climb.End))
+		// As ClimbVerdict: the rise is from the record before the climb.
+		return fmt.Sprintf("stop (--stop-on climb): %s: %s memory keeps climbing since %s: +%s from %s, the record before it (%s)", where, t.What,
+			StepLabel(dev, t.Climb.Start), units.Bytes(t.Climb.Rise), StepLabel(dev, t.Climb.Start-1), bytesRange(t.Climb.Base, t.Climb.End))
 	case monitor.StopLimit:
 		return fmt.Sprintf("stop (--stop-on %s): %s: reserved %s, above %s", rule, where, units.Bytes(t.Value), rule)
 	}
