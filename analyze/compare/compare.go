@@ -641,6 +641,48 @@ func (d *Diff) figure(name string) FigureDiff {
 	return FigureDiff{Name: name}
 }
 
+// shareNote names the stack that holds most of the allocated change when
+// it holds at least half of it. The share is of the gross change in the
+// net change's direction (net > 0: the bytes the stacks that grew added;
+// net < 0: the bytes those that shrank gave back), so it is at most 100%
+// and true while other stacks moved the other way; the net change (the
+// stacks' deltas summed, allocated_bytes.all.current's) is then given
+// beside it. net is that net change in bytes; stacks are sorted by
+// |delta|, as Diff.Stacks. "" when net is 0 or no stack holds half.
+func shareNote(stacks []StackDiff, net int64) string {
+	var top *StackDiff
+	var gross int64
+	moved := 0
+	for i := range stacks {
+		s := &stacks[i]
+		if s.DeltaBytes == 0 || (s.DeltaBytes > 0) != (net > 0) {
+			continue
+		}
+		if top == nil {
+			top = s
+		}
+		gross += s.DeltaBytes
+		moved++
+	}
+	if net == 0 || top == nil {
+		return ""
+	}
+	share := float64(top.DeltaBytes) / float64(gross)
+	if share < 0.5 {
+		return ""
+	}
+	what := "growth"
+	if net < 0 {
+		what = "drop"
+	}
+	total := units.SignedBytes(gross)
+	if gross != net {
+		total = fmt.Sprintf("%s by %s; net change %s", total, units.Count(moved, "stack", "stacks"), units.SignedBytes(net))
+	}
+	return fmt.Sprintf("%.0f%% of the allocated %s (%s) is one stack's: %s, %s %s",
+		100*share, what, total, stackLabel(top.Frames), top.Status, units.SignedBytes(top.DeltaBytes))
+}
+
 // diffNotes explains what the data shows: one line each.
 func diffNotes(d *Diff) []string {
 	var notes []string
@@ -666,14 +708,8 @@ func diffNotes(d *Diff) []string {
 		notes = append(notes, fmt.Sprintf("allocated %s for the same requests: block rounding and the remainders the allocator left unsplit", units.SignedBytes(alloc.Delta)))
 	}
 	if !d.SameAllocations && alloc.Delta != 0 && len(d.Stacks) > 0 {
-		top := d.Stacks[0]
-		switch share := float64(top.DeltaBytes) / float64(alloc.Delta); {
-		case share > 1:
-			notes = append(notes, fmt.Sprintf("one stack changed by more than the whole allocated change (%s): %s, %s %s",
-				units.SignedBytes(alloc.Delta), stackLabel(top.Frames), top.Status, units.SignedBytes(top.DeltaBytes)))
-		case share >= 0.5:
-			notes = append(notes, fmt.Sprintf("%.0f%% of the allocated change (%s) is one stack's: %s, %s %s",
-				100*share, units.SignedBytes(alloc.Delta), stackLabel(top.Frames), top.Status, units.SignedBytes(top.DeltaBytes)))
+		if n := shareNote(d.Stacks, alloc.Delta); n != "" {
+			notes = append(notes, n)
 		}
 		var nNew, nGone int
 		var bNew, bGone int64
