@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/snapview/snapview/internal/golden"
+	"github.com/snapview/snapview/internal/units"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/explain/")
@@ -497,4 +498,63 @@ func TestExplainSettingsRecorded(t *testing.T) {
 		t.Skip("no recording with a recommended setting")
 	}
 	t.Logf("%d recommended settings checked against their recordings", checked)
+}
+
+// TestExplainLeakLiveWords: the leak finding's text names each figure as
+// its JSON key means it: "live in this stack" is "bytes" (the stack's
+// 224.0 MiB in leak_gc_oom), "live on the device (all stacks)" is
+// "live_bytes" (every allocation live after the finding's entry, 316.8
+// MiB), as leaks --json gives them.
+func TestExplainLeakLiveWords(t *testing.T) {
+	const file = "../../testdata/snapshots/leak_gc_oom.pickle"
+	js, _, err := runSnapview(t, "explain", "--json", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc explainDoc
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var figs map[string]*int64
+	for _, f := range doc.Devices[0].Findings {
+		if f.Kind == "leak" {
+			figs = f.Figures
+		}
+	}
+	if figs == nil || figs["bytes"] == nil || figs["live_bytes"] == nil {
+		t.Fatalf("no leak finding with bytes and live_bytes: %s", js)
+	}
+	lj, _, err := runSnapview(t, "leaks", "--json", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leaks struct {
+		Devices []struct {
+			LiveBytes int64 `json:"live_bytes"`
+		} `json:"devices"`
+		Groups []struct {
+			Rank  int64 `json:"rank"`
+			Bytes int64 `json:"bytes"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(lj), &leaks); err != nil {
+		t.Fatal(err)
+	}
+	if *figs["live_bytes"] != leaks.Devices[0].LiveBytes || *figs["bytes"] != leaks.Groups[0].Bytes || *figs["bytes"] >= *figs["live_bytes"] {
+		t.Errorf("explain: bytes %d, live_bytes %d; leaks --json: top group %d, device live %d",
+			*figs["bytes"], *figs["live_bytes"], leaks.Groups[0].Bytes, leaks.Devices[0].LiveBytes)
+	}
+	txt, _, err := runSnapview(t, "explain", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(txt), " ")
+	for _, want := range []string{
+		"live in this stack " + units.Bytes(*figs["bytes"]) + ";",
+		"live on the device (all stacks) " + units.Bytes(*figs["live_bytes"]) + ".",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("explain text lacks %q:\n%s", want, txt)
+		}
+	}
 }

@@ -350,11 +350,14 @@ func (w wording) leak() {
 	ef, f := w.ef, w.f
 	ef.Verdict = fmt.Sprintf("leak: %s (%s live in %s)", f.Note, w.fig("bytes"),
 		units.Plural(int(figValue(f, "count")), "allocation"))
-	w.ev("live", "bytes")
+	// bytes and count are the stack's; live_bytes every allocation's
+	// on the device (leaks --json's group bytes and live_bytes).
+	w.ev("live in this stack", "bytes")
 	w.ev("allocations", "count")
 	w.ev("other stacks that look like leaks", "other_suspicious_groups")
 	w.ev("score", "score")
 	w.ev(stepUnit(f)+"s it grew in", "growth_steps")
+	w.ev("live on the device (all stacks)", "live_bytes")
 	ef.Action = "look at the stack below: what keeps these allocations alive (a list that grows, a cache, a tensor kept with its graph)"
 }
 
@@ -367,7 +370,7 @@ func (w wording) noLeak() {
 		ef.Verdict += "; allocations older than the trace carry no growth evidence"
 	}
 	w.ev("steps", "steps")
-	w.ev("live", "live_bytes")
+	w.ev("live on the device", "live_bytes")
 }
 
 // growthUnjudged words a trace with no training steps to judge growth by.
@@ -379,7 +382,7 @@ func (w wording) growthUnjudged() {
 		ef.Verdict += fmt.Sprintf("; %s in %s grew over the trace and were never freed, which one long step (a forward pass) does too",
 			w.fig("bytes"), units.Plural(int(figValue(f, "count")), "allocation"))
 	}
-	w.ev("live", "live_bytes")
+	w.ev("live on the device", "live_bytes")
 	ef.Action = "mark steps with torch.profiler.record_function (or profiler.step()), then run snapview leaks"
 }
 
