@@ -267,7 +267,7 @@ func NewStateView(s *snapshot.Snapshot, r *replay.Result, st *replay.State, at s
 // momentLine describes the moment of v in one line.
 func (v *StateView) momentLine() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Device %d at %s: ", v.Device, v.At)
+	fmt.Fprintf(&b, "Device %d at %s: ", v.Device, kit.MomentWords(v.At))
 	if v.Entry == nil {
 		if v.Entries == 0 {
 			b.WriteString("no trace entries: the state the file holds")

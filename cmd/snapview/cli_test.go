@@ -46,7 +46,7 @@ func TestStateOOMDevice(t *testing.T) {
 		{"oom:1 picks device 1", []string{"--at", "oom:1", "--json"},
 			"{\n  \"device\": 1,", "showing device 1", ""},
 		{"peak keeps the first device with a trace", nil,
-			"Device 0 at peak:", "showing device 0, the first with a trace (the file has devices 0, 1, 2)", ""},
+			"Device 0 at the allocated peak:", "showing device 0, the first with a trace (the file has devices 0, 1, 2)", ""},
 		{"named device without an oom", []string{"--at", "oom", "-d", "0"},
 			"", "", "device 0 has no oom entry; devices with one: 1 (use --device 1)"},
 		{"named device with it", []string{"--at", "oom", "--device", "1"},

@@ -33,7 +33,7 @@ func TestFieldFiles(t *testing.T) {
 		},
 		{
 			file: "field/torch-npu-trimmed.pickle", args: []string{"state", "--at", "peak"},
-			want: []string{"at peak: after entry 39 of 44", "| Allocated        | 560.0 KiB |"},
+			want: []string{"at the allocated peak: after entry 39 of 44", "| Allocated        | 560.0 KiB |"},
 		},
 		{
 			file: "field/torch-npu-trimmed.pickle", args: []string{"summary", "--json"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -34,7 +35,7 @@ func TestStateCorpus(t *testing.T) {
 		{"oom", "torch2.11/oom/snapshot.pickle", []string{"--at", "oom"},
 			[]string{"Device 0 at oom: after entry 591 of 592 (oom of 128.0 MiB)", "OOM: a request of 128.0 MiB"}, 0, ""},
 		{"leak peak", "torch2.11/leak_train/snapshot.pickle", []string{"--at", "peak", "--top", "3"},
-			[]string{"Device 0 at peak: after entry 2,089 of 2,107", "snapgen.py:161 forward"}, 0, ""},
+			[]string{"Device 0 at the allocated peak: after entry 2,089 of 2,107", "snapgen.py:161 forward"}, 0, ""},
 		{"end", "torch2.11/mlp_train/snapshot.pickle", []string{"--at", "end"},
 			[]string{"after entry 469 of 470"}, 0, ""},
 		{"before the trace", "torch2.11/late_start/snapshot.pickle", []string{"--at", "entry:-1"},
@@ -115,5 +116,44 @@ func TestStateJSON(t *testing.T) {
 	}
 	if len(got.Segments) != 19 {
 		t.Errorf("%d segments, want 19", len(got.Segments))
+	}
+}
+
+// TestStateReservedPeakRecipe follows state --help's way to the reserved
+// peak: ranks --json's peak_reserved_entry, then --at entry:N, whose
+// reserved bytes are summary's reserved peak (mlp_train: entry 85, 472.0
+// MiB; the allocated peak, the header's "peak", is entry 89).
+func TestStateReservedPeakRecipe(t *testing.T) {
+	const file = "../../testdata/snapshots/mlp_train.pickle"
+	if help, _, err := runSnapview(t, "state", "--help"); err != nil || !strings.Contains(help, "peak_reserved_entry") {
+		t.Fatalf("state --help names no way to the reserved peak (err %v)", err)
+	}
+	num := func(args ...string) map[string]any {
+		t.Helper()
+		out, _, err := runSnapview(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	rk := num("ranks", "--json", file)
+	ranks, _ := rk["ranks"].([]any)
+	if len(ranks) != 1 {
+		t.Fatalf("ranks --json: %d ranks, want 1", len(ranks))
+	}
+	entry, ok := ranks[0].(map[string]any)["peak_reserved_entry"].(float64)
+	if !ok {
+		t.Fatalf("ranks --json has no peak_reserved_entry: %v", ranks[0])
+	}
+	st := num("state", "--json", "--at", fmt.Sprintf("entry:%d", int(entry)), file)
+	reserved := st["memory_stats"].(map[string]any)["reserved_bytes.all.current"]
+	sum := num("summary", "--json", file)
+	peak := sum["devices"].([]any)[0].(map[string]any)["memory_stats"].(map[string]any)["reserved_bytes.all.peak"].(map[string]any)["value"]
+	if reserved != peak {
+		t.Errorf("state --at entry:%d: reserved %v, summary's reserved peak %v", int(entry), reserved, peak)
 	}
 }

@@ -33,12 +33,13 @@ type DiffOptions struct {
 }
 
 // DescribeSide says where a side was taken, in one line: "FILE, device 0
-// at peak: after entry 89 of 470, step 3, 4.402 s after the first entry,
-// inside record_function ProfilerStep#3 > backward" (the ranges open
-// then, outermost first, where the file has them).
+// at the allocated peak: after entry 89 of 470, step 3, 4.402 s after the
+// first entry, inside record_function ProfilerStep#3 > backward" (the
+// ranges open then, outermost first, where the file has them); at is the
+// moment as the user spelled it (kit.MomentWords words it).
 func DescribeSide(s *compare.Side, at string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, device %d at %s", kit.Escape(s.File), s.Device, at)
+	fmt.Fprintf(&b, "%s, device %d at %s", kit.Escape(s.File), s.Device, kit.MomentWords(at))
 	switch {
 	case s.Entries == 0:
 		b.WriteString(": the state the file holds (no trace)")
