@@ -208,9 +208,15 @@ func TestBrowserLongTrace(t *testing.T) {
 		x0, x1 = float64(st.X0)/1000, float64(st.X1)/1000
 	}
 	before := browserEval[string](t, ctx, `document.documentElement.getAttribute("data-redraws") || ""`)
+	late := browserEval[string](t, ctx, browserZoomLateJS)
 	browserEval[string](t, ctx, fmt.Sprintf(`echarts.getInstanceByDom(document.getElementById(%q)).dispatchAction({type: "dataZoom", dataZoomIndex: 0, startValue: %v, endValue: %v}); ""`, pd.Timeline, x0, x1))
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`(document.documentElement.getAttribute("data-redraws") || "") !== %q`, before), chromedp.WithPollingTimeout(browserPageWait))); err != nil {
 		t.Fatal(err)
+	}
+	// The zoom was drawn before ECharts laid the chart out (report.js
+	// hookZoom): one layout, not two.
+	if got := browserEval[string](t, ctx, browserZoomLateJS); got != late {
+		t.Errorf("the zoom to one step was laid out twice (data-zoom-late %q, was %q)", got, late)
 	}
 	rows := browserEval[[][]float64](t, ctx, fmt.Sprintf(`echarts.getInstanceByDom(document.getElementById(%q)).getOption().dataset[0].source`, pd.Timeline))
 	inStep := 0
