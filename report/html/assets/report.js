@@ -531,11 +531,66 @@
   var maxSingles = 8, maxWindowPoints = 800;
 
   // maxRowsOf returns the most rows a zoomed window draws: one per two
-  // pixels of the plot's width (mergeBuckets).
-  function maxRowsOf(chart, opt) {
+  // pixels of the plot's width (mergeBuckets); width is the chart's.
+  function maxRowsOf(width, opt) {
     var g = [].concat(opt.grid || [])[0] || {};
-    var w = chart.getWidth() - (parseInt(g.left, 10) || 0) - (parseInt(g.right, 10) || 0);
+    var w = width - (parseInt(g.left, 10) || 0) - (parseInt(g.right, 10) || 0);
     return Math.max(Math.floor(w / 2), 100);
+  }
+
+  // activeOpacity is the opacity of the active line over rows: faint
+  // where they are closer than two pixels (a long trace at full width,
+  // one envelope per step), where its zigzag from each step's low to its
+  // high would cover the areas with black.
+  function activeOpacity(dev, rows) { return rows > dev.maxRows ? 0.25 : 1; }
+
+  // The stack is drawn from the axis up: each area (each group, then each
+  // single allocation drawn on its own) from 0 to the running sum of the
+  // areas up to it (the columns from colCum on), opaque (its colour as it
+  // showed at its opacity over white), the upper ones first, so that each
+  // shows between the one below and its own top. ECharts' stack draws an
+  // area between two running sums instead: on a long trace whose steps
+  // zigzag, every area above the first that moves then has two edges as
+  // tall as the zigzag, and filling those cost the browser more than the
+  // rest of a zoom (Skia's rasterizer steps through every edge on every
+  // line of pixels it spans); at full width, with one envelope per step,
+  // half a second.
+  function colCum(dev) { return colGroups + dev.groups.length + maxSingles; }
+
+  // stackRows fills the running sums of rows (null where an area is not
+  // drawn: a single allocation outside its life).
+  function stackRows(dev, rows) {
+    var n = dev.groups.length + maxSingles, cc = colCum(dev);
+    for (var q = 0; q < rows.length; q++) {
+      var r = rows[q], sum = 0;
+      for (var j = 0; j < n; j++) {
+        var v = r[colGroups + j];
+        if (v === null || v === undefined) {
+          r[colGroups + j] = null;
+          r[cc + j] = null;
+        } else {
+          sum += v;
+          r[cc + j] = sum;
+        }
+      }
+    }
+  }
+
+  // stackZ is the z of the area at stack position j (0: the first group):
+  // the lower drawn last, all between the markers' bands (z 1) and the
+  // lines (z 2).
+  function stackZ(dev, j) { return 2 - (j + 1) / (dev.groups.length + maxSingles + 2); }
+
+  // opaque returns the colour "#rrggbb" at opacity a over white.
+  function opaque(color, a) {
+    var m = /^#([0-9a-f]{6})$/i.exec(color || "");
+    if (!m) { return color; }
+    var n = parseInt(m[1], 16), out = "#";
+    [16, 8, 0].forEach(function (sh) {
+      var c = Math.round(((n >> sh) & 255) * a + 255 * (1 - a));
+      out += (c < 16 ? "0" : "") + c.toString(16);
+    });
+    return out;
   }
 
   // xExtent is the x axis's whole range for the axis shown: the first and
@@ -771,6 +826,7 @@
         row[col] = v;
       }
     }
+    stackRows(dev, rows);
     dev.shownSingles = shown;
     dev.rows = rows;
     // The singles' series are made once; later only the colours that
@@ -785,6 +841,12 @@
       dev.marksShown = mk;
       changed = true;
     }
+    var op = activeOpacity(dev, rows.length);
+    if (op !== dev.activeOpacity) {
+      series[nG].lineStyle = {opacity: op};
+      dev.activeOpacity = op;
+      changed = true;
+    }
     for (var k = 0; k < maxSingles; k++) {
       var s = shown[k], col = colorOther;
       if (s && !(dev.groups[s.group] && dev.groups[s.group].stack < 0)) {
@@ -792,13 +854,13 @@
       }
       if (first) {
         series.push({
-          type: "line", name: "allocation " + (k + 1), stack: "live", step: "end", showSymbol: false,
-          encode: {x: 0, y: colGroups + nG + k}, triggerLineEvent: true, emphasis: {focus: "none"},
+          type: "line", name: "allocation " + (k + 1), step: "end", showSymbol: false,
+          encode: {x: 0, y: colCum(dev) + nG + k}, z: stackZ(dev, nG + k), triggerLineEvent: true, emphasis: {focus: "none"},
           lineStyle: {width: 0.6, color: "#ffffff"}, itemStyle: {color: col},
-          areaStyle: {opacity: 0.95, color: col}
+          areaStyle: {opacity: 1, color: opaque(col, 0.95)}
         });
       } else {
-        series.push(dev.singleColors[k] === col ? {} : {itemStyle: {color: col}, areaStyle: {color: col}});
+        series.push(dev.singleColors[k] === col ? {} : {itemStyle: {color: col}, areaStyle: {color: opaque(col, 0.95)}});
         changed = changed || dev.singleColors[k] !== col;
       }
       dev.singleColors[k] = col;
@@ -930,8 +992,15 @@
         names.push({name: s.name, icon: "rect"});
         s.triggerLineEvent = true;
         s.emphasis = {focus: "none"};
+        // Drawn from the axis up (stackRows).
+        delete s.stack;
+        s.encode = {x: 0, y: colCum(dev) + k};
+        s.z = stackZ(dev, k);
+        var as = s.areaStyle || {};
+        s.areaStyle = {opacity: 1, color: opaque(as.color, as.opacity === undefined ? 1 : as.opacity)};
       }
     });
+    stackRows(dev, rows);
     opt.legend = opt.legend || [{}];
     (Array.isArray(opt.legend) ? opt.legend : [opt.legend]).forEach(function (lg) {
       lg.data = names;
@@ -950,10 +1019,15 @@
     var xm = [].concat(opt.xAxis || [])[0] || {};
     dev.xMaxFixed = typeof xm.max === "number" ? xm.max : null;
     dev.xMinFixed = typeof xm.min === "number" ? xm.min : null;
+    var box = document.getElementById(dev.timeline.id);
+    dev.maxRows = maxRowsOf(box ? box.clientWidth : 0, opt);
+    dev.activeOpacity = activeOpacity(dev, rows.length);
+    opt.series.forEach(function (s) {
+      if (s.name === "active") { s.lineStyle = s.lineStyle || {}; s.lineStyle.opacity = dev.activeOpacity; }
+    });
     var chart = init(dev.timeline.id, opt);
     if (!chart) { return; }
     dev.chart = chart;
-    dev.maxRows = maxRowsOf(chart, opt);
     applyAxis(dev, chart, null, false);
 
     // Hovering an area shows its allocation stack under the chart.
@@ -1127,7 +1201,8 @@
     charts.forEach(function (c) { c.resize(); });
     data.devices.forEach(function (dev) {
       if (dev.chart) {
-        dev.maxRows = maxRowsOf(dev.chart, dev.timeline.option);
+        dev.maxRows = maxRowsOf(dev.chart.getWidth(), dev.timeline.option);
+        dev.drawnKey = null;
         redraw(dev, dev.chart);
       }
     });
