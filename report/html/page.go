@@ -312,7 +312,10 @@ func Write(w io.Writer, r *Report) error {
 	if err != nil {
 		return fmt.Errorf("parsing report template: %w", err)
 	}
+	// The page is mostly the bundle and the data islands: room for them
+	// up front, rather than a buffer doubled up to the page's size.
 	var buf bytes.Buffer
+	buf.Grow(len(page.ECharts) + len(page.Script) + len(page.CSS) + len(page.Data) + len(page.Detail) + 1<<20)
 	if err := tmpl.Execute(&buf, page); err != nil {
 		return fmt.Errorf("rendering report: %w", err)
 	}
@@ -558,7 +561,7 @@ func htmlPage(r *Report) (*htmlPageData, error) {
 		return nil, err
 	}
 	page.Data = template.JS(island)
-	detail, err := json.Marshal(htmlDetailOf(page.Sections))
+	detail, err := htmlDetailJSON(page.Sections)
 	if err != nil {
 		return nil, fmt.Errorf("encoding report data: %w", err)
 	}
