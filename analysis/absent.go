@@ -45,3 +45,14 @@ func NoOOM(s *snapshot.Snapshot, dev int) *AbsentError {
 	}
 	return &AbsentError{Msg: fmt.Sprintf("device %d has no oom entry", dev)}
 }
+
+// MomentErr is err, an error of resolving m on device of s, as a view
+// returns it: an *AbsentError when the device lacks the moment (Absent),
+// err itself otherwise (a *steps.MomentError of a moment that does not
+// apply, or any other error); nil for nil.
+func MomentErr(s *snapshot.Snapshot, device int, m steps.Moment, err error) error {
+	if a := Absent(s, device, m, err); a != nil {
+		return a
+	}
+	return err
+}

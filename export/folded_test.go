@@ -118,3 +118,37 @@ func TestSlicesFoldedMatchMemviz(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteFoldedFiles: one file's lines have no root frame; of several,
+// each line starts with its file's name, "#2" on a file given twice.
+func TestWriteFoldedFiles(t *testing.T) {
+	s, err := snapshot.Load(filepath.Join("..", "testdata", "snapshots", "mlp_train.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := FoldedFile{Snap: s, Name: "a;b", Parts: [][]FoldedSegment{FileSegments(s)}}
+	roots := func(files ...FoldedFile) map[string]int {
+		var b bytes.Buffer
+		if err := WriteFoldedFiles(&b, files, FoldedOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int{}
+		for _, l := range sortedLines(b.Bytes()) {
+			root, _, _ := strings.Cut(l, ";")
+			out[root]++
+		}
+		return out
+	}
+	one := roots(f)
+	if _, ok := one["a"]; ok || len(one) == 0 {
+		t.Errorf("one file: roots %v, want none", one)
+	}
+	two := roots(f, f)
+	n := 0
+	for _, c := range one {
+		n += c
+	}
+	if len(two) != 2 || two["a_b"] != n || two["a_b#2"] != n {
+		t.Errorf("a file twice: roots %v, want a_b and a_b#2 with %d lines each", two, n)
+	}
+}

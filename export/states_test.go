@@ -42,3 +42,29 @@ func TestStatesAt(t *testing.T) {
 		t.Errorf("StatesAt(entry:2^30): no error")
 	}
 }
+
+// TestStates: a device the allocator was never used on is left out with a
+// note naming the file; a moment no device has is the first device's
+// *analysis.AbsentError, with no note repeating it.
+func TestStates(t *testing.T) {
+	load := func(name string) *analysis.File {
+		raw, err := snapshot.Load(filepath.Join("..", "testdata", "snapshots", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := replay.Complete(raw)
+		return analysis.New(s, analysis.Options{})
+	}
+	states, notes, err := States(load("ddp_rank0.pickle"), steps.Moment{Kind: steps.MomentPeak}, "peak", "rank0")
+	if err != nil || len(states) != 1 || len(notes) != 1 {
+		t.Fatalf("States(ddp_rank0, peak) = %d states, notes %+v, %v; want 1 state and 1 note", len(states), notes, err)
+	}
+	if n := notes[0]; n.Kind != analysis.Info || n.File != "rank0" || n.Text != "device 1 left out: the allocator was never used on it (a lone snapshot entry)" {
+		t.Errorf("note = %+v", n)
+	}
+	_, notes, err = States(load("mlp_train.pickle"), steps.Moment{Kind: steps.MomentOOM}, "oom", "mlp")
+	var a *analysis.AbsentError
+	if !errors.As(err, &a) || len(notes) != 0 {
+		t.Errorf("States(mlp_train, oom) = notes %+v, %v; want an AbsentError alone", notes, err)
+	}
+}

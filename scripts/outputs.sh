@@ -85,4 +85,31 @@ if [ -d "$sc" ]; then
 	run forecast.gpt2 forecast --param batch --to 8,24 "$sc"/batch_1/snapshot.pickle.xz=1 "$sc"/batch_2/snapshot.pickle.xz=2 "$sc"/batch_4/snapshot.pickle.xz=4
 	run forecast.gpt2.json forecast --json --param batch --max --limit 10883MiB "$sc"/batch_1/snapshot.pickle.xz=1 "$sc"/batch_2/snapshot.pickle.xz=2
 fi
+# The monitoring commands: memory_stats() logs and dumps, nvidia-smi logs,
+# the CI gate and watch --once (the bundled logs of testdata/snapshots).
+td="$top"/testdata/snapshots
+t11="$corpus"/torch2.11
+dir="$out/_monitor"
+mkdir -p "$dir"
+run stats stats "$td"/monitor_train.stats.jsonl
+run stats.json stats --json "$td"/monitor_train.stats.jsonl
+run stats.small stats --rows 0 "$td"/monitor_small.stats.jsonl
+run stats.dump stats "$t11"/two_devices/snapshot.stats.json
+run smi smi --tz UTC "$td"/monitor_train.smi.csv
+run smi.stats smi --tz UTC --stats "$td"/monitor_train.stats.jsonl "$td"/monitor_train.smi.csv
+run smi.stats.json smi --json --tz UTC --stats "$td"/monitor_train.stats.jsonl "$td"/monitor_train.smi.csv
+run smi.snapshot smi --tz UTC --snapshot "$td"/monitor_train.pickle --stats "$td"/monitor_train.stats.jsonl "$td"/monitor_train.smi.csv
+run smi.noheader smi --tz UTC "$td"/monitor_small.noheader.csv
+run check.leak check --baseline "$t11"/mlp_train/snapshot.pickle --max-growth allocated_peak=5 --max reserved_peak=110% --no-leak --no-oom --no-retries --junit check.xml "$t11"/leak_train/snapshot.pickle
+run check.leak.json check --json --baseline "$t11"/mlp_train/snapshot.pickle --max-growth allocated_peak=5 --no-leak "$t11"/leak_train/snapshot.pickle
+run check.strict check --strict --max reserved_peak=1GiB "$t11"/late_start/snapshot.pickle
+run check.2dev check --max allocated_peak=1GiB --no-oom "$t11"/two_devices/snapshot.pickle
+run check.log check --max allocated_peak=1GiB --no-retries --no-leak "$td"/monitor_train.stats.jsonl
+run check.logbase check --baseline "$td"/monitor_small.stats.jsonl --max-growth reserved_peak=10 "$td"/monitor_train.stats.jsonl
+run check.dump check --baseline "$t11"/mlp_train/stats.json --max-growth allocated_peak=1 "$t11"/leak_train/stats.json
+run check.wrong check --no-oom "$td"/monitor_train.smi.csv
+run watch.stats watch --once --stats "$td"/monitor_train.stats.jsonl --stop-on climb
+run watch.smi watch --once --tz UTC --smi "$td"/monitor_train.smi.csv --stop-on climb --warmup 5s
+run watch.both watch --once --tz UTC --stats "$td"/monitor_small.stats.jsonl --smi "$td"/monitor_small.smi.csv --stop-on 1GiB
+run watch.wrong watch --once --stats "$td"/monitor_train.smi.csv
 echo "outputs.sh: ${#files[@]} files into $out"

@@ -76,3 +76,54 @@ func parsePercent(s string) (float64, error) {
 	}
 	return v, nil
 }
+
+// Flags are the rules of `snapview check` as its flags give them.
+type Flags struct {
+	// Max and Growth are the --max and --max-growth values (ParseMax,
+	// ParseMaxGrowth).
+	Max, Growth              []string
+	NoOOM, NoRetries, NoLeak bool
+	// Baseline says --baseline is given: a limit relative to the
+	// baseline needs one.
+	Baseline bool
+}
+
+// Rules turns f into rules, in the order --max, --max-growth, --no-oom,
+// --no-retries, --no-leak. The errors, each the command's usage error,
+// are a malformed rule's (naming its flag), no rule at all, or a limit
+// relative to the baseline without one.
+func Rules(f Flags) ([]Rule, error) {
+	var rules []Rule
+	for _, m := range f.Max {
+		r, err := ParseMax(m)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, r)
+	}
+	for _, g := range f.Growth {
+		r, err := ParseMaxGrowth(g)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, r)
+	}
+	if f.NoOOM {
+		rules = append(rules, Rule{Kind: NoOOM})
+	}
+	if f.NoRetries {
+		rules = append(rules, Rule{Kind: NoRetries})
+	}
+	if f.NoLeak {
+		rules = append(rules, Rule{Kind: NoLeak, Name: "leaks"})
+	}
+	if len(rules) == 0 {
+		return nil, fmt.Errorf("no check given: say --max, --max-growth, --no-oom, --no-retries or --no-leak")
+	}
+	for _, r := range rules {
+		if (r.Kind == MaxGrowth || r.IsPercent) && !f.Baseline {
+			return nil, fmt.Errorf("%s: a limit relative to the baseline needs --baseline BASE", r.Name)
+		}
+	}
+	return rules, nil
+}

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -40,6 +41,35 @@ func TestParseRules(t *testing.T) {
 		}
 		if _, err := parse(tt.in); err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("parse(%q): %v, want an error starting %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+// TestRules: the flags' rules in order; no rule, a bad one and a relative
+// limit without a baseline are errors that say so.
+func TestRules(t *testing.T) {
+	rules, err := Rules(Flags{Max: []string{"reserved_peak=110%"}, Growth: []string{"allocated_peak=5"}, NoOOM: true, NoRetries: true, NoLeak: true, Baseline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []Kind
+	for _, r := range rules {
+		kinds = append(kinds, r.Kind)
+	}
+	if want := []Kind{Max, MaxGrowth, NoOOM, NoRetries, NoLeak}; !slices.Equal(kinds, want) {
+		t.Errorf("kinds %v, want %v", kinds, want)
+	}
+	for _, tt := range []struct {
+		f    Flags
+		want string
+	}{
+		{Flags{}, "no check given"},
+		{Flags{Max: []string{"foo=1"}}, `"foo" is not a memory_stats() key`},
+		{Flags{Max: []string{"reserved_peak=110%"}}, "reserved_peak: a limit relative to the baseline needs --baseline BASE"},
+		{Flags{Growth: []string{"allocated_peak=2"}}, "needs --baseline"},
+	} {
+		if _, err := Rules(tt.f); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Rules(%+v): %v, want %q", tt.f, err, tt.want)
 		}
 	}
 }

@@ -115,26 +115,41 @@ func splitLines(part, data []byte, skip bool) (lines [][]byte, rest []byte, skip
 	return lines, part, skip, warn
 }
 
+// Batch is what one [Follower.Poll] read.
+type Batch struct {
+	// Lines are the complete lines that arrived, without their newline.
+	Lines [][]byte
+	// Restart is the index in Lines of the first line of the file read
+	// again from its start: it was truncated, or a new file took its
+	// path (Rotated). -1 when the file did not start again.
+	Restart int
+	Rotated bool
+	// Warnings say what was tolerated: a rotated or truncated file, an
+	// over-long line.
+	Warnings []string
+}
+
 // Poll returns the complete lines that arrived since the last call, and
-// warnings (a rotated or truncated file, an over-long line). An error is
-// a failure to read (the file's own, or the pipe's); a file that is
-// missing for a moment (being rotated) is no error.
-func (fl *Follower) Poll() (lines [][]byte, warnings []string, err error) {
+// where the file started again. An error is a failure to read (the
+// file's own, or the pipe's); a file that is missing for a moment (being
+// rotated) is no error.
+func (fl *Follower) Poll() (b Batch, err error) {
+	b.Restart = -1
 	if fl.lines != nil {
 		for {
 			select {
 			case l, ok := <-fl.lines:
 				if !ok {
 					fl.eof = true
-					return lines, warnings, <-fl.errc
+					return b, <-fl.errc
 				}
 				if len(l) > 0 && l[0] == 0 {
-					warnings = append(warnings, string(l[1:]))
+					b.Warnings = append(b.Warnings, string(l[1:]))
 					continue
 				}
-				lines = append(lines, l)
+				b.Lines = append(b.Lines, l)
 			default:
-				return lines, warnings, nil
+				return b, nil
 			}
 		}
 	}
@@ -143,32 +158,33 @@ func (fl *Follower) Poll() (lines [][]byte, warnings []string, err error) {
 		case !os.SameFile(st, fl.info):
 			// Rotated: finish the old file, then read the new one from
 			// its start.
-			lines, warnings, err = fl.readAppended(lines, warnings)
-			if err != nil {
-				return lines, warnings, err
+			if err = fl.readAppended(&b); err != nil {
+				return b, err
 			}
 			nf, oerr := os.Open(fl.path)
 			if oerr != nil {
-				return lines, warnings, nil
+				return b, nil
 			}
 			info, oerr := nf.Stat()
 			if oerr != nil {
 				nf.Close()
-				return lines, warnings, nil
+				return b, nil
 			}
 			fl.f.Close()
 			fl.f, fl.info, fl.off, fl.part, fl.skip = nf, info, 0, nil, false
-			warnings = append(warnings, "the log was rotated: reading the new file from its start")
+			b.Restart, b.Rotated = len(b.Lines), true
+			b.Warnings = append(b.Warnings, "the log was rotated: reading the new file from its start")
 		case st.Size() < fl.off:
 			fl.off, fl.part, fl.skip = 0, nil, false
-			warnings = append(warnings, "the log shrank (truncated): reading it again from its start")
+			b.Restart = len(b.Lines)
+			b.Warnings = append(b.Warnings, "the log shrank (truncated): reading it again from its start")
 		}
 	}
-	return fl.readAppended(lines, warnings)
+	return b, fl.readAppended(&b)
 }
 
-// readAppended reads fl.f from fl.off to its end.
-func (fl *Follower) readAppended(lines [][]byte, warnings []string) ([][]byte, []string, error) {
+// readAppended reads fl.f from fl.off to its end into b.
+func (fl *Follower) readAppended(b *Batch) error {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := fl.f.ReadAt(buf, fl.off)
@@ -176,13 +192,13 @@ func (fl *Follower) readAppended(lines [][]byte, warnings []string) ([][]byte, [
 		var got [][]byte
 		var warn []string
 		got, fl.part, fl.skip, warn = splitLines(fl.part, buf[:n], fl.skip)
-		lines = append(lines, got...)
-		warnings = append(warnings, warn...)
+		b.Lines = append(b.Lines, got...)
+		b.Warnings = append(b.Warnings, warn...)
 		if errors.Is(err, io.EOF) || (err == nil && n == 0) {
-			return lines, warnings, nil
+			return nil
 		}
 		if err != nil {
-			return lines, warnings, err
+			return err
 		}
 	}
 }

@@ -39,9 +39,10 @@ func TestFollowerFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fl.Close()
-	poll := func(want string, wantWarn string) {
+	poll := func(want string, wantWarn string) Batch {
 		t.Helper()
-		lines, warns, err := fl.Poll()
+		b, err := fl.Poll()
+		lines, warns := b.Lines, b.Warnings
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,8 +52,11 @@ func TestFollowerFile(t *testing.T) {
 		if got := strings.Join(warns, "|"); !strings.Contains(got, wantWarn) || (wantWarn == "" && got != "") {
 			t.Errorf("warnings %q, want %q", got, wantWarn)
 		}
+		return b
 	}
-	poll("a", "")
+	if b := poll("a", ""); b.Restart != -1 {
+		t.Errorf("Restart %d without a restart, want -1", b.Restart)
+	}
 	poll("", "")
 	appendFile(t, path, "c\nd\n")
 	poll("bc|d", "")
@@ -60,7 +64,9 @@ func TestFollowerFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("e\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	poll("e", "shrank")
+	if b := poll("e", "shrank"); b.Restart != 0 || b.Rotated {
+		t.Errorf("truncated: Restart %d, Rotated %v; want 0, false", b.Restart, b.Rotated)
+	}
 	// Rotated: the old file renamed away with a last line, a new one made.
 	appendFile(t, path, "f\n")
 	if err := os.Rename(path, path+".1"); err != nil {
@@ -68,7 +74,10 @@ func TestFollowerFile(t *testing.T) {
 	}
 	appendFile(t, path+".1", "g\n")
 	appendFile(t, path, "h\n")
-	poll("f|g|h", "rotated")
+	// The new file starts at h.
+	if b := poll("f|g|h", "rotated"); b.Restart != 2 || !b.Rotated {
+		t.Errorf("rotated: Restart %d, Rotated %v; want 2, true", b.Restart, b.Rotated)
+	}
 	appendFile(t, path, strings.Repeat("x", FollowMaxLine+10)+"\ni\n")
 	poll("i", "longer than")
 }
@@ -85,7 +94,8 @@ func TestFollowerReader(t *testing.T) {
 	}()
 	var got []string
 	for !fl.Done() {
-		lines, _, err := fl.Poll()
+		b, err := fl.Poll()
+		lines := b.Lines
 		if err != nil {
 			t.Fatal(err)
 		}

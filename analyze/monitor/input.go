@@ -1,7 +1,9 @@
 package monitor
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,22 +26,29 @@ const (
 // errors are os.Open's (naming the path) or ReadLog's prefixed with
 // "NAME: ".
 func ReadInput(path string, r io.Reader) (name string, b []byte, err error) {
-	name = path
-	if path == StdinPath {
-		name = StdinName
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return name, nil, err
-		}
-		defer f.Close()
-		r = f
+	name, r, done, err := openInput(path, r)
+	if err != nil {
+		return name, nil, err
 	}
+	defer done()
 	b, err = ReadLog(r)
 	if err != nil {
 		return name, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return name, b, nil
+}
+
+// openInput opens the file at path, or for "-" returns r, named
+// "<stdin>"; done closes what was opened. The error is os.Open's.
+func openInput(path string, r io.Reader) (name string, in io.Reader, done func(), err error) {
+	if path == StdinPath {
+		return StdinName, r, func() {}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return path, nil, nil, err
+	}
+	return path, f, func() { f.Close() }, nil
 }
 
 // LoadStatsDump reads a memory_stats() dump at path ("-": r).
@@ -74,38 +83,63 @@ func sniffBytes(b []byte) Kind {
 // ("-": r), or a single dump as a log of one record per device; warns are
 // the log's warnings, for the caller to show. A snapshot or an nvidia-smi
 // log is a WrongKind error that says what it is; the other errors are
-// ReadInput's and the parsers', prefixed with "NAME: ".
+// os.Open's (naming the path), ReadLog's and the parsers', prefixed with
+// "NAME: ".
+//
+// The log is read as a stream (ParseStatsLog): what is held at once is
+// its first SniffLen bytes, one line and the records parsed, whatever its
+// size. Only a single dump (a JSON object over several lines) is read
+// whole, within ReadLog's bounds.
 func LoadStatsLog(path string, r io.Reader) (name string, l *StatsLog, warns []string, err error) {
-	name, b, err := ReadInput(path, r)
+	name, r, done, err := openInput(path, r)
 	if err != nil {
 		return name, nil, nil, err
 	}
-	switch kind := sniffBytes(b); kind {
+	defer done()
+	br := bufio.NewReaderSize(r, SniffLen)
+	head, err := br.Peek(SniffLen)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return name, nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	switch kind := Sniff(head); kind {
 	case KindSnapshot, KindSMI:
 		return name, nil, nil, WrongKind(path, kind, "a memory_stats() log")
 	case KindStats:
-		// A log of one line looks like a dump: read it as a log first,
-		// to keep its "step" and "time".
-		if !bytes.Contains(bytes.TrimSpace(b), []byte("\n")) {
-			if l, err := ParseStatsLog(bytes.NewReader(b)); err == nil {
-				return name, l, nil, nil
-			}
-		}
-		st, err := stats.ParseStatsJSON(b, 0)
+		l, err := loadStatsDumpAsLog(br)
 		if err != nil {
 			return name, nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
-		l := &StatsLog{}
-		for _, s := range st {
-			l.Records = append(l.Records, StatsRecord{Line: 1, Stats: s})
-		}
 		return name, l, nil, nil
 	}
-	l, err = ParseStatsLog(bytes.NewReader(b))
+	l, err = ParseStatsLog(br)
 	if err != nil {
 		return name, nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return name, l, l.Warnings, nil
+}
+
+// loadStatsDumpAsLog reads a memory_stats() dump whole (within ReadLog's
+// bounds) as a log of one record per device. A log of one line looks like
+// a dump: it is read as a log first, to keep its "step" and "time".
+func loadStatsDumpAsLog(r io.Reader) (*StatsLog, error) {
+	b, err := ReadLog(r)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Contains(bytes.TrimSpace(b), []byte("\n")) {
+		if l, err := ParseStatsLog(bytes.NewReader(b)); err == nil {
+			return l, nil
+		}
+	}
+	st, err := stats.ParseStatsJSON(b, 0)
+	if err != nil {
+		return nil, err
+	}
+	l := &StatsLog{}
+	for _, s := range st {
+		l.Records = append(l.Records, StatsRecord{Line: 1, Stats: s})
+	}
+	return l, nil
 }
 
 // LoadSMI reads an nvidia-smi CSV log at path ("-": r) written in zone
@@ -153,6 +187,18 @@ func WrongKind(path string, kind Kind, want string) error {
 		article = "an"
 	}
 	return fmt.Errorf("%s: %s %s, not %s: %s", name, article, kind, want, hint)
+}
+
+// NotSnapshot is the WrongKind error for the file at path when it is one
+// of the monitoring files (a memory_stats() dump or log, an nvidia-smi
+// log) given where a memory snapshot is read: it names what the file is
+// and which command reads it. nil for any other file (SniffFile).
+func NotSnapshot(path string) error {
+	switch kind := SniffFile(path); kind {
+	case KindStats, KindStatsLog, KindSMI:
+		return WrongKind(path, kind, "a memory snapshot")
+	}
+	return nil
 }
 
 // ParseZone reads a time zone as --tz gives it: an IANA zone name

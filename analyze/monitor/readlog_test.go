@@ -81,10 +81,10 @@ func (g *paddedLog) Read(p []byte) (int, error) {
 	return k, nil
 }
 
-// TestParseStatsLogStreams: ParseStatsLog holds a line at a time, not the
-// log: 96 MiB of log in 1 MiB lines is read with the heap under 24 MiB
-// (reading it whole took the log's size and more).
-func TestParseStatsLogStreams(t *testing.T) {
+// recordWithoutStep is the first record of the real monitor_train log
+// without its "step", as one line of JSON.
+func recordWithoutStep(t *testing.T) []byte {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "snapshots", "monitor_train.stats.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +96,14 @@ func TestParseStatsLogStreams(t *testing.T) {
 	}
 	delete(obj, "step")
 	rec, _ = json.Marshal(obj)
+	return rec
+}
+
+// TestParseStatsLogStreams: ParseStatsLog holds a line at a time, not the
+// log: 96 MiB of log in 1 MiB lines is read with the heap under 24 MiB
+// (reading it whole took the log's size and more).
+func TestParseStatsLogStreams(t *testing.T) {
+	rec := recordWithoutStep(t)
 	runtime.GC()
 	g := &paddedLog{rec: rec, lines: 96, pad: 1 << 20, sample: true}
 	l, err := ParseStatsLog(g)
@@ -115,5 +123,27 @@ func TestParseStatsLogStreams(t *testing.T) {
 	var le *LogLimitError
 	if !errors.As(err, &le) || le.Limit != "log size" {
 		t.Errorf("a log of %d MiB: err %v, want the log size limit", MaxLogBytes>>20+1, err)
+	}
+}
+
+// TestLoadStatsLogStreams: LoadStatsLog, which `snapview stats`, check,
+// smi and report read a log with, streams it as ParseStatsLog does, from
+// a file or standard input: 48 MiB of log in 16 KiB lines (3,072
+// records of about 1 KiB each, held) with the heap under 24 MiB (it read the log whole before: 421 MB RSS for `stats` on
+// a 99 MB log, 85 MB after).
+func TestLoadStatsLogStreams(t *testing.T) {
+	rec := recordWithoutStep(t)
+	runtime.GC()
+	g := &paddedLog{rec: rec, lines: 3072, pad: 16 << 10, sample: true}
+	name, l, _, err := LoadStatsLog(StdinPath, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name != StdinName || len(l.Records) != 3072 || l.Records[3071].Step != 3071 {
+		t.Fatalf("%s: %d records, want 3072", name, len(l.Records))
+	}
+	t.Logf("48 MiB log: peak heap %.1f MiB", float64(g.peak)/(1<<20))
+	if g.peak > 24<<20 {
+		t.Errorf("peak heap %.1f MiB loading a 48 MiB log; want under 24 MiB (a line at a time)", float64(g.peak)/(1<<20))
 	}
 }

@@ -9,8 +9,11 @@
 package monitor
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
+	"os"
 )
 
 // Kind is what a file holds, as [Sniff] recognises it by content.
@@ -108,4 +111,29 @@ func sniffJSON(b []byte) Kind {
 		}
 	}
 	return KindUnknown
+}
+
+// SniffFile is Sniff of the first SniffLen bytes of the file at path;
+// KindUnknown for a file that cannot be opened or is not a regular file
+// (a pipe, which reading would consume).
+func SniffFile(path string) Kind {
+	f, err := os.Open(path)
+	if err != nil {
+		return KindUnknown
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return KindUnknown
+	}
+	head := make([]byte, SniffLen)
+	n, _ := io.ReadFull(f, head)
+	return Sniff(head[:n])
+}
+
+// SniffReader is Sniff of the first SniffLen bytes of r, peeked: the
+// caller reads the returned reader instead of r.
+func SniffReader(r io.Reader) (Kind, io.Reader) {
+	br := bufio.NewReaderSize(r, SniffLen)
+	head, _ := br.Peek(SniffLen)
+	return Sniff(head), br
 }

@@ -79,6 +79,9 @@ type Watch struct {
 	// StatsRejected and SMIRejected count the lines left out as
 	// unreadable.
 	StatsRejected, SMIRejected int
+	// StatsSetAside and SMISetAside count the records and samples set
+	// aside when their log was truncated: a new run (see [Watch.Poll]).
+	StatsSetAside, SMISetAside int
 
 	statsLines, smiLines int
 	smiCol               map[string]int

@@ -2,20 +2,16 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"io"
-	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/check"
-	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/monitor"
-	"github.com/snapview/snapview/analyze/replay"
-	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/atomicfile"
-	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
@@ -42,9 +38,10 @@ func newCheckCmd() *cobra.Command {
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
-			rules, err := opts.rules()
+			rules, err := check.Rules(check.Flags{Max: opts.max, Growth: opts.growth, NoOOM: opts.noOOM, NoRetries: opts.noRetries,
+				NoLeak: opts.noLeak, Baseline: opts.baseline != ""})
 			if err != nil {
-				return err
+				return &usageError{err} // a malformed rule names its flag
 			}
 			return withTextOutput(cmd, !opts.json, func(out io.Writer) error {
 				return runCheck(cmd.Context(), opts, rules, cmd.InOrStdin(), out, cmd.ErrOrStderr())
@@ -65,153 +62,49 @@ func newCheckCmd() *cobra.Command {
 	return cmd
 }
 
-// rules turns the flags into check rules; a malformed one is a usage
-// error naming its flag.
-func (o *checkOptions) rules() ([]check.Rule, error) {
-	var rules []check.Rule
-	for _, m := range o.max {
-		r, err := check.ParseMax(m)
-		if err != nil {
-			return nil, &usageError{err}
-		}
-		rules = append(rules, r)
-	}
-	for _, g := range o.growth {
-		r, err := check.ParseMaxGrowth(g)
-		if err != nil {
-			return nil, &usageError{err}
-		}
-		rules = append(rules, r)
-	}
-	if o.noOOM {
-		rules = append(rules, check.Rule{Kind: check.NoOOM})
-	}
-	if o.noRetries {
-		rules = append(rules, check.Rule{Kind: check.NoRetries})
-	}
-	if o.noLeak {
-		rules = append(rules, check.Rule{Kind: check.NoLeak, Name: "leaks"})
-	}
-	if len(rules) == 0 {
-		return nil, usageErrorf("no check given: say --max, --max-growth, --no-oom, --no-retries or --no-leak")
-	}
-	for _, r := range rules {
-		if (r.Kind == check.MaxGrowth || r.IsPercent) && o.baseline == "" {
-			return nil, usageErrorf("%s: a limit relative to the baseline needs --baseline BASE", r.Name)
-		}
-	}
-	return rules, nil
-}
-
-// checkRun is one file's inputs, by device.
-type checkRun struct {
-	name    string
-	devices []check.Input
-	traces  map[int][]snapshot.TraceEntry // exact from-start traces, for SameRequests
-}
-
 func runCheck(ctx context.Context, opts *checkOptions, rules []check.Rule, stdin io.Reader, out, errOut io.Writer) error {
-	needLeaks := opts.noLeak
-	run, err := loadCheckRun(ctx, opts.file, opts.device, needLeaks, stdin, errOut)
+	run, err := loadCheckInputs(ctx, opts.file, opts.device, opts.noLeak, stdin, errOut)
 	if err != nil {
 		return err
 	}
-	var base *checkRun
+	var base *check.Inputs
 	if opts.baseline != "" {
 		if opts.baseline == stdinPath && opts.file == stdinPath {
 			return usageErrorf("FILE and --baseline cannot both be standard input")
 		}
-		if base, err = loadCheckRun(ctx, opts.baseline, opts.device, false, stdin, errOut); err != nil {
+		if base, err = loadCheckInputs(ctx, opts.baseline, opts.device, false, stdin, errOut); err != nil {
 			return err
 		}
 	}
-	v := &verdictview.CheckView{File: run.name, Strict: opts.strict}
+	v := &verdictview.CheckView{File: run.Name, Strict: opts.strict}
 	if base != nil {
-		v.Baseline = base.name
+		v.Baseline = base.Name
 	}
-	pairs, err := checkPairs(run, base)
+	var notes []analysis.Note
+	v.Results, notes, err = check.RunAll(rules, run, base)
+	kit.WriteNotes(errOut, notes)
 	if err != nil {
 		return err
-	}
-	for i, in := range run.devices {
-		var b *check.Baseline
-		if base != nil {
-			bi := pairs[i]
-			if in.Device != base.devices[bi].Device {
-				fmt.Fprintf(errOut, "note: device %d of %s is checked against device %d of %s: each file used one device\n",
-					in.Device, run.name, base.devices[bi].Device, base.name)
-			}
-			b = &check.Baseline{Figures: base.devices[bi].Figures}
-			ta, okA := run.traces[in.Device]
-			tb, okB := base.traces[base.devices[bi].Device]
-			if okA && okB {
-				b.Known, b.SameRequests = true, check.SameRequests(ta, tb)
-			}
-		}
-		res, err := check.Run(rules, in, b)
-		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		v.Results = append(v.Results, res...)
 	}
 	if opts.junit != "" {
 		if err := atomicfile.Write(ctx, opts.junit, func(w io.Writer) error { return verdictview.WriteCheckJUnit(w, v) }); err != nil {
 			return err
 		}
 	}
-	if opts.json {
-		err = verdictview.WriteCheckJSON(out, v)
-	} else {
-		err = verdictview.WriteCheckText(out, v)
-	}
-	if err != nil {
+	if err := verdictview.WriteCheckAs(out, v, opts.json); err != nil {
 		return err
 	}
-	if check.Failed(v.Results, opts.strict) {
-		_, fail, unknown := verdictview.CheckCounts(v)
-		if opts.strict {
-			fail += unknown
-		}
-		return fmt.Errorf("%s: %d of %s failed", run.name, fail, units.Plural(len(v.Results), "check"))
+	if msg := verdictview.CheckFailure(v); msg != "" {
+		return errors.New(msg)
 	}
 	return nil
 }
 
-// checkPairs returns, for each device of run, the index of its baseline
-// device: the same ordinal, or, when each file used a single device (the
-// ranks of a distributed run, each on its own GPU), that one. nil without
-// a baseline; a usage error naming both files' devices otherwise.
-func checkPairs(run, base *checkRun) ([]int, error) {
-	if base == nil {
-		return nil, nil
-	}
-	if len(run.devices) == 1 && len(base.devices) == 1 {
-		return []int{0}, nil
-	}
-	ords := func(r *checkRun) []int {
-		var out []int
-		for _, d := range r.devices {
-			out = append(out, d.Device)
-		}
-		return out
-	}
-	pairs := make([]int, len(run.devices))
-	for i, in := range run.devices {
-		pairs[i] = slices.IndexFunc(base.devices, func(d check.Input) bool { return d.Device == in.Device })
-		if pairs[i] < 0 {
-			return nil, usageErrorf("--baseline %s has no device %d (its devices: %s; %s's: %s): give --device N",
-				base.name, in.Device, joinInts(ords(base)), run.name, joinInts(ords(run)))
-		}
-	}
-	return pairs, nil
-}
-
-// loadCheckRun reads the figures of FILE's devices: a snapshot's (the
-// figures summary prints, and its leak verdicts when leaks is set), or a
-// memory_stats() dump's or log's (its last record per device; all exact).
-func loadCheckRun(ctx context.Context, path string, dev deviceFlag, leaks bool, stdin io.Reader, errOut io.Writer) (*checkRun, error) {
+// loadCheckInputs reads the figures of FILE's devices: a snapshot's
+// (check.SnapshotInputs, its leak verdicts when leaks is set), or a
+// memory_stats() dump's or log's (check.LogInputs).
+func loadCheckInputs(ctx context.Context, path string, dev deviceFlag, leaks bool, stdin io.Reader, errOut io.Writer) (*check.Inputs, error) {
 	kind, in := sniffInput(path, stdin)
-	run := &checkRun{traces: map[int][]snapshot.TraceEntry{}}
 	switch kind {
 	case monitor.KindSMI:
 		return nil, monitor.WrongKind(path, kind, "a snapshot or memory_stats() dump")
@@ -220,82 +113,23 @@ func loadCheckRun(ctx context.Context, path string, dev deviceFlag, leaks bool, 
 		if err != nil {
 			return nil, err
 		}
-		run.name = name
 		steps, err := pickDevices(dev, name, monitor.AnalyzeSteps(l), func(d monitor.StepsDevice) int { return d.Device })
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range steps {
-			st := d.Records[len(d.Records)-1].Stats
-			run.devices = append(run.devices, check.Input{Device: d.Device, Figures: check.FiguresOf(st),
-				LeaksWhy: "a memory_stats() log has no allocation stacks: take a snapshot to judge leaks"})
-		}
-		return run, nil
+		return check.LogInputs(name, steps), nil
 	}
+	var run *check.Inputs
 	err := withSnapshotCtx(ctx, in, errOut, path, func(s *snapshot.Snapshot, src source) error {
-		run.name = src.name
 		printWarnings(errOut, s.Warnings)
 		devices, err := dev.pick(s)
 		if err != nil {
 			return err
 		}
-		if !dev.set {
-			// A distributed process's file lists the other ranks'
-			// devices with a lone snapshot entry: nothing to check.
-			for _, d := range s.IdleDevices() {
-				devices = slices.DeleteFunc(devices, func(x int) bool { return x == d })
-			}
-		}
-		// One replay per device: the figures, and the leaks when asked for
-		// (a Full replay's figures are a StatsOnly replay's).
-		mode := replay.StatsOnly
-		if leaks {
-			mode = replay.Full
-		}
-		an := analysis.New(s, analysis.Options{Mode: mode})
-		for _, d := range devices {
-			st, notes := an.Stats(d)
-			printWarnings(errOut, notes)
-			ci := check.Input{Device: d, Figures: check.FiguresOf(st)}
-			if st.Known.History == stats.Exact && hasTrace(s, d) {
-				run.traces[d] = s.Traces[d]
-			}
-			if leaks {
-				if err := judgeLeaks(an, d, &ci); err != nil {
-					return err
-				}
-			}
-			an.Forget(d) // one device at a time
-			run.devices = append(run.devices, ci)
-		}
-		return nil
+		var notes []analysis.Note
+		run, notes, err = check.SnapshotInputs(s, src.name, check.SnapshotOptions{Devices: devices, Picked: dev.set, Leaks: leaks, Where: stacks.Where})
+		kit.WriteNotes(errOut, notes)
+		return err
 	})
 	return run, err
-}
-
-// judgeLeaks fills in's leak verdicts as snapview leaks gives them by
-// default: the stacks whose verdict is "likely leak" (growing every step,
-// never freed; or freed only in bursts, as reference cycles left to gc).
-func judgeLeaks(an *analysis.File, d int, in *check.Input) error {
-	s := an.Snap
-	if !an.HasTrace(d) {
-		in.LeaksWhy = "no trace: leaks cannot be judged (record with _record_memory_history)"
-		return nil
-	}
-	r, err := an.Replay(d)
-	if err != nil {
-		in.LeaksWhy = err.Error()
-		return nil
-	}
-	rep, err := an.Leaks(d, leaks.DefaultLeakOptions(r))
-	if err != nil {
-		return err
-	}
-	in.LeaksKnown = true
-	for _, g := range rep.Groups {
-		if k := g.Verdict.Kind; k == leaks.VerdictLeak || k == leaks.VerdictSawtooth {
-			in.Leaks = append(in.Leaks, check.Leak{Where: stacks.Where(s, g.Stack), Verdict: g.Verdict.String(), Bytes: g.Bytes})
-		}
-	}
-	return nil
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -13,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/analysis"
-	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/export"
 	"github.com/snapview/snapview/internal/atomicfile"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -36,6 +34,7 @@ type exportOptions struct {
 	pathLabels []string
 	view       string
 	userFrames bool
+	labelSet   export.Labels // labels and pathLabels, parsed by check
 }
 
 func newExportCmd() *cobra.Command {
@@ -122,70 +121,11 @@ func (o *exportOptions) check(cmd *cobra.Command) error {
 	if o.view != "memory" && o.view != "segments" {
 		return usageErrorf("--view %q: want memory or segments", o.view)
 	}
-	seen := map[string]bool{}
-	for _, fl := range []struct {
-		name string
-		vals []string
-	}{{"label", o.labels}, {"path-label", o.pathLabels}} {
-		for _, l := range fl.vals {
-			k, v, ok := strings.Cut(l, "=")
-			if !ok {
-				return usageErrorf("--%s %q: want key=%s", fl.name, l, map[bool]string{true: "REGEX", false: "value"}[fl.name == "path-label"])
-			}
-			if err := export.CheckLabel(k); err != nil {
-				return usageErrorf("--%s %q: %v", fl.name, l, err)
-			}
-			if seen[strings.ToLower(k)] {
-				return usageErrorf("label %s given twice", k)
-			}
-			seen[strings.ToLower(k)] = true
-			if fl.name == "path-label" {
-				if _, err := regexp.Compile(v); err != nil {
-					return usageErrorf("--path-label %q: %v", l, err)
-				}
-			}
-		}
+	var err error
+	if o.labelSet, err = export.ParseLabels(o.labels, o.pathLabels); err != nil {
+		return &usageError{err}
 	}
 	return nil
-}
-
-// labelKeys returns the keys of --label and --path-label, in order.
-func (o *exportOptions) labelKeys() []string {
-	var keys []string
-	for _, l := range append(append([]string{}, o.labels...), o.pathLabels...) {
-		k, _, _ := strings.Cut(l, "=")
-		keys = append(keys, k)
-	}
-	return keys
-}
-
-// fileLabels returns the labels of the file at path: every --label, then
-// every --path-label with the value its REGEX finds in path (its first
-// group, else the whole match; "" when it does not match).
-func (o *exportOptions) fileLabels(path string) []export.Label {
-	out := o.parsedLabels()
-	for _, l := range o.pathLabels {
-		k, expr, _ := strings.Cut(l, "=")
-		m := regexp.MustCompile(expr).FindStringSubmatch(path)
-		v := ""
-		switch {
-		case len(m) > 1:
-			v = m[1]
-		case len(m) == 1:
-			v = m[0]
-		}
-		out = append(out, export.Label{Key: k, Value: v})
-	}
-	return out
-}
-
-func (o *exportOptions) parsedLabels() []export.Label {
-	var out []export.Label
-	for _, l := range o.labels {
-		k, v, _ := strings.Cut(l, "=")
-		out = append(out, export.Label{Key: k, Value: v})
-	}
-	return out
 }
 
 func runExport(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -200,9 +140,11 @@ func runExport(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout
 	return exportParquet(ctx, opts, stdin, stderr)
 }
 
-// eachSnapshot loads every file in turn and calls f with it.
-func eachSnapshot(ctx context.Context, files []string, stdin io.Reader, stderr io.Writer, f func(i int, s *snapshot.Snapshot, src source) error) error {
-	for i, file := range files {
+// eachFile loads every file in turn and calls f with its analysis and
+// name; the notes f returns go to stderr, also with its error, which
+// comes back as a command's (momentUsage).
+func eachFile(ctx context.Context, files []string, stdin io.Reader, stderr io.Writer, f func(an *analysis.File, name string) ([]analysis.Note, error)) error {
+	for _, file := range files {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -210,7 +152,9 @@ func eachSnapshot(ctx context.Context, files []string, stdin io.Reader, stderr i
 			for _, w := range s.Warnings {
 				fmt.Fprintf(stderr, "warning: %s: %s\n", src.name, w)
 			}
-			return f(i, s, src)
+			notes, err := f(analysis.New(s, analysis.Options{}), src.name)
+			kit.WriteNotes(stderr, notes)
+			return momentUsage(err)
 		})
 		if err != nil {
 			return err
@@ -219,199 +163,81 @@ func eachSnapshot(ctx context.Context, files []string, stdin io.Reader, stderr i
 	return nil
 }
 
-// statesAt is export.StatesAt with its notes and warnings on stderr: a
-// device that lacks the moment (no oom entry) is left out with a note;
-// when every device lacks it, the first one's error is returned, with no
-// note.
-func statesAt(s *snapshot.Snapshot, at steps.Moment, label string, name string, stderr io.Writer) ([]export.DeviceState, error) {
-	devs, err := export.StatesAt(analysis.New(s, analysis.Options{}), at, label)
-	var out []export.DeviceState
-	var firstErr error
-	var notes []string // devices left out, printed when another is kept
-	for _, da := range devs {
-		switch {
-		case da.Idle:
-			fmt.Fprintf(stderr, "note: %s: device %d left out: the allocator was never used on it (a lone snapshot entry)\n", name, da.Device)
-			continue
-		case da.Result != nil:
-			warnCheck(stderr, name, da.Result)
-		}
-		if da.Absent != nil {
-			aerr := momentError(s, da.Device, at, da.Absent)
-			if firstErr == nil {
-				firstErr = aerr
-			}
-			var a *analysis.AbsentError
-			errors.As(aerr, &a)
-			notes = append(notes, fmt.Sprintf("note: %s: device %d left out: %v\n", name, da.Device, a))
-		}
-		if da.State != nil {
-			out = append(out, *da.State)
-		}
-	}
-	if err != nil {
-		// No absent moment (those are in devs): the device does not
-		// matter to momentError.
-		return nil, momentError(s, -1, at, err)
-	}
-	if len(out) == 0 && firstErr != nil {
-		return nil, firstErr // the error says it: no note besides
-	}
-	for _, n := range notes {
-		io.WriteString(stderr, n)
-	}
-	return out, nil
-}
-
-// warnCheck warns when the replay of a device disagrees with the file.
-func warnCheck(stderr io.Writer, name string, r *replay.Result) {
-	if !r.Check.Equal {
-		warnEndState(stderr, name, []int{r.Device}, "figures", nil)
-	}
+// profiles returns the pprof profile of each of files at the moment at
+// (export.FileProfile); flag names the moment's flag in errors.
+func (o *exportOptions) profiles(ctx context.Context, files []string, at, flag string, stdin io.Reader, stderr io.Writer) ([]*profile.Profile, error) {
+	m, _ := parseMoment(at)
+	var profs []*profile.Profile
+	err := eachFile(ctx, files, stdin, stderr, func(an *analysis.File, name string) ([]analysis.Note, error) {
+		p, notes, err := export.FileProfile(an, m, at, export.ProfileOptions{Source: name, FileLabel: len(files) > 1, Labels: o.labelSet.Of(name)})
+		profs = append(profs, p)
+		return notes, renameFlag(momentUsage(err), flag)
+	})
+	return profs, err
 }
 
 func exportPprof(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
-	at, _ := parseMoment(opts.at)
-	var profs []*profile.Profile
-	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
-		states, err := statesAt(s, at, opts.at, src.name, stderr)
-		if err != nil {
-			return err
-		}
-		p, err := export.Profile(s, states, export.ProfileOptions{Source: src.name, FileLabel: len(opts.files) > 1, Labels: opts.fileLabels(src.name)})
-		if err != nil {
-			return err
-		}
-		profs = append(profs, p)
-		return nil
-	})
+	profs, err := opts.profiles(ctx, opts.files, opts.at, "--at", stdin, stderr)
 	if err != nil {
 		return err
 	}
-	p, err := profile.Merge(profs)
-	if err != nil {
-		return fmt.Errorf("merging the profiles of %d files: %w", len(profs), err)
-	}
+	var bases []*profile.Profile
 	if opts.base != "" || opts.baseAt != "" {
-		baseAtText := opts.baseAt
-		if baseAtText == "" {
-			baseAtText = opts.at
+		baseAt, flag := opts.baseAt, "--base-at"
+		if baseAt == "" {
+			baseAt, flag = opts.at, "--at"
 		}
-		baseAt, _ := parseMoment(baseAtText)
 		files := opts.files
 		if opts.base != "" {
 			files = []string{opts.base}
 		}
-		var bases []*profile.Profile
-		err := eachSnapshot(ctx, files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
-			states, err := statesAt(s, baseAt, baseAtText, src.name, stderr)
-			if err != nil {
-				if opts.baseAt != "" {
-					return renameFlag(err, "--base-at")
-				}
-				return err
-			}
-			bp, err := export.Profile(s, states, export.ProfileOptions{Source: src.name, FileLabel: len(files) > 1, Labels: opts.fileLabels(src.name)})
-			if err != nil {
-				return err
-			}
-			bases = append(bases, bp)
-			return nil
-		})
-		if err != nil {
+		if bases, err = opts.profiles(ctx, files, baseAt, flag, stdin, stderr); err != nil {
 			return err
 		}
-		base, err := profile.Merge(bases)
-		if err != nil {
-			return err
-		}
-		if p, err = export.DiffProfile(p, base); err != nil {
-			return err
-		}
+	}
+	p, err := export.MergeProfiles(profs, bases)
+	if err != nil {
+		return err
 	}
 	return writeOutput(ctx, opts.out, stdout, p.Write)
 }
 
 func exportFolded(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
-	at, _ := parseMoment(opts.at)
-	o := export.FoldedOptions{UserFrames: opts.userFrames}
-	if opts.view == "segments" {
-		o.View = export.FoldedSegments
+	var at *steps.Moment
+	if opts.atSet {
+		m, _ := parseMoment(opts.at)
+		at = &m
 	}
-	type part struct {
-		s    *snapshot.Snapshot
-		segs []export.FoldedSegment
-		root string
-	}
-	// With several files each line starts with a frame naming its file,
-	// so that the flame graph keeps the programs apart.
-	// A file given twice gets "#2" on its second frame: the same frame
-	// would add its bytes up as one program's.
-	seen := map[string]int{}
-	root := func(src source) string {
-		if len(opts.files) < 2 {
-			return ""
-		}
-		seen[src.name]++
-		if k := seen[src.name]; k > 1 {
-			return fmt.Sprintf("%s#%d", src.name, k)
-		}
-		return src.name
-	}
-	var parts []part
-	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
-		root := root(src)
-		if !opts.atSet {
-			parts = append(parts, part{s, export.FileSegments(s), root})
-			return nil
-		}
-		states, err := statesAt(s, at, opts.at, src.name, stderr)
-		if err != nil {
-			return err
-		}
-		for _, ds := range states {
-			parts = append(parts, part{s, export.StateSegments(ds.State), root})
-		}
-		return nil
+	var files []export.FoldedFile
+	err := eachFile(ctx, opts.files, stdin, stderr, func(an *analysis.File, name string) ([]analysis.Note, error) {
+		ff, notes, err := export.NewFoldedFile(an, at, opts.at, name)
+		files = append(files, ff)
+		return notes, err
 	})
 	if err != nil {
 		return err
 	}
+	o := export.FoldedOptions{UserFrames: opts.userFrames}
+	if opts.view == "segments" {
+		o.View = export.FoldedSegments
+	}
 	return writeOutput(ctx, opts.out, stdout, func(w io.Writer) error {
-		for _, p := range parts {
-			o.Root = p.root
-			if err := export.WriteFolded(w, p.s, p.segs, o); err != nil {
-				return err
-			}
-		}
-		return nil
+		return export.WriteFoldedFiles(w, files, o)
 	})
 }
 
 func exportChrome(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
 	var inputs []export.ChromeInput
-	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
-		in := export.ChromeInput{Snapshot: s, Name: src.name}
-		an := analysis.New(s, analysis.Options{})
-		for d := range s.Traces {
-			if len(s.Traces[d]) == 0 {
-				continue
-			}
-			r, err := an.Replay(d)
-			if err != nil {
-				return err
-			}
-			warnCheck(stderr, src.name, r)
-			in.Results = append(in.Results, r)
-		}
+	err := eachFile(ctx, opts.files, stdin, stderr, func(an *analysis.File, name string) ([]analysis.Note, error) {
+		in, notes, err := export.NewChromeInput(an, name)
 		inputs = append(inputs, in)
-		return nil
+		return notes, err
 	})
 	if err != nil {
 		return err
 	}
 	return writeOutput(ctx, opts.out, stdout, func(w io.Writer) error {
-		return export.WriteChromeTrace(w, inputs, opts.parsedLabels())
+		return export.WriteChromeTrace(w, inputs, opts.labelSet.Fixed())
 	})
 }
 
@@ -419,7 +245,14 @@ func exportChrome(ctx context.Context, opts *exportOptions, stdin io.Reader, std
 // opts.out as one set (atomicfile.WriteSet): an export that fails or is
 // stopped partway leaves the folder as it was, never tables of two runs.
 func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, stderr io.Writer) error {
-	tables, err := parquetTables(ctx, opts, stdin, stderr)
+	ds := export.NewDataset(opts.labelSet.Keys())
+	err := eachFile(ctx, opts.files, stdin, stderr, func(an *analysis.File, name string) ([]analysis.Note, error) {
+		return ds.AddFile(an, name, opts.labelSet.Of(name))
+	})
+	if err != nil {
+		return err
+	}
+	tables, err := ds.Tables()
 	if err != nil {
 		return err
 	}
@@ -428,28 +261,6 @@ func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, st
 		files[i] = atomicfile.SetFile{Name: t.Name + ".parquet", Write: t.Write}
 	}
 	return atomicfile.WriteSet(ctx, opts.out, files)
-}
-
-// parquetTables decodes opts.files and returns their Parquet tables.
-func parquetTables(ctx context.Context, opts *exportOptions, stdin io.Reader, stderr io.Writer) ([]export.Table, error) {
-	ds := export.NewDataset(opts.labelKeys())
-	err := eachSnapshot(ctx, opts.files, stdin, stderr, func(_ int, s *snapshot.Snapshot, src source) error {
-		var results []*replay.Result
-		an := analysis.New(s, analysis.Options{})
-		for _, d := range s.Devices() {
-			r, err := an.Replay(d)
-			if err != nil {
-				return err
-			}
-			warnCheck(stderr, src.name, r)
-			results = append(results, r)
-		}
-		return ds.Add(s, src.name, opts.fileLabels(src.name), results)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return ds.Tables()
 }
 
 // writeOutput writes what write produces to path, or to stdout when path

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -14,6 +13,7 @@ import (
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/leakview"
 	"github.com/snapview/snapview/snapshot"
@@ -129,22 +129,22 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdin io.Reader, stdout, 
 	if err != nil {
 		return err
 	}
-	var at steps.Moment
+	req := analysis.LeaksRequest{Picked: opts.device.set, AtText: opts.at, Options: lo}
 	if opts.at != "auto" {
-		if at, err = parseMoment(opts.at); err != nil {
+		at, err := parseMoment(opts.at)
+		if err != nil {
 			return err
 		}
+		req.At = &at
 	}
 	return withSnapshotCtx(ctx, stdin, stderr, opts.file, func(s *snapshot.Snapshot, _ source) error {
-		return findLeaks(ctx, opts, lo, at, s, stdout, stderr)
+		return findLeaks(ctx, opts, req, s, stdout, stderr)
 	})
 }
 
-// findLeaks prints the leak report of s.
-func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at steps.Moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
-	for _, w := range s.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", kit.Escape(w))
-	}
+// findLeaks prints the leak report of s (analysis.File.LeakReports).
+func findLeaks(ctx context.Context, opts *leaksOptions, req analysis.LeaksRequest, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
+	printWarnings(stderr, s.Warnings)
 	if err := opts.device.check(s); err != nil {
 		return err
 	}
@@ -162,57 +162,23 @@ func findLeaks(ctx context.Context, opts *leaksOptions, lo leaks.LeakOptions, at
 	if len(devices) == 0 && !opts.json {
 		return writeNothing(stdout, an, what)
 	}
-	devices = opts.device.shown(devices, stderr, "leaks")
-	var reps []*leaks.LeakReport
-	for _, dev := range devices {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		r, err := an.Replay(dev)
-		if err != nil {
-			return err
-		}
-		if !r.Check.Equal {
-			warnEndState(stderr, "", []int{dev}, "live allocations", r.Check.Differences)
-		}
-		dlo := lo
-		dlo.At = leaks.DefaultLeakMoment(r)
-		if opts.at != "auto" && len(r.Allocated) > 0 { // without a trace only the file's state exists
-			if dlo.At, err = resolveMoment(s, r, at); err != nil {
-				var a *analysis.AbsentError
-				if opts.device.set || len(devices) == 1 || !errors.As(err, &a) {
-					return err
-				}
-				// Of several devices, one may have no OOM (or no peak).
-				fmt.Fprintf(stderr, "warning: device %d skipped: %s\n", dev, a.Msg)
-				continue
-			}
-		}
-		rep, err := an.Leaks(dev, dlo)
-		if err != nil {
-			return err
-		}
-		an.Forget(dev) // one device at a time, as a file of many devices needs
-		reps = append(reps, rep)
+	req.Devices = opts.device.shown(devices, stderr, "leaks")
+	reps, notes, err := an.LeakReports(ctx, req)
+	kit.WriteNotes(stderr, notes)
+	if err != nil {
+		return momentUsage(err)
 	}
-	if len(reps) == 0 && len(devices) > 0 {
-		return &usageError{&analysis.AbsentError{Msg: fmt.Sprintf("no device has the moment --at %s", opts.at)}}
-	}
-	var err error
 	if opts.json {
-		err = leakview.WriteLeaksJSON(stdout, s, reps, hostJSON(an))
+		err = leakview.WriteLeaksJSON(stdout, s, reps, hostview.NewJSON(an.Host()))
 	} else {
-		err = leakview.WriteLeaks(stdout, s, reps, leakview.LeakOptions{At: opts.at, Full: opts.full, Steps: lo.Steps})
+		err = leakview.WriteLeaks(stdout, s, reps, leakview.LeakOptions{At: opts.at, Full: opts.full, Steps: req.Options.Steps})
 		if err == nil {
-			err = writeHostAfter(stdout, an)
+			err = hostview.WriteAfter(stdout, s, an.Host())
 		}
 	}
 	if err != nil {
 		return err
 	}
 	// After the report, where a reader looks last.
-	for _, h := range leakview.LeakHints(reps) {
-		fmt.Fprintf(stderr, "hint: %s\n", kit.Escape(h))
-	}
-	return nil
+	return kit.WriteNotes(stderr, leakview.LeakHints(reps))
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/internal/atomicfile"
 	"github.com/snapview/snapview/report/kit"
 )
@@ -84,10 +85,12 @@ func usageErrorf(format string, args ...any) error {
 // exitCode maps an error to the process exit code: 2 for usage errors (a
 // mistake in the command line, or a question the file cannot answer: a
 // device, a trace entry, an OOM or timestamps it does not have), 1 for
-// everything else (unreadable or invalid snapshot, I/O failures).
+// everything else (unreadable or invalid snapshot, I/O failures). A
+// builder below cmd says "usage" with an *analysis.UsageError.
 func exitCode(err error) int {
 	var u *usageError
-	if errors.As(err, &u) {
+	var au *analysis.UsageError
+	if errors.As(err, &u) || errors.As(err, &au) {
 		return 2
 	}
 	var e *exitStatus

@@ -74,3 +74,19 @@ func renameFlag(err error, flag string) error {
 	}
 	return errors.New(msg)
 }
+
+// momentUsage returns err, a view's error, as the command's: a moment the
+// file lacks (*analysis.AbsentError, see analysis.MomentErr) or one that
+// does not apply (*steps.MomentError) is a usage error; other errors are
+// returned as they are.
+func momentUsage(err error) error {
+	var (
+		a  *analysis.AbsentError
+		me *steps.MomentError
+		ue *usageError
+	)
+	if err == nil || errors.As(err, &ue) || !errors.As(err, &a) && !errors.As(err, &me) {
+		return err
+	}
+	return &usageError{err}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -22,21 +21,9 @@ func sniffInput(path string, stdin io.Reader) (monitor.Kind, io.Reader) {
 		if f, ok := stdin.(*os.File); ok && progress.IsTerminal(f) {
 			return monitor.KindUnknown, stdin
 		}
-		br := bufio.NewReaderSize(stdin, monitor.SniffLen)
-		head, _ := br.Peek(monitor.SniffLen)
-		return monitor.Sniff(head), br
+		return monitor.SniffReader(stdin)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return monitor.KindUnknown, stdin
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return monitor.KindUnknown, stdin
-	}
-	head := make([]byte, monitor.SniffLen)
-	n, _ := io.ReadFull(f, head)
-	return monitor.Sniff(head[:n]), stdin
+	return monitor.SniffFile(path), stdin
 }
 
 // pickDevices keeps the items of the device --device names (all without
@@ -63,16 +50,12 @@ func pickDevices[T any](f deviceFlag, name string, items []T, device func(T) int
 // is one of the monitoring files: it names what the file is and which
 // command reads it.
 func snapshotHint(path string, err error) error {
-	if err == nil || path == stdinPath {
-		return err
-	}
 	var fe *fileError
-	if errors.As(err, &fe) {
+	if err == nil || path == stdinPath || errors.As(err, &fe) {
 		return err
 	}
-	switch kind, _ := sniffInput(path, nil); kind {
-	case monitor.KindStats, monitor.KindStatsLog, monitor.KindSMI:
-		return monitor.WrongKind(path, kind, "a memory snapshot")
+	if werr := monitor.NotSnapshot(path); werr != nil {
+		return werr
 	}
 	return err
 }
@@ -90,11 +73,7 @@ func parseZone(s string) (*time.Location, error) {
 // flat dump, which does not say its device, is taken as --device's
 // (device 0 without it); named is false then, and --device is no filter.
 func loadStatsDump(path string, r io.Reader, device deviceFlag) (name string, st []*stats.MemoryStats, named bool, err error) {
-	def := 0
-	if device.set {
-		def = device.n
-	}
-	return monitor.LoadStatsDump(path, r, def)
+	return monitor.LoadStatsDump(path, r, device.n) // n is 0 when unset
 }
 
 // loadStatsLog reads a memory_stats() log (monitor.LoadStatsLog); its

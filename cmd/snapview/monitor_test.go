@@ -323,35 +323,6 @@ func itoa(n int) string {
 	return string(b)
 }
 
-func TestSMIGPUFor(t *testing.T) {
-	set := func(n int) deviceFlag { return deviceFlag{set: true, n: n} }
-	tests := []struct {
-		name    string
-		gpus    []int
-		device  int
-		flag    deviceFlag
-		several bool
-		gpu     int
-		ok      bool
-		usage   bool
-	}{
-		{"same index", []int{0, 1}, 1, deviceFlag{}, false, 1, true, false},
-		{"only GPU", []int{3}, 0, deviceFlag{}, false, 3, true, false},
-		{"--gpu", []int{2, 3}, 0, set(3), false, 3, true, false},
-		{"--gpu missing", []int{2, 3}, 0, set(5), false, 0, false, true},
-		{"--gpu with several devices", []int{0, 1}, 0, set(1), true, 0, false, true},
-		{"several devices, none of the index", []int{0}, 1, deviceFlag{}, true, 0, false, false},
-		{"several devices, the index", []int{0, 1}, 1, deviceFlag{}, true, 1, true, false},
-		{"one device, several GPUs, none of the index", []int{2, 3}, 0, deviceFlag{}, false, 0, false, true},
-	}
-	for _, tt := range tests {
-		gpu, ok, err := smiGPUFor(tt.gpus, tt.device, tt.flag, tt.several)
-		if gpu != tt.gpu || ok != tt.ok || (err != nil) != tt.usage || (err != nil && exitCode(err) != 2) {
-			t.Errorf("%s: got %d, %v, %v; want %d, %v, usage error %v", tt.name, gpu, ok, err, tt.gpu, tt.ok, tt.usage)
-		}
-	}
-}
-
 // TestSMIGPUFlagChecked: --gpu is checked against the nvidia-smi log
 // before the snapshot is read, and the error names the log; --gpu without
 // what it applies to is refused, not ignored (TESTER finding 14).

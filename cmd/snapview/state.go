@@ -9,12 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/analysis"
-	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
-	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -77,46 +75,14 @@ func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at steps.Moment) (dev int,
 	return dev, note, nil
 }
 
-// writeNothing writes the line state and leaks print when what (the
-// snapshot, device N) holds nothing: not an error. A file that holds
-// pinned host memory only (record_cuda=False) shows that instead.
+// writeNothing is report.WriteNothing: the line a view of device memory
+// prints when what (the snapshot, device N) holds nothing.
 func writeNothing(w io.Writer, f *analysis.File, what string) error {
-	if what == "the snapshot" && hasHost(f.Snap) {
-		if _, err := fmt.Fprintf(w, "no device memory to show: the file holds pinned host memory only (_record_memory_history(record_pinned_host_memory=True, record_cuda=False))\n\n"); err != nil {
-			return err
-		}
-		return hostview.Write(w, f.Host())
-	}
-	_, err := fmt.Fprintf(w, "nothing to show: %s holds no segments and no trace entries (recording was off, or nothing was allocated)\n", what)
-	return err
+	return report.WriteNothing(w, f, what)
 }
 
-// hasHost says whether s holds pinned host memory (host_traces or
-// host_segments entries).
-func hasHost(s *snapshot.Snapshot) bool {
-	return len(s.HostTraces) > 0 || len(s.HostSegments) > 0
-}
-
-// writeHostAfter writes the file's pinned host memory (the section
-// summary shows, from f.Host) after a text view of device memory, when the
-// file holds some.
-func writeHostAfter(w io.Writer, f *analysis.File) error {
-	if !hasHost(f.Snap) {
-		return nil
-	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
-		return err
-	}
-	return hostview.Write(w, f.Host())
-}
-
-// hostJSON is f's pinned host memory as state and leaks --json give it
-// (the key "host", summary --json's figures: present whenever the file
-// has host_segments or host_traces, empty or not), nil when it has
-// neither.
-func hostJSON(f *analysis.File) *hostview.JSON {
-	return hostview.NewJSON(f.Host())
-}
+// hasHost says whether s holds pinned host memory (hostview.Has).
+func hasHost(s *snapshot.Snapshot) bool { return hostview.Has(s) }
 
 func runState(ctx context.Context, opts *stateOptions, stdin io.Reader, stdout, stderr io.Writer) error {
 	at, err := parseMoment(opts.at)
@@ -128,11 +94,9 @@ func runState(ctx context.Context, opts *stateOptions, stdin io.Reader, stdout, 
 	})
 }
 
-// showState prints the state of s at the moment at.
+// showState prints the state of s at the moment at (report.StateOf).
 func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
-	for _, w := range s.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", kit.Escape(w))
-	}
+	printWarnings(stderr, s.Warnings)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -142,61 +106,16 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 	}
 	an := analysis.New(s, analysis.Options{})
 	if dev < 0 || !slices.Contains(s.Devices(), dev) {
-		if opts.json {
-			if dev < 0 && an.Host().Present {
-				return kit.WriteJSON(stdout, struct {
-					Host *hostview.JSON `json:"host"`
-				}{hostJSON(an)})
-			}
-			_, err := io.WriteString(stdout, "{}\n")
-			return err
-		}
-		what := "the snapshot"
-		if dev >= 0 {
-			what = fmt.Sprintf("device %d", dev)
-		}
-		return writeNothing(stdout, an, what)
+		return report.WriteNoState(stdout, an, dev, opts.json)
 	}
 	if note != "" {
 		fmt.Fprintf(stderr, "note: %s\n", kit.Escape(note))
 	}
-	label := opts.at
-	if !opts.atSet && !hasTrace(s, dev) {
-		fmt.Fprintf(stderr, "note: device %d has no trace entries, so no peak: showing the state the file holds (--at end)\n", dev)
-		at, label = steps.Moment{Kind: steps.MomentEnd}, "end"
-	}
-	r, err := an.Replay(dev)
+	v, notes, err := report.StateOf(ctx, an, report.StateRequest{Device: dev, At: at, Label: opts.at, AtSet: opts.atSet,
+		Options: report.StateOptions{Top: opts.top, Frames: opts.frames}})
+	kit.WriteNotes(stderr, notes)
 	if err != nil {
-		return err
-	}
-	if !r.Check.Equal {
-		warnEndState(stderr, "", []int{dev}, "the state", r.Check.Differences)
-	}
-	i, err := resolveMoment(s, r, at)
-	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	st, err := r.StateAt(i)
-	if err != nil {
-		return err
-	}
-	v := report.NewStateView(s, r, st, label, report.StateOptions{Top: opts.top, Frames: opts.frames})
-	v.PrivatePools = an.Pools(dev)
-	v.Host = hostJSON(an)
-	if st.Entry != nil && st.Entry.Action == snapshot.ActionOOM {
-		// explain's findings open the view, from the same analysis; the
-		// what-if verdict they used (the cap inferred from the OOM, as
-		// whatif does without --limit) is shown under the OOM.
-		es, err := an.Explain([]int{dev}, explain.Options{})
-		if err != nil {
-			return err
-		}
-		e := es[0]
-		v.Whatif = e.Whatif
-		v.Explain = &verdictview.NewExplainView(s, []*explain.Device{e}).Devices[0]
+		return momentUsage(err)
 	}
 	if opts.json {
 		return report.WriteStateJSON(stdout, v)
@@ -204,5 +123,5 @@ func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snap
 	if err := report.WriteState(stdout, v); err != nil {
 		return err
 	}
-	return writeHostAfter(stdout, an)
+	return hostview.WriteAfter(stdout, s, an.Host())
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/internal/progress"
-	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/monitorview"
 )
@@ -43,10 +42,6 @@ func (e *exitStatus) Error() string { return e.msg }
 // watchTriggered is watch's exit status when a --stop-on rule held.
 const watchTriggered = 3
 
-// watchGiveUp is how many unreadable lines, before any readable one, make
-// a log the wrong kind of file rather than a log with a bad line.
-const watchGiveUp = 20
-
 func newWatchCmd() *cobra.Command {
 	opts := &watchOptions{}
 	cmd := &cobra.Command{
@@ -56,9 +51,9 @@ func newWatchCmd() *cobra.Command {
 		Example: helpText("watch.examples"),
 		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rules, err := parseStopRules(opts.stopOn)
+			rules, err := monitor.ParseStopRules(opts.stopOn)
 			if err != nil {
-				return err
+				return &usageError{fmt.Errorf("--stop-on %w", err)}
 			}
 			if opts.stats == "" && opts.smi == "" {
 				return usageErrorf("nothing to watch: give --stats LOG.jsonl, --smi LOG.csv or both")
@@ -78,7 +73,7 @@ func newWatchCmd() *cobra.Command {
 			}
 			loc, err := parseZone(opts.tz)
 			if err != nil {
-				return usageErrorf("--tz %s: %v", opts.tz, err)
+				return err
 			}
 			return runWatch(cmd.Context(), opts, rules, sig, loc, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -94,31 +89,6 @@ func newWatchCmd() *cobra.Command {
 	f.BoolVar(&opts.once, "once", false, "read the logs once, judge them, print the view and exit")
 	f.DurationVar(&opts.warmup, "warmup", 30*time.Second, "start-up time in which nvidia-smi's used memory may climb: its climb must start this long after the log's first sample")
 	return cmd
-}
-
-// parseStopRules reads --stop-on values.
-func parseStopRules(vals []string) ([]monitor.StopRule, error) {
-	var rules []monitor.StopRule
-	for _, v := range vals {
-		for _, s := range strings.Split(v, ",") {
-			s = strings.TrimSpace(s)
-			switch strings.ToLower(s) {
-			case "climb":
-				rules = append(rules, monitor.StopRule{Kind: monitor.StopClimb})
-			case "retries", "retry":
-				rules = append(rules, monitor.StopRule{Kind: monitor.StopRetries})
-			case "oom", "ooms":
-				rules = append(rules, monitor.StopRule{Kind: monitor.StopOOM})
-			default:
-				n, err := units.ParseBytes(s)
-				if err != nil || n == 0 {
-					return nil, usageErrorf("--stop-on %q: want climb, retries, oom or a byte limit such as 70GiB", s)
-				}
-				rules = append(rules, monitor.StopRule{Kind: monitor.StopLimit, Limit: n})
-			}
-		}
-	}
-	return rules, nil
 }
 
 // parseSignal reads a signal name (SIGUSR1, USR1) or number.
@@ -137,80 +107,19 @@ func parseSignal(s string) (syscall.Signal, error) {
 	return 0, usageErrorf("--signal %q: want a signal name such as SIGTERM or SIGUSR1, or its number", s)
 }
 
-// watchLog is one log followed.
-type watchLog struct {
-	name string
-	fl   *monitor.Follower
-	add  func(lines [][]byte, each bool) []string
-}
-
-// openWatchLog follows path ("-": stdin; a pipe or other non-regular file
-// is read in the background).
-func openWatchLog(path string, stdin io.Reader) (*monitor.Follower, string, error) {
-	if path == stdinPath {
-		return monitor.FollowReader(stdin), stdinName, nil
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, path, err
-	}
-	if !st.Mode().IsRegular() {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, path, err
-		}
-		return monitor.FollowReader(f), path, nil
-	}
-	fl, err := monitor.FollowFile(path)
-	return fl, path, err
-}
-
-// openWatchLogs opens the logs --stats and --smi name (a path, or - for
-// stdin) and sets their names in v; a file of another kind (a snapshot
-// given as --stats) is refused at once, a pipe can only be judged by its
-// lines. The logs opened before an error are returned too, for the caller
-// to close.
-func openWatchLogs(opts *watchOptions, w *monitor.Watch, v *monitorview.WatchView, stdin io.Reader) ([]watchLog, error) {
-	var logs []watchLog
-	for _, l := range []struct {
-		path string
-		name *string
-		add  func([][]byte, bool) []string
-	}{{opts.stats, &v.StatsFile, w.AddStatsLines}, {opts.smi, &v.SMIFile, w.AddSMILines}} {
-		if l.path == "" {
-			continue
-		}
-		if l.path != stdinPath {
-			// A file of another kind (a snapshot given as --stats) is
-			// refused at once; a pipe can only be judged by its lines.
-			kind, _ := sniffInput(l.path, nil)
-			want, ok := "a JSON Lines log of memory_stats()", kind == monitor.KindStatsLog || kind == monitor.KindStats
-			if l.name == &v.SMIFile {
-				want, ok = "an nvidia-smi CSV log", kind == monitor.KindSMI
-			}
-			if !ok && kind != monitor.KindUnknown {
-				return logs, monitor.WrongKind(l.path, kind, want)
-			}
-		}
-		fl, name, err := openWatchLog(l.path, stdin)
-		if err != nil {
-			return logs, err
-		}
-		*l.name = name
-		logs = append(logs, watchLog{name: name, fl: fl, add: l.add})
-	}
-	return logs, nil
-}
-
+// runWatch reads the logs every opts.every (monitor.Watch.Poll), redraws
+// the view on a terminal (a status line otherwise), and when a rule holds
+// prints why, signals --pid and returns the exit status 3.
 func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule, sig syscall.Signal, loc *time.Location, stdin io.Reader, out, errOut io.Writer) error {
 	w := &monitor.Watch{Rules: rules, Loc: loc, WarmupUS: opts.warmup.Microseconds()}
 	v := &monitorview.WatchView{Every: opts.every.String(), W: w}
 	if opts.once {
 		v.Every = ""
 	}
-	logs, err := openWatchLogs(opts, w, v, stdin)
+	logs, err := monitor.OpenWatchLogs(opts.stats, opts.smi, stdin)
 	for _, l := range logs {
-		defer l.fl.Close()
+		defer l.Close()
+		v.AddLog(l)
 	}
 	if err != nil {
 		return err
@@ -223,37 +132,15 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 	tick := time.NewTicker(opts.every)
 	defer tick.Stop()
 	for {
-		grew, ended := false, true
-		for _, l := range logs {
-			lines, warns, err := l.fl.Poll()
-			if err != nil {
-				return fmt.Errorf("%s: %w", l.name, err)
-			}
-			// The lines already in a file when watch starts are judged
-			// as a whole, as smi and stats judge a log; later lines, and
-			// a pipe's (it holds no history: its first read is whatever
-			// the writer got to, more on a loaded machine), one by one
-			// as they arrive, unless --once reads the pipe to its end.
-			warns = append(warns, l.add(lines, !first || l.fl.IsPipe() && !opts.once)...)
-			for _, m := range warns {
-				fmt.Fprintf(errOut, "warning: %s: %s\n", l.name, kit.Escape(m))
-				v.Warnings = append(v.Warnings, l.name+": "+m)
-			}
-			if len(v.Warnings) > 5 {
-				v.Warnings = v.Warnings[len(v.Warnings)-5:]
-			}
-			// A log whose first lines are all unreadable is not the
-			// log asked for (a snapshot, a CSV given as --stats).
-			if n := len(w.Stats.Records); l.name == v.StatsFile && n == 0 && w.StatsRejected >= watchGiveUp {
-				return fmt.Errorf("%s: not a JSON Lines log of memory_stats(): its first %d lines do not read as records", l.name, w.StatsRejected)
-			}
-			if n := len(w.SMI.Samples); l.name == v.SMIFile && n == 0 && w.SMIRejected >= watchGiveUp {
-				return fmt.Errorf("%s: not an nvidia-smi CSV log: its first %d rows do not read as samples", l.name, w.SMIRejected)
-			}
-			grew = grew || len(lines) > 0
-			ended = ended && (l.fl.Done() || (opts.once && !l.fl.IsPipe()))
+		p, err := w.Poll(logs, first, opts.once)
+		for _, m := range p.Warnings {
+			fmt.Fprintf(errOut, "warning: %s: %s\n", m.Log, kit.Escape(m.Text))
+			v.AddWarning(m.Log + ": " + m.Text)
 		}
-		if opts.once && !ended {
+		if err != nil {
+			return err
+		}
+		if opts.once && !p.Ended {
 			// --once reads a pipe to its end before judging it.
 			select {
 			case <-ctx.Done():
@@ -263,37 +150,13 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 			continue
 		}
 		first = false
-		switch {
-		case tty:
-			fmt.Fprint(out, "\x1b[H\x1b[2J")
-			if err := monitorview.WriteWatchFrame(out, v); err != nil {
-				return err
-			}
-		case opts.once:
-			if err := monitorview.WriteWatchFrame(out, v); err != nil {
-				return err
-			}
-		case grew:
-			if line := monitorview.WatchStatusLine(v); line != "" {
-				fmt.Fprintln(out, line)
-			}
+		if err := monitorview.WriteWatch(out, v, tty, p.Grew); err != nil {
+			return err
 		}
 		if w.Triggered != nil {
-			msg := monitorview.TriggerText(v)
-			short := "stopped: --stop-on " + monitorview.RuleText(w.Triggered.Rule) + " held"
-			if opts.pid != 0 {
-				if err := syscall.Kill(opts.pid, sig); err != nil {
-					return fmt.Errorf("%s; sending %s to process %d: %w", msg, unix.SignalName(sig), opts.pid, err)
-				}
-				sent := fmt.Sprintf("; sent %s to process %d", unix.SignalName(sig), opts.pid)
-				msg, short = msg+sent, short+sent
-			}
-			fmt.Fprintln(out, msg)
-			// The reason is on stdout, under the view; stderr says why
-			// the exit status is 3.
-			return &exitStatus{code: watchTriggered, msg: short}
+			return stopWatch(opts, v, sig, out)
 		}
-		if opts.once || ended {
+		if opts.once || p.Ended {
 			return nil
 		}
 		select {
@@ -302,4 +165,21 @@ func runWatch(ctx context.Context, opts *watchOptions, rules []monitor.StopRule,
 		case <-tick.C:
 		}
 	}
+}
+
+// stopWatch prints why a rule held, sends --pid its signal and returns
+// the exit status 3.
+func stopWatch(opts *watchOptions, v *monitorview.WatchView, sig syscall.Signal, out io.Writer) error {
+	msg, short := monitorview.StopText(v)
+	if opts.pid != 0 {
+		if err := syscall.Kill(opts.pid, sig); err != nil {
+			return fmt.Errorf("%s; sending %s to process %d: %w", msg, unix.SignalName(sig), opts.pid, err)
+		}
+		sent := fmt.Sprintf("; sent %s to process %d", unix.SignalName(sig), opts.pid)
+		msg, short = msg+sent, short+sent
+	}
+	fmt.Fprintln(out, msg)
+	// The reason is on stdout, under the view; stderr says why the exit
+	// status is 3.
+	return &exitStatus{code: watchTriggered, msg: short}
 }

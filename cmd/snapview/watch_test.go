@@ -123,7 +123,8 @@ write:
 }
 
 // TestWatchFlatKeepsRunning: on a flat log watch goes on until it is
-// stopped; a log that shrinks is read again with a warning.
+// stopped; a log that shrinks is read again, as a new run, with a
+// warning.
 func TestWatchFlatKeepsRunning(t *testing.T) {
 	flat := e2e.MonitorLog(t, 30)[:10] // steps 0-9: before the leak starts
 	path := filepath.Join(t.TempDir(), "flat.jsonl")
@@ -167,6 +168,11 @@ func TestWatchFlatKeepsRunning(t *testing.T) {
 	if strings.Contains(out.String(), "stop (") {
 		t.Errorf("a rule held on a flat log:\n%s", out)
 	}
+	// The truncated log is a new run: what was read before is set aside
+	// and the numbering starts again, and stderr says so.
+	if !strings.Contains(errOut.String(), "a new run: the ") || !strings.Contains(errOut.String(), "set aside, and records and lines are numbered from 1 again") {
+		t.Errorf("stderr %q, want the new run said", errOut)
+	}
 }
 
 func TestWatchUsage(t *testing.T) {
@@ -178,6 +184,16 @@ func TestWatchUsage(t *testing.T) {
 		{"both stdin", []string{"watch", "--stats", "-", "--smi", "-"}, "cannot both read standard input"},
 		{"zero every", []string{"watch", "--stats", "x", "--every", "0s"}, "--every must be above 0"},
 	})
+}
+
+// TestWatchBadZone: a bad --tz is a usage error that names the flag once,
+// as smi's does.
+func TestWatchBadZone(t *testing.T) {
+	_, _, err := runSnapview(t, "watch", "--stats", "x", "--tz", "Mars/Olympus")
+	want := `--tz "Mars/Olympus": want a zone name (Europe/Berlin), UTC, Local or an offset (+02:00)`
+	if err == nil || err.Error() != want || exitCode(err) != 2 {
+		t.Errorf("error %v (exit %d), want %q (exit 2)", err, exitCode(err), want)
+	}
 }
 
 // TestWatchSignalsPid: when a rule holds, --pid's process gets --signal,

@@ -13,6 +13,7 @@ import (
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/kit"
+	"github.com/snapview/snapview/snapshot"
 )
 
 // Lines describes pinned host memory (info.HostMemory) in the words
@@ -115,6 +116,25 @@ func Write(w io.Writer, h *info.HostMemory) error {
 		ew.Printf("%s", kit.WrapIndented("  ", line))
 	}
 	return ew.Err
+}
+
+// Has reports whether s holds pinned host memory: host_traces or
+// host_segments entries.
+func Has(s *snapshot.Snapshot) bool {
+	return len(s.HostTraces) > 0 || len(s.HostSegments) > 0
+}
+
+// WriteAfter writes the section Write writes, after a blank line, when s
+// holds pinned host memory (Has): the text views of device memory (state,
+// leaks) end with it. Errors are w's.
+func WriteAfter(w io.Writer, s *snapshot.Snapshot, h *info.HostMemory) error {
+	if !Has(s) {
+		return nil
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	return Write(w, h)
 }
 
 // JSON is pinned host memory in the JSON of info, summary, state and

@@ -8,6 +8,7 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/steps"
@@ -345,8 +346,8 @@ func leakStackOptions(full bool) stacks.LineOptions {
 
 // LeakHints returns advice for the person reading the reports: how to
 // record what is missing, and what the numbers cannot say. The CLI prints
-// them to stderr.
-func LeakHints(reps []*leaks.LeakReport) []string {
+// them to stderr: each is an analysis.Hint note.
+func LeakHints(reps []*leaks.LeakReport) []analysis.Note {
 	var hints []string
 	noStacks, noTrace, seeded, olderThanTrace := false, false, false, false
 	for _, rep := range reps {
@@ -381,7 +382,11 @@ func LeakHints(reps []*leaks.LeakReport) []string {
 	if seeded {
 		hints = append(hints, "the trace starts after the run did (recording started late, or max_entries wrapped): allocations older than the trace carry no growth evidence")
 	}
-	return hints
+	notes := make([]analysis.Note, len(hints))
+	for i, h := range hints {
+		notes[i] = analysis.Note{Kind: analysis.Hint, Text: h}
+	}
+	return notes
 }
 
 // LeakAnnotationLine names the annotations (torch.cuda.memory._annotate_tensor)

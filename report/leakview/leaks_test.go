@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
@@ -209,12 +210,12 @@ func TestLeakHints(t *testing.T) {
 	for _, tt := range tests {
 		got := LeakHints([]*leaks.LeakReport{&tt.rep})
 		if len(got) != len(tt.want) {
-			t.Errorf("%s: hints %q, want %d", tt.name, got, len(tt.want))
+			t.Errorf("%s: hints %+v, want %d", tt.name, got, len(tt.want))
 			continue
 		}
 		for i, w := range tt.want {
-			if !strings.Contains(got[i], w) {
-				t.Errorf("%s: hint %d = %q, want it to contain %q", tt.name, i, got[i], w)
+			if got[i].Kind != analysis.Hint || !strings.Contains(got[i].Text, w) {
+				t.Errorf("%s: hint %d = %+v, want a hint containing %q", tt.name, i, got[i], w)
 			}
 		}
 	}

@@ -38,6 +38,22 @@ type GapView struct {
 	StepAt func(fromUS, toUS int64) string
 }
 
+// AddGaps adds to v the gaps monitor.Gaps found (their steps named in
+// v.Loc) and, as notes, how the memory_stats() log statsName agrees with
+// the snapshot snapName (AgreeText).
+func (v *SMIView) AddGaps(gaps []monitor.DeviceGap, agree []monitor.DeviceAgreement, statsName, snapName string) {
+	for _, g := range gaps {
+		gv := GapView{GPU: g.GPU, Device: g.Device, Against: g.Against, Gap: g.Gap}
+		if g.Steps != nil {
+			gv.StepAt = StepAt(g.Steps, v.Loc)
+		}
+		v.Gaps = append(v.Gaps, gv)
+	}
+	for _, a := range agree {
+		v.Notes = append(v.Notes, AgreeText(a.Steps, a.Agreement, statsName, snapName))
+	}
+}
+
 // clock formats a time of the log in its zone.
 func clock(us int64, loc *time.Location) string {
 	return time.UnixMicro(us).In(loc).Format("15:04:05.000")
@@ -277,6 +293,15 @@ type gapJumpJSON struct {
 	TimeUS  int64  `json:"time_us"`
 	Bytes   int64  `json:"bytes"`
 	Step    string `json:"step,omitempty"`
+}
+
+// WriteSMIAs writes v as JSON (WriteSMIJSON) when json is set, as text
+// (WriteSMIText) otherwise.
+func WriteSMIAs(w io.Writer, v *SMIView, json bool) error {
+	if json {
+		return WriteSMIJSON(w, v)
+	}
+	return WriteSMIText(w, v)
 }
 
 // WriteSMIJSON writes v as JSON: per GPU the figures of the text view,

@@ -23,6 +23,24 @@ type WatchView struct {
 	Warnings []string
 }
 
+// AddLog names a followed log in v: its StatsFile or SMIFile.
+func (v *WatchView) AddLog(l *monitor.WatchLog) {
+	if l.SMI {
+		v.SMIFile = l.Name
+	} else {
+		v.StatsFile = l.Name
+	}
+}
+
+// AddWarning adds a warning ("LOG: text") to v, which keeps the latest
+// five.
+func (v *WatchView) AddWarning(w string) {
+	v.Warnings = append(v.Warnings, w)
+	if len(v.Warnings) > 5 {
+		v.Warnings = v.Warnings[len(v.Warnings)-5:]
+	}
+}
+
 // watchSpark is the most characters of a watch sparkline.
 const watchSpark = 48
 
@@ -76,7 +94,7 @@ func WriteWatchFrame(out io.Writer, v *WatchView) error {
 	ew.Printf("snapview watch: %s, stop on %s\n", when, stop)
 	reserved := map[int]int64{}
 	if v.StatsFile != "" {
-		ew.Printf("%s: %s\n", kit.Escape(v.StatsFile), units.Plural(len(v.W.Stats.Records), "record"))
+		ew.Printf("%s: %s%s\n", kit.Escape(v.StatsFile), units.Plural(len(v.W.Stats.Records), "record"), setAside(v.W.StatsSetAside))
 		for _, d := range monitor.AnalyzeSteps(&v.W.Stats) {
 			last := len(d.Records) - 1
 			st := d.Records[last].Stats
@@ -96,7 +114,7 @@ func WriteWatchFrame(out io.Writer, v *WatchView) error {
 		}
 	}
 	if v.SMIFile != "" {
-		ew.Printf("%s: %s\n", kit.Escape(v.SMIFile), units.Plural(len(v.W.SMI.Samples), "sample"))
+		ew.Printf("%s: %s%s\n", kit.Escape(v.SMIFile), units.Plural(len(v.W.SMI.Samples), "sample"), setAside(v.W.SMISetAside))
 		for _, gpu := range v.W.SMI.GPUs() {
 			var used []int64
 			var last monitor.SMISample
@@ -124,6 +142,37 @@ func WriteWatchFrame(out io.Writer, v *WatchView) error {
 	return ew.Err
 }
 
+// setAside says how many records or samples of a log were set aside when
+// it was truncated (a new run): "" when none.
+func setAside(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" since the log was truncated (a new run, numbered from 1; %d before it set aside)", n)
+}
+
+// WriteWatch writes what watch shows after a read of its logs: on a
+// terminal (tty) the screen cleared and the frame (WriteWatchFrame); read
+// once (Every ""), the frame; otherwise, when lines arrived (grew), a
+// status line (WatchStatusLine).
+func WriteWatch(w io.Writer, v *WatchView, tty, grew bool) error {
+	switch {
+	case tty:
+		if _, err := io.WriteString(w, "\x1b[H\x1b[2J"); err != nil {
+			return err
+		}
+		return WriteWatchFrame(w, v)
+	case v.Every == "":
+		return WriteWatchFrame(w, v)
+	case grew:
+		if line := WatchStatusLine(v); line != "" {
+			_, err := fmt.Fprintln(w, line)
+			return err
+		}
+	}
+	return nil
+}
+
 // WatchStatusLine is one line about the latest records, for a watch whose
 // output is not a terminal.
 func WatchStatusLine(v *WatchView) string {
@@ -145,6 +194,13 @@ func WatchStatusLine(v *WatchView) string {
 		parts = append(parts, fmt.Sprintf("GPU %d used %s", gpu, units.Bytes(last.Used)))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// StopText says why watch stopped: msg for stdout, under the view
+// (TriggerText), and short for the error that sets the exit status
+// ("stopped: --stop-on climb held").
+func StopText(v *WatchView) (msg, short string) {
+	return TriggerText(v), "stopped: --stop-on " + RuleText(v.W.Triggered.Rule) + " held"
 }
 
 // TriggerText says why watch stopped: the rule, the device and the step

@@ -81,6 +81,29 @@ func trimFloat(f float64) string {
 	return s
 }
 
+// WriteCheckAs writes v as JSON (WriteCheckJSON) when json is set, as
+// text (WriteCheckText) otherwise.
+func WriteCheckAs(w io.Writer, v *CheckView, json bool) error {
+	if json {
+		return WriteCheckJSON(w, v)
+	}
+	return WriteCheckText(w, v)
+}
+
+// CheckFailure is the error message of a check run that failed
+// (check.Failed; with v.Strict an unknown result fails too): "FILE: 2 of
+// 5 checks failed"; "" when it did not fail.
+func CheckFailure(v *CheckView) string {
+	if !check.Failed(v.Results, v.Strict) {
+		return ""
+	}
+	_, fail, unknown := CheckCounts(v)
+	if v.Strict {
+		fail += unknown
+	}
+	return fmt.Sprintf("%s: %d of %s failed", v.File, fail, units.Plural(len(v.Results), "check"))
+}
+
 // CheckCounts counts passes, failures and unknown results.
 func CheckCounts(v *CheckView) (pass, fail, unknown int) {
 	for _, r := range v.Results {
