@@ -14,7 +14,9 @@
 // (`summary`, `info`), the peaks (`diff`, `ranks`), or the series and
 // allocations (`leaks`, `report`, ...).
 //
-// The package never prints and never does I/O.
+// The package never prints. The views of several files (Ranks, Diff,
+// Forecast) read them only through the Open they are given; Ranks and
+// OneStepFiles look at the paths and directories named (compare.RankFiles).
 package analysis
 
 import (
@@ -222,6 +224,12 @@ func (f *File) Info(only []int) *info.Info {
 func (f *File) Host() *info.HostMemory {
 	f.hostOnce.Do(func() { f.host = info.Host(f.Snap) })
 	return &f.host
+}
+
+// HasHost says whether the file holds pinned host memory (host_traces or
+// host_segments entries), without replaying it.
+func (f *File) HasHost() bool {
+	return len(f.Snap.HostTraces) > 0 || len(f.Snap.HostSegments) > 0
 }
 
 // DeviceInfos are the Devices of [File.Info] with their coverage, for

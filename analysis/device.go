@@ -1,8 +1,11 @@
 package analysis
 
 import (
+	"fmt"
+
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -35,4 +38,16 @@ func ShownDevice(s *snapshot.Snapshot, at steps.Moment) (dev int, why string) {
 		}
 	}
 	return devs[0], "the first with segments"
+}
+
+// ShownDeviceNote is ShownDevice with the note a view writes when it
+// chose dev of several devices: "showing device 1, the first with an oom
+// entry (the file has devices 0, 1): choose another with --device N";
+// "" for a file of one device or none.
+func ShownDeviceNote(s *snapshot.Snapshot, at steps.Moment) (dev int, note string) {
+	dev, why := ShownDevice(s, at)
+	if devs := s.Devices(); len(devs) > 1 {
+		note = fmt.Sprintf("showing device %d, %s (the file has devices %s): choose another with --device N", dev, why, units.IntList(devs))
+	}
+	return dev, note
 }

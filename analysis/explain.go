@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"context"
 	"slices"
 
 	"github.com/snapview/snapview/analyze/explain"
@@ -111,4 +112,41 @@ func capturedState(states []*replay.State, i int) *replay.State {
 		return nil
 	}
 	return states[k]
+}
+
+// ExplainChosen is `snapview explain`'s view: [File.Explain] for the
+// devices dc picks (DeviceChoice.Pick) that hold segments or trace
+// entries, at most MaxShownDevices of them (DeviceChoice.Shown). Its notes
+// are the file's warnings and Shown's; its errors Pick's, ctx's and
+// Explain's.
+func (f *File) ExplainChosen(ctx context.Context, dc DeviceChoice, opts explain.Options) ([]*explain.Device, []Note, error) {
+	notes := fileWarnings(f.Snap)
+	devices, err := dc.Pick(f.Snap)
+	if err != nil {
+		return nil, notes, err
+	}
+	have := f.Snap.Devices()
+	var use []int
+	for _, d := range devices {
+		if slices.Contains(have, d) {
+			use = append(use, d)
+		}
+	}
+	use, shown := dc.Shown(use, "explain")
+	notes = append(notes, shown...)
+	if err := ctx.Err(); err != nil {
+		return nil, notes, err
+	}
+	devs, err := f.Explain(use, opts)
+	return devs, notes, err
+}
+
+// fileWarnings are the warnings the decoder left on s
+// (snapshot.Snapshot.Warnings), as notes of no file: a view of one file.
+func fileWarnings(s *snapshot.Snapshot) []Note {
+	var notes []Note
+	for _, w := range s.Warnings {
+		notes = append(notes, Note{Kind: Warning, Text: w})
+	}
+	return notes
 }

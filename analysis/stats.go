@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
@@ -67,9 +68,27 @@ func mergeHistory(dst, src *stats.MemoryStats) {
 	keep(&dst.OversizeAllocations, src.OversizeAllocations)
 	keep(&dst.OversizeSegments, src.OversizeSegments)
 	dst.NumAllocRetries = src.NumAllocRetries
+	dst.NumAllocRetriesMax = src.NumAllocRetriesMax
 	dst.NumOOMs = src.NumOOMs
 	dst.NumSyncAllStreams = src.NumSyncAllStreams
 	dst.NumDeviceAlloc = src.NumDeviceAlloc
 	dst.NumDeviceFree = src.NumDeviceFree
 	dst.Known = src.Known
+}
+
+// StatsOf is Stats of each of devices, in order, their replays run side
+// by side first (ReplayAll, on up to GOMAXPROCS goroutines): the figures
+// `summary` shows. The notes are Stats' as warnings, in device order.
+func (f *File) StatsOf(devices []int) ([]*stats.MemoryStats, []Note) {
+	f.ReplayAll(slices.DeleteFunc(slices.Clone(devices), func(d int) bool { return !f.HasTrace(d) }))
+	all := make([]*stats.MemoryStats, len(devices))
+	var notes []Note
+	for k, d := range devices {
+		var ws []string
+		all[k], ws = f.Stats(d)
+		for _, w := range ws {
+			notes = append(notes, Note{Kind: Warning, Text: w})
+		}
+	}
+	return all, notes
 }

@@ -61,10 +61,10 @@ func States(an *analysis.File, at steps.Moment, label, name string) ([]DeviceSta
 	return out, append(notes, absent...), nil
 }
 
-// FileProfile is the pprof profile of the file an analyses at the moment
+// fileProfile is the pprof profile of the file an analyses at the moment
 // at (named label), o.Source its name: Profile over States. The notes and
 // errors are States' and Profile's.
-func FileProfile(an *analysis.File, at steps.Moment, label string, o ProfileOptions) (*profile.Profile, []analysis.Note, error) {
+func fileProfile(an *analysis.File, at steps.Moment, label string, o ProfileOptions) (*profile.Profile, []analysis.Note, error) {
 	states, notes, err := States(an, at, label, o.Source)
 	if err != nil {
 		return nil, notes, err
@@ -73,11 +73,11 @@ func FileProfile(an *analysis.File, at steps.Moment, label string, o ProfileOpti
 	return p, notes, err
 }
 
-// MergeProfiles merges the profiles of several files into one, as `go tool
+// mergeProfiles merges the profiles of several files into one, as `go tool
 // pprof` merges the profiles it is given, and, when bases is not nil,
 // subtracts the merge of bases from it (DiffProfile). Errors are
 // profile.Merge's (profiles of different sample types) and DiffProfile's.
-func MergeProfiles(profs, bases []*profile.Profile) (*profile.Profile, error) {
+func mergeProfiles(profs, bases []*profile.Profile) (*profile.Profile, error) {
 	p, err := profile.Merge(profs)
 	if err != nil {
 		return nil, fmt.Errorf("merging the profiles of %d files: %w", len(profs), err)
@@ -92,20 +92,20 @@ func MergeProfiles(profs, bases []*profile.Profile) (*profile.Profile, error) {
 	return DiffProfile(p, base)
 }
 
-// FoldedFile is one file's folded stacks: a list of segments per state
+// foldedFile is one file's folded stacks: a list of segments per state
 // shown (the file's own segments, or each device's state at a moment).
-type FoldedFile struct {
+type foldedFile struct {
 	Snap  *snapshot.Snapshot
 	Name  string
 	Parts [][]FoldedSegment
 }
 
-// NewFoldedFile returns the folded stacks of the file an analyses, named
+// newFoldedFile returns the folded stacks of the file an analyses, named
 // name: with at nil the segments the file holds (its end state, no
 // replay); else each device's state at the moment *at (named label), as
 // States finds them, with States' notes and errors.
-func NewFoldedFile(an *analysis.File, at *steps.Moment, label, name string) (FoldedFile, []analysis.Note, error) {
-	ff := FoldedFile{Snap: an.Snap, Name: name}
+func newFoldedFile(an *analysis.File, at *steps.Moment, label, name string) (foldedFile, []analysis.Note, error) {
+	ff := foldedFile{Snap: an.Snap, Name: name}
 	if at == nil {
 		ff.Parts = [][]FoldedSegment{FileSegments(an.Snap)}
 		return ff, nil, nil
@@ -120,12 +120,12 @@ func NewFoldedFile(an *analysis.File, at *steps.Moment, label, name string) (Fol
 	return ff, notes, nil
 }
 
-// WriteFoldedFiles writes the folded stacks of files to w (WriteFolded,
+// writeFoldedFiles writes the folded stacks of files to w (WriteFolded,
 // with o). With several files each line starts with a frame naming its
 // file (o.Root), so that the flame graph keeps the programs apart; a file
 // given twice gets "#2" on its second frame: the same frame would add its
 // bytes up as one program's. Errors are w's.
-func WriteFoldedFiles(w io.Writer, files []FoldedFile, o FoldedOptions) error {
+func writeFoldedFiles(w io.Writer, files []foldedFile, o FoldedOptions) error {
 	seen := map[string]int{}
 	for _, f := range files {
 		o.Root = ""
@@ -167,10 +167,10 @@ func replays(an *analysis.File, name string, devices []int) ([]*replay.Result, [
 	return out, notes, nil
 }
 
-// NewChromeInput returns the file an analyses, named name, as
+// newChromeInput returns the file an analyses, named name, as
 // WriteChromeTrace reads it: the replay of each device with trace
 // entries, with replays' notes and errors.
-func NewChromeInput(an *analysis.File, name string) (ChromeInput, []analysis.Note, error) {
+func newChromeInput(an *analysis.File, name string) (ChromeInput, []analysis.Note, error) {
 	var devs []int
 	for d := range an.Snap.Traces {
 		if an.HasTrace(d) {
@@ -181,10 +181,10 @@ func NewChromeInput(an *analysis.File, name string) (ChromeInput, []analysis.Not
 	return ChromeInput{Snapshot: an.Snap, Name: name, Results: rs}, notes, err
 }
 
-// AddFile appends the file an analyses, named path, to the dataset with
+// addFile appends the file an analyses, named path, to the dataset with
 // the replay of each of its devices (Add), and returns the replays'
 // notes. Errors are the replays' and Add's.
-func (d *Dataset) AddFile(an *analysis.File, path string, labels []Label) ([]analysis.Note, error) {
+func (d *Dataset) addFile(an *analysis.File, path string, labels []Label) ([]analysis.Note, error) {
 	rs, notes, err := replays(an, path, an.Snap.Devices())
 	if err != nil {
 		return notes, err

@@ -126,10 +126,10 @@ func TestWriteFoldedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := FoldedFile{Snap: s, Name: "a;b", Parts: [][]FoldedSegment{FileSegments(s)}}
-	roots := func(files ...FoldedFile) map[string]int {
+	f := foldedFile{Snap: s, Name: "a;b", Parts: [][]FoldedSegment{FileSegments(s)}}
+	roots := func(files ...foldedFile) map[string]int {
 		var b bytes.Buffer
-		if err := WriteFoldedFiles(&b, files, FoldedOptions{}); err != nil {
+		if err := writeFoldedFiles(&b, files, FoldedOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		out := map[string]int{}

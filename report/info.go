@@ -246,3 +246,12 @@ func padRight(s string, n int) string {
 
 // joinInts is units.IntList: "0, 1, 2", shortened past 16 numbers.
 func joinInts(ns []int) string { return units.IntList(ns) }
+
+// DeviceNumbers returns the ordinals of v's Devices, in order.
+func (v *Info) DeviceNumbers() []int {
+	devs := make([]int, len(v.Devices))
+	for i, d := range v.Devices {
+		devs[i] = d.Device
+	}
+	return devs
+}

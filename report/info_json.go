@@ -1,8 +1,9 @@
 package report
 
 import (
-	"github.com/snapview/snapview/analyze/allocator"
 	"io"
+
+	"github.com/snapview/snapview/analyze/allocator"
 
 	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/report/hostview"
@@ -250,4 +251,13 @@ func newInfoDeviceJSON(d *info.DeviceInfo) infoDeviceJSON {
 			Requested:     kit.RequestedVerdictJSON(d.Trust),
 		},
 	}
+}
+
+// WriteInfoAs writes v as JSON (WriteInfoJSON) or text (WriteInfo).
+// Errors are w's.
+func WriteInfoAs(w io.Writer, v *Info, json bool) error {
+	if json {
+		return WriteInfoJSON(w, v)
+	}
+	return WriteInfo(w, v)
 }

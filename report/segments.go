@@ -2,16 +2,18 @@ package report
 
 import (
 	"fmt"
-	"github.com/snapview/snapview/analysis"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/snapview/snapview/analysis"
+
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -385,4 +387,22 @@ func WriteSegmentsJSON(w io.Writer, r *Segments) error {
 		out.Devices = append(out.Devices, dj)
 	}
 	return kit.WriteJSON(w, out)
+}
+
+// WriteSegmentsOf writes `snapview segments` of devices of the file f
+// analyses, each device with its private pools (AddPools): as JSON
+// (WriteSegmentsJSON) or text (WriteSegments). As text a file that holds
+// pinned host memory only (record_cuda=False) shows that memory
+// (WriteNothing) instead of an empty device 0. Errors are w's.
+func WriteSegmentsOf(w io.Writer, f *analysis.File, devices []int, json bool) error {
+	s := f.Snap
+	if !json && hostview.Has(s) && len(s.Devices()) == 0 {
+		return WriteNothing(w, f, "the snapshot")
+	}
+	r := NewSegments(s, devices)
+	r.AddPools(f)
+	if json {
+		return WriteSegmentsJSON(w, r)
+	}
+	return WriteSegments(w, r)
 }

@@ -2,11 +2,12 @@ package report
 
 import (
 	"fmt"
-	"github.com/snapview/snapview/analyze/allocator"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/snapview/snapview/analyze/allocator"
 
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/snapview/snapview/analysis"
@@ -486,6 +487,10 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 				v := f.Value
 				fj.Value = &v
 			}
+			if f.Max > 0 && f.Max > f.Value {
+				hi := f.Max
+				fj.AtMost = &hi
+			}
 			dj.MemoryStats[f.Key] = fj
 		}
 		dj.History = kit.HistoryJSON{Exactness: d.Stats.Known.History.String(), Why: d.Stats.Known.Why}
@@ -516,4 +521,18 @@ func WriteSummaryJSON(w io.Writer, sum *Summary) error {
 		out.Devices = append(out.Devices, dj)
 	}
 	return kit.WriteJSON(w, out)
+}
+
+// WriteSummaryAs writes the summary of the file f analyses, named file,
+// from the figures of its devices all (analysis.File.StatsOf), in format:
+// "torch" memory_summary()'s table per device (WriteTorchTables), "json"
+// WriteSummaryJSON, else WriteSummaryText. Errors are w's.
+func WriteSummaryAs(w io.Writer, format, file string, f *analysis.File, all []*stats.MemoryStats) error {
+	switch format {
+	case "torch":
+		return WriteTorchTables(w, all)
+	case "json":
+		return WriteSummaryJSON(w, NewSummary(file, f, all))
+	}
+	return WriteSummaryText(w, NewSummary(file, f, all))
 }

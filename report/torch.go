@@ -66,7 +66,7 @@ func writeTorchSummary(w io.Writer, st *stats.MemoryStats, abbreviated bool) err
 		rule("-"),
 		fmt.Sprintf("  %9s CUDA OOMs: %-12s | %6s cudaMalloc retries: %-8s  ", "",
 			torchHeaderValue(st.NumOOMs, st.Known.NumOOMs), "",
-			torchHeaderValue(st.NumAllocRetries, st.Known.NumAllocRetries)),
+			torchRetries(st)),
 		rule("="),
 		"        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  ",
 	}
@@ -203,4 +203,30 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// WriteTorchTables writes the memory_summary() table of each device
+// (WriteTorchSummary), a blank line between two. Errors are w's.
+func WriteTorchTables(w io.Writer, all []*stats.MemoryStats) error {
+	for i, st := range all {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := WriteTorchSummary(w, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// torchRetries is the header's cudaMalloc retries: torchHeaderValue, or
+// "LO to HI" where the trace bounds the figure from both sides
+// (stats.MemoryStats.RetriesRange).
+func torchRetries(st *stats.MemoryStats) string {
+	if lo, hi, ok := st.RetriesRange(); ok {
+		return fmt.Sprintf("%d to %d", lo, hi)
+	}
+	return torchHeaderValue(st.NumAllocRetries, st.Known.NumAllocRetries)
 }

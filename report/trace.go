@@ -34,10 +34,21 @@ type TraceFilter struct {
 	Focus *regexp.Regexp
 }
 
-// TraceDevice is one device's trace and the filter applied to it.
+// TraceDevice is one device's trace and the filter applied to it; with
+// Host, the pinned host allocator's trace (host_traces) instead, Device
+// -1 as PyTorch numbers its host segments.
 type TraceDevice struct {
 	Device int
+	Host   bool
 	Filter TraceFilter
+}
+
+// entries is the trace td lists.
+func (td *TraceDevice) entries(s *snapshot.Snapshot) []snapshot.TraceEntry {
+	if td.Host {
+		return s.HostTraces
+	}
+	return s.Traces[td.Device]
 }
 
 // keep reports whether entry i passes f; focus caches the --focus verdict
@@ -88,7 +99,7 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 	}
 	bw := bufio.NewWriterSize(out, 1<<16)
 	for k, td := range devs {
-		trace := s.Traces[td.Device]
+		trace := td.entries(s)
 		focus := map[snapshot.StackID]bool{}
 		to := td.Filter.To
 		if to < 0 || to >= len(trace) {
@@ -103,7 +114,11 @@ func WriteTrace(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error {
 		if k > 0 {
 			bw.WriteByte('\n')
 		}
-		head := fmt.Sprintf("Device %d: %s, %s shown", td.Device, units.Plural(len(trace), "trace entry"), units.Int(len(rows)))
+		name := fmt.Sprintf("Device %d", td.Device)
+		if td.Host {
+			name = "Pinned host memory (the CUDA host allocator)"
+		}
+		head := fmt.Sprintf("%s: %s, %s shown", name, units.Plural(len(trace), "trace entry"), units.Int(len(rows)))
 		switch {
 		case td.Filter.From > to:
 			head += " (no entry in the range)"
@@ -319,7 +334,10 @@ func alignLeft(line []byte, start, w int) []byte {
 
 // traceEntryJSON is one entry of `trace --json`.
 type traceEntryJSON struct {
+	// Device is -1 for an entry of the host trace, as PyTorch numbers its
+	// host segments; Host says so.
 	Device int    `json:"device"`
+	Host   bool   `json:"host,omitempty"`
 	Entry  int    `json:"entry"`
 	TimeUS *int64 `json:"time_us"`
 	Action string `json:"action"`
@@ -336,7 +354,8 @@ type traceEntryJSON struct {
 }
 
 // WriteTraceJSON writes the entries WriteTrace lists as a JSON object
-// {"entries": [...]}, each with its device, index, time_us (null without
+// {"entries": [...]}, each with its device (-1 and "host": true for the
+// host trace's), index, time_us (null without
 // one), action, size and addr in bytes and integers as PyTorch records
 // them, stream, where, and every frame ("filename:line name", innermost
 // first).
@@ -349,7 +368,7 @@ func WriteTraceJSON(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error
 	enc := json.NewEncoder(&jb)
 	enc.SetEscapeHTML(false)
 	for _, td := range devs {
-		trace := s.Traces[td.Device]
+		trace := td.entries(s)
 		focus := map[snapshot.StackID]bool{}
 		to := td.Filter.To
 		if to < 0 || to >= len(trace) {
@@ -368,7 +387,7 @@ func WriteTraceJSON(w io.Writer, s *snapshot.Snapshot, devs []TraceDevice) error
 				}
 				byStack[e.Stack] = fr
 			}
-			j := traceEntryJSON{Device: td.Device, Entry: i, Action: s.ActionName(e.Action), Size: e.Size,
+			j := traceEntryJSON{Device: td.Device, Host: td.Host, Entry: i, Action: s.ActionName(e.Action), Size: e.Size,
 				Stream: e.Stream, Where: stacks.Where(s, e.Stack), Frames: fr}
 			if um := e.UserMetadata; um != 0 && int(um) < len(s.Strings) {
 				j.UserMetadata = s.Strings[um]

@@ -619,7 +619,8 @@ func (c *converter) root(v pickle.Value) {
 				c.unknownKey(shortKey(k))
 			}
 		}
-		if !hasSegs && !c.s.HasDeviceTraces && !c.s.HasHostTraces && c.err == nil {
+		hostKeys := slices.Contains(c.s.TopLevelKeys, "host_segments") || slices.Contains(c.s.TopLevelKeys, "host_traces")
+		if !hasSegs && !c.s.HasDeviceTraces && !hostKeys && c.err == nil {
 			if LooksLikeMemoryStats(c.s.TopLevelKeys) {
 				c.err = MemoryStatsError(len(c.s.TopLevelKeys))
 			} else {
@@ -633,10 +634,13 @@ func (c *converter) root(v pickle.Value) {
 
 // host converts host_segments or host_traces (the pinned host memory
 // allocator, pytorch/pytorch#182407) with the converters of segments and
-// device_traces, keeping the device's own.
+// device_traces, keeping the device's own. PyTorch's writer
+// (THCPModule_memorySnapshot, torch/csrc/cuda/Module.cpp) puts both keys in
+// every snapshot, as empty lists when host recording is off, so only a
+// non-empty one makes HasHostTraces.
 func (c *converter) host(key string, v pickle.Value) {
-	c.s.HasHostTraces = true
 	segs, traces, has := c.s.Segments, c.s.Traces, c.s.HasDeviceTraces
+	defer func() { c.s.HasHostTraces = len(c.s.HostSegments) > 0 || len(c.s.HostTraces) > 0 }()
 	switch key {
 	case "host_segments":
 		c.segments(v, "host_segments")

@@ -121,9 +121,12 @@ type Snapshot struct {
 	// snapshot["host_traces"]: the pinned host memory allocator's segments
 	// and trace entries (PyTorch after 2.11, pytorch/pytorch#182407,
 	// _record_memory_history(record_pinned_host_memory=True)), in the
-	// schema of segments and device_traces. A host_traces list of lists
-	// is read as one list, in order. HasHostTraces tells whether either
-	// key existed.
+	// schema of segments and device_traces. PyTorch writes host_traces as
+	// one flat list (THCPModule_memorySnapshot, torch/csrc/cuda/Module.cpp);
+	// a list of lists is read as one list, in order. HasHostTraces tells
+	// whether either holds anything: PyTorch writes both keys, empty, in
+	// every snapshot when host recording is off (TopLevelKeys tells whether
+	// they were there).
 	HostSegments  []Segment
 	HostTraces    []TraceEntry
 	HasHostTraces bool

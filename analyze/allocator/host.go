@@ -11,23 +11,15 @@ import "math/bits"
 // (host_segments). The replay of host_traces (package analyze/hostreplay)
 // takes every rule from here. Sizes are in bytes.
 
-// HostRoundSize mirrors CachingHostAllocatorImpl::allocate: a request is
-// rounded up to the next power of two (c10::llvm::PowerOf2Ceil) "to
-// improve reuse"; a request of 0 bytes allocates nothing and returns 0.
-// Sizes past 2^62 are not rounded (the decoder refuses them).
-func HostRoundSize(size int64) int64 {
-	if size <= 0 {
-		return 0
-	}
-	if size > 1<<62 {
-		return size
-	}
-	return 1 << bits.Len64(uint64(size-1))
-}
-
 // HostSizeIndex mirrors CachingHostAllocatorImpl::size_index
 // (c10::llvm::Log2_64_Ceil): the free list a block of size bytes is cached
-// in. Blocks share a free list exactly when their rounded sizes are equal.
+// in, within its pool. CachingHostAllocatorImpl::allocate rounds a request
+// up to a power of two (c10::llvm::PowerOf2Ceil) only when it is at most
+// pinned_max_round_threshold and pinned_max_cached_size; a larger one is
+// pinned at its own size and shares the free list of the power of two
+// above it. Every host trace entry records the block's size
+// (record_trace(..., block->size_, ...)), so the replay needs no rounding
+// rule of its own.
 func HostSizeIndex(size int64) int {
 	if size <= 1 {
 		return 0
@@ -35,8 +27,10 @@ func HostSizeIndex(size int64) int {
 	return bits.Len64(uint64(size - 1))
 }
 
-// HostFreeList is one of CachingHostAllocatorImpl's free lists (free_list_,
-// one std::deque per size index): a freed block whose recorded streams'
+// HostFreeList is one of CachingHostAllocatorImpl's free lists (a
+// HostBlockPool's free_list_, one std::deque per size index; the default
+// pool and each private pool of a graph capture, HostPrivatePool, have
+// their own): a freed block whose recorded streams'
 // events have completed is pushed at the back (free, and
 // process_events_for_specific_size once its event_count_ reaches 0), and
 // get_free_block pops from the back, so a request reuses the block cached

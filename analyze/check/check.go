@@ -276,6 +276,9 @@ func Run(rules []Rule, in Input, base *Baseline) ([]Result, error) {
 		res.Value, res.Exactness = fig.Value, fig.Exactness
 		res.Allocator = DependsOnAllocator(r.Key)
 		value := span(fig.Value, fig.Exactness)
+		if fig.Exactness == stats.LowerBound && fig.Max > 0 && fig.Max > fig.Value {
+			value.hi = float64(fig.Max) // num_alloc_retries: stats.MemoryStats.RetriesRange
+		}
 		var bound interval
 		switch {
 		case r.Kind == NoOOM || r.Kind == NoRetries:
@@ -316,7 +319,7 @@ func Run(rules []Rule, in Input, base *Baseline) ([]Result, error) {
 func unknownWhy(key string, e, be stats.Exactness, hasBase bool) string {
 	switch {
 	case key == "num_alloc_retries" && e == stats.LowerBound:
-		return "a cudaMalloc retry that succeeds leaves no trace entry: a snapshot counts only the retries that ended in an OOM (log memory_stats() to know)"
+		return "a cudaMalloc retry that succeeds leaves no trace entry of its own: a snapshot bounds the retries by its OOMs, and by those plus each segment_alloc right after a release when its trace covers the run (log memory_stats() to know)"
 	case e == stats.Unknown:
 		return "the file cannot tell this figure"
 	case e == stats.LowerBound:

@@ -36,6 +36,18 @@ type Side struct {
 	// none.
 	Steps steps.Steps
 	Step  int
+	// FirstStepUS is the time_us (microseconds since the Unix epoch) at
+	// which the trace's first step (not the prologue) starts, when the
+	// trace has time_us and steps from annotations or a repeating
+	// allocation (HasFirstStep).
+	FirstStepUS  int64
+	HasFirstStep bool
+	// ShiftUS is how far AlignSteps moved the side's times (FirstUS,
+	// AtUS, FirstStepUS and the peaks' times) to line its first step up
+	// with the other sides'; 0 when they are the trace's own. Aligned
+	// says AlignSteps moved it.
+	ShiftUS int64
+	Aligned bool
 	// Ranges are the record_function ranges (external_annotations) open
 	// at entry At's time, outermost first (steps.OpenAt); empty without
 	// time_us or annotations.
@@ -234,6 +246,9 @@ func MeasureSide(s *snapshot.Snapshot, r *replay.Result, at int, opts SideOption
 			sd.Step = steps.StepOf(sl, at)
 			sd.PeakAllocatedStep = steps.StepOf(sl, sd.PeakAllocatedAt)
 			sd.PeakReservedStep = steps.StepOf(sl, sd.PeakReservedAt)
+			if sd.HasTime {
+				sd.FirstStepUS, sd.HasFirstStep = firstStepUS(sl, trace)
+			}
 		}
 	}
 	// The live allocations by stack key: allocated, not yet
@@ -288,6 +303,17 @@ func MeasureSide(s *snapshot.Snapshot, r *replay.Result, at int, opts SideOption
 	sd.Coverage = fr.coverage(s, r.Device, r.Seeded)
 	sd.StacksOption, sd.Context, sd.Version = fr.rec.Stacks, fr.rec.Context, fr.version
 	return sd, nil
+}
+
+// firstStepUS is the time_us of the first entry of the first step of sl
+// (not the prologue) in trace; ok is false when sl has no step.
+func firstStepUS(sl []steps.LeakSlice, trace []snapshot.TraceEntry) (us int64, ok bool) {
+	for _, x := range sl {
+		if x.Step > 0 {
+			return trace[x.Start].TimeUS, true
+		}
+	}
+	return 0, false
 }
 
 // MeasureFileState is [MeasureSide] for a device without trace entries:

@@ -135,6 +135,12 @@ type Ranks struct {
 	// latest allocated peak on that clock (microseconds).
 	OneClock                  bool
 	ClockOrigin, PeakSpreadUS int64
+	// Aligned is true when the sides were lined up on their first steps
+	// (AlignSteps, `--align step`): the clock is then time_us with each
+	// side moved by its Side.ShiftUS, and FirstStepsApartUS is the most
+	// any side was moved (microseconds).
+	Aligned           bool
+	FirstStepsApartUS int64
 	// Unknown are the ranks whose peak figures are unknown (Stats.Known.
 	// History), left out of Spreads, Outliers, Median and PeaksApart.
 	Unknown []int
@@ -146,6 +152,10 @@ func CompareRanks(sides []*Side, top int) *Ranks {
 	rk := &Ranks{Sides: sides, Spreads: []RankSpread{}, Outliers: []RankOutlier{}, Stacks: []VaryingStack{}, Median: -1, Outlier: -1, Unknown: []int{}}
 	if len(sides) == 0 {
 		return rk
+	}
+	for _, s := range sides {
+		rk.Aligned = s.Aligned
+		rk.FirstStepsApartUS = max(rk.FirstStepsApartUS, s.ShiftUS)
 	}
 	var idxKnown []int // the ranks whose figures are known
 	for i, s := range sides {

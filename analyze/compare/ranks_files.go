@@ -66,6 +66,13 @@ type RankGroup struct {
 	Paths []RankPath
 }
 
+// RankStep is the ranks of one step (one RankGroup) compared among
+// themselves.
+type RankStep struct {
+	Group RankGroup
+	Ranks *Ranks
+}
+
 // GroupRankFiles reads each file's rank and step from its path below dir
 // (ParseRankPath) and groups the files by step, in step order (an _exit
 // dump after the regular one of its step). Files without a step share one

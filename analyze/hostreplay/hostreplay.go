@@ -1,21 +1,39 @@
 // Package hostreplay replays the pinned host memory trace that PyTorch
-// 2.14 records with _record_memory_history(record_pinned_host_memory=True)
-// (pytorch/pytorch#182407; torch/cuda/memory.py _record_memory_history) in
-// the snapshot keys host_traces and host_segments, under the rules of the
-// caching host allocator, CachingHostAllocatorImpl in
-// aten/src/ATen/core/CachingHostAllocator.h (taken from package
-// analyze/allocator: HostRoundSize, HostSizeIndex, HostFreeList):
+// records with _record_memory_history(record_pinned_host_memory=True)
+// (pytorch/pytorch#182407, whose first form calls the argument
+// record_host) in the snapshot keys host_traces and host_segments, under
+// the rules of the caching host allocator, CachingHostAllocatorImpl in
+// aten/src/ATen/core/CachingHostAllocator.h (free lists from package
+// analyze/allocator: HostSizeIndex, HostFreeList). The layout follows
+// PyTorch's own writer, THCPModule_memorySnapshot in
+// torch/csrc/cuda/Module.cpp (and _memory_snapshot_pickled in
+// torch/csrc/cuda/memory_snapshot.cpp): host_traces is one flat list of
+// getTraces()'s entries; host_segments is getSegments(), one segment of
+// one block per pinned block, device -1, segment_pool_id the block's
+// pool. record_trace writes every entry with the block's size (alloc
+// included: the rounded block, never the request), stream 0, pool_id
+// (0, 0) whatever the block's pool, compile_context and user_metadata
+// empty, and frames only on alloc (context "state" and up) and
+// free_requested (context "all").
 //
-//   - allocate rounds a request up to a power of two and takes the block
-//     cached last in that size's free list; only when the list is empty
-//     does it pin a new block (segment_alloc, one block per segment: the
-//     host allocator never splits);
-//   - free with no stream recorded on the block caches it at once; with
-//     streams (record_event) it waits for their events, and the block is
-//     reusable only once they complete (free_completed after
-//     free_requested);
-//   - empty_cache unpins every cached block (segment_free), never a block
-//     handed out or waiting for its events.
+//   - allocate takes the block cached last in its size's free list of the
+//     current pool (get_free_block); only when that list is empty does it
+//     pin a new block (segment_alloc, then alloc: one block per segment,
+//     the host allocator never splits);
+//   - free (free_requested) with no stream recorded on the block caches it
+//     at once (maybe_cache_block: free_completed); with streams it waits
+//     for their events, and the block is reusable only once they complete
+//     (free_completed); a block over pinned_max_cached_size is unpinned
+//     right after (destroy_block: segment_free);
+//   - empty_cache unpins every cached block (segment_free) of the default
+//     pool and of released private pools, never a block handed out or
+//     waiting for its events.
+//
+// Pools: a CUDA graph capture allocates into a private pool
+// (HostPrivatePool) whose blocks never serve another pool. The trace does
+// not name the pool (record_trace writes pool_id (0, 0)), so a block's pool
+// is its host segment's segment_pool_id, the default pool for a block the
+// file's host_segments no longer hold.
 //
 // The figures mirror torch.cuda.host_memory_stats() (torch/cuda/memory.py):
 // allocations and allocated_bytes count the pinned blocks the allocator
@@ -124,10 +142,17 @@ type block struct {
 	fresh bool // pinned by segment_alloc and not yet handed out
 }
 
+// listKey names one free list: a pool's list of a size index.
+type listKey struct {
+	pool  snapshot.PoolID
+	index int
+}
+
 type replayer struct {
 	s      *snapshot.Snapshot
 	blocks map[snapshot.Addr]*block
-	free   map[int]*allocator.HostFreeList[snapshot.Addr]
+	free   map[listKey]*allocator.HostFreeList[snapshot.Addr]
+	pools  map[snapshot.Addr]snapshot.PoolID // the file's host segments' pools
 	st     Stats
 	r      *Result
 }
@@ -140,7 +165,11 @@ type replayer struct {
 func Run(s *snapshot.Snapshot) Result {
 	r := Result{Entries: len(s.HostTraces), PeakEntry: -1, PeakReservedEntry: -1,
 		End: []Block{}, Deviations: []string{}, Differences: []string{}}
-	p := &replayer{s: s, blocks: map[snapshot.Addr]*block{}, free: map[int]*allocator.HostFreeList[snapshot.Addr]{}, r: &r}
+	p := &replayer{s: s, blocks: map[snapshot.Addr]*block{}, free: map[listKey]*allocator.HostFreeList[snapshot.Addr]{},
+		pools: map[snapshot.Addr]snapshot.PoolID{}, r: &r}
+	for i := range s.HostSegments {
+		p.pools[s.HostSegments[i].Address] = s.HostSegments[i].Pool
+	}
 	p.seed()
 	for i := range s.HostTraces {
 		p.step(i, &s.HostTraces[i])
@@ -183,7 +212,7 @@ func (p *replayer) seed() {
 		p.st.Allocations.Current++
 		p.st.AllocatedBytes.Current += size
 		if st == Cached {
-			p.list(size).Push(addr)
+			p.list(addr, size).Push(addr)
 		} else {
 			p.st.ActiveRequests.Current++
 			p.st.ActiveBytes.Current += size
@@ -191,7 +220,7 @@ func (p *replayer) seed() {
 	}
 	for _, addr := range order {
 		e := first[addr]
-		size := allocator.HostRoundSize(e.Size)
+		size := e.Size // every host entry records the block's size
 		var stack snapshot.StackID
 		if sg := segs[addr]; sg != nil {
 			size = sg.TotalSize
@@ -244,12 +273,14 @@ func hostAction(a snapshot.Action) bool {
 	return false
 }
 
-func (p *replayer) list(size int64) *allocator.HostFreeList[snapshot.Addr] {
-	i := allocator.HostSizeIndex(size)
-	l := p.free[i]
+// list is the free list a block at addr of size bytes is cached in: its
+// pool's list of its size index.
+func (p *replayer) list(addr snapshot.Addr, size int64) *allocator.HostFreeList[snapshot.Addr] {
+	k := listKey{pool: p.pools[addr], index: allocator.HostSizeIndex(size)}
+	l := p.free[k]
 	if l == nil {
 		l = &allocator.HostFreeList[snapshot.Addr]{}
-		p.free[i] = l
+		p.free[k] = l
 	}
 	return l
 }
@@ -289,11 +320,8 @@ func (p *replayer) step(i int, e *snapshot.TraceEntry) {
 			return
 		}
 		size := e.Size
-		if allocator.HostRoundSize(size) != size {
-			p.deviate(i, e, "%s is not a power of two (allocate pins PowerOf2Ceil of the request)", units.Bytes(size))
-		}
-		if l := p.list(size); l.Len() > 0 {
-			p.deviate(i, e, "a new block of %s while %s of that size were cached (allocate reuses a cached block first)",
+		if l := p.list(e.Addr, size); l.Len() > 0 {
+			p.deviate(i, e, "a new block of %s while %s of that size were cached in its pool (allocate reuses a cached block first)",
 				units.Bytes(size), units.Plural(l.Len(), "block"))
 		}
 		p.blocks[e.Addr] = &block{Block: Block{Addr: e.Addr, Size: size, State: Cached, Entry: -1}, fresh: true}
@@ -307,14 +335,14 @@ func (p *replayer) step(i int, e *snapshot.TraceEntry) {
 			p.deviate(i, e, "no pinned block there")
 			return
 		}
-		if r := allocator.HostRoundSize(e.Size); r != b.Size {
-			p.deviate(i, e, "%s rounds to %s, the block holds %s", units.Bytes(e.Size), units.Bytes(r), units.Bytes(b.Size))
+		if e.Size != b.Size {
+			p.deviate(i, e, "records %s, the block holds %s (allocate records the block's size)", units.Bytes(e.Size), units.Bytes(b.Size))
 		}
 		switch {
 		case b.fresh:
 			b.fresh = false
 		case b.State == Cached:
-			l := p.list(b.Size)
+			l := p.list(b.Addr, b.Size)
 			if back, _ := l.Back(); back != b.Addr {
 				p.deviate(i, e, "reuses a cached block other than the one cached last (get_free_block takes the back of its free list, %#x)", uint64(back))
 			}
@@ -347,7 +375,7 @@ func (p *replayer) step(i int, e *snapshot.TraceEntry) {
 			p.deviate(i, e, "no free_requested before it")
 		}
 		b.State = Cached
-		p.list(b.Size).Push(b.Addr)
+		p.list(b.Addr, b.Size).Push(b.Addr)
 		dec(&p.st.ActiveRequests, 1)
 		dec(&p.st.ActiveBytes, b.Size)
 	case snapshot.ActionSegmentFree:
@@ -362,7 +390,7 @@ func (p *replayer) step(i int, e *snapshot.TraceEntry) {
 				dec(&p.st.ActiveBytes, b.Size)
 			}
 		}
-		p.list(b.Size).Remove(b.Addr)
+		p.list(b.Addr, b.Size).Remove(b.Addr)
 		delete(p.blocks, e.Addr)
 		dec(&p.st.Allocations, 1)
 		dec(&p.st.AllocatedBytes, b.Size)

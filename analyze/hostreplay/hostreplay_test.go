@@ -48,6 +48,7 @@ func TestHostPinnedByHand(t *testing.T) {
 			NumHostAlloc      int64  `json:"num_host_alloc"`
 			NumHostFree       int64  `json:"num_host_free"`
 			Cached            int64  `json:"cached_bytes"`
+			PrivatePool       int    `json:"private_pool_blocks"`
 			Trust             string `json:"trust"`
 			LiveByStack       []struct {
 				Frame  string `json:"frame"`
@@ -95,6 +96,15 @@ func TestHostPinnedByHand(t *testing.T) {
 		t.Errorf("trust %v (%s), checked %v equal %v %v, seeded %d, deviations %v; want %s",
 			r.Trust, r.Why, r.Checked, r.Equal, r.Differences, r.Seeded, r.Deviations, m.Trust)
 	}
+	private := 0
+	for i := range s.HostSegments {
+		if !s.HostSegments[i].Pool.IsDefault() {
+			private++
+		}
+	}
+	if private != m.PrivatePool {
+		t.Errorf("%d host segments in private pools, derived by hand %d", private, m.PrivatePool)
+	}
 	live := r.LiveByStack()
 	if len(live) != len(m.LiveByStack) {
 		t.Fatalf("live stacks %+v, want %+v", live, m.LiveByStack)
@@ -130,6 +140,13 @@ func hseg(addr snapshot.Addr, size int64, st snapshot.BlockState) snapshot.Segme
 	return Seg(addr, size, "small", Blk(addr, size, size, st))
 }
 
+// pseg is hseg in the private pool (1, 0) of a graph capture.
+func pseg(addr snapshot.Addr, size int64, st snapshot.BlockState) snapshot.Segment {
+	s := hseg(addr, size, st)
+	s.Pool = snapshot.PoolID{1, 0}
+	return s
+}
+
 // TestRules: each rule of the caching host allocator the replay checks,
 // and the trust it leads to.
 func TestRules(t *testing.T) {
@@ -143,11 +160,14 @@ func TestRules(t *testing.T) {
 		peak, end int64  // active bytes
 	}{
 		{"reuse after events", host([]snapshot.Segment{hseg(A, MiB, AAlloc)},
-			Ev(SegAl, A, MiB), Ev(Alloc, A, 1000000), Ev(FreeRq, A, MiB), Ev(FreeOK, A, MiB), Ev(Alloc, A, 900000)),
+			Ev(SegAl, A, MiB), Ev(Alloc, A, MiB), Ev(FreeRq, A, MiB), Ev(FreeOK, A, MiB), Ev(Alloc, A, MiB)),
 			stats.Exact, "", MiB, MiB},
 		{"reuse before events completed", host([]snapshot.Segment{hseg(A, MiB, AAlloc)},
-			Ev(SegAl, A, MiB), Ev(Alloc, A, 1000000), Ev(FreeRq, A, MiB), Ev(Alloc, A, 900000)),
+			Ev(SegAl, A, MiB), Ev(Alloc, A, MiB), Ev(FreeRq, A, MiB), Ev(Alloc, A, MiB)),
 			stats.Unknown, "before the events of its streams completed", MiB, MiB},
+		{"alloc records the request, not the block", host([]snapshot.Segment{hseg(A, MiB, AAlloc)},
+			Ev(SegAl, A, MiB), Ev(Alloc, A, 1000000)),
+			stats.Unknown, "allocate records the block's size", MiB, MiB},
 		{"the block cached last is reused (LIFO)", host([]snapshot.Segment{hseg(A, MiB, Inact), hseg(B, MiB, AAlloc)},
 			Ev(SegAl, A, MiB), Ev(Alloc, A, MiB), Ev(SegAl, B, MiB), Ev(Alloc, B, MiB),
 			Ev(FreeRq, A, MiB), Ev(FreeOK, A, MiB), Ev(FreeRq, B, MiB), Ev(FreeOK, B, MiB), Ev(Alloc, B, MiB)),
@@ -162,11 +182,22 @@ func TestRules(t *testing.T) {
 			stats.Unknown, "reuses a cached block first", MiB, MiB},
 		{"another size class pins a new block", host([]snapshot.Segment{hseg(A, MiB, Inact), hseg(B, 2*MiB, AAlloc)},
 			Ev(SegAl, A, MiB), Ev(Alloc, A, MiB), Ev(FreeRq, A, MiB), Ev(FreeOK, A, MiB),
-			Ev(SegAl, B, 2*MiB), Ev(Alloc, B, MiB+1)),
+			Ev(SegAl, B, 2*MiB), Ev(Alloc, B, 2*MiB)),
 			stats.Exact, "", 2 * MiB, 2 * MiB},
-		{"not a power of two", host([]snapshot.Segment{hseg(A, 3*MiB, AAlloc)},
+		{"over pinned_max_round_threshold: pinned unrounded", host([]snapshot.Segment{hseg(A, 3*MiB, AAlloc)},
 			Ev(SegAl, A, 3*MiB), Ev(Alloc, A, 3*MiB)),
-			stats.Unknown, "not a power of two", 3 * MiB, 3 * MiB},
+			stats.Exact, "", 3 * MiB, 3 * MiB},
+		{"over pinned_max_cached_size: unpinned at its free", host(none,
+			Ev(SegAl, A, 3*MiB), Ev(Alloc, A, 3*MiB), Ev(FreeRq, A, 3*MiB), Ev(FreeOK, A, 3*MiB), Ev(SegFr, A, 3*MiB)),
+			stats.Exact, "", 3 * MiB, 0},
+		{"a private pool's block does not serve the default pool", host([]snapshot.Segment{hseg(A, MiB, AAlloc), pseg(B, MiB, Inact)},
+			Ev(SegAl, A, MiB), Ev(Alloc, A, MiB), Ev(FreeRq, A, MiB), Ev(FreeOK, A, MiB),
+			Ev(SegAl, B, MiB), Ev(Alloc, B, MiB), Ev(FreeRq, B, MiB), Ev(FreeOK, B, MiB), Ev(Alloc, A, MiB)),
+			stats.Exact, "", MiB, MiB},
+		{"a private pool pins a new block while the default pool caches one", host([]snapshot.Segment{hseg(A, MiB, Inact), pseg(B, MiB, AAlloc)},
+			Ev(SegAl, A, MiB), Ev(Alloc, A, MiB), Ev(FreeRq, A, MiB), Ev(FreeOK, A, MiB),
+			Ev(SegAl, B, MiB), Ev(Alloc, B, MiB)),
+			stats.Exact, "", MiB, MiB},
 		{"empty_cache unpins cached blocks only", host(none,
 			Ev(SegAl, A, MiB), Ev(Alloc, A, MiB), Ev(SegFr, A, MiB)),
 			stats.Unknown, "empty_cache unpins cached blocks only", MiB, 0},

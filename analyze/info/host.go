@@ -14,7 +14,8 @@ import (
 // Replay is host_traces replayed under its rules (package
 // analyze/hostreplay), with its own trust.
 type HostMemory struct {
-	// Present is true when the file has host_segments or host_traces.
+	// Present is true when the file's host_segments or host_traces hold
+	// anything (snapshot.Snapshot.HasHostTraces).
 	Present bool
 	// Segments counts the host segments; ReservedBytes sums their sizes;
 	// AllocatedBytes and Allocations are their active_allocated blocks;
@@ -27,11 +28,6 @@ type HostMemory struct {
 	Entries         int
 	FirstUS, LastUS int64
 	Actions         []snapshot.Count
-	// PeakAllocatedBytes is the highest sum of the sizes of allocations
-	// live at once along the trace (alloc adds its size, free_requested
-	// takes it off; a block allocated before the trace is not counted, so
-	// it is a lower bound unless the trace starts from nothing).
-	PeakAllocatedBytes int64
 	// Replay is the host trace replayed under the caching host allocator's
 	// rules: host_memory_stats() figures, their trust and the end state;
 	// Live its handed-out blocks by allocation stack, largest first.
@@ -64,8 +60,6 @@ func Host(s *snapshot.Snapshot) HostMemory {
 		}
 	}
 	var counts actionTally
-	live := map[snapshot.Addr]int64{}
-	var cur int64
 	for i := range s.HostTraces {
 		e := &s.HostTraces[i]
 		counts[e.Action]++
@@ -74,17 +68,6 @@ func Host(s *snapshot.Snapshot) HostMemory {
 				h.FirstUS = e.TimeUS
 			}
 			h.LastUS = e.TimeUS
-		}
-		switch e.Action {
-		case snapshot.ActionAlloc:
-			live[e.Addr] = e.Size
-			cur += e.Size
-			h.PeakAllocatedBytes = max(h.PeakAllocatedBytes, cur)
-		case snapshot.ActionFreeRequested, snapshot.ActionFreeCompleted:
-			if n, ok := live[e.Addr]; ok {
-				cur -= n
-				delete(live, e.Addr)
-			}
 		}
 	}
 	h.Actions = counts.counts(s)

@@ -276,7 +276,7 @@ func (h *VersionHint) unknownClues(s *snapshot.Snapshot) {
 			unknown = append(unknown, u.Name)
 		}
 	}
-	if s.HasHostTraces {
+	if slices.Contains(s.TopLevelKeys, "host_segments") || slices.Contains(s.TopLevelKeys, "host_traces") {
 		newer = append(newer, "host_segments/host_traces")
 	}
 	if len(newer) > 0 {

@@ -230,7 +230,10 @@ type Result struct {
 	// cudaMalloc once after release_cached_blocks before it gives up, so each
 	// oom entry outside a CUDA-graph capture implies one retry, but a retry
 	// that succeeds leaves no entry of its own (its segment_free entries look
-	// like an empty_cache before a cudaMalloc). NumSyncAllStreams (one per
+	// like an empty_cache before a cudaMalloc). NumAllocRetriesMax adds to
+	// the OOMs each segment_alloc or segment_map that directly follows
+	// segment_free or segment_unmap entries, where such a retry ends: the
+	// most the figure can be (see DecideTrust). NumSyncAllStreams (one per
 	// release_cached_blocks, from empty_cache or a retry) is not derivable
 	// at all and stays 0.
 	Stats stats.MemoryStats

@@ -293,6 +293,8 @@ type runner struct {
 	// pools follows the private pools (Result.Pools); nil when the
 	// device has none, and in every runner but Run's own.
 	pools *poolTrack
+	// released is true after a segment_free or segment_unmap entry.
+	released bool
 }
 
 // deviceSegments returns the file's segments that may be the device's
@@ -398,11 +400,13 @@ func (x *runner) step(i int) {
 			}
 		}
 	case snapshot.ActionSegmentAlloc:
+		x.afterRelease()
 		large, pool := r.SegmentAllocPool(x.fileSeg[e.Addr], i, e)
 		m.segmentAlloc(i, e, large, pool)
 	case snapshot.ActionSegmentFree:
 		m.segmentFree(i, e)
 	case snapshot.ActionSegmentMap:
+		x.afterRelease()
 		m.segmentMap(i, e, expandableLarge(&r.cfg.Config, x.trace, i, true))
 	case snapshot.ActionSegmentUnmap:
 		m.segmentUnmap(i, e)
@@ -419,10 +423,12 @@ func (x *runner) step(i int) {
 		// figure at any entry is at least the OOMs so far.
 		m.st.NumOOMs++
 		m.st.NumAllocRetries++
+		m.st.NumAllocRetriesMax++
 		if x.record || x.peaks {
 			r.OOMs = append(r.OOMs, i)
 		}
 	}
+	x.released = e.Action == snapshot.ActionSegmentFree || e.Action == snapshot.ActionSegmentUnmap
 	if x.pools != nil {
 		x.pools.afterStep(m, i, e, b, segNew)
 	}
@@ -577,4 +583,20 @@ func (r *Result) finalStats(m *machine) stats.MemoryStats {
 		setCurrent(&st.OversizeSegments, &cur.OversizeSegments)
 	}
 	return st
+}
+
+// afterRelease counts a segment_alloc or segment_map that follows
+// segment_free or segment_unmap entries directly: it may end a cudaMalloc
+// retry that succeeded (malloc: alloc_block fails, release_cached_blocks
+// frees every unsplit cached block, alloc_block(isRetry) succeeds, in
+// c10/cuda/CUDACachingAllocator.cpp), or a release_available_cached_blocks,
+// a garbage collection or an empty_cache() before a cudaMalloc. A retry
+// that succeeds frees something first (else the second cudaMalloc would
+// fail as the first did), and a retry that fails ends in an oom entry, so
+// the OOMs plus these bound num_alloc_retries from above
+// (MemoryStats.NumAllocRetriesMax).
+func (x *runner) afterRelease() {
+	if x.released {
+		x.m.st.NumAllocRetriesMax++
+	}
 }

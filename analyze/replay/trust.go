@@ -31,7 +31,11 @@ const EndStateDiffers = "the replayed end state differs from the file's segments
 //   - otherwise History Exact.
 //
 // Current is Exact but for segments rebuilt from a trace. NumOOMs follows
-// History; NumAllocRetries is a lower bound with a trace, unknown without.
+// History; NumAllocRetries is unknown without a trace, and with one a
+// lower bound (the OOMs), bounded from above too when History is Exact
+// (MemoryStats.RetriesRange: the OOMs plus the segment_alloc and
+// segment_map entries that directly follow a release), and Exact when
+// the two bounds meet.
 //
 // Requested (the requested sizes the file gives, and every figure summed
 // from them) is Unknown, with RequestedWhy, when the device's requested
@@ -90,7 +94,13 @@ func DecideTrust(s *snapshot.Snapshot, device int, r *Result, err error) stats.T
 	if r.Seeded {
 		return set(stats.LowerBound, "the trace misses the start of the run (recording started late, or the ring buffer wrapped)")
 	}
-	return set(stats.Exact, "")
+	t = set(stats.Exact, "")
+	if r.Stats.NumAllocRetriesMax == r.Stats.NumAllocRetries {
+		// No segment_alloc or segment_map follows a release directly: no
+		// retry can have succeeded, and each that failed is an oom entry.
+		t.NumAllocRetries = stats.Exact
+	}
+	return t
 }
 
 // currentDiff names the first current figure where a and b differ, ""

@@ -114,11 +114,11 @@ func Cut(s *snapshot.Snapshot, r *replay.Result, w Window) (*snapshot.Snapshot, 
 
 // Notes says what a reader of the slice for w cannot tell from it (one
 // sentence each, without a full stop): a window that holds free_completed
-// entries but no free_requested, cut from a trace that has them.
+// entries but no free_requested, cut from a trace that has them; and a
+// trace that misses the start of the run (r.Seeded), whose slice's state
+// comes from the replay seeded from the file's segments.
 func Notes(s *snapshot.Snapshot, r *replay.Result, w Window) []string {
-	if r.SkipsFreeRequested {
-		return nil
-	}
+	var notes []string
 	completed, requested := false, false
 	for _, e := range s.Traces[w.Device][w.From : w.To+1] {
 		switch e.Action {
@@ -128,10 +128,13 @@ func Notes(s *snapshot.Snapshot, r *replay.Result, w Window) []string {
 			requested = true
 		}
 	}
-	if completed && !requested {
-		return []string{"the window holds free_completed entries but no free_requested: readers take it as recorded with skip_actions=[\"free_requested\"], so a block pending free at its start reads as allocated there (widen the window to take a free_requested in)"}
+	if completed && !requested && !r.SkipsFreeRequested {
+		notes = append(notes, "the window holds free_completed entries but no free_requested: readers take it as recorded with skip_actions=[\"free_requested\"], so a block pending free at its start reads as allocated there (widen the window to take a free_requested in)")
 	}
-	return nil
+	if r.Seeded {
+		notes = append(notes, fmt.Sprintf("device %d's trace misses the start of the run: the slice's state comes from the replay seeded from the file's segments (%s)", w.Device, r.Stats.Known.Why))
+	}
+	return notes
 }
 
 // endSegments returns the device's segments after entry w.To: the file's

@@ -16,6 +16,9 @@ type Figure struct {
 	Key       string
 	Value     int64
 	Exactness Exactness
+	// Max, when above 0 and Value, is the most a LowerBound figure can be
+	// (num_alloc_retries: RetriesRange); 0 otherwise.
+	Max int64
 }
 
 // PooledFamily names one per-pool family of MemoryStats by its
@@ -117,6 +120,13 @@ func (s *MemoryStats) Figures() []Figure {
 	}
 	for _, sc := range s.scalars() {
 		out = append(out, Figure{Key: sc.key, Value: *sc.value, Exactness: sc.known})
+	}
+	if _, hi, ok := s.RetriesRange(); ok {
+		for i := range out {
+			if out[i].Key == "num_alloc_retries" {
+				out[i].Max = hi
+			}
+		}
 	}
 	slices.SortFunc(out, func(a, b Figure) int { return strings.Compare(a.Key, b.Key) })
 	return out

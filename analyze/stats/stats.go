@@ -77,12 +77,15 @@ type MemoryStats struct {
 	OversizeAllocations Stat // "oversize_allocations"
 	OversizeSegments    Stat // "oversize_segments"
 
-	NumAllocRetries   int64 // "num_alloc_retries"
-	NumOOMs           int64 // "num_ooms"
-	NumSyncAllStreams int64 // "num_sync_all_streams"
-	NumDeviceAlloc    int64 // "num_device_alloc"
-	NumDeviceFree     int64 // "num_device_free"
-	MaxSplitSize      int64 // "max_split_size" in bytes, -1 = unlimited
+	NumAllocRetries int64 // "num_alloc_retries"
+	// NumAllocRetriesMax is the most NumAllocRetries can be when a trace
+	// bounds it from above (see RetriesRange); 0 when nothing does.
+	NumAllocRetriesMax int64
+	NumOOMs            int64 // "num_ooms"
+	NumSyncAllStreams  int64 // "num_sync_all_streams"
+	NumDeviceAlloc     int64 // "num_device_alloc"
+	NumDeviceFree      int64 // "num_device_free"
+	MaxSplitSize       int64 // "max_split_size" in bytes, -1 = unlimited
 
 	// Known says which figures are exact, lower bounds or unknown.
 	Known Known
@@ -149,4 +152,17 @@ func worse(a, b Exactness) Exactness {
 		return a
 	}
 	return b
+}
+
+// RetriesRange returns the interval num_alloc_retries lies in when the
+// figure is a lower bound that the trace also bounds from above
+// (NumAllocRetriesMax, set by a replay whose history is exact): lo is
+// NumAllocRetries, hi NumAllocRetriesMax. ok is false when there is no
+// such interval (the figure is exact, unknown, or bounded from below
+// only).
+func (s *MemoryStats) RetriesRange() (lo, hi int64, ok bool) {
+	if s.Known.NumAllocRetries != LowerBound || s.Known.History != Exact || s.NumAllocRetriesMax <= s.NumAllocRetries {
+		return s.NumAllocRetries, 0, false
+	}
+	return s.NumAllocRetries, s.NumAllocRetriesMax, true
 }

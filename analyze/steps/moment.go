@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/snapview/snapview/analyze/replay"
@@ -159,6 +160,11 @@ func (m Moment) Resolve(s *snapshot.Snapshot, r *replay.Result) (int, error) {
 	return r.IndexAtTime(m.timeUS(trace)), nil
 }
 
+// TimeIn is the time_us value (microseconds since the Unix epoch) a
+// time:T moment names in trace, which has timestamps: for a trace that is
+// no device's (the pinned host allocator's host_traces).
+func (m Moment) TimeIn(trace []snapshot.TraceEntry) int64 { return m.timeUS(trace) }
+
 // timeUS is the time_us value (microseconds since the Unix epoch) a
 // time:T moment names in trace, which has timestamps.
 func (m Moment) timeUS(trace []snapshot.TraceEntry) int64 {
@@ -218,3 +224,14 @@ func (st Steps) describe() string {
 	}
 	return st.Source.String()
 }
+
+// FlagError is an error met with the moment of the flag Flag ("--base-at")
+// where the moment's own errors name --at: its message names Flag
+// instead. Err is the error as it came (a *MomentError, or any other).
+type FlagError struct {
+	Flag string
+	Err  error
+}
+
+func (e *FlagError) Error() string { return strings.ReplaceAll(e.Err.Error(), "--at", e.Flag) }
+func (e *FlagError) Unwrap() error { return e.Err }

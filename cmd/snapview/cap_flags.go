@@ -1,45 +1,13 @@
 package main
 
-import (
-	"os"
-	"strings"
+import "github.com/snapview/snapview/analyze/whatif"
 
-	"github.com/snapview/snapview/analyze/whatif"
-	"github.com/snapview/snapview/internal/units"
-)
-
-// parseCapFlags reads the --limit and --oom-message flags whatif and
-// explain share: the cap in bytes (0 when not given) and torch's OOM
-// message, from TEXT or @FILE (nil when not given). Errors are usage
-// errors naming the flag; giving both is one, since each sets the cap.
+// parseCapFlags reads the --limit and --oom-message flags whatif, explain
+// and forecast share (whatif.ParseCap); its errors are usage errors.
 func parseCapFlags(limitFlag, oomFlag string) (int64, *whatif.OOMMessage, error) {
-	var limit int64
-	if limitFlag != "" {
-		var err error
-		if limit, err = units.ParseBytes(limitFlag); err != nil {
-			return 0, nil, usageErrorf("--limit %q: %v", limitFlag, err)
-		}
-		if limit <= 0 {
-			return 0, nil, usageErrorf("--limit %q: want a positive byte count", limitFlag)
-		}
-	}
-	if oomFlag == "" {
-		return limit, nil, nil
-	}
-	text := oomFlag
-	if name, ok := strings.CutPrefix(text, "@"); ok {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			return 0, nil, usageErrorf("--oom-message: %v", err)
-		}
-		text = string(b)
-	}
-	msg, err := whatif.ParseOOMMessage(text)
+	limit, msg, err := whatif.ParseCap(limitFlag, oomFlag)
 	if err != nil {
-		return 0, nil, usageErrorf("--oom-message: %v", err)
-	}
-	if limit > 0 {
-		return 0, nil, usageErrorf("--oom-message and --limit both set the cap: give one")
+		return 0, nil, &usageError{err}
 	}
 	return limit, msg, nil
 }

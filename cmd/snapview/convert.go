@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 	"github.com/snapview/snapview/snapshot/dump"
 )
@@ -53,16 +52,11 @@ func newConvertCmd() *cobra.Command {
 
 func runConvert(ctx context.Context, opts *convertOptions, stdin io.Reader, stdout, stderr io.Writer) error {
 	return withSnapshotAs(ctx, stdin, stderr, opts.file, false, func(s *snapshot.Snapshot, _ source) error {
-		for _, w := range s.Warnings {
-			fmt.Fprintf(stderr, "warning: %s\n", kit.Escape(w))
-		}
+		printWarnings(stderr, s.Warnings)
 		if len(s.Unknown) > 0 {
 			fmt.Fprintf(stderr, "note: %d kinds of keys or values snapview does not read are left out (snapview info lists them)\n", len(s.Unknown))
 		}
-		write := dump.Pickle
-		if opts.format == "json" {
-			write = dump.JSON
-		}
+		write := dump.Writer(opts.format)
 		return writeOutput(ctx, opts.out, stdout, func(w io.Writer) error { return write(w, s) })
 	})
 }

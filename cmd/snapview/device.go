@@ -3,12 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 
 	"github.com/spf13/pflag"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -46,19 +47,19 @@ func (f *deviceFlag) Set(v string) error {
 
 func (f *deviceFlag) Type() string { return "N" }
 
-// check returns a usage error when the device asked for is not in s.
+// choice is the flag as analysis.DeviceChoice, what the views below cmd
+// take.
+func (f *deviceFlag) choice() analysis.DeviceChoice {
+	return analysis.DeviceChoice{Set: f.set, N: f.n}
+}
+
+// check returns a usage error when the device asked for is not in s
+// (analysis.DeviceChoice.Check).
 func (f *deviceFlag) check(s *snapshot.Snapshot) error {
-	if !f.set {
-		return nil
+	if err := f.choice().Check(s); err != nil {
+		return &usageError{err}
 	}
-	have := s.KnownDevices()
-	if slices.Contains(have, f.n) {
-		return nil
-	}
-	if len(have) == 0 {
-		return usageErrorf("--device %d: the snapshot has no device %d (it holds no device)", f.n, f.n)
-	}
-	return usageErrorf("--device %d: the snapshot has no device %d (devices: %s)", f.n, f.n, joinInts(have))
+	return nil
 }
 
 // pick returns the devices to show: the one asked for, or every device
@@ -67,13 +68,7 @@ func (f *deviceFlag) pick(s *snapshot.Snapshot) ([]int, error) {
 	if err := f.check(s); err != nil {
 		return nil, err
 	}
-	if f.set {
-		return []int{f.n}, nil
-	}
-	if have := s.Devices(); len(have) > 0 {
-		return have, nil
-	}
-	return []int{0}, nil
+	return f.choice().Pick(s)
 }
 
 // hasTrace reports whether device d of s has trace entries.
@@ -84,20 +79,15 @@ func hasTrace(s *snapshot.Snapshot, d int) bool {
 // joinInts is units.IntList: "0, 1, 2", shortened past 16 numbers.
 func joinInts(ns []int) string { return units.IntList(ns) }
 
-// maxShownDevices is the most devices a view shows when --device is not
-// given, as the report draws at most report's 64: a file of 100,000
-// devices (a hostile or broken one) would otherwise print 100,000 sections.
-const maxShownDevices = 64
-
-// shown returns the first maxShownDevices of devs when the user did not
-// pick a device with f, with a warning on stderr naming how many were left
-// out and how to see another; devs itself otherwise.
+// shown returns the first analysis.MaxShownDevices of devs when the user
+// did not pick a device with f, with a warning on stderr naming how many
+// were left out and how to see another; devs itself otherwise.
 func (f *deviceFlag) shown(devs []int, stderr io.Writer, view string) []int {
-	if f.set || len(devs) <= maxShownDevices {
-		return devs
-	}
-	fmt.Fprintf(stderr, "warning: %s of the file's %s devices are left out of %s (over %d, the most it shows: %s); --device N shows another\n",
-		units.Int(len(devs)-maxShownDevices), units.Int(len(devs)), view, maxShownDevices,
-		joinInts(devs[:maxShownDevices]))
-	return devs[:maxShownDevices]
+	devs, notes := f.choice().Shown(devs, view)
+	kit.WriteNotes(stderr, notes)
+	return devs
 }
+
+// maxShownDevices is analysis.MaxShownDevices, the most devices a view
+// shows when --device is not given.
+const maxShownDevices = analysis.MaxShownDevices

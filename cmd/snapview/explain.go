@@ -9,6 +9,8 @@ import (
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/analyze/whatif"
+	"github.com/snapview/snapview/report/hostview"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -50,37 +52,23 @@ func runExplain(ctx context.Context, opts *explainOptions, stdin io.Reader, out,
 		return err
 	}
 	return withSnapshotCtx(ctx, stdin, errOut, opts.file, func(s *snapshot.Snapshot, _ source) error {
-		printWarnings(errOut, s.Warnings)
-		devices, err := opts.device.pick(s)
-		if err != nil {
-			return err
-		}
-		have := map[int]bool{}
-		for _, d := range s.Devices() {
-			have[d] = true
-		}
-		var use []int
-		for _, d := range devices {
-			if have[d] {
-				use = append(use, d)
-			}
-		}
-		use = opts.device.shown(use, errOut, "explain")
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		an := analysis.New(s, analysis.Options{States: analysis.ExplainStates})
-		devs, err := an.Explain(use, explain.Options{Whatif: whatif.Options{Limit: limit, OOMMessage: msg}})
+		devs, notes, err := an.ExplainChosen(ctx, opts.device.choice(), explain.Options{Whatif: whatif.Options{Limit: limit, OOMMessage: msg}})
+		kit.WriteNotes(errOut, notes)
 		if err != nil {
 			return err
 		}
 		v := verdictview.NewExplainView(s, devs)
+		v.Host = hostview.NewJSON(an.Host()) // the host section the text shows
 		if opts.json {
 			return verdictview.WriteExplainJSON(out, v)
 		}
 		if len(devs) == 0 {
 			return writeNothing(out, an, "the snapshot")
 		}
-		return verdictview.WriteExplain(out, v)
+		if err := verdictview.WriteExplain(out, v); err != nil {
+			return err
+		}
+		return hostview.WriteAfter(out, s, an.Host())
 	})
 }

@@ -7,11 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/pprof/profile"
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/analysis"
-	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/export"
 	"github.com/snapview/snapview/internal/atomicfile"
 	"github.com/snapview/snapview/report/kit"
@@ -128,27 +126,29 @@ func (o *exportOptions) check(cmd *cobra.Command) error {
 	return nil
 }
 
-func runExport(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
-	switch opts.format {
-	case "pprof":
-		return exportPprof(ctx, opts, stdin, stdout, stderr)
-	case "folded":
-		return exportFolded(ctx, opts, stdin, stdout, stderr)
-	case "chrome-trace":
-		return exportChrome(ctx, opts, stdin, stdout, stderr)
+// job is the export the flags ask for (export.Job), its moments parsed.
+func (o *exportOptions) job() *export.Job {
+	j := &export.Job{Format: o.format, Files: o.files, AtText: o.at, AtSet: o.atSet, BaseAtText: o.baseAt,
+		Diff: o.base != "" || o.baseAt != "", Labels: o.labelSet, Folded: export.FoldedOptions{UserFrames: o.userFrames}}
+	j.At, _ = parseMoment(o.at)
+	j.BaseAt, _ = parseMoment(o.baseAt)
+	if o.base != "" {
+		j.Base = []string{o.base}
 	}
-	return exportParquet(ctx, opts, stdin, stderr)
+	if o.view == "segments" {
+		j.Folded.View = export.FoldedSegments
+	}
+	return j
 }
 
-// eachFile loads every file in turn and calls f with its analysis and
-// name; the notes f returns go to stderr, also with its error, which
-// comes back as a command's (momentUsage).
-func eachFile(ctx context.Context, files []string, stdin io.Reader, stderr io.Writer, f func(an *analysis.File, name string) ([]analysis.Note, error)) error {
-	for _, file := range files {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		err := withSnapshotCtx(ctx, stdin, stderr, file, func(s *snapshot.Snapshot, src source) error {
+// runExport runs the export (export.Job.Run), reading each file with
+// withSnapshotCtx, its warnings and notes on stderr, and writes its
+// output: the Parquet tables into the folder opts.out as one set
+// (atomicfile.WriteSet: an export that fails or is stopped partway
+// leaves the folder as it was), else one file (writeOutput).
+func runExport(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	out, err := opts.job().Run(ctx, func(path string, f func(*analysis.File, string) ([]analysis.Note, error)) error {
+		return withSnapshotCtx(ctx, stdin, stderr, path, func(s *snapshot.Snapshot, src source) error {
 			for _, w := range s.Warnings {
 				fmt.Fprintf(stderr, "warning: %s: %s\n", src.name, w)
 			}
@@ -156,111 +156,14 @@ func eachFile(ctx context.Context, files []string, stdin io.Reader, stderr io.Wr
 			kit.WriteNotes(stderr, notes)
 			return momentUsage(err)
 		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// profiles returns the pprof profile of each of files at the moment at
-// (export.FileProfile); flag names the moment's flag in errors.
-func (o *exportOptions) profiles(ctx context.Context, files []string, at, flag string, stdin io.Reader, stderr io.Writer) ([]*profile.Profile, error) {
-	m, _ := parseMoment(at)
-	var profs []*profile.Profile
-	err := eachFile(ctx, files, stdin, stderr, func(an *analysis.File, name string) ([]analysis.Note, error) {
-		p, notes, err := export.FileProfile(an, m, at, export.ProfileOptions{Source: name, FileLabel: len(files) > 1, Labels: o.labelSet.Of(name)})
-		profs = append(profs, p)
-		return notes, renameFlag(momentUsage(err), flag)
-	})
-	return profs, err
-}
-
-func exportPprof(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
-	profs, err := opts.profiles(ctx, opts.files, opts.at, "--at", stdin, stderr)
-	if err != nil {
-		return err
-	}
-	var bases []*profile.Profile
-	if opts.base != "" || opts.baseAt != "" {
-		baseAt, flag := opts.baseAt, "--base-at"
-		if baseAt == "" {
-			baseAt, flag = opts.at, "--at"
-		}
-		files := opts.files
-		if opts.base != "" {
-			files = []string{opts.base}
-		}
-		if bases, err = opts.profiles(ctx, files, baseAt, flag, stdin, stderr); err != nil {
-			return err
-		}
-	}
-	p, err := export.MergeProfiles(profs, bases)
-	if err != nil {
-		return err
-	}
-	return writeOutput(ctx, opts.out, stdout, p.Write)
-}
-
-func exportFolded(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
-	var at *steps.Moment
-	if opts.atSet {
-		m, _ := parseMoment(opts.at)
-		at = &m
-	}
-	var files []export.FoldedFile
-	err := eachFile(ctx, opts.files, stdin, stderr, func(an *analysis.File, name string) ([]analysis.Note, error) {
-		ff, notes, err := export.NewFoldedFile(an, at, opts.at, name)
-		files = append(files, ff)
-		return notes, err
 	})
 	if err != nil {
 		return err
 	}
-	o := export.FoldedOptions{UserFrames: opts.userFrames}
-	if opts.view == "segments" {
-		o.View = export.FoldedSegments
+	if opts.format != "parquet" {
+		return writeOutput(ctx, opts.out, stdout, out.Write)
 	}
-	return writeOutput(ctx, opts.out, stdout, func(w io.Writer) error {
-		return export.WriteFoldedFiles(w, files, o)
-	})
-}
-
-func exportChrome(ctx context.Context, opts *exportOptions, stdin io.Reader, stdout, stderr io.Writer) error {
-	var inputs []export.ChromeInput
-	err := eachFile(ctx, opts.files, stdin, stderr, func(an *analysis.File, name string) ([]analysis.Note, error) {
-		in, notes, err := export.NewChromeInput(an, name)
-		inputs = append(inputs, in)
-		return notes, err
-	})
-	if err != nil {
-		return err
-	}
-	return writeOutput(ctx, opts.out, stdout, func(w io.Writer) error {
-		return export.WriteChromeTrace(w, inputs, opts.labelSet.Fixed())
-	})
-}
-
-// exportParquet writes the Parquet tables of opts.files into the folder
-// opts.out as one set (atomicfile.WriteSet): an export that fails or is
-// stopped partway leaves the folder as it was, never tables of two runs.
-func exportParquet(ctx context.Context, opts *exportOptions, stdin io.Reader, stderr io.Writer) error {
-	ds := export.NewDataset(opts.labelSet.Keys())
-	err := eachFile(ctx, opts.files, stdin, stderr, func(an *analysis.File, name string) ([]analysis.Note, error) {
-		return ds.AddFile(an, name, opts.labelSet.Of(name))
-	})
-	if err != nil {
-		return err
-	}
-	tables, err := ds.Tables()
-	if err != nil {
-		return err
-	}
-	files := make([]atomicfile.SetFile, len(tables))
-	for i, t := range tables {
-		files[i] = atomicfile.SetFile{Name: t.Name + ".parquet", Write: t.Write}
-	}
-	return atomicfile.WriteSet(ctx, opts.out, files)
+	return atomicfile.WriteSet(ctx, opts.out, out.SetFiles())
 }
 
 // writeOutput writes what write produces to path, or to stdout when path

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -13,10 +12,8 @@ import (
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/forecast"
-	"github.com/snapview/snapview/analyze/replay"
-	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/verdictview"
-	"github.com/snapview/snapview/snapshot"
 )
 
 // forecastOptions are the flags of `snapview forecast`.
@@ -59,22 +56,17 @@ func newForecastCmd() *cobra.Command {
 	return cmd
 }
 
-// forecastArg is one FILE=VALUE argument.
-type forecastArg struct {
-	path  string
-	value int64
-}
-
-func parseForecastArg(a string) (forecastArg, error) {
+// parseForecastArg parses one FILE=VALUE argument.
+func parseForecastArg(a string) (analysis.ForecastInput, error) {
 	i := strings.LastIndexByte(a, '=')
 	if i <= 0 {
-		return forecastArg{}, usageErrorf("%q: want FILE=VALUE (the snapshot and the batch size or sequence length it was recorded at)", a)
+		return analysis.ForecastInput{}, usageErrorf("%q: want FILE=VALUE (the snapshot and the batch size or sequence length it was recorded at)", a)
 	}
 	v, err := strconv.ParseInt(a[i+1:], 10, 64)
 	if err != nil || v <= 0 {
-		return forecastArg{}, usageErrorf("%q: the value %q is not a positive integer", a, a[i+1:])
+		return analysis.ForecastInput{}, usageErrorf("%q: the value %q is not a positive integer", a, a[i+1:])
 	}
-	return forecastArg{path: a[:i], value: v}, nil
+	return analysis.ForecastInput{Path: a[:i], Value: v}, nil
 }
 
 func runForecast(ctx context.Context, opts *forecastOptions, args []string, confGiven bool, stdin io.Reader, out, errOut io.Writer) error {
@@ -89,16 +81,11 @@ func runForecast(ctx context.Context, opts *forecastOptions, args []string, conf
 		}
 		fo.Conf, fo.ConfText = &cfg, opts.conf
 	}
-	if opts.limit != "" {
-		l, err := units.ParseBytes(opts.limit)
-		if err != nil {
-			return usageErrorf("--limit %q: %v", opts.limit, err)
-		}
-		if l <= 0 {
-			return usageErrorf("--limit %q: want a positive byte count", opts.limit)
-		}
-		fo.Limit = l
+	limit, _, err := parseCapFlags(opts.limit, "")
+	if err != nil {
+		return err
 	}
+	fo.Limit = limit
 	for _, t := range opts.to {
 		v, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
 		if err != nil || v <= 0 {
@@ -112,61 +99,24 @@ func runForecast(ctx context.Context, opts *forecastOptions, args []string, conf
 	if opts.max && fo.Limit == 0 {
 		return usageErrorf("--max needs --limit BYTES: the cap to fit under")
 	}
-	var parsed []forecastArg
+	var in []analysis.ForecastInput
 	stdins := 0
 	for _, a := range args {
 		p, err := parseForecastArg(a)
 		if err != nil {
 			return err
 		}
-		if p.path == stdinPath {
+		if p.Path == stdinPath {
 			stdins++
 		}
-		parsed = append(parsed, p)
+		in = append(in, p)
 	}
 	if stdins > 1 {
 		return usageErrorf("standard input (-) holds one snapshot: give it once")
 	}
-	// Each snapshot is read into the series, then dropped: one is held at
-	// a time.
-	// Add's errors name the files themselves: they are kept out of
-	// withSnapshotCtx, which would name the file again.
-	series := forecast.NewSeries(fo)
-	for _, p := range parsed {
-		var addErr error
-		err := withSnapshotCtx(ctx, stdin, errOut, p.path, func(s *snapshot.Snapshot, src source) error {
-			printWarnings(errOut, s.Warnings)
-			if err := opts.device.check(s); err != nil {
-				return err
-			}
-			// A device without a trace is Add's error, which names the file.
-			var r *replay.Result
-			if an := analysis.New(s, analysis.Options{Mode: replay.StatsOnly}); an.HasTrace(fo.Device) {
-				var err error
-				if r, err = an.Replay(fo.Device); err != nil {
-					return err
-				}
-			}
-			addErr = series.Add(&forecast.File{Name: src.name, Value: p.value, Snap: s, Replay: r})
-			return nil
-		})
-		if err == nil {
-			err = addErr
-		}
-		if err != nil {
-			var ie *forecast.InputError
-			if errors.As(err, &ie) {
-				return &usageError{err}
-			}
-			return err
-		}
-	}
-	res, err := series.Forecast()
+	res, notes, err := analysis.Forecast(ctx, openFile(stdin, errOut), in, fo, opts.device.choice())
+	kit.WriteNotes(errOut, notes)
 	if err != nil {
-		var ie *forecast.InputError
-		if errors.As(err, &ie) {
-			return &usageError{err}
-		}
 		return err
 	}
 	if opts.json {

@@ -51,16 +51,8 @@ func runInfo(ctx context.Context, opts *infoOptions, stdin io.Reader, out, errOu
 		v := report.NewInfo(src.name, src.size, s.Format, f.Info(nil))
 		if opts.device.set {
 			v.Devices = slices.DeleteFunc(v.Devices, func(d info.DeviceInfo) bool { return d.Device != opts.device.n })
-		} else if len(v.Devices) > maxShownDevices {
-			devs := make([]int, len(v.Devices))
-			for i, d := range v.Devices {
-				devs[i] = d.Device
-			}
-			v.Devices = v.Devices[:len(opts.device.shown(devs, errOut, "info's Devices"))]
 		}
-		if opts.json {
-			return report.WriteInfoJSON(out, v)
-		}
-		return report.WriteInfo(out, v)
+		v.Devices = v.Devices[:len(opts.device.shown(v.DeviceNumbers(), errOut, "info's Devices"))]
+		return report.WriteInfoAs(out, v, opts.json)
 	})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/replay"
@@ -58,21 +57,17 @@ func resolveMomentFlag(flag string, s *snapshot.Snapshot, r *replay.Result, m st
 	return i, renameFlag(err, flag)
 }
 
-// renameFlag returns err with "--at" in its message replaced by flag.
+// renameFlag returns err with "--at" in its message replaced by flag
+// (analysis.RenameFlag), a usage error still one.
 func renameFlag(err error, flag string) error {
-	if err == nil || flag == "--at" || !strings.Contains(err.Error(), "--at") {
-		return err
-	}
-	msg := strings.ReplaceAll(err.Error(), "--at", flag)
-	var ae *analysis.AbsentError
-	if errors.As(err, &ae) {
-		return &usageError{&analysis.AbsentError{Msg: strings.ReplaceAll(ae.Msg, "--at", flag), Hint: ae.Hint}}
-	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		return usageErrorf("%s", msg)
+		if r := analysis.RenameFlag(err, flag); r != err {
+			return &usageError{r}
+		}
+		return err
 	}
-	return errors.New(msg)
+	return momentUsage(analysis.RenameFlag(err, flag))
 }
 
 // momentUsage returns err, a view's error, as the command's: a moment the

@@ -48,17 +48,6 @@ func runSegments(ctx context.Context, opts *segmentsOptions, stdin io.Reader, ou
 			return err
 		}
 		devices = opts.device.shown(devices, errOut, "segments")
-		an := analysis.New(s, analysis.Options{Mode: replay.StatsOnly})
-		if !opts.json && hasHost(s) && len(s.Devices()) == 0 {
-			// record_cuda=False: the host allocator's segments, not an
-			// empty device 0.
-			return writeNothing(out, an, "the snapshot")
-		}
-		r := report.NewSegments(s, devices)
-		r.AddPools(an)
-		if opts.json {
-			return report.WriteSegmentsJSON(out, r)
-		}
-		return report.WriteSegments(out, r)
+		return report.WriteSegmentsOf(out, analysis.New(s, analysis.Options{Mode: replay.StatsOnly}), devices, opts.json)
 	})
 }

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/slice"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report/kit"
@@ -79,8 +79,8 @@ func (o *sliceOptions) check(cmd *cobra.Command) error {
 	return nil
 }
 
-// moments returns the moments the window needs, parsed.
-func (o *sliceOptions) moments() (from, to, around *steps.Moment) {
+// request returns the window the flags ask for, its moments parsed.
+func (o *sliceOptions) request() slice.Request {
 	parse := func(flag, v string) *steps.Moment {
 		if v == "" {
 			return nil
@@ -88,18 +88,17 @@ func (o *sliceOptions) moments() (from, to, around *steps.Moment) {
 		m, _ := parseMomentFlag(flag, v)
 		return &m
 	}
-	return parse("--from", o.from), parse("--to", o.to), parse("--around", o.around)
+	return slice.Request{From: parse("--from", o.from), To: parse("--to", o.to), Around: parse("--around", o.around),
+		FromText: o.from, ToText: o.to, Entries: o.entries}
 }
 
 func runSlice(ctx context.Context, opts *sliceOptions, stdin io.Reader, stdout, stderr io.Writer) error {
-	from, to, around := opts.moments()
+	q := opts.request()
 	return withSnapshotCtx(ctx, stdin, stderr, opts.file, func(s *snapshot.Snapshot, _ source) error {
-		for _, w := range s.Warnings {
-			fmt.Fprintf(stderr, "warning: %s\n", kit.Escape(w))
-		}
+		printWarnings(stderr, s.Warnings)
 		which := steps.Moment{Kind: steps.MomentEnd}
-		if around != nil {
-			which = *around
+		if q.Around != nil {
+			which = *q.Around
 		}
 		dev, note, err := stateDevice(s, &opts.device, which)
 		if err != nil {
@@ -114,31 +113,14 @@ func runSlice(ctx context.Context, opts *sliceOptions, stdin io.Reader, stdout, 
 		if note != "" {
 			fmt.Fprintf(stderr, "note: %s\n", kit.Escape(note))
 		}
-		r, err := sliceReplay(s, dev, from, to, around)
+		sl, w, notes, err := q.Cut(ctx, s, dev)
 		if err != nil {
-			return err
+			return windowError(s, dev, err)
 		}
-		w, err := sliceWindow(s, r, from, to, around, opts)
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		sl, err := slice.Cut(s, r, w)
-		if err != nil {
-			return err
-		}
-		for _, n := range slice.Notes(s, r, w) {
+		for _, n := range notes {
 			fmt.Fprintf(stderr, "note: %s\n", n)
 		}
-		if r.Seeded {
-			fmt.Fprintf(stderr, "note: device %d's trace misses the start of the run: the slice's state comes from the replay seeded from the file's segments (%s)\n", dev, r.Stats.Known.Why)
-		}
-		write := dump.Pickle
-		if opts.format == "json" {
-			write = dump.JSON
-		}
+		write := dump.Writer(opts.format)
 		if err := writeOutput(ctx, opts.out, stdout, func(out io.Writer) error { return write(out, sl) }); err != nil {
 			return err
 		}
@@ -148,91 +130,22 @@ func runSlice(ctx context.Context, opts *sliceOptions, stdin io.Reader, stdout, 
 	})
 }
 
-// sliceReplay replays dev as far as the moments need: the allocations
-// for step:K, the peaks and OOMs for peak and oom, the end figures
-// otherwise (the cheapest).
-func sliceReplay(s *snapshot.Snapshot, dev int, ms ...*steps.Moment) (*replay.Result, error) {
-	needs := 0 // 0: stats, 1: peaks, 2: everything
-	for _, m := range ms {
-		switch {
-		case m == nil:
-		case m.Kind == steps.MomentStep:
-			needs = 2
-		case m.Kind == steps.MomentPeak || m.Kind == steps.MomentOOM:
-			needs = max(needs, 1)
-		}
+// windowError is an error of slice.Request.Window as the command's: a
+// moment that does not resolve names its flag (a usage error where
+// resolveMomentFlag makes one), a window that cannot be cut is a usage
+// error.
+func windowError(s *snapshot.Snapshot, dev int, err error) error {
+	var (
+		fe *slice.FlagError
+		we *slice.WindowError
+	)
+	switch {
+	case errors.As(err, &fe) && fe.Resolve:
+		return renameFlag(momentError(s, dev, fe.Moment, fe.Err), fe.Flag)
+	case errors.As(err, &fe):
+		return renameFlag(fe.Err, fe.Flag)
+	case errors.As(err, &we):
+		return &usageError{we}
 	}
-	mode := replay.StatsOnly
-	switch needs {
-	case 2:
-		mode = replay.Full
-	case 1:
-		mode = replay.Peaks
-	}
-	return replay.Run(s, dev, replay.Options{Mode: mode})
-}
-
-// sliceWindow resolves the window's moments on r's device.
-func sliceWindow(s *snapshot.Snapshot, r *replay.Result, from, to, around *steps.Moment, opts *sliceOptions) (slice.Window, error) {
-	dev, n := r.Device, len(s.Traces[r.Device])
-	if around != nil {
-		i, err := resolveMomentFlag("--around", s, r, *around)
-		if err != nil {
-			return slice.Window{}, err
-		}
-		return slice.Around(dev, max(i, 0), opts.entries, n), nil
-	}
-	w := slice.Window{Device: dev, From: 0, To: n - 1}
-	if from != nil {
-		if _, err := resolveMomentFlag("--from", s, r, *from); err != nil {
-			return w, err
-		}
-		i, err := from.ResolveFirst(s, r)
-		if err != nil {
-			return w, renameFlag(err, "--from")
-		}
-		if i >= n {
-			return w, usageErrorf("--from %s: device %d has no entry at or after it (its last is at %s)", opts.from, dev, lastTime(s.Traces[dev]))
-		}
-		w.From = i
-	}
-	if to != nil {
-		i, err := resolveMomentFlag("--to", s, r, *to)
-		if err != nil {
-			return w, err
-		}
-		if i < 0 {
-			return w, usageErrorf("--to %s: that is before device %d's first entry: the window would be empty", opts.to, dev)
-		}
-		w.To = i
-	}
-	if w.From == w.To+1 {
-		return w, usageErrorf("no entry of device %d lies between --from %s and --to %s (entry %d is the first at or after --from, entry %d the last at or before --to): the window would be empty", dev, orFirst(opts.from), orLast(opts.to), w.From, w.To)
-	}
-	if w.From > w.To {
-		return w, usageErrorf("--from %s comes after --to %s on device %d (entry %d after entry %d)", orFirst(opts.from), orLast(opts.to), dev, w.From, w.To)
-	}
-	return w, nil
-}
-
-func orFirst(s string) string {
-	if s == "" {
-		return "(the first entry)"
-	}
-	return s
-}
-
-func orLast(s string) string {
-	if s == "" {
-		return "(the last entry)"
-	}
-	return s
-}
-
-// lastTime is the time_us of a trace's last entry, for messages.
-func lastTime(t []snapshot.TraceEntry) string {
-	if len(t) == 0 || t[len(t)-1].Flags&snapshot.FlagTime == 0 {
-		return "no time"
-	}
-	return fmt.Sprintf("time_us %d", t[len(t)-1].TimeUS)
+	return err
 }

@@ -87,11 +87,6 @@ func runSMI(ctx context.Context, opts *smiOptions, stdin io.Reader, out, errOut 
 	return monitorview.WriteSMIAs(out, v, opts.json)
 }
 
-// smiGPUFor is monitor.GPUFor of --gpu (report --smi's device).
-func smiGPUFor(gpus []int, device int, flag deviceFlag, several bool) (gpu int, ok bool, err error) {
-	return monitor.GPUFor(gpus, device, flag.n, flag.set, several)
-}
-
 // checkGPUFlag checks --gpu against the nvidia-smi log name, whose GPU
 // indexes are gpus, before anything else is read: --gpu without what it
 // applies to (used false; with names it) is a usage error, and so is a GPU

@@ -63,15 +63,12 @@ func newStateCmd() *cobra.Command {
 
 // stateDevice returns the device state shows (-1 when the snapshot has
 // none) and, when it chose one of several, a note saying which and why:
-// the one --device names, else analysis.ShownDevice's.
+// the one --device names, else analysis.ShownDeviceNote's.
 func stateDevice(s *snapshot.Snapshot, f *deviceFlag, at steps.Moment) (dev int, note string, err error) {
 	if f.set {
 		return f.n, "", f.check(s)
 	}
-	dev, why := analysis.ShownDevice(s, at)
-	if devs := s.Devices(); len(devs) > 1 {
-		note = fmt.Sprintf("showing device %d, %s (the file has devices %s): choose another with --device N", dev, why, joinInts(devs))
-	}
+	dev, note = analysis.ShownDeviceNote(s, at)
 	return dev, note, nil
 }
 
@@ -84,44 +81,38 @@ func writeNothing(w io.Writer, f *analysis.File, what string) error {
 // hasHost says whether s holds pinned host memory (hostview.Has).
 func hasHost(s *snapshot.Snapshot) bool { return hostview.Has(s) }
 
+// runState prints the state of the file at the moment --at
+// (report.StateOf); RunE has checked the flags.
 func runState(ctx context.Context, opts *stateOptions, stdin io.Reader, stdout, stderr io.Writer) error {
-	at, err := parseMoment(opts.at)
-	if err != nil {
-		return err
-	}
+	at, _ := parseMoment(opts.at)
 	return withSnapshotCtx(ctx, stdin, stderr, opts.file, func(s *snapshot.Snapshot, _ source) error {
-		return showState(ctx, opts, at, s, stdout, stderr)
+		printWarnings(stderr, s.Warnings)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dev, note, err := stateDevice(s, &opts.device, at)
+		if err != nil {
+			return err
+		}
+		an := analysis.New(s, analysis.Options{})
+		if dev < 0 || !slices.Contains(s.Devices(), dev) {
+			return report.WriteNoState(stdout, an, dev, opts.json)
+		}
+		if note != "" {
+			fmt.Fprintf(stderr, "note: %s\n", kit.Escape(note))
+		}
+		v, notes, err := report.StateOf(ctx, an, report.StateRequest{Device: dev, At: at, Label: opts.at, AtSet: opts.atSet,
+			Options: report.StateOptions{Top: opts.top, Frames: opts.frames}})
+		kit.WriteNotes(stderr, notes)
+		switch {
+		case err != nil:
+			return momentUsage(err)
+		case opts.json:
+			return report.WriteStateJSON(stdout, v)
+		}
+		if err := report.WriteState(stdout, v); err != nil {
+			return err
+		}
+		return hostview.WriteAfter(stdout, s, an.Host())
 	})
-}
-
-// showState prints the state of s at the moment at (report.StateOf).
-func showState(ctx context.Context, opts *stateOptions, at steps.Moment, s *snapshot.Snapshot, stdout, stderr io.Writer) error {
-	printWarnings(stderr, s.Warnings)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	dev, note, err := stateDevice(s, &opts.device, at)
-	if err != nil {
-		return err
-	}
-	an := analysis.New(s, analysis.Options{})
-	if dev < 0 || !slices.Contains(s.Devices(), dev) {
-		return report.WriteNoState(stdout, an, dev, opts.json)
-	}
-	if note != "" {
-		fmt.Fprintf(stderr, "note: %s\n", kit.Escape(note))
-	}
-	v, notes, err := report.StateOf(ctx, an, report.StateRequest{Device: dev, At: at, Label: opts.at, AtSet: opts.atSet,
-		Options: report.StateOptions{Top: opts.top, Frames: opts.frames}})
-	kit.WriteNotes(stderr, notes)
-	if err != nil {
-		return momentUsage(err)
-	}
-	if opts.json {
-		return report.WriteStateJSON(stdout, v)
-	}
-	if err := report.WriteState(stdout, v); err != nil {
-		return err
-	}
-	return hostview.WriteAfter(stdout, s, an.Host())
 }

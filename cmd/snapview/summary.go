@@ -70,35 +70,17 @@ func newSummaryCmd() *cobra.Command {
 // runSummary loads the snapshot and prints its summary.
 func runSummary(ctx context.Context, opts *summaryOptions, stdin io.Reader, out, errOut io.Writer) error {
 	return withSnapshotCtx(ctx, stdin, errOut, opts.file, func(s *snapshot.Snapshot, src source) error {
-		return printSummary(opts, s, src, out, errOut)
+		printWarnings(errOut, s.Warnings)
+		devices, err := opts.device.pick(s)
+		if err != nil {
+			return err
+		}
+		devices = opts.device.shown(devices, errOut, "the summary")
+		f := analysis.New(s, analysis.Options{Mode: replay.StatsOnly})
+		all, notes := f.StatsOf(devices)
+		kit.WriteNotes(errOut, notes)
+		return report.WriteSummaryAs(out, opts.format, src.name, f, all)
 	})
-}
-
-// printSummary prints the summary of s.
-func printSummary(opts *summaryOptions, s *snapshot.Snapshot, src source, out, errOut io.Writer) error {
-	printWarnings(errOut, s.Warnings)
-	devices, err := opts.device.pick(s)
-	if err != nil {
-		return err
-	}
-	devices = opts.device.shown(devices, errOut, "the summary")
-	// The devices' replays are independent: side by side, on up to
-	// GOMAXPROCS goroutines; warnings in device order.
-	f := analysis.New(s, analysis.Options{Mode: replay.StatsOnly})
-	f.ReplayAll(slices.DeleteFunc(slices.Clone(devices), func(d int) bool { return !f.HasTrace(d) }))
-	all := make([]*stats.MemoryStats, len(devices))
-	for k, d := range devices {
-		var notes []string
-		all[k], notes = f.Stats(d)
-		printWarnings(errOut, notes)
-	}
-	switch opts.format {
-	case "torch":
-		return writeTorchTables(out, all)
-	case "json":
-		return report.WriteSummaryJSON(out, report.NewSummary(src.name, f, all))
-	}
-	return report.WriteSummaryText(out, report.NewSummary(src.name, f, all))
 }
 
 // printWarnings prints each warning on its own "warning:" line.
@@ -111,34 +93,20 @@ func printWarnings(w io.Writer, warnings []string) {
 // runStatsSummary prints the summary of a memory_stats() dump, or of the
 // last record of each device in a log of them.
 func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out, errOut io.Writer) error {
-	dump := &monitorview.StatsDump{}
+	var dump *monitorview.StatsDump
 	filter := true // whether --device picks among the dump's devices
 	if kind == monitor.KindStats {
 		name, stats, named, err := loadStatsDump(opts.file, in, opts.device)
 		if err != nil {
 			return err
 		}
-		dump.File, dump.Stats, filter = name, stats, named
+		dump, filter = &monitorview.StatsDump{File: name, Stats: stats}, named
 	} else {
 		name, l, err := loadStatsLog(opts.file, in, errOut)
 		if err != nil {
 			return err
 		}
-		dump.File = name
-		var where []string
-		for _, d := range monitor.AnalyzeSteps(l) {
-			r := d.Records[len(d.Records)-1]
-			dump.Stats = append(dump.Stats, r.Stats)
-			w := fmt.Sprintf("line %d", r.Line)
-			if r.HasStep {
-				w = fmt.Sprintf("step %d, %s", r.Step, w)
-			}
-			where = append(where, fmt.Sprintf("device %d: %s", d.Device, w))
-		}
-		dump.From = "the last record: " + strings.Join(where, "; ")
-		if len(dump.Stats) == 1 {
-			dump.From = "the last record, " + strings.TrimPrefix(where[0], "device 0: ")
-		}
+		dump = monitorview.LastRecords(name, l)
 	}
 	// A flat dump is not filtered: --device said which device it was
 	// taken on.
@@ -148,30 +116,11 @@ func runStatsSummary(opts *summaryOptions, kind monitor.Kind, in io.Reader, out,
 			return err
 		}
 	}
-	switch opts.format {
-	case "torch":
-		if kind == monitor.KindStatsLog {
-			fmt.Fprintf(errOut, "%s: %s\n", dump.File, dump.From)
-		}
-		return writeTorchTables(out, dump.Stats)
-	case "json":
-		return monitorview.WriteStatsDumpJSON(out, dump)
+	if opts.format != "torch" {
+		return monitorview.WriteStatsDumpAs(out, dump, opts.format == "json")
 	}
-	return monitorview.WriteStatsDumpText(out, dump)
-}
-
-// writeTorchTables writes the memory_summary() table of each device, a
-// blank line between two.
-func writeTorchTables(out io.Writer, stats []*stats.MemoryStats) error {
-	for i, st := range stats {
-		if i > 0 {
-			if _, err := io.WriteString(out, "\n"); err != nil {
-				return err
-			}
-		}
-		if err := report.WriteTorchSummary(out, st); err != nil {
-			return err
-		}
+	if kind == monitor.KindStatsLog {
+		fmt.Fprintf(errOut, "%s: %s\n", dump.File, dump.From)
 	}
-	return nil
+	return report.WriteTorchTables(out, dump.Stats)
 }

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -26,6 +26,7 @@ type traceOptions struct {
 	json     bool
 	format   string
 	device   deviceFlag
+	host     bool
 }
 
 func newTraceCmd() *cobra.Command {
@@ -42,11 +43,14 @@ func newTraceCmd() *cobra.Command {
 				return usageErrorf("--format %q: want text or memviz", opts.format)
 			}
 			if opts.format == "memviz" {
-				for _, fl := range []string{"from", "to", "addr", "focus", "json", "device"} {
+				for _, fl := range []string{"from", "to", "addr", "focus", "json", "device", "host"} {
 					if cmd.Flags().Changed(fl) {
 						return usageErrorf("--format memviz prints the whole trace as _memory_viz does: --%s does not apply", fl)
 					}
 				}
+			}
+			if opts.host && cmd.Flags().Changed("device") {
+				return usageErrorf("--host lists the pinned host allocator's trace: --device does not apply")
 			}
 			for _, fl := range []struct{ name, v string }{{"--from", opts.from}, {"--to", opts.to}} {
 				if fl.v != "" {
@@ -77,7 +81,8 @@ func newTraceCmd() *cobra.Command {
 	f.StringVar(&opts.focus, "focus", "", "keep the entries with a frame matching this regular expression")
 	f.BoolVar(&opts.json, "json", false, "write JSON: every entry with its frames")
 	f.StringVar(&opts.format, "format", "text", "text, or memviz: exactly what python -m torch.cuda._memory_viz trace prints")
-	addDeviceFlag(f, &opts.device, "list this CUDA device ordinal", "every device with a trace")
+	f.BoolVar(&opts.host, "host", false, "list the pinned host allocator's trace (host_traces) alone")
+	addDeviceFlag(f, &opts.device, "list this CUDA device ordinal", "every device with a trace, then the host trace when no range is given")
 	return cmd
 }
 
@@ -114,101 +119,45 @@ func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, 
 			}
 			return err
 		}
-		var devs []int
-		if opts.device.set {
-			if opts.device.n >= len(s.Traces) || len(s.Traces[opts.device.n]) == 0 {
-				return usageErrorf("device %d has no trace entries%s", opts.device.n, tracedHint(s))
-			}
-			devs = []int{opts.device.n}
-		} else {
-			// Every device with entries but those the allocator was never
-			// used on (another rank's, in a distributed process's file).
-			idle := s.IdleDevices()
-			for d := range s.Traces {
-				if len(s.Traces[d]) > 0 && !slices.Contains(idle, d) {
-					devs = append(devs, d)
-				}
+		o := report.TraceOptions{FromFlag: "--from", ToFlag: "--to", FromArg: opts.from, ToArg: opts.to,
+			Device: opts.device.n, DeviceSet: opts.device.set, Host: opts.host}
+		for _, fl := range []struct {
+			name, v string
+			m       **steps.Moment
+		}{{"--from", opts.from, &o.From}, {"--to", opts.to, &o.To}} {
+			if fl.v != "" {
+				m, _ := parseMomentFlag(fl.name, fl.v)
+				*fl.m = &m
 			}
 		}
-		if len(devs) == 0 {
-			if opts.json {
-				_, err := io.WriteString(stdout, "{\"entries\": []}\n")
-				return err
-			}
-			if hasHost(s) && len(s.Devices()) == 0 {
-				// record_cuda=False: the host allocator's history, not
-				// none.
-				return writeNothing(stdout, analysis.New(s, analysis.Options{}), "the snapshot")
-			}
-			_, err := fmt.Fprintln(stdout, "no trace entries: the file was recorded without history (torch.cuda.memory._record_memory_history was off) or holds a bare segment list")
+		if opts.addr != "" {
+			o.Addr, _ = parseAddr(opts.addr)
+			o.HasAddr = true
+		}
+		if opts.focus != "" {
+			o.Focus = regexp.MustCompile(opts.focus)
+		}
+		devs, err := report.TraceDevices(s, o)
+		if err != nil {
 			return err
 		}
 		devs = opts.device.shown(devs, stderr, "the trace")
-		var tds []report.TraceDevice
-		an := analysis.New(s, analysis.Options{})
-		for _, d := range devs {
-			f := report.TraceFilter{From: 0, To: -1}
-			if opts.from != "" || opts.to != "" {
-				r, err := an.Replay(d)
-				if err != nil {
-					return err
-				}
-				from, to := -1, len(s.Traces[d])-1 // the states the range runs between
-				if opts.from != "" {
-					m, _ := parseMomentFlag("--from", opts.from)
-					i, err := resolveMomentFlag("--from", s, r, m)
-					if err != nil {
-						return err
-					}
-					from = i
-					// The listing starts at the first entry at or after
-					// the moment (for time:T, the first entry at T or later).
-					if f.From, err = m.ResolveFirst(s, r); err != nil {
-						return renameFlag(err, "--from")
-					}
-				}
-				if opts.to != "" {
-					m, _ := parseMomentFlag("--to", opts.to)
-					i, err := resolveMomentFlag("--to", s, r, m)
-					if err != nil {
-						return err
-					}
-					to = i
-					f.To = i
-					if i < 0 {
-						f.From, f.To = 1, 0 // before the first entry: nothing
-					}
-				}
-				if from > to {
-					return usageErrorf("--from %s comes after --to %s on device %d (entry %d after entry %d)", opts.from, opts.to, d, from, to)
-				}
-			}
-			if opts.addr != "" {
-				f.Addr, _ = parseAddr(opts.addr)
-				f.HasAddr = true
-			}
-			if opts.focus != "" {
-				f.Focus = regexp.MustCompile(opts.focus)
-			}
-			tds = append(tds, report.TraceDevice{Device: d, Filter: f})
-		}
-		if opts.json {
+		tds, err := report.NewTrace(analysis.New(s, analysis.Options{}), devs, o)
+		switch {
+		case err != nil:
+			return err
+		case opts.json && len(tds) == 0:
+			_, err := io.WriteString(stdout, "{\"entries\": []}\n")
+			return err
+		case opts.json:
 			return report.WriteTraceJSON(stdout, s, tds)
+		case len(tds) == 0:
+			_, err := fmt.Fprintln(stdout, report.NothingToTrace)
+			return err
 		}
 		return report.WriteTrace(stdout, s, tds)
 	})
 }
 
-// tracedHint names the devices that have a trace: "; devices with one: 0, 1".
-func tracedHint(s *snapshot.Snapshot) string {
-	var with []int
-	for d := range s.Traces {
-		if len(s.Traces[d]) > 0 {
-			with = append(with, d)
-		}
-	}
-	if len(with) == 0 {
-		return "; no device has one"
-	}
-	return "; devices with one: " + joinInts(with)
-}
+// tracedHint names the devices that have a trace (report.TracedHint).
+func tracedHint(s *snapshot.Snapshot) string { return report.TracedHint(s) }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/internal/progress"
+	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/verdictview"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -70,49 +70,15 @@ func runWhatif(ctx context.Context, opts *whatifOptions, confGiven bool, stdin i
 		confs = []string{}
 	}
 	return withSnapshotCtx(ctx, stdin, errOut, opts.file, func(s *snapshot.Snapshot, _ source) error {
-		printWarnings(errOut, s.Warnings)
-		devices, err := opts.device.pick(s)
+		prog := progress.NewSim(errOut)
+		an := analysis.New(s, analysis.Options{Mode: replay.StatsOnly})
+		res, notes, err := an.WhatIfChosen(opts.device.choice(), whatif.Options{Limit: limit, Confs: confs, OOMMessage: msg}, prog.Update)
+		prog.Finish()
+		kit.WriteNotes(errOut, notes)
 		if err != nil {
 			return err
 		}
-		devices = opts.device.shown(devices, errOut, "whatif")
-		var withTrace []int
-		for _, d := range devices {
-			if hasTrace(s, d) {
-				withTrace = append(withTrace, d)
-			}
-		}
-		if len(withTrace) == 0 && hasHost(s) && len(s.Devices()) == 0 {
-			return usageErrorf("no device trace entries to simulate: the file holds pinned host memory only (record_cuda=False), and whatif simulates the CUDA caching allocator's device memory (snapview summary shows the host memory)")
-		}
-		if len(withTrace) == 0 {
-			return usageErrorf("no trace entries to simulate (record with torch.cuda.memory._record_memory_history() before the first allocation)")
-		}
-		v := &verdictview.WhatifView{}
-		prog := progress.NewSim(errOut)
-		an := analysis.New(s, analysis.Options{Mode: replay.StatsOnly})
-		for _, d := range withTrace {
-			r, err := an.WhatIf(d, whatif.Options{
-				Limit: limit, Confs: confs, OOMMessage: msg,
-				Progress: func(done, total int) { prog.Update(d, done, total) },
-			})
-			if err != nil {
-				var pe *allocator.ParseError
-				if errors.As(err, &pe) {
-					return &usageError{err}
-				}
-				return err
-			}
-			v.Devices = append(v.Devices, r)
-		}
-		prog.Finish()
-		for _, r := range v.Devices {
-			if r.MessageNote != "" {
-				// Most likely the message of another run: say so where
-				// a script sees it, not only inside the report.
-				fmt.Fprintf(errOut, "warning: device %d: --oom-message: %s\n", r.Device, r.MessageNote)
-			}
-		}
+		v := &verdictview.WhatifView{Devices: res}
 		if opts.json {
 			return verdictview.WriteWhatifJSON(out, v)
 		}

@@ -64,6 +64,25 @@ func DescribeSide(s *compare.Side, at string) string {
 	return b.String()
 }
 
+// alignedText says where the two moments fall on the clock lined up on
+// the sides' first steps (compare.AlignSteps, --align step); "" when the
+// sides were not lined up.
+func alignedText(d *compare.Diff) string {
+	if !d.Base.Aligned || !d.New.Aligned {
+		return ""
+	}
+	moved := fmt.Sprintf("base moved %s, new %s", units.Span(d.Base.ShiftUS), units.Span(d.New.ShiftUS))
+	if d.Base.At < 0 || d.New.At < 0 {
+		return "aligned: the first steps lined up (--align step; " + moved + ")"
+	}
+	gap := d.New.AtUS - d.Base.AtUS
+	rel := "after"
+	if gap < 0 {
+		gap, rel = -gap, "before"
+	}
+	return fmt.Sprintf("aligned: with the first steps lined up (--align step; %s), the new moment falls %s %s the base moment", moved, units.Span(gap), rel)
+}
+
 // signed formats a delta with its sign ("+1.0 MiB", "-3", "0").
 func signed(v int64, bytes bool) string {
 	s := units.Int(v)
@@ -84,6 +103,9 @@ func signed(v int64, bytes bool) string {
 func WriteDiff(w io.Writer, d *compare.Diff, o DiffOptions) error {
 	fmt.Fprintf(w, "base: %s\n", DescribeSide(d.Base, o.BaseAt))
 	fmt.Fprintf(w, "new:  %s\n", DescribeSide(d.New, o.NewAt))
+	if line := alignedText(d); line != "" {
+		fmt.Fprintln(w, line)
+	}
 
 	fmt.Fprintln(w)
 	if len(d.Settings) == 0 {

@@ -19,6 +19,19 @@ type diffJSON struct {
 	Stacks    []diffStackJSON     `json:"stacks"`
 	Recording []diffRecordingJSON `json:"recording"`
 	Notes     []string            `json:"notes"`
+	// Align is where the moments fall with the sides' first steps lined
+	// up (--align step); left out without it.
+	Align *diffAlignJSON `json:"align,omitempty"`
+}
+
+// diffAlignJSON is the clock of --align step: each side's time_us moved
+// by its shift (microseconds), and the new moment's time minus the base
+// moment's on it (null when a side is taken before its first entry).
+type diffAlignJSON struct {
+	On             string `json:"on"`
+	BaseShiftUS    int64  `json:"base_shift_us"`
+	NewShiftUS     int64  `json:"new_shift_us"`
+	NewMinusBaseUS *int64 `json:"new_minus_base_us"`
 }
 
 type diffSideJSON struct {
@@ -114,6 +127,13 @@ func diffToJSON(d *compare.Diff, o DiffOptions) diffJSON {
 	}
 	for _, r := range d.Recording {
 		j.Recording = append(j.Recording, diffRecordingJSON{What: r.What, Base: r.Base, New: r.New})
+	}
+	if d.Base.Aligned && d.New.Aligned {
+		j.Align = &diffAlignJSON{On: "step", BaseShiftUS: d.Base.ShiftUS, NewShiftUS: d.New.ShiftUS}
+		if d.Base.At >= 0 && d.New.At >= 0 {
+			gap := d.New.AtUS - d.Base.AtUS
+			j.Align.NewMinusBaseUS = &gap
+		}
 	}
 	return j
 }

@@ -288,6 +288,10 @@ type ranksJSON struct {
 	PeakSpreadUS  *int64    `json:"peak_spread_us"`
 	Unknown       []int     `json:"unknown_ranks"`
 	Diff          *diffJSON `json:"diff"`
+	// Align is "step" when the ranks were lined up on their first steps
+	// (--align step): every time above is then on that clock, each rank's
+	// time_us moved by its align_shift_us. Left out otherwise.
+	Align string `json:"align,omitempty"`
 }
 
 type rankJSON struct {
@@ -310,6 +314,9 @@ type rankJSON struct {
 	ReservedMinusAlloc    *int64 `json:"reserved_minus_allocated_bytes"`
 	NumAllocRetries       *int64 `json:"num_alloc_retries"`
 	Coverage              string `json:"coverage"`
+	// AlignShiftUS is how far --align step moved the rank's times
+	// (microseconds); left out without it.
+	AlignShiftUS *int64 `json:"align_shift_us,omitempty"`
 }
 
 type rankSpreadJSON struct {
@@ -372,6 +379,11 @@ func WriteRanksJSON(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 		if n, ok := compare.RankNumber(s.File); ok {
 			rj.Rank = &n
 		}
+		if s.Aligned {
+			shift := s.ShiftUS
+			rj.AlignShiftUS = &shift
+			j.Align = "step"
+		}
 		j.Ranks = append(j.Ranks, rj)
 	}
 	for _, sp := range rk.Spreads {
@@ -419,6 +431,10 @@ func byRank(bytes int64, label string) string {
 // which clock, and how far apart.
 func peakClockText(rk *compare.Ranks) string {
 	const since = " (times are from the first rank's first entry)"
+	clock := "the time_us clock"
+	if rk.Aligned {
+		clock = "the time_us clock with the ranks' first steps lined up (--align step)"
+	}
 	if rk.PeaksApart {
 		var where []string
 		lo, hi := -1, -1
@@ -432,16 +448,20 @@ func peakClockText(rk *compare.Ranks) string {
 			where = append(where, fmt.Sprintf("in steps %d to %d", lo, hi))
 		}
 		if rk.OneClock {
-			where = append(where, units.Span(rk.PeakSpreadUS)+" apart on the time_us clock"+since)
+			where = append(where, units.Span(rk.PeakSpreadUS)+" apart on "+clock+since)
 		}
 		if len(where) == 0 {
 			where = append(where, "at different points of their traces")
 		}
 		return "The ranks' allocated peaks fall apart, " + strings.Join(where, ", ") + ": each rank is compared at its own peak, not at one instant."
 	}
+	if rk.OneClock && rk.Aligned {
+		return fmt.Sprintf("The ranks' allocated peaks fall together: within %s of each other on %s%s; their first steps started up to %s apart on time_us.",
+			units.Span(rk.PeakSpreadUS), clock, since, units.Span(rk.FirstStepsApartUS))
+	}
 	if rk.OneClock {
-		return fmt.Sprintf("The ranks' allocated peaks fall together: within %s of each other on the time_us clock%s; the ranks started recording up to %s apart.",
-			units.Span(rk.PeakSpreadUS), since, units.Span(latestStart(rk)-rk.ClockOrigin))
+		return fmt.Sprintf("The ranks' allocated peaks fall together: within %s of each other on %s%s; the ranks started recording up to %s apart.",
+			units.Span(rk.PeakSpreadUS), clock, since, units.Span(latestStart(rk)-rk.ClockOrigin))
 	}
 	return "Each rank is compared at its own peak; here the peaks fall in the same step (or at the same point of the trace)."
 }

@@ -48,8 +48,8 @@ func FigureLines(h *info.HostMemory) []string {
 	for i, a := range h.Actions {
 		acts[i] = a.Name + " " + units.Int(a.Count)
 	}
-	lines = append(lines, fmt.Sprintf("Trace: %s%s (%s); at most %s requested at once along it.",
-		units.Plural(h.Entries, "entry"), span, strings.Join(acts, ", "), units.Bytes(h.PeakAllocatedBytes)))
+	lines = append(lines, fmt.Sprintf("Trace: %s%s (%s).",
+		units.Plural(h.Entries, "entry"), span, strings.Join(acts, ", ")))
 	return append(lines, hostReplayLines(h)...)
 }
 
@@ -140,16 +140,15 @@ func WriteAfter(w io.Writer, s *snapshot.Snapshot, h *info.HostMemory) error {
 // JSON is pinned host memory in the JSON of info, summary, state and
 // leaks (the key "host").
 type JSON struct {
-	Segments           int             `json:"segments"`
-	ReservedBytes      int64           `json:"reserved_bytes"`
-	AllocatedBytes     int64           `json:"allocated_bytes"`
-	Allocations        int             `json:"allocations"`
-	CachedBytes        int64           `json:"cached_bytes"`
-	TraceEntries       int             `json:"trace_entries"`
-	FirstTimeUS        int64           `json:"first_time_us"`
-	LastTimeUS         int64           `json:"last_time_us"`
-	Actions            []kit.CountJSON `json:"actions"`
-	PeakRequestedBytes int64           `json:"peak_requested_bytes"`
+	Segments       int             `json:"segments"`
+	ReservedBytes  int64           `json:"reserved_bytes"`
+	AllocatedBytes int64           `json:"allocated_bytes"`
+	Allocations    int             `json:"allocations"`
+	CachedBytes    int64           `json:"cached_bytes"`
+	TraceEntries   int             `json:"trace_entries"`
+	FirstTimeUS    int64           `json:"first_time_us"`
+	LastTimeUS     int64           `json:"last_time_us"`
+	Actions        []kit.CountJSON `json:"actions"`
 	// Replay is host_traces replayed under the caching host allocator's
 	// rules: torch.cuda.host_memory_stats()'s figures, with their trust.
 	Replay hostReplayJSON `json:"replay"`
@@ -225,6 +224,5 @@ func NewJSON(h *info.HostMemory) *JSON {
 		Segments: h.Segments, ReservedBytes: h.ReservedBytes, AllocatedBytes: h.AllocatedBytes,
 		Allocations: h.Allocations, CachedBytes: h.CachedBytes, TraceEntries: h.Entries,
 		FirstTimeUS: h.FirstUS, LastTimeUS: h.LastUS, Actions: kit.CountsJSON(h.Actions),
-		PeakRequestedBytes: h.PeakAllocatedBytes,
 	}
 }

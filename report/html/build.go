@@ -623,48 +623,21 @@ func htmlActiveZoom(timeUS []int64, keep []int) *Zoom {
 	}
 }
 
-// annotations pairs the device's START and END annotations by name (nested
-// ranges of the same name pair innermost first) and keeps those that
-// overlap the trace, the longest first when there are too many.
+// annotations keeps the device's record_function ranges (steps.Ranges,
+// the pairing every view shares: a START without END runs to the last
+// entry, an END without START from the first) that overlap the trace,
+// the longest first when there are too many.
 func (b *htmlBuilder) annotations(d *DeviceView, timeUS []int64) {
 	t0, t1 := timeUS[0], timeUS[len(timeUS)-1]
-	open := map[string][]int64{}
 	var all []Range
-	add := func(name string, start, end int64) {
-		if end < t0 || start > t1 {
-			return
-		}
-		x0, x1 := max(start, t0), min(end, t1)
-		i0, _ := slices.BinarySearch(timeUS, x0)
-		i1, _ := slices.BinarySearch(timeUS, x1+1)
-		all = append(all, Range{Name: name, X0: x0 - t0, X1: x1 - t0, I0: i0, I1: max(i0, i1-1)})
-	}
-	for _, a := range b.s.Annotations {
-		if a.Device != d.Device {
+	for _, r := range steps.Ranges(b.s, d.Device, t1) {
+		if r.EndUS < t0 || r.StartUS > t1 {
 			continue
 		}
-		switch a.Stage {
-		case "START":
-			open[a.Name] = append(open[a.Name], a.TimeUS)
-		case "END":
-			st := open[a.Name]
-			if len(st) == 0 {
-				add(a.Name, t0, a.TimeUS)
-				continue
-			}
-			add(a.Name, st[len(st)-1], a.TimeUS)
-			open[a.Name] = st[:len(st)-1]
-		}
-	}
-	names := make([]string, 0, len(open))
-	for name := range open {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		for _, start := range open[name] {
-			add(name, start, t1)
-		}
+		x0, x1 := max(r.StartUS, t0), min(r.EndUS, t1)
+		i0, _ := slices.BinarySearch(timeUS, x0)
+		i1, _ := slices.BinarySearch(timeUS, x1+1)
+		all = append(all, Range{Name: r.Name, X0: x0 - t0, X1: x1 - t0, I0: i0, I1: max(i0, i1-1)})
 	}
 	d.AnnotationsTotal = len(all)
 	if len(all) > b.opt.MaxAnnotations {

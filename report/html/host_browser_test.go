@@ -30,7 +30,7 @@ func TestHostInChromium(t *testing.T) {
 		charts  int
 		want    []string
 	}{
-		{"host_pinned", nil, 2, []string{"6.0 MiB pinned in 3 blocks", "pin_batch", "collate"}},
+		{"host_pinned", nil, 2, []string{"6.0 MiB pinned in 4 blocks", "pin_batch", "collate"}},
 		{"host_memory", []int{}, 0, []string{"2.0 MiB pinned in 3 blocks", "pin_memory"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

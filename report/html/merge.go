@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/analyze/timeline"
 	"github.com/snapview/snapview/internal/units"
 )
@@ -40,17 +41,14 @@ func Merge(reports []*Report, title, compareTitle, compare string) *Report {
 					d.Leaks[i].Stack += off
 				}
 			}
-			segs := make([]Segment, len(d.Segments))
-			for i, sg := range d.Segments {
-				sg.Blocks = append([]Block{}, sg.Blocks...)
-				for j := range sg.Blocks {
-					if sg.Blocks[j].Stack >= 0 {
-						sg.Blocks[j].Stack += off
-					}
+			d.Segments = shiftSegmentStacks(d.Segments, off)
+			d.Singles = append([]SingleAlloc{}, d.Singles...)
+			for i := range d.Singles {
+				if d.Singles[i].Stack >= 0 {
+					d.Singles[i].Stack += off
 				}
-				segs[i] = sg
 			}
-			d.Segments = segs
+			d.Inspect = shiftInspectStacks(d.Inspect, off)
 			m.Devices = append(m.Devices, d)
 		}
 		for _, h := range r.Hosts {
@@ -69,6 +67,43 @@ func Merge(reports []*Report, title, compareTitle, compare string) *Report {
 	oneClock(m.Devices)
 	setScale(m.Devices)
 	return m
+}
+
+// shiftSegmentStacks returns a copy of segs whose blocks' stacks index a
+// stack table off entries further on (Merge).
+func shiftSegmentStacks(segs []Segment, off int) []Segment {
+	out := make([]Segment, len(segs))
+	for i, sg := range segs {
+		sg.Blocks = append([]Block{}, sg.Blocks...)
+		for j := range sg.Blocks {
+			if sg.Blocks[j].Stack >= 0 {
+				sg.Blocks[j].Stack += off
+			}
+		}
+		out[i] = sg
+	}
+	return out
+}
+
+// shiftInspectStacks returns a copy of in whose allocations' and states'
+// stacks index a stack table off entries further on (Merge): the state
+// panel of a file's device shows that file's stacks.
+func shiftInspectStacks(in *Inspect, off int) *Inspect {
+	if in == nil {
+		return nil
+	}
+	c := *in
+	c.Allocs = append([][7]int64{}, in.Allocs...)
+	for i := range c.Allocs {
+		if c.Allocs[i][6] >= 0 {
+			c.Allocs[i][6] += int64(off)
+		}
+	}
+	c.States = append([]InspectState{}, in.States...)
+	for i := range c.States {
+		c.States[i].Segments = shiftSegmentStacks(c.States[i].Segments, off)
+	}
+	return &c
 }
 
 // oneClock puts the timelines of devs on one clock when every one has
@@ -115,23 +150,34 @@ func oneClock(devs []DeviceView) {
 // finds: annotations or a repeating allocation). It returns an error
 // naming the first timeline without steps or without times.
 func AlignSteps(m *Report) error {
-	var at int64
-	for _, d := range m.Devices {
+	var (
+		drawn []*DeviceView
+		first []int64
+		has   []bool
+	)
+	for i := range m.Devices {
+		d := &m.Devices[i]
 		if d.Timeline == nil || len(d.Timeline.X) == 0 {
 			continue
 		}
-		if !d.Timeline.XIsTime || len(d.Steps) == 0 {
-			return fmt.Errorf("%s device %d: no steps on a time axis to align on (the trace has no record_function step annotations or repeating allocation, or no time_us)", d.File, d.Device)
+		drawn = append(drawn, d)
+		ok := d.Timeline.XIsTime && len(d.Steps) > 0
+		has = append(has, ok)
+		if ok {
+			first = append(first, d.Steps[0].X0)
+		} else {
+			first = append(first, 0)
 		}
-		at = max(at, d.Steps[0].X0)
 	}
-	for i := range m.Devices {
-		if d := &m.Devices[i]; d.Timeline != nil && len(d.Timeline.X) > 0 {
-			dx := at - d.Steps[0].X0
-			shiftX(d, dx)
-			d.AxisNote = fmt.Sprintf("The timelines are aligned on their first step (--align step), which starts at %s on every one; this trace is moved %s to the right. Switch to entries above the chart.",
-				units.Seconds(at, 3), units.Seconds(dx, 3))
-		}
+	at, shifts, missing := steps.AlignFirst(first, has)
+	if missing >= 0 {
+		d := drawn[missing]
+		return fmt.Errorf("%s device %d: no steps on a time axis to align on (the trace has no record_function step annotations or repeating allocation, or no time_us)", d.File, d.Device)
+	}
+	for k, d := range drawn {
+		shiftX(d, shifts[k])
+		d.AxisNote = fmt.Sprintf("The timelines are aligned on their first step (--align step), which starts at %s on every one; this trace is moved %s to the right. Switch to entries above the chart.",
+			units.Seconds(at, 3), units.Seconds(shifts[k], 3))
 	}
 	setScale(m.Devices)
 	return nil

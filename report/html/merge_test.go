@@ -11,16 +11,9 @@ import (
 // which started recording about a second apart.
 func ddpReports(t *testing.T) []*Report {
 	t.Helper()
-	var out []*Report
-	for _, name := range []string{"ddp_rank0", "ddp_rank1"} {
-		s, err := snapshot.Load(filepath.Join("..", "..", "testdata", "snapshots", name+".pickle"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := buildHTML(s, Options{Title: name})
-		if err != nil {
-			t.Fatal(err)
-		}
+	out := testdataReports(t, "ddp_rank0", "ddp_rank1")
+	for _, r := range out {
+		name := r.Title
 		// A rank's file lists the other rank's device with nothing on
 		// it: keep the device with a trace, as snapview report does.
 		var devs []DeviceView
@@ -33,7 +26,6 @@ func ddpReports(t *testing.T) []*Report {
 			t.Fatalf("%s: %d devices with a timeline", name, len(devs))
 		}
 		r.Devices = devs
-		out = append(out, r)
 	}
 	return out
 }

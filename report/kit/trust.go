@@ -67,4 +67,8 @@ type HistoryJSON struct {
 type FigureJSON struct {
 	Value     *int64 `json:"value"`
 	Exactness string `json:"exactness"`
+	// AtMost, for a lower bound that the input also bounds from above
+	// (num_alloc_retries: stats.MemoryStats.RetriesRange), is the most
+	// the figure can be.
+	AtMost *int64 `json:"at_most,omitempty"`
 }

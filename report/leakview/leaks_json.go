@@ -4,6 +4,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/snapview/snapview/analyze/info"
 	"github.com/snapview/snapview/analyze/leaks"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report/hostview"
@@ -191,4 +192,17 @@ func WriteLeaksJSON(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport,
 type leakRegionJSON struct {
 	Region string `json:"region"`
 	Bytes  int64  `json:"bytes"`
+}
+
+// WriteLeaksAs writes the reports as JSON (WriteLeaksJSON, with the
+// file's pinned host memory h) or as text (WriteLeaks with o, then h's
+// section when s holds some: hostview.WriteAfter). Errors are w's.
+func WriteLeaksAs(w io.Writer, s *snapshot.Snapshot, reps []*leaks.LeakReport, h *info.HostMemory, json bool, o LeakOptions) error {
+	if json {
+		return WriteLeaksJSON(w, s, reps, hostview.NewJSON(h))
+	}
+	if err := WriteLeaks(w, s, reps, o); err != nil {
+		return err
+	}
+	return hostview.WriteAfter(w, s, h)
 }

@@ -3,6 +3,7 @@ package monitorview
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
 
@@ -166,4 +167,35 @@ func findingsJSON(fs []monitor.Finding) []findingJSON {
 		out = append(out, fj)
 	}
 	return out
+}
+
+// LastRecords is what `snapview summary` shows of a memory_stats() log
+// named name: the last record of each device (monitor.AnalyzeSteps), From
+// naming each record's step and line.
+func LastRecords(name string, l *monitor.StatsLog) *StatsDump {
+	dump := &StatsDump{File: name}
+	var where []string
+	for _, d := range monitor.AnalyzeSteps(l) {
+		r := d.Records[len(d.Records)-1]
+		dump.Stats = append(dump.Stats, r.Stats)
+		w := fmt.Sprintf("line %d", r.Line)
+		if r.HasStep {
+			w = fmt.Sprintf("step %d, %s", r.Step, w)
+		}
+		where = append(where, fmt.Sprintf("device %d: %s", d.Device, w))
+	}
+	dump.From = "the last record: " + strings.Join(where, "; ")
+	if len(dump.Stats) == 1 {
+		dump.From = "the last record, " + strings.TrimPrefix(where[0], "device 0: ")
+	}
+	return dump
+}
+
+// WriteStatsDumpAs writes d as JSON (WriteStatsDumpJSON) or text
+// (WriteStatsDumpText). Errors are w's.
+func WriteStatsDumpAs(w io.Writer, d *StatsDump, json bool) error {
+	if json {
+		return WriteStatsDumpJSON(w, d)
+	}
+	return WriteStatsDumpText(w, d)
 }

@@ -54,3 +54,20 @@ func TestMonitorTextGolden(t *testing.T) {
 	}
 	checkGolden(t, filepath.Join("testdata", "monitor_train.smi.txt"), buf.String())
 }
+
+// TestLastRecords: summary of a memory_stats() log shows the last record
+// of each device and says which ("the last record, step 29, line 30" for
+// one device).
+func TestLastRecords(t *testing.T) {
+	_, l := monitorTrainLogs(t)
+	d := LastRecords("train.jsonl", l)
+	if d.File != "train.jsonl" || len(d.Stats) != 1 || d.From != "the last record, step 29, line 30" {
+		t.Errorf("LastRecords = %+v, want device 0's record of step 29", d)
+	}
+	two := &monitor.StatsLog{Records: append(append([]monitor.StatsRecord{}, l.Records...), l.Records[len(l.Records)-1])}
+	two.Records[len(two.Records)-1].Stats = &stats.MemoryStats{Device: 1}
+	two.Records[len(two.Records)-1].Line = 31
+	if d := LastRecords("x", two); len(d.Stats) != 2 || d.From != "the last record: device 0: step 29, line 30; device 1: step 29, line 31" {
+		t.Errorf("two devices: From = %q, %d stats", d.From, len(d.Stats))
+	}
+}

@@ -44,8 +44,8 @@ type LineOptions struct {
 type FrameTable struct {
 	s    *snapshot.Snapshot
 	info []*frameInfo
-	// regions names inductor's generated files by the compiled region
-	// they ran in (inductorRegions), built with info.
+	// regions maps inductor's generated files to the compiled region
+	// they ran in (frames.InductorRegions), built with info.
 	regions map[string]string
 }
 
@@ -86,16 +86,17 @@ func NewFrameTable(s *snapshot.Snapshot) *FrameTable {
 func (t *FrameTable) get(id snapshot.FrameID) *frameInfo {
 	if t.info == nil {
 		t.info = make([]*frameInfo, len(t.s.Frames))
-		t.regions = inductorRegions(t.s)
+		t.regions = frames.InductorRegions(t.s)
 	}
 	if fi := t.info[id]; fi != nil {
 		return fi
 	}
 	raw := t.s.Frames[id]
 	f := snapshot.Frame{Filename: kit.Escape(raw.Filename), Line: raw.Line, Name: kit.Escape(raw.Name)}
-	if region, ok := t.regions[raw.Filename]; ok {
-		// a temporary path: named by the region its code ran in
-		f.Filename = regionFilename(raw.Filename, kit.Escape(region))
+	if frames.InductorFile(raw.Filename) {
+		// a temporary path: named by the region its code ran in, or as
+		// generated code outside any
+		f.Filename = kit.Escape(frames.InductorName(raw.Filename, t.regions[raw.Filename]))
 	}
 	fi := &frameInfo{frame: f, text: frames.FrameText(f), kind: frames.ClassifyFrame(raw)}
 	if fi.kind == frames.FrameCpp || fi.kind == frames.FrameNoise {

@@ -11,6 +11,7 @@ import (
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/internal/units"
+	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/stacks"
 	"github.com/snapview/snapview/snapshot"
@@ -22,7 +23,10 @@ import (
 // say the same.
 type ExplainView struct {
 	Devices []ExplainDevice
-	snap    *snapshot.Snapshot
+	// Host is the file's pinned host memory as every view's --json gives
+	// it (hostview.NewJSON of analysis.File.Host), nil when it has none.
+	Host *hostview.JSON
+	snap *snapshot.Snapshot
 }
 
 // ExplainDevice is the worded findings of one device.
@@ -532,6 +536,9 @@ func ExplainBlockerLines(f *ExplainFinding, n int) []string {
 // times in microseconds, entries index the device's trace.
 type explainJSON struct {
 	Devices []explainDeviceJSON `json:"devices"`
+	// Host is the pinned host memory the text shows after the devices'
+	// findings (alone for a file of host memory only).
+	Host *hostview.JSON `json:"host,omitempty"`
 }
 
 type explainDeviceJSON struct {
@@ -584,7 +591,7 @@ type explainBlocker struct {
 
 // WriteExplainJSON writes v as indented JSON (see explainJSON).
 func WriteExplainJSON(w io.Writer, v *ExplainView) error {
-	out := explainJSON{Devices: []explainDeviceJSON{}}
+	out := explainJSON{Devices: []explainDeviceJSON{}, Host: v.Host}
 	for _, d := range v.Devices {
 		dj := explainDeviceJSON{Device: d.Device, Findings: []ExplainFindingJSON{}}
 		for i := range d.Findings {

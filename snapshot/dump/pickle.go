@@ -319,3 +319,11 @@ func toValidUTF8(s string) string {
 	}
 	return string(out)
 }
+
+// Writer returns the writer of format: JSON for "json", else Pickle.
+func Writer(format string) func(io.Writer, *snapshot.Snapshot) error {
+	if format == "json" {
+		return JSON
+	}
+	return Pickle
+}

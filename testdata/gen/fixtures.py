@@ -75,44 +75,52 @@ with open(SNAP + "tiny.json", "w") as f:
 # Pinned host memory only (PyTorch after 2.11, pytorch/pytorch#182407):
 # _record_memory_history(record_pinned_host_memory=True, record_cuda=False)
 # leaves segments and device_traces empty and fills host_segments and
-# host_traces, in the schema of segments and device_traces. The pinned
-# allocator rounds each block to a power of two and keeps one block per
-# segment: two 1 MiB pinned buffers (one live, one cached after its free)
-# and a 4 KiB one.
+# host_traces in the layout of PyTorch's writer (THCPModule_memorySnapshot,
+# torch/csrc/cuda/Module.cpp; CachingHostAllocatorImpl::getSegments and
+# record_trace, aten/src/ATen/core/CachingHostAllocator.h): one segment of
+# one block per pinned block (device -1, "small", requested_size 0 on the
+# segment and the block's size on the block), every entry with the block's
+# size, stream 0, pool_id (0, 0), empty compile_context and user_metadata,
+# and frames only on alloc and free_requested. The pinned allocator rounds
+# each block to a power of two: two 1 MiB pinned buffers (one live, one
+# cached after its free) and a 4 KiB one.
 HOST = 0x7E0000000000
 HFRAMES = [{"filename": "/x/loader.py", "line": 88, "name": "pin_memory"},
            {"filename": "/x/train.py", "line": 40, "name": "<module>"}]
 
 
-def host_seg(addr, size, req, state):
+def host_seg(addr, size, state):
     return {"device": -1, "address": addr, "total_size": size,
             "allocated_size": size if state == "active_allocated" else 0,
             "active_size": size if state != "inactive" else 0,
-            "requested_size": req if state != "inactive" else 0,
-            "stream": 0, "segment_type": "large", "segment_pool_id": (0, 0),
+            "requested_size": 0,
+            "stream": 0, "segment_type": "small", "segment_pool_id": (0, 0),
             "is_expandable": False, "frames": [],
-            "blocks": [{"address": addr, "size": size, "requested_size": req,
-                        "state": state, "frames": HFRAMES if state != "inactive" else []}]}
+            "blocks": [{"address": addr, "size": size, "requested_size": size,
+                        "state": state, "frames": HFRAMES if state == "active_allocated" else []}]}
 
 
 def host_ev(action, addr, size, t):
-    return {"action": action, "addr": addr, "size": size, "stream": 0,
-            "time_us": t, "frames": HFRAMES}
+    e = {"action": action, "addr": addr, "size": size, "stream": 0,
+         "time_us": t, "compile_context": "", "user_metadata": "", "pool_id": (0, 0)}
+    if action in ("alloc", "free_requested"):
+        e["frames"] = HFRAMES
+    return e
 
 
 d = {"segments": [], "device_traces": [[]],
      "allocator_settings": {"max_split_size": -1, "roundup_power2_divisions": {"1": 0}},
      "external_annotations": [],
-     "host_segments": [host_seg(HOST, 1 << 20, 1000000, "active_allocated"),
-                       host_seg(HOST + (1 << 20), 1 << 20, 0, "inactive"),
-                       host_seg(HOST + (2 << 20), 4096, 4000, "active_allocated")],
+     "host_segments": [host_seg(HOST, 1 << 20, "active_allocated"),
+                       host_seg(HOST + (1 << 20), 1 << 20, "inactive"),
+                       host_seg(HOST + (2 << 20), 4096, "active_allocated")],
      "host_traces": [host_ev("segment_alloc", HOST, 1 << 20, 2000),
-                     host_ev("alloc", HOST, 1000000, 2001),
+                     host_ev("alloc", HOST, 1 << 20, 2001),
                      host_ev("segment_alloc", HOST + (1 << 20), 1 << 20, 2002),
-                     host_ev("alloc", HOST + (1 << 20), 900000, 2003),
-                     host_ev("free_requested", HOST + (1 << 20), 900000, 2004),
-                     host_ev("free_completed", HOST + (1 << 20), 900000, 2005),
+                     host_ev("alloc", HOST + (1 << 20), 1 << 20, 2003),
+                     host_ev("free_requested", HOST + (1 << 20), 1 << 20, 2004),
+                     host_ev("free_completed", HOST + (1 << 20), 1 << 20, 2005),
                      host_ev("segment_alloc", HOST + (2 << 20), 4096, 2006),
-                     host_ev("alloc", HOST + (2 << 20), 4000, 2007)]}
+                     host_ev("alloc", HOST + (2 << 20), 4096, 2007)]}
 with open(SNAP + "host_memory.pickle", "wb") as f:
     pickle.dump(d, f, protocol=4)

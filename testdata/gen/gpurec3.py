@@ -444,15 +444,22 @@ def child(spec):
     if spec["workload"] == "host_memory":
         sig = inspect.signature(torch.cuda.memory._record_memory_history)
         meta["record_memory_history_signature"] = str(sig)
-        if "record_pinned_host_memory" not in sig.parameters:
-            meta["host_memory"] = "not supported by this torch: no record_pinned_host_memory parameter"
+        # pytorch/pytorch#182407 first named the argument record_host (and had
+        # no record_cuda); the 2.14 release notes name it
+        # record_pinned_host_memory, with record_cuda.
+        arg = next((a for a in ("record_pinned_host_memory", "record_host") if a in sig.parameters), None)
+        if arg is None:
+            meta["host_memory"] = "not supported by this torch: no record_pinned_host_memory (or record_host) parameter"
             with open(os.path.join(out, "meta.json"), "w") as f:
                 json.dump(meta, f, indent=1, sort_keys=True, default=str)
             print(json.dumps({"name": spec["name"], "host_memory": meta["host_memory"]}), flush=True)
             return
-        hist["record_pinned_host_memory"] = True
+        hist[arg] = True
         if not spec["kwargs"].get("record_cuda", True):
-            hist["record_cuda"] = False
+            if "record_cuda" not in sig.parameters:
+                meta["host_memory"] = "this torch records host memory (%s) but has no record_cuda parameter" % arg
+            else:
+                hist["record_cuda"] = False
     ctx = Ctx(meta)
     ctx.on_finish = None
     if spec["record"]:
