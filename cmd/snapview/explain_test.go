@@ -281,10 +281,23 @@ func TestExplainGolden(t *testing.T) {
 		{
 			name: "p32", rel: "public/p32-3dev-expandable-oom.pickle",
 			why: "by hand: only device 1 has an oom entry, a 4.9 GiB request with 91.2 MiB free on the device (full); " +
-				"devices 0 and 2 have none.",
+				"devices 0 and 2 have none. Device 2's only 'steps' are three allocations at models.py:117 " +
+				"update_instructions 0.09-0.15 s apart in a 0.876 s trace from a DataParallel _worker thread (snapview " +
+				"trace --device 2, entries 275, 502, 730): a loop inside one forward pass, which keeps its activations " +
+				"as a leak would; no record_function range marks a step, so growth cannot be judged (no leak verdict), " +
+				"as on device 0 (no steps at all).",
 			check: func(t *testing.T, d *explainDoc) {
 				if k := d.kinds(1); k[0] != "oom-device" {
 					t.Errorf("device 1 kinds %v: want oom-device first", k)
+				}
+				for _, dev := range []int{0, 2} {
+					if k := d.kinds(dev); slices.Contains(k, "leak") || !slices.Contains(k, "growth-unjudged") {
+						t.Errorf("device %d kinds %v: want growth-unjudged, no leak", dev, k)
+					}
+				}
+				k := d.finding(t, 2, "growth-unjudged")
+				if f := d.Devices[k/1000].Findings[k%1000]; !strings.Contains(f.Verdict, "only 3 steps found, from one allocation") {
+					t.Errorf("device 2: %q: want it to say why the 3 steps cannot judge growth", f.Verdict)
 				}
 				for _, dev := range []int{0, 2} {
 					for _, k := range d.kinds(dev) {

@@ -48,6 +48,9 @@ type ExplainFinding struct {
 	// frame); BlockerWhere each blocker's.
 	Where        []string
 	BlockerWhere []string
+	// MarkerWhere names the repeating allocation the steps were found
+	// from (Steps.Marker), "" when they were not.
+	MarkerWhere string
 }
 
 // NewExplainView words the findings of devs, from s.
@@ -63,6 +66,9 @@ func NewExplainView(s *snapshot.Snapshot, devs []*explain.Device) *ExplainView {
 			}
 			for _, b := range f.Blockers {
 				ef.BlockerWhere = append(ef.BlockerWhere, ft.Where(b.Stack))
+			}
+			if f.Steps.Source == steps.StepsPattern && f.Steps.Marker > 0 {
+				ef.MarkerWhere = ft.Where(f.Steps.Marker)
 			}
 			wordFinding(&ef)
 			if w := d.Whatif; w != nil && (f.Kind == explain.KindOOMCap || f.Kind == explain.KindOOMDevice || f.Kind == explain.KindOOMFragmentation) {
@@ -370,14 +376,25 @@ func (w wording) noLeak() {
 	w.ev("live", "live_bytes")
 }
 
-// growthUnjudged words a trace with no training steps to judge growth by.
+// growthUnjudged words a trace with no training steps to judge growth by:
+// none found, or only a few repetitions of one allocation
+// (steps.Steps.TooFewPatternSteps), which a loop inside one pass makes as
+// well.
 func (w wording) growthUnjudged() {
 	ef, f := w.ef, w.f
-	ef.Verdict = fmt.Sprintf("growth cannot be judged: no training steps found (the trace was cut into %s)",
-		units.Plural(int(figValue(f, "steps")), "equal slice"))
+	over := "the trace"
+	if f.Steps.TooFewPatternSteps() {
+		ef.Verdict = fmt.Sprintf("growth cannot be judged: only %s found, from one allocation repeating %s (no record_function range), "+
+			"and under %d such repetitions are as likely a loop inside one pass as training steps",
+			units.Plural(int(figValue(f, "steps")), "step"), markerText(ef), steps.MinPatternSteps)
+		over = "them"
+	} else {
+		ef.Verdict = fmt.Sprintf("growth cannot be judged: no training steps found (the trace was cut into %s)",
+			units.Plural(int(figValue(f, "steps")), "equal slice"))
+	}
 	if f.Note == "grew" {
-		ef.Verdict += fmt.Sprintf("; %s in %s grew over the trace and were never freed, which one long step (a forward pass) does too",
-			w.fig("bytes"), units.Plural(int(figValue(f, "count")), "allocation"))
+		ef.Verdict += fmt.Sprintf("; %s in %s grew over %s and were never freed, which one long step (a forward pass) does too",
+			w.fig("bytes"), units.Plural(int(figValue(f, "count")), "allocation"), over)
 	}
 	w.ev("live", "live_bytes")
 	ef.Action = "mark steps with torch.profiler.record_function (or profiler.step()), then run snapview leaks"
@@ -440,6 +457,14 @@ func stepUnit(f *explain.Finding) string {
 		return "slice"
 	}
 	return "step"
+}
+
+// markerText names the allocation pattern steps were found from.
+func markerText(f *ExplainFinding) string {
+	if f.MarkerWhere != "" {
+		return "at " + f.MarkerWhere
+	}
+	return "once per step"
 }
 
 func stepSourceText(f *ExplainFinding) string {
