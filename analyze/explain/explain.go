@@ -157,6 +157,11 @@ type Finding struct {
 	// setting fits (whatif's fits_from_bytes), for a setting that fits
 	// only from a cap on.
 	SettingFrom int64
+	// SettingFromLow, when not 0, says SettingFrom is a bound: the
+	// setting fits from some cap above SettingFromLow, at most
+	// SettingFrom (whatif's search stopped on its budget: its SettingFit
+	// with FromExact false).
+	SettingFromLow int64
 	// CapSource is whatif's limit_source for an OOM finding ("flag",
 	// "oom-message", "inferred-oom", "inferred-releases", "").
 	CapSource string

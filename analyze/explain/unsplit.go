@@ -111,7 +111,7 @@ func Unsplit(in *Input, d *Device, opts Options, simulate func(whatif.Options) (
 // the cap interval says: at every cap, from a cap on, or at none.
 func setRow(f *Finding, w *whatif.Result, k int) {
 	row := &w.Rows[k]
-	f.Setting, f.SettingPeak, f.SettingFits, f.SettingFrom = row.Conf, row.PeakReserved, row.Fits(), 0
+	f.Setting, f.SettingPeak, f.SettingFits, f.SettingFrom, f.SettingFromLow = row.Conf, row.PeakReserved, row.Fits(), 0, 0
 	for _, fit := range w.Verdict().Settings {
 		if fit.Row != k {
 			continue
@@ -121,6 +121,9 @@ func setRow(f *Finding, w *whatif.Result, k int) {
 			f.SettingFits = true
 		case whatif.FitsFrom:
 			f.SettingFits, f.SettingFrom = false, fit.From
+			if !fit.FromExact {
+				f.SettingFromLow = fit.FromLow
+			}
 		default:
 			f.SettingFits = false
 		}

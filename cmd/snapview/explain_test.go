@@ -511,3 +511,72 @@ func TestExplainSettingsRecorded(t *testing.T) {
 	}
 	t.Logf("%d recommended settings checked against their recordings", checked)
 }
+
+// TestExplainAvoidableAgreesWithWhatif: the avoidable-malloc finding's
+// expandable_segments:True advice is whatif's row for that setting under
+// the file's cap, never a second judgement. On torch2.11/oom (capped at 3
+// GiB by meta.json; the cap inferred from the OOM as 3,010 to 3,137.9 MiB,
+// or read from torch's message in meta.json's oom_message) whatif finds
+// expandable_segments:True fits only from a cap of 3,170 MiB, above the
+// 3,138 MiB the file's own settings need: explain must not say it lets the
+// pool grow instead of failing; on p21 it fails at every cap. The training
+// runs without an OOM (mlp_train, leak_train) have no cap to fit under and
+// keep the plain advice.
+func TestExplainAvoidableAgreesWithWhatif(t *testing.T) {
+	oom := sharedSnapshot(t, "torch2.11/oom/snapshot.pickle")
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(oom), "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		GroundTruth struct {
+			OOMMessage string `json:"oom_message"`
+		} `json:"ground_truth"`
+	}
+	if err := json.Unmarshal(b, &meta); err != nil || meta.GroundTruth.OOMMessage == "" {
+		t.Fatalf("meta.json: no oom_message (%v)", err)
+	}
+	msg := filepath.Join(t.TempDir(), "oom.txt")
+	if err := os.WriteFile(msg, []byte(meta.GroundTruth.OOMMessage), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		// fits: whatif's verdict on expandable_segments:True over the
+		// cap interval (nil: no cap, no setting); want: in the action.
+		fits *bool
+		want string
+	}{
+		{"oom", []string{oom}, new(bool), "fits only from a cap of 3,170 MiB = 3,323,985,920 B"},
+		{"oom --oom-message", []string{"--oom-message", "@" + msg, oom}, new(bool), "fits only from a cap of 3,170 MiB = 3,323,985,920 B"},
+		{"p21", []string{sharedSnapshot(t, "public/p21-oom-pickle-named-json.pickle")}, new(bool), "an OOM under it at every cap the file allows"},
+		{"mlp_train", []string{sharedSnapshot(t, "torch2.11/mlp_train/snapshot.pickle")}, nil, "the blockers above"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			js, _, err := runSnapview(t, append([]string{"explain", "--json"}, tt.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d explainDoc
+			if err := json.Unmarshal([]byte(js), &d); err != nil {
+				t.Fatal(err)
+			}
+			k := d.finding(t, 0, "avoidable-malloc")
+			f := d.Devices[k/1000].Findings[k%1000]
+			switch {
+			case tt.fits == nil && f.Setting != nil:
+				t.Errorf("setting %+v without a cap to fit under", *f.Setting)
+			case tt.fits != nil && (f.Setting == nil || f.Setting.Conf != "expandable_segments:True" || f.Setting.Fits != *tt.fits):
+				t.Errorf("setting %+v, want expandable_segments:True fitting %v", f.Setting, *tt.fits)
+			}
+			if !strings.Contains(f.Action, tt.want) {
+				t.Errorf("action %q, want %q", f.Action, tt.want)
+			}
+			if tt.fits != nil && !*tt.fits && strings.Contains(f.Action, "lets the pool grow") {
+				t.Errorf("action %q recommends a setting whatif finds does not fit", f.Action)
+			}
+		})
+	}
+}

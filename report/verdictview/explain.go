@@ -10,6 +10,7 @@ import (
 	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
@@ -124,20 +125,29 @@ func explainPool(f *explain.Finding) string {
 	return fmt.Sprintf("%s pool, stream %d", p, f.Stream)
 }
 
-// settingAction is the action naming whatif's best setting.
+// settingAction is the action naming whatif's setting for f: "try" it
+// where whatif finds it fits at every cap the file allows, else what
+// whatif found (it needs a larger cap, or still fails).
 func settingAction(f *explain.Finding) string {
 	if f.Setting == "" {
 		return ""
 	}
-	fits := "no OOM"
-	switch {
-	case f.SettingFrom > 0:
-		fits = "no OOM if the cap is at least " + units.Bytes(f.SettingFrom) + " (" + units.Int(f.SettingFrom) + " B)"
-	case !f.SettingFits:
-		fits = "still an OOM"
+	if !f.SettingFits {
+		return fmt.Sprintf("PYTORCH_CUDA_ALLOC_CONF=%s does not fit under the cap either: %s", f.Setting, settingOutcome(f))
 	}
-	return fmt.Sprintf("try PYTORCH_CUDA_ALLOC_CONF=%s: snapview whatif simulates the whole trace under it at a peak reserved of %s, %s",
-		f.Setting, units.Bytes(f.SettingPeak), fits)
+	return fmt.Sprintf("try PYTORCH_CUDA_ALLOC_CONF=%s: snapview whatif simulates the whole trace under it at a peak reserved of %s, no OOM",
+		f.Setting, units.Bytes(f.SettingPeak))
+}
+
+// settingOutcome says what whatif found for a setting that does not fit
+// at every cap the file allows: the cap it needs (as whatif words it), or
+// an OOM at every cap.
+func settingOutcome(f *explain.Finding) string {
+	if f.SettingFrom > 0 {
+		need := whatif.SettingFit{From: f.SettingFrom, FromLow: f.SettingFromLow, FromExact: f.SettingFromLow == 0}
+		return "snapview whatif finds it fits only from a cap of " + fromText(need)
+	}
+	return "snapview whatif finds an OOM under it at every cap the file allows"
 }
 
 // wordFinding sets ef's verdict, evidence and action from its kind and
@@ -285,12 +295,20 @@ func (w wording) avoidableMalloc() {
 	w.ev("first at entry", "first_entry")
 	w.ev("largest requests examined", "examined")
 	w.ev("of them with no segment a few blocks could have freed", "examined_without_blockers")
-	ef.Action = "expandable_segments:True lets the pool grow in place instead of adding segments"
-	if len(f.Blockers) > 0 {
-		ef.Action = "the blockers below (found at the largest requests) split the cache; " + ef.Action
+	// The setting, when the finding has one, is whatif's row for
+	// expandable_segments:True under the file's cap: recommended only
+	// where it fits at every cap the file allows, else what whatif found.
+	switch {
+	case f.Setting == "":
+		ef.Action = "expandable_segments:True lets the pool grow in place instead of adding segments"
+	case f.SettingFits:
+		ef.Action = "expandable_segments:True lets the pool grow in place instead of adding segments; " + settingAction(f)
+	default:
+		ef.Action = fmt.Sprintf("%s would let the pool grow in place instead of adding segments, but it does not fit under the cap either: %s",
+			f.Setting, settingOutcome(f))
 	}
-	if f.Setting != "" {
-		ef.Action = settingAction(f)
+	if len(f.Blockers) > 0 {
+		ef.Action = "the blockers above (found at the largest requests) split the cache; " + ef.Action
 	}
 }
 
