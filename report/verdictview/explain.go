@@ -266,7 +266,15 @@ func (w wording) blockers() {
 		w.ev("blocking allocations", "blocking_allocations")
 		w.ev("their bytes", "blocking_bytes")
 		w.ev("free bytes they strand", "stranded_bytes")
-		ef.Action = "allocate these before the temporaries around them or free them sooner; or try expandable_segments:True"
+		ef.Action = "allocate these before the temporaries around them or free them sooner"
+		switch {
+		case f.Setting == "":
+			ef.Action += "; or try expandable_segments:True"
+		case f.SettingFits:
+			ef.Action += "; or " + settingAction(f)
+		default:
+			ef.Action += "; " + f.Setting + " would grow the pool in place, but it does not fit under the cap either: " + settingOutcome(f)
+		}
 		return
 	}
 	ef.Verdict = fmt.Sprintf("%s (%s) could not be given back to the device before the retry: live blocks pin them, stranding %s free",
