@@ -143,8 +143,12 @@ func TestExplainGolden(t *testing.T) {
 			name: "leak_train", rel: "torch2.11/leak_train/snapshot.pickle",
 			why: "meta.json: two planted leaks, the autograd graph kept by losses.append(loss) (blocks allocated under " +
 				"Net.forward, snapgen.py:161-162) and feature_log (snapgen.py:180); 30 steps. The top leak is the " +
-				"activations under forward; feature_log is among the other suspicious stacks.",
+				"activations under forward; feature_log is among the other suspicious stacks. Warnings rank by the bytes " +
+				"they are about: the 240 MiB leak before the 86 MiB of avoidable segment_allocs.",
 			check: func(t *testing.T, d *explainDoc) {
+				if k := d.kinds(0); k[0] != "leak" || !slices.Contains(k, "avoidable-malloc") {
+					t.Errorf("kinds %v: want the leak first, then the avoidable segment_allocs", k)
+				}
 				k := d.finding(t, 0, "leak")
 				f := d.Devices[k/1000].Findings[k%1000]
 				if st := f.Stacks[0]; len(st) == 0 || st[0].Filename == "" {
