@@ -10,6 +10,7 @@ package export
 import (
 	"bufio"
 	"fmt"
+	"github.com/snapview/snapview/report/kit"
 	"io"
 	"strconv"
 	"strings"
@@ -129,7 +130,7 @@ func WriteFolded(w io.Writer, s *snapshot.Snapshot, segs []FoldedSegment, o Fold
 		frag[id] = f
 		return f
 	}
-	root := strings.NewReplacer(";", "_", "\n", "_", "\r", "_").Replace(o.Root)
+	root := kit.Escape(strings.NewReplacer(";", "_", "\n", "_", "\r", "_").Replace(o.Root))
 	var line []byte
 	for i := range segs {
 		sg := &segs[i]
@@ -195,7 +196,7 @@ func foldedFrames(s *snapshot.Snapshot, id snapshot.StackID, userOnly bool) stri
 		if userOnly && frames.ClassifyFrame(f) != frames.FrameUser {
 			continue
 		}
-		parts = append(parts, foldedEscaper.Replace(MemvizFrame(f)))
+		parts = append(parts, foldedEscaper.Replace(kit.Escape(MemvizFrame(f))))
 	}
 	if userOnly && len(parts) == 0 {
 		return "<no-user-frames>"

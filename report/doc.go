@@ -4,9 +4,8 @@
 // Write function for text and, beside it, one for --json: summary.go
 // (with host.go, the host allocator's part), segments.go, state.go
 // (whose OOM moment also shows the explain findings and the what-if cap
-// verdict of report/verdictview), info.go and info_json.go, trace.go;
-// torch.go prints memory_summary()'s own table and trace_memviz.go
-// _memory_viz's trace_plot text, byte for byte.
+// verdict of report/verdictview), info.go and info_json.go; torch.go
+// prints memory_summary()'s own table, byte for byte.
 //
 // The other views live in packages of their own below report, one per
 // concept, as the analysis packages they render:
@@ -16,6 +15,8 @@
 //     and words of a figure the file cannot vouch for);
 //   - report/stacks: how a stack is written, in every view;
 //   - report/leakview: `snapview leaks` (analyze/leaks);
+//   - report/traceview: `snapview trace`, the trace entries listed, and
+//     _memory_viz's trace text byte for byte;
 //   - report/compareview: `snapview diff` and `snapview ranks`
 //     (analyze/compare);
 //   - report/monitorview: nvidia-smi, memory_stats() and step logs, and

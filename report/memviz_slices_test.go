@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snapview/snapview/report/traceview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -47,7 +48,7 @@ func TestSlicesAgreeWithMemviz(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got bytes.Buffer
-		if err := WriteMemvizTrace(&got, s); err != nil {
+		if err := traceview.WriteMemvizTrace(&got, s); err != nil {
 			t.Fatal(err)
 		}
 		// print() adds a newline after trace()'s text.

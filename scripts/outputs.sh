@@ -58,8 +58,8 @@ for f in "${files[@]}"; do
 	run segments.json segments --json "$f"
 	run leaks leaks "$f"
 	run leaks.json leaks --json "$f"
-	run trace.head trace --to entry:200 "$f"
-	run trace.memviz trace --format memviz --to entry:200 "$f"
+	run trace.head trace --to peak "$f"
+	run trace.memviz trace --format memviz "$f"
 	run whatif whatif "$f"
 	run whatif.json whatif --json "$f"
 	run diff diff "$f" --base-at end --at peak

@@ -125,7 +125,7 @@ func (m Moment) Resolve(s *snapshot.Snapshot, r *replay.Result) (int, error) {
 		return n - 1, nil
 	case MomentEntry:
 		if m.N >= n {
-			return fail(false, "--at entry:%d: device %d has %d trace entries (0 to %d)", m.N, r.Device, n, n-1)
+			return fail(false, "--at entry:%d: device %d has %s (0 to %d)", m.N, r.Device, units.Count(n, "trace entry", "trace entries"), n-1)
 		}
 		return m.N, nil
 	case MomentStep:

@@ -168,25 +168,41 @@ func monitorInput(opts *reportOptions, stdin io.Reader, stderr io.Writer) (*html
 
 // saveReport writes r where --output says.
 func saveReport(ctx context.Context, opts *reportOptions, r *html.Report, stdout, stderr io.Writer) error {
-	var buf bytes.Buffer
-	if err := html.Write(&buf, r); err != nil {
-		return err
-	}
 	if opts.output == "-" {
+		// Whole or nothing on stdout: a failed build writes no half page.
+		var buf bytes.Buffer
+		if err := html.Write(&buf, r); err != nil {
+			return err
+		}
 		_, err := stdout.Write(buf.Bytes())
 		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	var n int64
 	if err := atomicfile.Write(ctx, opts.output, func(w io.Writer) error {
-		_, err := w.Write(buf.Bytes())
+		cw := &countingWriter{w: w}
+		err := html.Write(cw, r)
+		n = cw.n
 		return err
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "wrote %s (%s)\n", opts.output, units.Bytes(int64(buf.Len())))
+	fmt.Fprintf(stderr, "wrote %s (%s)\n", opts.output, units.Bytes(n))
 	return nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // writeReports writes one report of several files (html.BuildFiles): the

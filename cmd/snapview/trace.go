@@ -13,7 +13,7 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/steps"
-	"github.com/snapview/snapview/report"
+	"github.com/snapview/snapview/report/traceview"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -113,13 +113,13 @@ func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, 
 			return err
 		}
 		if opts.format == "memviz" {
-			err := report.WriteMemvizTrace(stdout, s)
-			if errors.Is(err, report.ErrNoDeviceTraces) {
+			err := traceview.WriteMemvizTrace(stdout, s)
+			if errors.Is(err, traceview.ErrNoDeviceTraces) {
 				return &usageError{err}
 			}
 			return err
 		}
-		o := report.TraceOptions{FromFlag: "--from", ToFlag: "--to", FromArg: opts.from, ToArg: opts.to,
+		o := traceview.TraceOptions{FromFlag: "--from", ToFlag: "--to", FromArg: opts.from, ToArg: opts.to,
 			Device: opts.device.n, DeviceSet: opts.device.set, Host: opts.host}
 		for _, fl := range []struct {
 			name, v string
@@ -137,12 +137,12 @@ func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, 
 		if opts.focus != "" {
 			o.Focus = regexp.MustCompile(opts.focus)
 		}
-		devs, err := report.TraceDevices(s, o)
+		devs, err := traceview.TraceDevices(s, o)
 		if err != nil {
 			return err
 		}
 		devs = opts.device.shown(devs, stderr, "the trace")
-		tds, err := report.NewTrace(analysis.New(s, analysis.Options{}), devs, o)
+		tds, err := traceview.NewTrace(analysis.New(s, analysis.Options{}), devs, o)
 		switch {
 		case err != nil:
 			return err
@@ -150,14 +150,14 @@ func runTrace(ctx context.Context, opts *traceOptions, stdin io.Reader, stdout, 
 			_, err := io.WriteString(stdout, "{\"entries\": []}\n")
 			return err
 		case opts.json:
-			return report.WriteTraceJSON(stdout, s, tds)
+			return traceview.WriteTraceJSON(stdout, s, tds)
 		case len(tds) == 0:
-			_, err := fmt.Fprintln(stdout, report.NothingToTrace)
+			_, err := fmt.Fprintln(stdout, traceview.NothingToTrace)
 			return err
 		}
-		return report.WriteTrace(stdout, s, tds)
+		return traceview.WriteTrace(stdout, s, tds)
 	})
 }
 
-// tracedHint names the devices that have a trace (report.TracedHint).
-func tracedHint(s *snapshot.Snapshot) string { return report.TracedHint(s) }
+// tracedHint names the devices that have a trace (traceview.TracedHint).
+func tracedHint(s *snapshot.Snapshot) string { return traceview.TracedHint(s) }

@@ -6,6 +6,6 @@
 //
 // Figures that mirror PyTorch's own printing (memory_summary()'s
 // _format_size in report/torch.go, _memory_viz's Bytes in
-// report/trace_memviz.go) keep their own code: they copy torch's output,
+// report/traceview/memviz.go) keep their own code: they copy torch's output,
 // not snapview's.
 package units

@@ -364,6 +364,7 @@ func TestBrowserInteractions(t *testing.T) {
 })()`, pd.Timeline)
 					zoom := `echarts.getInstanceByDom(document.getElementById(%q)).dispatchAction({type: "dataZoom", dataZoomIndex: 0, start: %d, end: %d}); ""`
 					var ext [2][]float64
+					late := browserEval[string](t, ctx, browserZoomLateJS)
 					browserEval[string](t, ctx, fmt.Sprintf(zoom, pd.Timeline, 0, 100))
 					ext[0] = browserEval[[]float64](t, ctx, zoomed)
 					browserEval[string](t, ctx, fmt.Sprintf(zoom, pd.Timeline, 40, 60))
@@ -399,6 +400,12 @@ func TestBrowserInteractions(t *testing.T) {
 					if !(wext[1]-wext[0] < full*0.9 && wext[0] <= mid[2] && mid[2] <= wext[1]) {
 						t.Errorf("device %d: the mouse wheel at x %v leaves x %v, the whole chart %v", d.Device, mid[2], wext, ext[0])
 					}
+					// Each zoom, by the API and by the wheel (ECharts'
+					// own dispatch), was drawn before ECharts laid the
+					// chart out (report.js hookZoom): one layout, not two.
+					if got := browserEval[string](t, ctx, browserZoomLateJS); got != late {
+						t.Errorf("device %d: %s zooms were laid out twice (data-zoom-late %q, was %q)", d.Device, got, got, late)
+					}
 					zooms++
 				}
 			}
@@ -409,6 +416,10 @@ func TestBrowserInteractions(t *testing.T) {
 		t.Errorf("nothing checked: %d clicks, %d states, %d hovers, %d single allocations, %d zooms", clicks, compared, hovers, singles, zooms)
 	}
 }
+
+// browserZoomLateJS reads how many zooms report.js had to redraw after
+// ECharts had laid the chart out (data-zoom-late).
+const browserZoomLateJS = `document.documentElement.getAttribute("data-zoom-late") || "0"`
 
 // browserEval evaluates expr in the page and returns its value, ending
 // t on an error.

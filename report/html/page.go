@@ -312,13 +312,43 @@ func Write(w io.Writer, r *Report) error {
 	if err != nil {
 		return fmt.Errorf("parsing report template: %w", err)
 	}
+	// The bundle and the data islands, most of the page (megabytes on a
+	// long trace), go straight to w: the template writes a marker in their
+	// place (with NULs, which html/template writes for no other value: it
+	// replaces theirs), where text/template would copy each through fmt
+	// into a buffer of the whole page.
+	parts := []*template.JS{&page.ECharts, &page.Data, &page.Script, &page.Detail}
+	big := make([]string, len(parts))
+	for k, p := range parts {
+		big[k], *p = string(*p), template.JS(htmlPartMarker(k))
+	}
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, page); err != nil {
 		return fmt.Errorf("rendering report: %w", err)
 	}
-	_, err = w.Write(buf.Bytes())
+	out := buf.Bytes()
+	for k, s := range big {
+		m := []byte(htmlPartMarker(k))
+		i := bytes.Index(out, m)
+		if i < 0 {
+			return fmt.Errorf("rendering report: the template has no place for part %d", k)
+		}
+		if _, err := w.Write(out[:i]); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, s); err != nil {
+			return err
+		}
+		out = out[i+len(m):]
+	}
+	_, err = w.Write(out)
 	return err
 }
+
+// htmlPartMarker marks where Write puts part k of the page (the bundle,
+// the data island, the script, the detail island, in the template's
+// order).
+func htmlPartMarker(k int) string { return fmt.Sprintf("\x00snapview-part-%d\x00", k) }
 
 // htmlPageData is what the page template sees.
 type htmlPageData struct {
@@ -558,7 +588,7 @@ func htmlPage(r *Report) (*htmlPageData, error) {
 		return nil, err
 	}
 	page.Data = template.JS(island)
-	detail, err := json.Marshal(htmlDetailOf(page.Sections))
+	detail, err := htmlDetailJSON(page.Sections)
 	if err != nil {
 		return nil, fmt.Errorf("encoding report data: %w", err)
 	}

@@ -52,7 +52,7 @@ func WriteForecast(w io.Writer, r *forecast.Result) error {
 		fmt.Fprint(w, kit.WrapAt("", fmt.Sprintf("%s fit their form only within the allocator's rounding, not to the byte.",
 			units.Plural(r.Rounded, "request")), width))
 	}
-	conf := r.Conf
+	conf := kit.Escape(r.Conf)
 	if conf == "" {
 		conf = `""`
 	}

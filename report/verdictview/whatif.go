@@ -26,8 +26,9 @@ const confWidth = 29
 // confLabel is how a row's PYTORCH_CUDA_ALLOC_CONF prints in the table:
 // one setting a line, each line but the last ending in its comma so that
 // a combined setting reads as one value, a long one broken after its key.
+// The setting comes from the file, so it is escaped (kit.Escape).
 func confLabel(r *whatif.Row) string {
-	c := strings.TrimSpace(r.Conf)
+	c := kit.Escape(strings.TrimSpace(r.Conf))
 	if c == "" {
 		return `""`
 	}

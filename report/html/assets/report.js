@@ -173,6 +173,10 @@
     var n = dev.groups.length;
     var top = dev.timeline.option.yAxis[0].max || 0;
     var mk = markerSeries(dev, top || 1);
+    // redraw keeps the bands and ranges of the window shown.
+    dev.marks = [mk.active.markArea.data, mk.reserved.markArea.data];
+    dev.marksShown = [0, dev.marks[0].length, 0, dev.marks[1].length];
+    if (rows) { dev.drawnKey = null; }
     var series = [];
     for (var i = 0; i < n; i++) { series.push({}); }
     series.push(mk.active, mk.reserved);
@@ -526,6 +530,69 @@
   // points a zoomed window draws of the multi-resolution index.
   var maxSingles = 8, maxWindowPoints = 800;
 
+  // maxRowsOf returns the most rows a zoomed window draws: one per two
+  // pixels of the plot's width (mergeBuckets); width is the chart's.
+  function maxRowsOf(width, opt) {
+    var g = [].concat(opt.grid || [])[0] || {};
+    var w = width - (parseInt(g.left, 10) || 0) - (parseInt(g.right, 10) || 0);
+    return Math.max(Math.floor(w / 2), 100);
+  }
+
+  // activeOpacity is the opacity of the active line over rows: faint
+  // where they are closer than two pixels (a long trace at full width,
+  // one envelope per step), where its zigzag from each step's low to its
+  // high would cover the areas with black.
+  function activeOpacity(dev, rows) { return rows > dev.maxRows ? 0.25 : 1; }
+
+  // The stack is drawn from the axis up: each area (each group, then each
+  // single allocation drawn on its own) from 0 to the running sum of the
+  // areas up to it (the columns from colCum on), opaque (its colour as it
+  // showed at its opacity over white), the upper ones first, so that each
+  // shows between the one below and its own top. ECharts' stack draws an
+  // area between two running sums instead: on a long trace whose steps
+  // zigzag, every area above the first that moves then has two edges as
+  // tall as the zigzag, and filling those cost the browser more than the
+  // rest of a zoom (Skia's rasterizer steps through every edge on every
+  // line of pixels it spans); at full width, with one envelope per step,
+  // half a second.
+  function colCum(dev) { return colGroups + dev.groups.length + maxSingles; }
+
+  // stackRows fills the running sums of rows (null where an area is not
+  // drawn: a single allocation outside its life).
+  function stackRows(dev, rows) {
+    var n = dev.groups.length + maxSingles, cc = colCum(dev);
+    for (var q = 0; q < rows.length; q++) {
+      var r = rows[q], sum = 0;
+      for (var j = 0; j < n; j++) {
+        var v = r[colGroups + j];
+        if (v === null || v === undefined) {
+          r[colGroups + j] = null;
+          r[cc + j] = null;
+        } else {
+          sum += v;
+          r[cc + j] = sum;
+        }
+      }
+    }
+  }
+
+  // stackZ is the z of the area at stack position j (0: the first group):
+  // the lower drawn last, all between the markers' bands (z 1) and the
+  // lines (z 2).
+  function stackZ(dev, j) { return 2 - (j + 1) / (dev.groups.length + maxSingles + 2); }
+
+  // opaque returns the colour "#rrggbb" at opacity a over white.
+  function opaque(color, a) {
+    var m = /^#([0-9a-f]{6})$/i.exec(color || "");
+    if (!m) { return color; }
+    var n = parseInt(m[1], 16), out = "#";
+    [16, 8, 0].forEach(function (sh) {
+      var c = Math.round(((n >> sh) & 255) * a + 255 * (1 - a));
+      out += (c < 16 ? "0" : "") + c.toString(16);
+    });
+    return out;
+  }
+
   // xExtent is the x axis's whole range for the axis shown: the first and
   // last row's, or the fixed end of a report of several files.
   function xExtent(dev) {
@@ -599,25 +666,31 @@
       hi = x1 >= 0 ? rows[x1][1] : rows[rows.length - 1][1];
       return [lo, hi];
     }
-    var a = lowerBound(lv.us, ext[0] * 1000), b = lowerBound(lv.us, ext[1] * 1000);
+    var a = lowerBound(lv.us, Math.round(ext[0] * 1000)), b = lowerBound(lv.us, Math.round(ext[1] * 1000));
     return [a > 0 ? lv.idx[a - 1] : 0, b < lv.idx.length ? lv.idx[b] : lv.idx[lv.idx.length - 1]];
   }
 
-  // redraw draws the window the x axis shows: the rows of the finest
-  // level with at most maxWindowPoints points in it (the opening rows
-  // when the window is the whole trace or no level fits), and the largest
-  // single allocations live in it on their own, taken out of their
-  // groups. It notes on the page element what it drew
-  // (data-zoom-level, -rows, -singles, -ms).
-  function redraw(dev, chart) {
-    if (!dev.levels || !dev.singles) { return; }
-    var t0 = performance.now();
-    var nG = dev.groups.length;
-    var ext = chart.getModel().getComponent("xAxis", 0).axis.scale.getExtent();
+  // roundExtent rounds an x range to the axis's unit (an entry, a
+  // microsecond), so that the range a dataZoom action asks for and the one
+  // ECharts settles on, a rounding error apart, give the same window.
+  function roundExtent(dev, ext) {
+    return dev.byIndex ? [Math.round(ext[0]), Math.round(ext[1])] :
+      [Math.round(ext[0] * 1000) / 1000, Math.round(ext[1] * 1000) / 1000];
+  }
+
+  // windowPlan returns what redraw draws for the x range ext of the
+  // axis shown: the rows from..to of the finest level with at most
+  // maxWindowPoints points in the window (no level: the opening rows,
+  // when the window is the whole trace or no level fits), the largest
+  // single allocations live in it (indexes into dev.singles, in stack
+  // order), the step bands and record_function ranges that reach into it,
+  // and a key that is the same for two ranges drawn alike.
+  function windowPlan(dev, ext) {
+    ext = roundExtent(dev, ext);
     var full = xExtent(dev);
     var whole = ext[0] <= full[0] && ext[1] >= full[1];
     var win = windowEntries(dev, ext);
-    var src = null, level = -1;
+    var src = null, level = -1, from = 0, to = 0;
     if (!whole) {
       for (var l = dev.levels.length - 1; l >= 0; l--) {
         var lv = dev.levels[l];
@@ -625,47 +698,155 @@
         if (b - a <= maxWindowPoints) { src = lv; level = l; break; }
       }
     }
-    var rows = [];
+    var pts = null, merge = 1;
     if (src) {
-      var from = Math.max(lowerBound(src.idx, win[0]) - 1, 0), to = Math.min(lowerBound(src.idx, win[1] + 1) + 1, src.idx.length);
-      for (var p = from; p < to; p++) {
-        var r = new Array(colGroups + nG + maxSingles);
-        var xi = src.idx[p], xt = src.us[p] / 1000;
-        r[0] = dev.byIndex ? xi : xt;
-        r[1] = dev.byIndex ? xt : xi;
-        for (var c = 0; c < src.cols.length; c++) { r[colReserved + c] = src.cols[c][p]; }
-        rows.push(r);
-      }
-    } else {
-      dev.baseRows.forEach(function (b) { rows.push(b.slice(0, colGroups + nG)); });
+      from = Math.max(lowerBound(src.idx, win[0]) - 1, 0);
+      to = Math.min(lowerBound(src.idx, win[1] + 1) + 1, src.idx.length);
+      merge = Math.ceil((to - from) / Math.max(dev.maxRows || 0, 100));
+      if (merge > 1) { pts = mergeBuckets(dev, src, from, to, merge); }
     }
     // The largest single allocations live in the window, ordered by
     // start (earlier ones lower in the stack).
-    var cand = [];
-    dev.singles.forEach(function (s) {
-      if (s.start <= win[1] && s.end > win[0]) { cand.push(s); }
-    });
-    cand.sort(function (p, q) { return q.size - p.size || p.start - q.start; });
+    var cand = [], singles = dev.singles;
+    for (var k = 0; k < singles.length; k++) {
+      var sg = singles[k];
+      if (sg.start <= win[1] && sg.end > win[0]) { cand.push(k); }
+    }
+    cand.sort(function (p, q) { return singles[q].size - singles[p].size || singles[p].start - singles[q].start || p - q; });
     var shown = cand.slice(0, maxSingles);
-    shown.sort(function (p, q) { return p.start - q.start || q.size - p.size; });
-    rows.forEach(function (r) {
-      var i = dev.byIndex ? r[0] : r[1];
-      for (var k = 0; k < maxSingles; k++) {
-        var s = shown[k], v = 0;
+    shown.sort(function (p, q) { return singles[p].start - singles[q].start || singles[q].size - singles[p].size || p - q; });
+    // The markers that reach into the window: drawing all of a long
+    // trace's steps costs ECharts a layout of each at every zoom.
+    var marks = [];
+    (dev.marks || []).forEach(function (list) {
+      var m0 = 0, m1 = list.length;
+      if (!whole) {
+        while (m0 < m1 && list[m0][1].xAxis < ext[0]) { m0++; }
+        while (m1 > m0 && list[m1 - 1][0].xAxis > ext[1]) { m1--; }
+      }
+      marks.push(m0, m1);
+    });
+    return {src: src, level: level, from: from, to: to, pts: pts, shown: shown, marks: marks,
+      key: [level, from, to, merge, shown.join(","), marks.join(",")].join(":")};
+  }
+
+  // mergeBuckets returns the points from..to of level lv to draw when
+  // they are more than the plot has room for (dev.maxRows, one per two
+  // pixels: the stacked areas' zigzag between a bucket's minimum and
+  // maximum costs the browser a path edge as tall as the zigzag, and
+  // closer than that it cannot be seen): the first minimum and the first
+  // maximum of allocated bytes of each run of merge buckets (as
+  // timeline.DownsampleMinMax with buckets merge times wider), and the
+  // first and the last point. Each is still an entry of the trace with
+  // every series' exact value there.
+  function mergeBuckets(dev, lv, from, to, merge) {
+    var alloc = lv.cols[colAllocated - colReserved], idx = lv.idx;
+    var nb = lv.buckets, n = Math.max(dev.entries, 1);
+    var out = [from];
+    var p = from + 1;
+    while (p < to - 1) {
+      var sb = Math.floor(Math.floor(idx[p] * nb / n) / merge);
+      var lo = p, hi = p;
+      for (p++; p < to - 1 && Math.floor(Math.floor(idx[p] * nb / n) / merge) === sb; p++) {
+        if (alloc[p] < alloc[lo]) { lo = p; }
+        if (alloc[p] > alloc[hi]) { hi = p; }
+      }
+      if (lo === hi) { out.push(lo); } else { out.push(Math.min(lo, hi), Math.max(lo, hi)); }
+    }
+    if (to - 1 > from) { out.push(to - 1); }
+    return out;
+  }
+
+  // redraw draws the window the x axis shows (windowPlan) unless it is
+  // drawn already (a zoom drawn before ECharts handled it: hookZoom);
+  // zoom says it follows a dataZoom action.
+  function redraw(dev, chart, zoom) {
+    if (!dev.levels || !dev.singles) { return; }
+    var ext = chart.getModel().getComponent("xAxis", 0).axis.scale.getExtent();
+    var plan = windowPlan(dev, ext);
+    if (plan.key === dev.drawnKey) { return; }
+    drawWindow(dev, chart, plan, false);
+    if (zoom) {
+      // A zoom hookZoom could not draw first: laid out twice.
+      var el = document.documentElement;
+      el.setAttribute("data-zoom-late", String(Number(el.getAttribute("data-zoom-late") || 0) + 1));
+    }
+  }
+
+  // drawWindow draws a windowPlan: the rows of its level, the single
+  // allocations taken out of their groups into series of their own, the
+  // markers of the window. A single allocation's value is null (nothing
+  // drawn) outside its life but at the first row after it, which closes
+  // its step: an area along the whole window, even of height 0, costs the
+  // browser a path as long as the window's to fill and stroke. With lazy,
+  // ECharts lays the chart out at its next update (the dataZoom action
+  // under way) rather than now. It notes on the page element what it drew
+  // (data-zoom-level, -rows, -singles, -ms).
+  function drawWindow(dev, chart, plan, lazy) {
+    var t0 = performance.now();
+    var nG = dev.groups.length, width = colGroups + nG + maxSingles;
+    var rows = [], src = plan.src;
+    if (src) {
+      var cols = src.cols, nc = cols.length;
+      var pts = plan.pts;
+      for (var j = plan.from; j < plan.to; j++) {
+        var p = j;
+        if (pts) {
+          if (j - plan.from >= pts.length) { break; }
+          p = pts[j - plan.from];
+        }
+        var r = new Array(width);
+        var xi = src.idx[p], xt = src.us[p] / 1000;
+        r[0] = dev.byIndex ? xi : xt;
+        r[1] = dev.byIndex ? xt : xi;
+        for (var c = 0; c < nc; c++) { r[colReserved + c] = cols[c][p]; }
+        rows.push(r);
+      }
+    } else {
+      dev.baseRows.forEach(function (b) {
+        var r = b.slice(0, colGroups + nG);
+        r.length = width;
+        rows.push(r);
+      });
+    }
+    var shown = plan.shown.map(function (k) { return dev.singles[k]; });
+    var ie = dev.byIndex ? 0 : 1;
+    for (var k = 0; k < maxSingles; k++) {
+      var s = shown[k], col = colGroups + nG + k, live = false;
+      for (var q = 0; q < rows.length; q++) {
+        var row = rows[q], i = row[ie], v = null;
         if (s && s.start <= i && i < s.end) {
           v = s.size;
-          r[colGroups + s.group] -= v;
+          row[colGroups + s.group] -= v;
+          live = true;
+        } else if (live) {
+          v = 0;
+          live = false;
         }
-        r[colGroups + nG + k] = v;
+        row[col] = v;
       }
-    });
+    }
+    stackRows(dev, rows);
     dev.shownSingles = shown;
     dev.rows = rows;
     // The singles' series are made once; later only the colours that
-    // change are sent with the rows.
+    // change are sent with the rows, and the markers when they change.
     var first = !dev.singleColors, series = [], changed = first;
     dev.singleColors = dev.singleColors || [];
-    for (var k = 0; k < dev.singleBase; k++) { series.push({}); }
+    for (var b = 0; b < dev.singleBase; b++) { series.push({}); }
+    var mk = plan.marks, was = dev.marksShown || [];
+    if (dev.marks && mk.join(",") !== was.join(",")) {
+      series[nG] = {markArea: {data: dev.marks[0].slice(mk[0], mk[1])}};
+      series[nG + 1] = {markArea: {data: dev.marks[1].slice(mk[2], mk[3])}};
+      dev.marksShown = mk;
+      changed = true;
+    }
+    var op = activeOpacity(dev, rows.length);
+    if (op !== dev.activeOpacity) {
+      series[nG].lineStyle = {opacity: op};
+      dev.activeOpacity = op;
+      changed = true;
+    }
     for (var k = 0; k < maxSingles; k++) {
       var s = shown[k], col = colorOther;
       if (s && !(dev.groups[s.group] && dev.groups[s.group].stack < 0)) {
@@ -673,26 +854,81 @@
       }
       if (first) {
         series.push({
-          type: "line", name: "allocation " + (k + 1), stack: "live", step: "end", showSymbol: false,
-          encode: {x: 0, y: colGroups + nG + k}, triggerLineEvent: true, emphasis: {focus: "none"},
+          type: "line", name: "allocation " + (k + 1), step: "end", showSymbol: false,
+          encode: {x: 0, y: colCum(dev) + nG + k}, z: stackZ(dev, nG + k), triggerLineEvent: true, emphasis: {focus: "none"},
           lineStyle: {width: 0.6, color: "#ffffff"}, itemStyle: {color: col},
-          areaStyle: {opacity: 0.95, color: col}
+          areaStyle: {opacity: 1, color: opaque(col, 0.95)}
         });
       } else {
-        series.push(dev.singleColors[k] === col ? {} : {itemStyle: {color: col}, areaStyle: {color: col}});
+        series.push(dev.singleColors[k] === col ? {} : {itemStyle: {color: col}, areaStyle: {color: opaque(col, 0.95)}});
         changed = changed || dev.singleColors[k] !== col;
       }
       dev.singleColors[k] = col;
     }
     var upd = {dataset: [{source: rows}]};
     if (changed) { upd.series = series; }
-    chart.setOption(upd);
+    chart.setOption(upd, lazy ? {lazyUpdate: true} : undefined);
+    dev.drawnKey = plan.key;
     var el = document.documentElement;
-    el.setAttribute("data-zoom-level", String(level));
+    el.setAttribute("data-zoom-level", String(plan.level));
     el.setAttribute("data-zoom-rows", String(rows.length));
     el.setAttribute("data-zoom-singles", String(shown.length));
     el.setAttribute("data-zoom-ms", String(Math.round((performance.now() - t0) * 10) / 10));
     el.setAttribute("data-redraws", String(Number(el.getAttribute("data-redraws") || 0) + 1));
+  }
+
+  // zoomExtent returns the x range a dataZoom action asks for, as
+  // ECharts' AxisProxy settles it (dataZoom/AxisProxy.ts
+  // calculateDataWindow and _setAxisModel): percentages of the whole axis
+  // where they are given, else values; a window reaching past the axis
+  // slid back into it, its span kept (helper/sliderMove.ts); a bound
+  // inside the axis written with the digits getPixelPrecision gives for
+  // 500 pixels. Null where the action leaves a bound as it was.
+  function zoomExtent(dev, payload) {
+    var p = payload.batch ? payload.batch[0] : payload;
+    if (!p) { return null; }
+    var full = xExtent(dev), span = full[1] - full[0];
+    var pct = typeof p.start === "number" && typeof p.end === "number";
+    var w = pct ? [p.start, p.end] : [p.startValue, p.endValue];
+    if (typeof w[0] !== "number" || typeof w[1] !== "number" || isNaN(w[0]) || isNaN(w[1])) { return null; }
+    w.sort(function (a, b) { return a - b; });
+    var lim = pct ? [0, 100] : full;
+    var width = Math.min(w[1] - w[0], lim[1] - lim[0]);
+    var lo = Math.min(Math.max(w[0], lim[0]), lim[1] - width), hi = lo + width;
+    var pw = pct ? [lo, hi] : [lo, hi].map(function (v) { return span > 0 ? (v - full[0]) / span * 100 : 0; });
+    var vw = pct ? [lo, hi].map(function (v) { return v / 100 * span + full[0]; }) : [lo, hi];
+    var digits = Math.floor(Math.log(vw[1] - vw[0]) / Math.LN10);
+    var prec = Math.min(Math.max(-digits + Math.round(Math.log(500) / Math.LN10), 0), 20);
+    if (!isFinite(prec)) { prec = 20; }
+    return [pw[0] === 0 ? full[0] : +vw[0].toFixed(prec), pw[1] === 100 ? full[1] : +vw[1].toFixed(prec)];
+  }
+
+  // hookZoom makes a zoom cost one layout rather than two. ECharts lays
+  // the chart out when it handles a dataZoom action, and a redraw after it
+  // would lay it out again with the window's rows: so the window's rows go
+  // in first, with lazyUpdate, and the action's own layout draws them;
+  // the datazoom event then finds the window drawn (redraw does nothing).
+  // The actions come through chart.dispatchAction (the page's API) and
+  // through the ExtensionAPI the dataZoom components dispatch with
+  // (chart._api in ECharts 5.4.3, third_party/echarts); where either is
+  // missing, or ECharts is amid an update (its __flagInMainProcess, when
+  // it queues the action and would ignore setOption), the zoom is drawn
+  // after the action, as before.
+  function hookZoom(dev, chart) {
+    [chart, chart._api].forEach(function (obj) {
+      if (!obj || typeof obj.dispatchAction !== "function") { return; }
+      var orig = obj.dispatchAction;
+      obj.dispatchAction = function (payload) {
+        if (payload && payload.type === "dataZoom" && dev.levels && dev.singles && !chart.__flagInMainProcess) {
+          var ext = zoomExtent(dev, payload);
+          if (ext) {
+            var plan = windowPlan(dev, ext);
+            if (plan.key !== dev.drawnKey) { drawWindow(dev, chart, plan, true); }
+          }
+        }
+        return orig.apply(this, arguments);
+      };
+    });
   }
 
   // singleHTML describes a single allocation: its size, requested size,
@@ -756,8 +992,15 @@
         names.push({name: s.name, icon: "rect"});
         s.triggerLineEvent = true;
         s.emphasis = {focus: "none"};
+        // Drawn from the axis up (stackRows).
+        delete s.stack;
+        s.encode = {x: 0, y: colCum(dev) + k};
+        s.z = stackZ(dev, k);
+        var as = s.areaStyle || {};
+        s.areaStyle = {opacity: 1, color: opaque(as.color, as.opacity === undefined ? 1 : as.opacity)};
       }
     });
+    stackRows(dev, rows);
     opt.legend = opt.legend || [{}];
     (Array.isArray(opt.legend) ? opt.legend : [opt.legend]).forEach(function (lg) {
       lg.data = names;
@@ -776,6 +1019,12 @@
     var xm = [].concat(opt.xAxis || [])[0] || {};
     dev.xMaxFixed = typeof xm.max === "number" ? xm.max : null;
     dev.xMinFixed = typeof xm.min === "number" ? xm.min : null;
+    var box = document.getElementById(dev.timeline.id);
+    dev.maxRows = maxRowsOf(box ? box.clientWidth : 0, opt);
+    dev.activeOpacity = activeOpacity(dev, rows.length);
+    opt.series.forEach(function (s) {
+      if (s.name === "active") { s.lineStyle = s.lineStyle || {}; s.lineStyle.opacity = dev.activeOpacity; }
+    });
     var chart = init(dev.timeline.id, opt);
     if (!chart) { return; }
     dev.chart = chart;
@@ -811,12 +1060,13 @@
     });
 
     // Zooming redraws the window from the multi-resolution index.
+    hookZoom(dev, chart);
     chart.on("datazoom", function () {
       // After the action (ECharts refuses setOption within it), before
       // the browser paints.
       if (dev.zoomPending) { return; }
       dev.zoomPending = true;
-      Promise.resolve().then(function () { dev.zoomPending = false; redraw(dev, chart); });
+      Promise.resolve().then(function () { dev.zoomPending = false; redraw(dev, chart, true); });
     });
     // Clicking a single allocation pins it: its details stay under the
     // chart, with where it sits in its segment in the state the click
@@ -949,6 +1199,13 @@
 
   window.addEventListener("resize", function () {
     charts.forEach(function (c) { c.resize(); });
+    data.devices.forEach(function (dev) {
+      if (dev.chart) {
+        dev.maxRows = maxRowsOf(dev.chart.getWidth(), dev.timeline.option);
+        dev.drawnKey = null;
+        redraw(dev, dev.chart);
+      }
+    });
   });
   // For tests: how many charts were drawn and how long it took.
   document.documentElement.setAttribute("data-charts", String(charts.length));

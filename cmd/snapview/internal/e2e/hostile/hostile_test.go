@@ -255,3 +255,38 @@ func TestHostileInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestTerminalSafeEveryCommand runs every command that prints text (and
+// the data formats a user may print to a terminal: trace's memviz, export's
+// folded stacks) on the hostile file of terminal controls, whose
+// PYTORCH_CUDA_ALLOC_CONF, frame names and metadata hold ESC sequences,
+// BEL, NUL, C1 controls and right-to-left overrides: nothing a terminal
+// acts on may reach stdout or stderr. TestHostileInputs covers the
+// commands it runs on every file; whatif printed the file's setting raw
+// in its table until this test.
+func TestTerminalSafeEveryCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := corpus.Find(t)
+	if dir == "" {
+		t.Skip("../shared/snapshots absent")
+	}
+	bin := snapview.Path(t)
+	f := filepath.Join(dir, "hostile", "term_ctrl.pickle")
+	for _, args := range [][]string{
+		{"whatif"}, {"whatif", "--conf", ""}, {"explain"}, {"trace"}, {"trace", "--format", "memviz"},
+		{"export", "--format", "folded", "-o", "-"}, {"export", "--format", "folded", "--view", "segments", "-o", "-"},
+		{"diff", f}, {"ranks", f}, {"check", "--max", "reserved_peak=1GiB"}, {"leaks", "--by", "annotation"},
+		{"leaks", "--by", "region"}, {"state", "--at", "end"}, {"segments"}, {"info"}, {"summary", "--format", "torch"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := runLimited(t, bin, append(args, f)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %.600s", r.code, r.stderr)
+			}
+			checkTerminalSafe(t, "stdout", r.stdout)
+			checkTerminalSafe(t, "stderr", r.stderr)
+		})
+	}
+}

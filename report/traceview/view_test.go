@@ -1,4 +1,4 @@
-package report
+package traceview
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 
 func loadFixture(t *testing.T, name string) *snapshot.Snapshot {
 	t.Helper()
-	s, err := snapshot.Load(filepath.Join("..", "testdata", "snapshots", name))
+	s, err := snapshot.Load(filepath.Join("..", "..", "testdata", "snapshots", name))
 	if err != nil {
 		t.Fatal(err)
 	}

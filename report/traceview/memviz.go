@@ -1,4 +1,4 @@
-package report
+package traceview
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/snapview/snapview/snapshot"
 )
@@ -240,9 +241,13 @@ func appendEntryRepr(buf []byte, s *snapshot.Snapshot, e *snapshot.TraceEntry, h
 	return append(buf, '}')
 }
 
-// appendPyStr appends Python's repr of a str: single quotes unless the
-// string holds a single quote and no double quote; backslash, the quote,
-// \n, \r, \t and other control characters escaped.
+// appendPyStr appends Python's repr of a str (unicode_repr in CPython's
+// Objects/unicodeobject.c): single quotes unless the string holds a single
+// quote and no double quote; backslash, the quote, \n, \r and \t escaped,
+// and every other character str.isprintable() rejects (controls, format
+// characters such as U+202E, separators other than the space) written as
+// \xhh, \uhhhh or \Uhhhhhhhh, so a terminal shows it instead of acting on
+// it. unicode.IsPrint is Go's name for the same set.
 func appendPyStr(buf []byte, s string) []byte {
 	q := byte('\'')
 	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
@@ -261,14 +266,26 @@ func appendPyStr(buf []byte, s string) []byte {
 			buf = append(buf, `\r`...)
 		case r == '\t':
 			buf = append(buf, `\t`...)
-		case r < 0x20 || r == 0x7f:
-			buf = append(buf, `\x`...)
-			buf = append(buf, "0123456789abcdef"[r>>4], "0123456789abcdef"[r&15])
+		case r < 0x100 && !unicode.IsPrint(r):
+			buf = appendHexEscape(buf, `\x`, r, 2)
+		case r < 0x10000 && !unicode.IsPrint(r):
+			buf = appendHexEscape(buf, `\u`, r, 4)
+		case !unicode.IsPrint(r):
+			buf = appendHexEscape(buf, `\U`, r, 8)
 		default:
 			buf = append(buf, string(r)...)
 		}
 	}
 	return append(buf, q)
+}
+
+// appendHexEscape appends prefix and r in digits lower-case hex digits.
+func appendHexEscape(buf []byte, prefix string, r rune, digits int) []byte {
+	buf = append(buf, prefix...)
+	for shift := 4 * (digits - 1); shift >= 0; shift -= 4 {
+		buf = append(buf, "0123456789abcdef"[(r>>shift)&15])
+	}
+	return buf
 }
 
 // intervals finds the first-added range holding an address: _memory_viz's

@@ -1,4 +1,4 @@
-package report
+package traceview
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 func loadBundledTrace(t *testing.T) *snapshot.Snapshot {
 	t.Helper()
-	s, err := snapshot.Load(filepath.Join("..", "testdata", "snapshots", "mlp_train.pickle"))
+	s, err := snapshot.Load(filepath.Join("..", "..", "testdata", "snapshots", "mlp_train.pickle"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package report
+package traceview
 
 import (
 	"cmp"
@@ -203,7 +203,7 @@ func hostMoment(trace []snapshot.TraceEntry, m steps.Moment, flag string) (at, f
 		return n - 1, max(n-1, 0), nil
 	case steps.MomentEntry:
 		if m.N >= n {
-			return 0, 0, analysis.UsageErrorf("%s entry:%d: the host trace has %d trace entries (0 to %d)", flag, m.N, n, n-1)
+			return 0, 0, analysis.UsageErrorf("%s entry:%d: the host trace has %s (0 to %d)", flag, m.N, units.Count(n, "trace entry", "trace entries"), n-1)
 		}
 		return m.N, max(m.N, 0), nil
 	case steps.MomentTime:
