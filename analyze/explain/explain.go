@@ -162,6 +162,10 @@ type Finding struct {
 	// SettingFrom (whatif's search stopped on its budget: its SettingFit
 	// with FromExact false).
 	SettingFromLow int64
+	// SettingFromAbove is true when SettingFrom is above every cap the
+	// file allows (whatif's cap, or its interval's upper bound): the
+	// setting fails at all of them.
+	SettingFromAbove bool
 	// CapSource is whatif's limit_source for an OOM finding ("flag",
 	// "oom-message", "inferred-oom", "inferred-releases", "").
 	CapSource string

@@ -112,7 +112,9 @@ func Unsplit(in *Input, d *Device, opts Options, simulate func(whatif.Options) (
 func setRow(f *Finding, w *whatif.Result, k int) {
 	row := &w.Rows[k]
 	f.Setting, f.SettingPeak, f.SettingFits, f.SettingFrom, f.SettingFromLow = row.Conf, row.PeakReserved, row.Fits(), 0, 0
-	for _, fit := range w.Verdict().Settings {
+	f.SettingFromAbove = false
+	v := w.Verdict()
+	for _, fit := range v.Settings {
 		if fit.Row != k {
 			continue
 		}
@@ -124,6 +126,7 @@ func setRow(f *Finding, w *whatif.Result, k int) {
 			if !fit.FromExact {
 				f.SettingFromLow = fit.FromLow
 			}
+			f.SettingFromAbove = fit.From > v.Hi
 		default:
 			f.SettingFits = false
 		}

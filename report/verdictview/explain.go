@@ -127,27 +127,30 @@ func explainPool(f *explain.Finding) string {
 
 // settingAction is the action naming whatif's setting for f: "try" it
 // where whatif finds it fits at every cap the file allows, else what
-// whatif found (it needs a larger cap, or still fails).
+// whatif found (see settingOutcome).
 func settingAction(f *explain.Finding) string {
 	if f.Setting == "" {
 		return ""
 	}
 	if !f.SettingFits {
-		return fmt.Sprintf("PYTORCH_CUDA_ALLOC_CONF=%s does not fit under the cap either: %s", f.Setting, settingOutcome(f))
+		return "PYTORCH_CUDA_ALLOC_CONF=" + f.Setting + " " + settingOutcome(f)
 	}
 	return fmt.Sprintf("try PYTORCH_CUDA_ALLOC_CONF=%s: snapview whatif simulates the whole trace under it at a peak reserved of %s, no OOM",
 		f.Setting, units.Bytes(f.SettingPeak))
 }
 
 // settingOutcome says what whatif found for a setting that does not fit
-// at every cap the file allows: the cap it needs (as whatif words it), or
-// an OOM at every cap.
+// at every cap the file allows: it fits from a cap above all of them, or
+// within them (at some only), or at none; the cap as whatif words it.
 func settingOutcome(f *explain.Finding) string {
 	if f.SettingFrom > 0 {
-		need := whatif.SettingFit{From: f.SettingFrom, FromLow: f.SettingFromLow, FromExact: f.SettingFromLow == 0}
-		return "snapview whatif finds it fits only from a cap of " + fromText(need)
+		need := fromText(whatif.SettingFit{From: f.SettingFrom, FromLow: f.SettingFromLow, FromExact: f.SettingFromLow == 0})
+		if f.SettingFromAbove {
+			return "does not fit under the cap: snapview whatif finds it fits only from a cap of " + need + ", above the caps the file allows"
+		}
+		return "fits at only some of the caps the file allows: snapview whatif finds it fits only from a cap of " + need
 	}
-	return "snapview whatif finds an OOM under it at every cap the file allows"
+	return "does not fit under the cap: snapview whatif finds an OOM under it at every cap the file allows"
 }
 
 // wordFinding sets ef's verdict, evidence and action from its kind and
@@ -273,7 +276,7 @@ func (w wording) blockers() {
 		case f.SettingFits:
 			ef.Action += "; or " + settingAction(f)
 		default:
-			ef.Action += "; " + f.Setting + " would grow the pool in place, but it does not fit under the cap either: " + settingOutcome(f)
+			ef.Action += "; " + f.Setting + " would grow the pool in place, but it " + settingOutcome(f)
 		}
 		return
 	}
@@ -312,7 +315,7 @@ func (w wording) avoidableMalloc() {
 	case f.SettingFits:
 		ef.Action = "expandable_segments:True lets the pool grow in place instead of adding segments; " + settingAction(f)
 	default:
-		ef.Action = fmt.Sprintf("%s would let the pool grow in place instead of adding segments, but it does not fit under the cap either: %s",
+		ef.Action = fmt.Sprintf("%s would let the pool grow in place instead of adding segments, but it %s",
 			f.Setting, settingOutcome(f))
 	}
 	if len(f.Blockers) > 0 {
