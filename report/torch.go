@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/report/kit"
 )
 
 // torchWidth is the width of memory_summary()'s table between the outer
@@ -226,7 +227,7 @@ func WriteTorchTables(w io.Writer, all []*stats.MemoryStats) error {
 // (stats.MemoryStats.RetriesRange).
 func torchRetries(st *stats.MemoryStats) string {
 	if lo, hi, ok := st.RetriesRange(); ok {
-		return fmt.Sprintf("%d to %d", lo, hi)
+		return kit.FigureRange(lo, hi, false)
 	}
 	return torchHeaderValue(st.NumAllocRetries, st.Known.NumAllocRetries)
 }

@@ -181,6 +181,10 @@ type Result struct {
 	Base          int64
 	BaseExactness stats.Exactness
 	HasBase       bool
+	// Max and BaseMax, when above Value and Base, are the most a lower
+	// bound can be where the file bounds it from above too
+	// (num_alloc_retries: stats.MemoryStats.RetriesRange); 0 otherwise.
+	Max, BaseMax int64
 	// Bound is the limit the value was held to, in the figure's unit
 	// (for MaxGrowth and percentage rules, the baseline's figure times
 	// the allowed share, when the baseline is exact).
@@ -275,10 +279,8 @@ func Run(rules []Rule, in Input, base *Baseline) ([]Result, error) {
 		}
 		res.Value, res.Exactness = fig.Value, fig.Exactness
 		res.Allocator = DependsOnAllocator(r.Key)
-		value := span(fig.Value, fig.Exactness)
-		if fig.Exactness == stats.LowerBound && fig.Max > 0 && fig.Max > fig.Value {
-			value.hi = float64(fig.Max) // num_alloc_retries: stats.MemoryStats.RetriesRange
-		}
+		value := figureSpan(fig)
+		res.Max = figureMax(fig)
 		var bound interval
 		switch {
 		case r.Kind == NoOOM || r.Kind == NoRetries:
@@ -299,7 +301,8 @@ func Run(rules []Rule, in Input, base *Baseline) ([]Result, error) {
 			if r.Kind == MaxGrowth {
 				share = 1 + r.Percent/100
 			}
-			b := span(bf.Value, bf.Exactness)
+			b := figureSpan(bf)
+			res.BaseMax = figureMax(bf)
 			bound = interval{b.lo * share, b.hi * share}
 			if bf.Exactness == stats.Exact {
 				res.Bound = int64(math.Floor(b.lo * share))
@@ -313,6 +316,25 @@ func Run(rules []Rule, in Input, base *Baseline) ([]Result, error) {
 		out = append(out, res)
 	}
 	return out, nil
+}
+
+// figureSpan is what f's true value may be: span, narrowed from above by
+// f.Max where the file bounds a lower bound from both sides
+// (num_alloc_retries: stats.MemoryStats.RetriesRange).
+func figureSpan(f stats.Figure) interval {
+	v := span(f.Value, f.Exactness)
+	if hi := figureMax(f); hi > 0 {
+		v.hi = float64(hi)
+	}
+	return v
+}
+
+// figureMax is f.Max where it bounds a lower bound from above, else 0.
+func figureMax(f stats.Figure) int64 {
+	if f.Exactness == stats.LowerBound && f.Max > f.Value {
+		return f.Max
+	}
+	return 0
 }
 
 // unknownWhy says which figure left a verdict open.

@@ -36,6 +36,13 @@ func TestRunIntervals(t *testing.T) {
 		{"base lower bound, pass", Rule{Kind: MaxGrowth, Key: key, Percent: 10}, fig(key, 105, ex), &stats.Figure{Key: key, Value: 100, Exactness: lb}, Pass, 0},
 		{"base lower bound, open", Rule{Kind: MaxGrowth, Key: key, Percent: 10}, fig(key, 200, ex), &stats.Figure{Key: key, Value: 100, Exactness: lb}, Unknown, 0},
 		{"percent of base", Rule{Kind: Max, Key: key, Percent: 50, IsPercent: true}, fig(key, 60, ex), &stats.Figure{Key: key, Value: 100, Exactness: ex}, Fail, 50},
+		// Retries the trace bounds from both sides (1 to 3): the
+		// baseline's upper bound closes the allowed bound too, so 7
+		// fails 3 + 100% whatever the true counts.
+		{"retries interval under", Rule{Kind: Max, Key: "num_alloc_retries", Limit: 3}, stats.Figure{Key: "num_alloc_retries", Value: 1, Max: 3, Exactness: lb}, nil, Pass, 3},
+		{"retries interval open", Rule{Kind: Max, Key: "num_alloc_retries", Limit: 2}, stats.Figure{Key: "num_alloc_retries", Value: 1, Max: 3, Exactness: lb}, nil, Unknown, 2},
+		{"retries base interval, fail", Rule{Kind: MaxGrowth, Key: "num_alloc_retries", Percent: 100}, fig("num_alloc_retries", 7, ex), &stats.Figure{Key: "num_alloc_retries", Value: 1, Max: 3, Exactness: lb}, Fail, 0},
+		{"retries base interval, open", Rule{Kind: MaxGrowth, Key: "num_alloc_retries", Percent: 100}, fig("num_alloc_retries", 5, ex), &stats.Figure{Key: "num_alloc_retries", Value: 1, Max: 3, Exactness: lb}, Unknown, 0},
 		{"no oom", Rule{Kind: NoOOM}, fig("num_ooms", 0, ex), nil, Pass, 0},
 		{"oom lower bound above 0", Rule{Kind: NoOOM}, fig("num_ooms", 1, lb), nil, Fail, 0},
 	}

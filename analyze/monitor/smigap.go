@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/snapshot"
 )
@@ -24,6 +25,12 @@ type GapOptions struct {
 	// without one.
 	Snap     *snapshot.Snapshot
 	SnapName string
+	// File, when not nil, is the analysis of Snap whose replays Gaps
+	// reuses (the HTML report's); nil makes one.
+	File *analysis.File
+	// Devices, when not nil, are the devices of Snap looked at (the
+	// report's); nil is every device of Snap.
+	Devices []int
 	// GPU is the nvidia-smi index of the device looked at (--gpu), when
 	// GPUSet.
 	GPU    int
@@ -49,14 +56,17 @@ type DeviceAgreement struct {
 	Agreement
 }
 
-// Gaps sets the nvidia-smi log l (gpus: SummarizeSMI(l)) against the
-// reserved bytes of each device of o.Snap's trace replayed, or else of
-// o.Steps' records; with both, each device's records are compared with the
-// replay. notes are warnings: a device with no GPU in the log, a trace
-// that covers no time. Errors: a *analysis.UsageError when the GPU of a
-// device is not known (see [GPUFor]); a replay's error, prefixed with
-// "SNAPSHOT: "; a log none of whose records has a time.
-func Gaps(l *SMILog, gpus []GPUSummary, o GapOptions) ([]DeviceGap, []DeviceAgreement, []analysis.Note, error) {
+// Gaps sets an nvidia-smi log (gpus: SummarizeSMI of it) against the
+// reserved bytes of each device of o.Snap's trace replayed (o.Devices of
+// it, when set), or else of o.Steps' records; with both, each device's
+// records are compared with the replay. With gpus nil (no nvidia-smi log)
+// it only compares the records with the replay. It is the one rule for
+// `snapview smi` and the HTML report's monitoring section. notes are
+// warnings: a device with no GPU in the log, a trace that covers no time.
+// Errors: a *analysis.UsageError when the GPU of a device is not known
+// (see [GPUFor]); a replay's error, prefixed with "SNAPSHOT: "; a log none
+// of whose records has a time.
+func Gaps(gpus []GPUSummary, o GapOptions) ([]DeviceGap, []DeviceAgreement, []analysis.Note, error) {
 	var gaps []DeviceGap
 	var agree []DeviceAgreement
 	var notes []analysis.Note
@@ -70,8 +80,15 @@ func Gaps(l *SMILog, gpus []GPUSummary, o GapOptions) ([]DeviceGap, []DeviceAgre
 	}
 	// gap adds the gap of device dev against reserved, unless the log has
 	// no GPU for it.
+	indexes := make([]int, len(gpus))
+	for i, g := range gpus {
+		indexes[i] = g.GPU
+	}
 	gap := func(dev int, several bool, against string, reserved Series) error {
-		gpu, ok, err := GPUFor(l.GPUs(), dev, o.GPU, o.GPUSet, several)
+		if gpus == nil {
+			return nil
+		}
+		gpu, ok, err := GPUFor(indexes, dev, o.GPU, o.GPUSet, several)
 		if err != nil {
 			return err
 		}
@@ -95,13 +112,16 @@ func Gaps(l *SMILog, gpus []GPUSummary, o GapOptions) ([]DeviceGap, []DeviceAgre
 		return gaps, agree, notes, nil
 	}
 	s := o.Snap
-	devs := s.Devices()
-	an := analysis.New(s, analysis.Options{})
+	devs := o.Devices
+	if devs == nil {
+		devs = s.Devices()
+	}
+	an := o.File
+	if an == nil {
+		an = analysis.New(s, analysis.Options{})
+	}
 	for _, dev := range devs {
-		var trace []snapshot.TraceEntry
-		if dev < len(s.Traces) {
-			trace = s.Traces[dev]
-		}
+		trace := replay.DeviceTrace(s, dev)
 		r, err := an.Replay(dev)
 		if err != nil {
 			return gaps, agree, notes, fmt.Errorf("%s: %w", o.SnapName, err)

@@ -30,7 +30,7 @@ func TestGapsReal(t *testing.T) {
 		{"stats", monitor.GapOptions{SMIName: "smi.csv", Steps: steps, StatsName: "stats.jsonl"}},
 		{"snapshot", monitor.GapOptions{SMIName: "smi.csv", Steps: steps, StatsName: "stats.jsonl", Snap: s, SnapName: "train.pickle"}},
 	} {
-		gaps, agree, notes, err := monitor.Gaps(smi, gpus, tt.o)
+		gaps, agree, notes, err := monitor.Gaps(gpus, tt.o)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}

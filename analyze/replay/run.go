@@ -443,9 +443,11 @@ func (x *runner) step(i int) {
 	}
 	if x.record {
 		r.Allocated[i] = m.st.AllocatedBytes[stats.PoolAll].Current
-		r.Active[i] = m.st.ActiveBytes[stats.PoolAll].Current
-		r.Reserved[i] = m.st.ReservedBytes[stats.PoolAll].Current
-		r.Requested[i] = m.st.RequestedBytes[stats.PoolAll].Current
+		if r.Active != nil {
+			r.Active[i] = m.st.ActiveBytes[stats.PoolAll].Current
+			r.Reserved[i] = m.st.ReservedBytes[stats.PoolAll].Current
+			r.Requested[i] = m.st.RequestedBytes[stats.PoolAll].Current
+		}
 	}
 }
 

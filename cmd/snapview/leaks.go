@@ -10,6 +10,7 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/leaks"
+	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/report/kit"
 	"github.com/snapview/snapview/report/leakview"
 	"github.com/snapview/snapview/snapshot"
@@ -84,7 +85,7 @@ func runLeaks(ctx context.Context, opts *leaksOptions, stdin io.Reader, stdout, 
 			devices = slices.DeleteFunc(devices, func(d int) bool { return d != opts.device.n }) // none: in device_traces, with an empty trace
 			what = fmt.Sprintf("device %d", opts.device.n)
 		}
-		an := analysis.New(s, analysis.Options{})
+		an := analysis.New(s, analysis.Options{Mode: replay.Allocations})
 		if len(devices) == 0 && !opts.json {
 			return writeNothing(stdout, an, what)
 		}

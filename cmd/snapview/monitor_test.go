@@ -400,3 +400,48 @@ func TestSummaryFlatStatsDevice(t *testing.T) {
 		t.Errorf("--format json --device 1: %v\n%s", err, js)
 	}
 }
+
+// TestReportMonitorAgreesWithSMI: the report's monitoring section and
+// `snapview smi` follow one rule (monitor.Gaps): on the real monitor_train
+// recording, set against its nvidia-smi and memory_stats() logs, every
+// line smi --json gives of the gap (its samples, least, median, most and
+// jumps with their steps) is on the page, the page's trace named as the
+// snapshot's, and so is the agreement of the log with the replay.
+func TestReportMonitorAgreesWithSMI(t *testing.T) {
+	snap, smi, stats := fixture(t, "monitor_train.pickle"), fixture(t, "monitor_train.smi.csv"), fixture(t, "monitor_train.stats.jsonl")
+	out, _, err := runSnapview(t, "smi", "--json", "--tz", "UTC", "--snapshot", snap, "--stats", stats, smi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Gaps []struct {
+			Device  int      `json:"device"`
+			Samples int      `json:"samples"`
+			Jumps   []any    `json:"jumps"`
+			Lines   []string `json:"lines"`
+		} `json:"gaps"`
+		Notes []string `json:"notes"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Gaps) != 1 || got.Gaps[0].Samples == 0 || len(got.Gaps[0].Jumps) != 2 || len(got.Notes) != 1 {
+		t.Fatalf("smi --json: gaps %+v, notes %q; want one gap with samples and two jumps, one note", got.Gaps, got.Notes)
+	}
+	page, _, err := runSnapview(t, "report", "-o", "-", "--tz", "UTC", "--smi", smi, "--stats", stats, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page = html.UnescapeString(page)
+	for _, line := range got.Gaps[0].Lines {
+		want := strings.Replace(line, "replayed from the trace of "+snap, "replayed from the snapshot's trace", 1)
+		if !strings.Contains(page, strings.TrimSpace(want)) {
+			t.Errorf("the page lacks smi's line\n%s", want)
+		}
+	}
+	// The agreement: "... agree: at 30 of 30 records within the trace ...".
+	agree := regexp.MustCompile(`agree: at [0-9]+ of [0-9]+ records within the trace`)
+	if w := agree.FindString(got.Notes[0]); w == "" || !strings.Contains(page, w) {
+		t.Errorf("smi's agreement %q is not on the page (%q)", got.Notes[0], w)
+	}
+}

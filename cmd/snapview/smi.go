@@ -78,7 +78,7 @@ func runSMI(ctx context.Context, opts *smiOptions, stdin io.Reader, out, errOut 
 		}
 	}
 	// Without --stats or --snapshot, no gaps.
-	gaps, agree, notes, err := monitor.Gaps(l, v.GPUs, o)
+	gaps, agree, notes, err := monitor.Gaps(v.GPUs, o)
 	kit.WriteNotes(errOut, notes)
 	if err != nil {
 		return err

@@ -170,7 +170,7 @@ func WriteRanks(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 			kit.FigureValue(s.ReservedAtPeakAllocated-s.PeakAllocated, true, h),
 			units.Bytes(s.End.AllocatedBytes[stats.PoolAll].Current),
 			kit.FigureValue(int64(s.OOMs), false, s.End.Known.NumOOMs),
-			kit.FigureValue(s.End.NumAllocRetries, false, s.End.Known.NumAllocRetries),
+			kit.RetriesValue(&s.End),
 			string(s.Coverage)})
 	}
 	// Too wide: the cached and end figures, the coverage, the times of
@@ -181,7 +181,14 @@ func WriteRanks(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 	}
 	// One line per item, so that each wraps on its own.
 	fmt.Fprintln(w, "Cached at peak: reserved minus allocated at the allocated peak.")
-	fmt.Fprintln(w, "'!': beyond 10% of the median rank; '+': at least this much (the trace misses the start, or a retry that leaves no entry); '?': unknown.")
+	legend := "'!': beyond 10% of the median rank; '+': at least this much (the trace misses the start, or a retry that leaves no entry); '?': unknown."
+	for _, s := range rk.Sides {
+		if _, _, ok := s.End.RetriesRange(); ok {
+			legend = strings.Replace(legend, "; '?'", "; 'LO to HI': retries the trace bounds from both sides; '?'", 1)
+			break
+		}
+	}
+	fmt.Fprintln(w, legend)
 	fmt.Fprintln(w, "Rank: the rank the file name gives ('-': none).")
 
 	fmt.Fprintln(w)
@@ -313,6 +320,9 @@ type rankJSON struct {
 	PeakReservedTimeUS    *int64 `json:"peak_reserved_time_us"`
 	ReservedMinusAlloc    *int64 `json:"reserved_minus_allocated_bytes"`
 	NumAllocRetries       *int64 `json:"num_alloc_retries"`
+	// NumAllocRetriesAtMost is the most num_alloc_retries can be where
+	// the trace bounds it from both sides (summary's "at_most").
+	NumAllocRetriesAtMost *int64 `json:"num_alloc_retries_at_most,omitempty"`
 	Coverage              string `json:"coverage"`
 	// AlignShiftUS is how far --align step moved the rank's times
 	// (microseconds); left out without it.
@@ -373,6 +383,9 @@ func WriteRanksJSON(w io.Writer, rk *compare.Ranks, o RanksOptions) error {
 			PeakReservedEntry: s.PeakReservedAt, PeakReservedStep: s.PeakReservedStep,
 			ReservedMinusAlloc: kit.KnownOr(s.ReservedAtPeakAllocated-s.PeakAllocated, h),
 			NumAllocRetries:    kit.KnownOr(s.End.NumAllocRetries, s.End.Known.NumAllocRetries), Coverage: string(s.Coverage),
+		}
+		if _, hi, ok := s.End.RetriesRange(); ok {
+			rj.NumAllocRetriesAtMost = &hi
 		}
 		rj.PeakAllocatedTimeUS = peakTimeUS(s, s.PeakAllocatedAt, s.PeakAllocatedUS)
 		rj.PeakReservedTimeUS = peakTimeUS(s, s.PeakReservedAt, s.PeakReservedUS)

@@ -229,6 +229,12 @@ func Build(f *analysis.File, opt Options) (*Report, error) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the file has %s; the report shows the %d with the most trace entries and blocks (snapview report --device N shows another)",
 			units.Plural(all, "device"), len(devices)))
 	}
+	var gaps *monitorGaps
+	if opt.Monitor != nil {
+		if gaps, err = findMonitorGaps(opt.Monitor, f, opt.Title, devices); err != nil {
+			return nil, err
+		}
+	}
 	for k, dev := range devices {
 		d, err := b.device(dev, pages[k])
 		if err != nil {
@@ -236,7 +242,7 @@ func Build(f *analysis.File, opt Options) (*Report, error) {
 		}
 		if opt.Monitor != nil {
 			res, _ := f.Replay(dev)
-			if d.Monitor, err = buildMonitor(opt.Monitor, s, dev, res, d.Timeline); err != nil {
+			if d.Monitor, err = buildMonitor(opt.Monitor, gaps, s, dev, res, d.Timeline); err != nil {
 				return nil, err
 			}
 		}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/compare"
-	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/steps"
 	"github.com/snapview/snapview/report/compareview"
 	"github.com/snapview/snapview/report/kit"
@@ -65,15 +64,9 @@ func BuildFile(ctx context.Context, s *snapshot.Snapshot, src analysis.Source, o
 		devices = []int{}
 	}
 	ho.Devices = devices
-	if mon := o.Monitor; mon != nil && mon.SMI != nil {
-		var gpus []int
-		for _, g := range mon.SMI {
-			gpus = append(gpus, g.GPU)
-		}
+	if mon := o.Monitor; mon != nil {
 		m := *mon
-		m.GPU = func(device int) (int, bool, error) {
-			return monitor.GPUFor(gpus, device, o.GPU.N, o.GPU.Set, len(devices) > 1)
-		}
+		m.GPU, m.GPUSet = o.GPU.N, o.GPU.Set
 		ho.Monitor = &m
 	}
 	r, err := Build(f, ho)

@@ -10,6 +10,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
+	"github.com/snapview/snapview/analysis"
 	"github.com/snapview/snapview/analyze/monitor"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
@@ -33,9 +34,51 @@ type MonitorInput struct {
 	// without one); StatsName names the log.
 	Stats     []monitor.StepsDevice
 	StatsName string
-	// GPU returns the nvidia-smi index of a CUDA device; ok is false when
-	// the log has none for it. Nil takes the GPU of the same index.
-	GPU func(device int) (gpu int, ok bool, err error)
+	// GPU is the nvidia-smi index of the reported device (--gpu), when
+	// GPUSet; otherwise each device is set against the GPU
+	// monitor.GPUFor picks.
+	GPU    int
+	GPUSet bool
+}
+
+// monitorGaps are what monitor.Gaps, the rule `snapview smi` follows,
+// finds for the devices of a page: the gaps to the nvidia-smi log and the
+// memory_stats() log's agreement with the replays.
+type monitorGaps struct {
+	gaps    []monitor.DeviceGap
+	agree   []monitor.DeviceAgreement
+	several bool // the page has several devices (monitor.GPUFor)
+}
+
+// findMonitorGaps runs monitor.Gaps over the devices of a page of f,
+// reusing f's replays.
+func findMonitorGaps(in *MonitorInput, f *analysis.File, title string, devices []int) (*monitorGaps, error) {
+	// Its notes are the page's warnings, worded for the page in
+	// buildMonitor.
+	gaps, agree, _, err := monitor.Gaps(in.SMI, monitor.GapOptions{SMIName: in.SMIName, Steps: in.Stats, StatsName: in.StatsName,
+		Snap: f.Snap, SnapName: title, File: f, Devices: devices, GPU: in.GPU, GPUSet: in.GPUSet})
+	if err != nil {
+		return nil, err
+	}
+	return &monitorGaps{gaps: gaps, agree: agree, several: len(devices) > 1}, nil
+}
+
+// of returns the gap and the agreement of device dev; nil where there is
+// none.
+func (g *monitorGaps) of(dev int) (*monitor.DeviceGap, *monitor.DeviceAgreement) {
+	var dg *monitor.DeviceGap
+	var da *monitor.DeviceAgreement
+	for i := range g.gaps {
+		if g.gaps[i].Device == dev {
+			dg = &g.gaps[i]
+		}
+	}
+	for i := range g.agree {
+		if g.agree[i].Steps.Device == dev {
+			da = &g.agree[i]
+		}
+	}
+	return dg, da
 }
 
 // Monitor is the section of a device that sets the monitoring logs
@@ -70,24 +113,31 @@ type Monitor struct {
 const monitorBuckets = 2000
 
 // buildMonitor makes the monitoring section of one device from in, the
-// device's trace and replay res (nil without one) and its timeline (nil
-// without one). The x origin is the first trace entry's time_us
-// (microseconds since the Unix epoch), as the timeline's; without trace
-// times, the first sample of the logs.
-func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.Result, tl *timeline.Timeline) (*Monitor, error) {
+// gaps and agreement mg found for it (monitor.Gaps), the device's trace and
+// replay res (nil without one) and its timeline (nil without one). The x
+// origin is the first trace entry's time_us (microseconds since the Unix
+// epoch) with a time, as the timeline's; without trace times, the first
+// sample of the logs.
+func buildMonitor(in *MonitorInput, mg *monitorGaps, s *snapshot.Snapshot, dev int, res *replay.Result, tl *timeline.Timeline) (*Monitor, error) {
 	m := &Monitor{}
 	trace := replay.DeviceTrace(s, dev)
-	// Reserved and allocated bytes after each entry, against time.
-	var reserved, allocated monitor.Series
-	if tl != nil && tl.XIsTime {
-		allocated, reserved = monitor.TraceSeries(trace, res)
-	}
+	// Reserved bytes after each entry, against time, as monitor.Gaps
+	// sets them against the logs.
+	_, reserved := monitor.TraceSeries(trace, res)
 	var origin int64
 	haveOrigin := reserved.Span() > 0
 	if haveOrigin {
 		origin = reserved.TimesUS[0]
-		for p := range tl.X {
-			m.Reserved = append(m.Reserved, [2]float64{htmlX(tl.X[p], true), float64(tl.Reserved[p])})
+		if tl != nil && tl.XIsTime {
+			for p := range tl.X {
+				m.Reserved = append(m.Reserved, [2]float64{htmlX(tl.X[p], true), float64(tl.Reserved[p])})
+			}
+		} else {
+			// Some entries lack a time_us, or time goes back: the
+			// timeline is drawn by entry, this chart from the series.
+			for _, i := range timeline.DownsampleMinMax(reserved.TimesUS, monitorBuckets, nil, reserved.Values) {
+				m.Reserved = append(m.Reserved, [2]float64{htmlX(reserved.TimesUS[i]-origin, true), float64(reserved.Values[i])})
+			}
 		}
 	} else {
 		m.Warnings = append(m.Warnings, fmt.Sprintf("The snapshot's trace of this device covers no time (%s, none or one with a time_us): the logs cannot be placed on it, and are drawn from their own first sample.", units.Plural(len(trace), "entry")))
@@ -103,13 +153,16 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.R
 			m.Warnings = append(m.Warnings, fmt.Sprintf("%s has no record of device %d.", in.StatsName, dev))
 		}
 	}
+	dg, agree := mg.of(dev)
 	var gpu *monitor.GPUSummary
 	if in.SMI != nil {
-		idx, ok, err := dev, true, error(nil)
-		if in.GPU != nil {
-			if idx, ok, err = in.GPU(dev); err != nil {
-				return nil, err
-			}
+		var gpus []int
+		for _, g := range in.SMI {
+			gpus = append(gpus, g.GPU)
+		}
+		idx, ok, err := monitor.GPUFor(gpus, dev, in.GPU, in.GPUSet, mg.several)
+		if err != nil {
+			return nil, err
 		}
 		if ok {
 			for i := range in.SMI {
@@ -141,17 +194,21 @@ func buildMonitor(in *MonitorInput, s *snapshot.Snapshot, dev int, res *replay.R
 	x := func(us int64) float64 { return htmlX(us-origin, true) }
 
 	if gpu != nil {
-		m.addSMI(in, dev, gpu, steps, reserved, haveOrigin, origin, x)
+		if haveOrigin && (dg == nil || dg.GPU != gpu.GPU) {
+			return nil, fmt.Errorf("device %d: monitor.Gaps set no gap against GPU %d", dev, gpu.GPU)
+		}
+		m.addSMI(in, dev, gpu, dg, reserved, haveOrigin, origin, x)
 	}
 	if steps != nil {
-		m.addSteps(steps, allocated, reserved, haveOrigin, origin, x)
+		m.addSteps(steps, agree, haveOrigin, origin, x)
 	}
 	return m, nil
 }
 
 // addSMI adds the nvidia-smi log of gpu: its used memory, the part over
-// the trace, its gap to the replayed reserved bytes and the notes on them.
-func (m *Monitor) addSMI(in *MonitorInput, dev int, gpu *monitor.GPUSummary, steps *monitor.StepsDevice, reserved monitor.Series, haveOrigin bool, origin int64, x func(int64) float64) {
+// the trace, its gap dg to the replayed reserved bytes (monitor.Gaps';
+// nil when the trace covers no time) and the notes on them.
+func (m *Monitor) addSMI(in *MonitorInput, dev int, gpu *monitor.GPUSummary, dg *monitor.DeviceGap, reserved monitor.Series, haveOrigin bool, origin int64, x func(int64) float64) {
 	var lastUS int64
 	if haveOrigin {
 		lastUS = reserved.TimesUS[len(reserved.TimesUS)-1]
@@ -172,10 +229,11 @@ func (m *Monitor) addSMI(in *MonitorInput, dev int, gpu *monitor.GPUSummary, ste
 		if len(m.Overlay) == 0 {
 			m.Warnings = append(m.Warnings, alignmentHint(gpu, reserved, in.Loc))
 		}
-		g := monitor.FindGap(gpu.Series, reserved)
-		gv := &monitorview.GapView{GPU: gpu.GPU, Device: dev, Against: "replayed from the snapshot's trace", Gap: g}
-		if steps != nil {
-			gv.StepAt = monitorview.StepAt(steps, in.Loc)
+		g := dg.Gap
+		// The page shows one snapshot: its trace needs no name.
+		gv := &monitorview.GapView{GPU: dg.GPU, Device: dg.Device, Against: "replayed from the snapshot's trace", Gap: g}
+		if dg.Steps != nil {
+			gv.StepAt = monitorview.StepAt(dg.Steps, in.Loc)
 		}
 		if len(g.Points) > 0 {
 			m.Notes = append(m.Notes, monitorview.GapLines(gv, in.Loc)...)
@@ -195,8 +253,9 @@ func (m *Monitor) addSMI(in *MonitorInput, dev int, gpu *monitor.GPUSummary, ste
 }
 
 // addSteps adds the memory_stats() log of one device: its figures per
-// step, its agreement with the replay and the verdicts on it.
-func (m *Monitor) addSteps(steps *monitor.StepsDevice, allocated, reserved monitor.Series, haveOrigin bool, origin int64, x func(int64) float64) {
+// step, its agreement with the replay (monitor.Gaps'; nil when the trace
+// covers no time) and the verdicts on it.
+func (m *Monitor) addSteps(steps *monitor.StepsDevice, agree *monitor.DeviceAgreement, haveOrigin bool, origin int64, x func(int64) float64) {
 	for i, r := range steps.Records {
 		if r.HasTime {
 			m.StepAllocated = append(m.StepAllocated, [2]float64{x(r.TimeUS), float64(r.Stats.AllocatedBytes[stats.PoolAll].Current)})
@@ -205,8 +264,8 @@ func (m *Monitor) addSteps(steps *monitor.StepsDevice, allocated, reserved monit
 		}
 	}
 	if haveOrigin {
-		if a := monitor.Agree(steps, allocated, reserved); a.Checked > 0 {
-			m.Notes = append(m.Notes, monitorview.AgreeText(steps, a, "The memory_stats() log", "the snapshot"))
+		if agree != nil && agree.Checked > 0 {
+			m.Notes = append(m.Notes, monitorview.AgreeText(steps, agree.Agreement, "The memory_stats() log", "the snapshot"))
 		} else {
 			m.Warnings = append(m.Warnings, "No record of the memory_stats() log falls within the snapshot's trace: they cannot be compared.")
 		}

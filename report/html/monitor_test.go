@@ -2,6 +2,7 @@ package html
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -30,8 +31,7 @@ func monitorTrainReport(t *testing.T) *Report {
 		t.Fatal(err)
 	}
 	smi, log := monitorTrainLogs(t)
-	in := &MonitorInput{SMI: monitor.SummarizeSMI(smi), SMIName: "smi.csv", Loc: time.UTC, Stats: monitor.AnalyzeSteps(log), StatsName: "stats.jsonl",
-		GPU: func(d int) (int, bool, error) { return d, true, nil }}
+	in := &MonitorInput{SMI: monitor.SummarizeSMI(smi), SMIName: "smi.csv", Loc: time.UTC, Stats: monitor.AnalyzeSteps(log), StatsName: "stats.jsonl"}
 	r, err := buildHTML(s, Options{Title: "monitor_train", Devices: []int{0}, Monitor: in})
 	if err != nil {
 		t.Fatal(err)
@@ -116,5 +116,46 @@ func TestMonitorInChromium(t *testing.T) {
 		shot := filepath.Join(*htmlScreenshots, "monitor_train.png")
 		runChromium(t, bin, page, "--screenshot="+shot, "--hide-scrollbars", "--window-size=1400,2400")
 		t.Logf("screenshot: %s", shot)
+	}
+}
+
+// TestMonitorGapIsSMIs: the page's gap is the one `snapview smi
+// --snapshot` finds (monitor.Gaps over every device of the file, with a
+// replay of its own), to the byte: each sample's gap, and each jump.
+func TestMonitorGapIsSMIs(t *testing.T) {
+	m := monitorTrainReport(t).Devices[0].Monitor
+	s, err := snapshot.Load(monitorTrainBase + ".pickle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	smi, log := monitorTrainLogs(t)
+	gaps, _, _, err := monitor.Gaps(monitor.SummarizeSMI(smi), monitor.GapOptions{Steps: monitor.AnalyzeSteps(log), Snap: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gaps) != 1 || gaps[0].Device != 0 {
+		t.Fatalf("smi's gaps: %+v, want one for device 0", gaps)
+	}
+	g := gaps[0].Gap
+	// Fewer samples than monitorBuckets: the page keeps every one.
+	if len(m.Gap) != len(g.Points) {
+		t.Fatalf("page: %d gap points, smi: %d", len(m.Gap), len(g.Points))
+	}
+	origin := int64(0)
+	for i, p := range g.Points {
+		if i == 0 {
+			origin = p.TimeUS - int64(math.Round(m.Gap[0][0]*1e3))
+		}
+		if int64(m.Gap[i][1]) != p.Gap || int64(math.Round(m.Gap[i][0]*1e3)) != p.TimeUS-origin {
+			t.Errorf("gap point %d: page %v, smi %d bytes at %d µs", i, m.Gap[i], p.Gap, p.TimeUS-origin)
+		}
+	}
+	if len(m.Jumps) != len(g.Jumps) {
+		t.Fatalf("page: %d jumps, smi: %d", len(m.Jumps), len(g.Jumps))
+	}
+	for i, j := range g.Jumps {
+		if m.Jumps[i].Bytes != j.Bytes {
+			t.Errorf("jump %d: page %d bytes, smi %d", i, m.Jumps[i].Bytes, j.Bytes)
+		}
 	}
 }

@@ -48,6 +48,37 @@ func FigureValue(v int64, bytes bool, e stats.Exactness) string {
 	return s + trustMark(e)
 }
 
+// FigureRange formats a figure that the input bounds from both sides, at
+// least lo and at most hi: "LO to HI" (num_alloc_retries where a trace
+// bounds it: stats.MemoryStats.RetriesRange). It is the one way every view
+// writes such an interval: summary's torch header, ranks, check.
+func FigureRange(lo, hi int64, bytes bool) string {
+	if bytes {
+		return units.Bytes(lo) + " to " + units.Bytes(hi)
+	}
+	return units.Int(lo) + " to " + units.Int(hi)
+}
+
+// FigureValueMax is FigureValue for a figure that may also be bounded from
+// above: a lower bound v with hi > v (stats.Figure.Max) is the interval
+// FigureRange writes.
+func FigureValueMax(v, hi int64, bytes bool, e stats.Exactness) string {
+	if e == stats.LowerBound && hi > v {
+		return FigureRange(v, hi, bytes)
+	}
+	return FigureValue(v, bytes, e)
+}
+
+// RetriesValue formats st's num_alloc_retries with its trust mark, or as
+// the interval the trace bounds it to (stats.MemoryStats.RetriesRange):
+// "1 to 3".
+func RetriesValue(st *stats.MemoryStats) string {
+	if lo, hi, ok := st.RetriesRange(); ok {
+		return FigureRange(lo, hi, false)
+	}
+	return FigureValue(st.NumAllocRetries, false, st.Known.NumAllocRetries)
+}
+
 // KnownOr returns &v, or nil (JSON null) when v is unknown.
 func KnownOr[T any](v T, e stats.Exactness) *T {
 	if e == stats.Unknown {

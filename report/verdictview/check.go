@@ -21,20 +21,12 @@ type CheckView struct {
 	Results []check.Result
 }
 
-// checkValue formats a figure with its trust mark: bytes as units.Bytes,
-// counts as integers; "+" after a lower bound, "?" when unknown.
-func checkValue(key string, v int64, e stats.Exactness) string {
-	if e == stats.Unknown {
-		return "?"
-	}
-	s := units.Int(v)
-	if !check.IsCount(key) {
-		s = units.Bytes(v)
-	}
-	if e == stats.LowerBound {
-		s += "+"
-	}
-	return s
+// checkValue formats a figure with its trust mark (kit.FigureValueMax):
+// bytes as units.Bytes, counts as integers; "+" after a lower bound, "LO
+// to HI" where the file bounds it from above too (hi, num_alloc_retries),
+// "?" when unknown.
+func checkValue(key string, v, hi int64, e stats.Exactness) string {
+	return kit.FigureValueMax(v, hi, !check.IsCount(key), e)
 }
 
 // checkName is how a line names its rule: "allocated_peak
@@ -59,11 +51,11 @@ func checkLimit(r check.Result) string {
 		return "<= 0"
 	case check.Max:
 		if !rule.IsPercent {
-			return "<= " + checkValue(rule.Key, rule.Limit, stats.Exact)
+			return "<= " + checkValue(rule.Key, rule.Limit, 0, stats.Exact)
 		}
-		return fmt.Sprintf("<= %s%% of baseline %s", trimFloat(rule.Percent), checkValue(rule.Key, r.Base, r.BaseExactness)) + boundText(r)
+		return fmt.Sprintf("<= %s%% of baseline %s", trimFloat(rule.Percent), checkValue(rule.Key, r.Base, r.BaseMax, r.BaseExactness)) + boundText(r)
 	}
-	return fmt.Sprintf("<= baseline %s + %s%%", checkValue(rule.Key, r.Base, r.BaseExactness), trimFloat(rule.Percent)) + boundText(r)
+	return fmt.Sprintf("<= baseline %s + %s%%", checkValue(rule.Key, r.Base, r.BaseMax, r.BaseExactness), trimFloat(rule.Percent)) + boundText(r)
 }
 
 // boundText is " = BOUND" for a relative limit the baseline fixes.
@@ -71,7 +63,7 @@ func boundText(r check.Result) string {
 	if r.BaseExactness != stats.Exact {
 		return ""
 	}
-	return " = " + checkValue(r.Rule.Key, r.Bound, stats.Exact)
+	return " = " + checkValue(r.Rule.Key, r.Bound, 0, stats.Exact)
 }
 
 // trimFloat formats a percentage without trailing zeros.
@@ -130,7 +122,7 @@ func WriteCheckText(w io.Writer, v *CheckView) error {
 	ew.Printf("%s\n", kit.Escape(head))
 	for _, r := range v.Results {
 		verdict := strings.ToUpper(r.Verdict.String())
-		value := checkValue(r.Rule.Key, r.Value, r.Exactness)
+		value := checkValue(r.Rule.Key, r.Value, r.Max, r.Exactness)
 		if r.Rule.Kind == check.NoLeak {
 			value = units.Plural(int(r.Value), "leaking stack")
 			if r.Exactness == stats.Unknown {
@@ -178,17 +170,21 @@ type checkJSON struct {
 }
 
 type checkResultJSON struct {
-	Device         int      `json:"device"`
-	Check          string   `json:"check"`
-	Name           string   `json:"name"`
-	Key            string   `json:"key,omitempty"`
-	Verdict        string   `json:"verdict"`
-	Value          *int64   `json:"value"`
-	Exactness      string   `json:"exactness"`
+	Device    int    `json:"device"`
+	Check     string `json:"check"`
+	Name      string `json:"name"`
+	Key       string `json:"key,omitempty"`
+	Verdict   string `json:"verdict"`
+	Value     *int64 `json:"value"`
+	Exactness string `json:"exactness"`
+	// AtMost and BaseAtMost are summary's "at_most": the most a lower
+	// bound can be where the file bounds it from both sides.
+	AtMost         *int64   `json:"at_most,omitempty"`
 	Limit          *int64   `json:"limit"`
 	Percent        *float64 `json:"percent,omitempty"`
 	Baseline       *int64   `json:"baseline,omitempty"`
 	BaseExactness  string   `json:"baseline_exactness,omitempty"`
+	BaseAtMost     *int64   `json:"baseline_at_most,omitempty"`
 	Allocator      bool     `json:"depends_on_allocator"`
 	Why            string   `json:"why,omitempty"`
 	Cause          string   `json:"cause,omitempty"`
@@ -261,6 +257,14 @@ func WriteCheckJSON(w io.Writer, v *CheckView) error {
 		if r.HasBase {
 			b := r.Base
 			j.Baseline, j.BaseExactness = &b, r.BaseExactness.String()
+			if r.BaseMax > 0 {
+				hi := r.BaseMax
+				j.BaseAtMost = &hi
+			}
+		}
+		if r.Max > 0 {
+			hi := r.Max
+			j.AtMost = &hi
 		}
 		out.Checks = append(out.Checks, j)
 	}
@@ -303,7 +307,7 @@ func WriteCheckJUnit(w io.Writer, v *CheckView) error {
 		c := junitCase{
 			Name:      fmt.Sprintf("device %d: %s %s", r.Device, checkName(r.Rule), checkLimit(r)),
 			ClassName: "snapview.check",
-			SystemOut: fmt.Sprintf("%s = %s", checkName(r.Rule), checkValue(r.Rule.Key, r.Value, r.Exactness)),
+			SystemOut: fmt.Sprintf("%s = %s", checkName(r.Rule), checkValue(r.Rule.Key, r.Value, r.Max, r.Exactness)),
 		}
 		msg := strings.Join(nonEmpty(c.SystemOut, r.Why, causeText(r)), "; ")
 		switch {
