@@ -95,6 +95,9 @@ func SnapshotInputs(s *snapshot.Snapshot, name string, o SnapshotOptions) (*Inpu
 // judgeLeaks fills in's leak verdicts as snapview leaks gives them by
 // default: the stacks whose verdict is "likely leak" (growing every step,
 // never freed; or freed only in bursts, as reference cycles left to gc).
+// Where such stacks grew over steps that cannot judge growth (equal
+// slices, a few repetitions of one allocation: steps.Steps.JudgesGrowth)
+// the verdict is unknown, as explain's growth-unjudged finding says.
 func judgeLeaks(an *analysis.File, d int, in *Input, where func(*snapshot.Snapshot, snapshot.StackID) string) error {
 	if !an.HasTrace(d) {
 		in.LeaksWhy = "no trace: leaks cannot be judged (record with _record_memory_history)"
@@ -110,10 +113,26 @@ func judgeLeaks(an *analysis.File, d int, in *Input, where func(*snapshot.Snapsh
 		return err
 	}
 	in.LeaksKnown = true
+	grew := 0
 	for _, g := range rep.Groups {
 		if k := g.Verdict.Kind; k == leaks.VerdictLeak || k == leaks.VerdictSawtooth {
-			in.Leaks = append(in.Leaks, Leak{Where: where(an.Snap, g.Stack), Verdict: g.Verdict.String(), Bytes: g.Bytes})
+			grew++
+			if rep.Steps.JudgesGrowth() {
+				in.Leaks = append(in.Leaks, Leak{Where: where(an.Snap, g.Stack), Verdict: g.Verdict.String(), Bytes: g.Bytes})
+			}
 		}
+	}
+	if grew > 0 && !rep.Steps.JudgesGrowth() {
+		// As explain's growth-unjudged finding: growth over equal slices
+		// of the trace, or over a few repetitions of one allocation, is
+		// what one long step (a forward pass) does too.
+		cut := fmt.Sprintf("no training steps found (%d equal slices)", rep.Steps.Count)
+		if rep.Steps.TooFewPatternSteps() {
+			cut = fmt.Sprintf("only %d steps, from one repeating allocation", rep.Steps.Count)
+		}
+		in.LeaksKnown = false
+		in.LeaksWhy = fmt.Sprintf("%d stacks grew, but growth cannot be judged: %s, and one long step (a forward pass) grows as well; mark steps with record_function",
+			grew, cut)
 	}
 	return nil
 }

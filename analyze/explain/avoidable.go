@@ -8,6 +8,7 @@ import (
 	"github.com/snapview/snapview/analyze/allocator"
 	"github.com/snapview/snapview/analyze/replay"
 	"github.com/snapview/snapview/analyze/stats"
+	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/snapshot"
 )
 
@@ -77,7 +78,29 @@ func avoidableMallocs(in Input) (Finding, bool) {
 	}
 	f := found.finding(r.Stats.Known.History)
 	addBlockers(&f, r, tr, found.cands)
+	setExpandable(&f, in.Whatif)
 	return f, true
+}
+
+// setExpandable sets f's setting to whatif's row for the file's settings
+// with expandable_segments:True (the setting that grows a pool in place
+// instead of adding segments), fitting as whatif's verdict over the cap
+// interval says, when w simulated under a cap (an OOM's, given or
+// inferred): the advice then rests on the simulation explain already ran,
+// not on a second judgement. Without a cap (or the row), f keeps no
+// setting.
+func setExpandable(f *Finding, w *whatif.Result) {
+	if w == nil || len(w.Rows) == 0 || (w.Limit <= 0 && w.Inferred == nil) {
+		return
+	}
+	want := w.Rows[0].Config
+	want.ExpandableSegments = true
+	for k := 1; k < len(w.Rows); k++ {
+		if w.Rows[k].Config == want {
+			setRow(f, w, k)
+			return
+		}
+	}
 }
 
 // cacheLedger follows the reserved and active bytes of each pool and

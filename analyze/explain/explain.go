@@ -157,6 +157,15 @@ type Finding struct {
 	// setting fits (whatif's fits_from_bytes), for a setting that fits
 	// only from a cap on.
 	SettingFrom int64
+	// SettingFromLow, when not 0, says SettingFrom is a bound: the
+	// setting fits from some cap above SettingFromLow, at most
+	// SettingFrom (whatif's search stopped on its budget: its SettingFit
+	// with FromExact false).
+	SettingFromLow int64
+	// SettingFromAbove is true when SettingFrom is above every cap the
+	// file allows (whatif's cap, or its interval's upper bound): the
+	// setting fails at all of them.
+	SettingFromAbove bool
 	// CapSource is whatif's limit_source for an OOM finding ("flag",
 	// "oom-message", "inferred-oom", "inferred-releases", "").
 	CapSource string
@@ -245,7 +254,8 @@ func NeedsWhatif(r *replay.Result) bool {
 	return ok
 }
 
-// Explain returns the findings for one device, most severe first.
+// Explain returns the findings for one device, most severe first, the
+// warnings by the bytes they are about (see [Finding.stake]).
 func Explain(in Input) *Device {
 	d := &Device{Device: -1, Findings: []Finding{}}
 	r := in.Replay
@@ -275,9 +285,39 @@ func Explain(in Input) *Device {
 	}
 	d.Whatif = in.Whatif
 	slices.SortStableFunc(d.Findings, func(a, b Finding) int {
-		return cmp.Compare(a.Severity.rank(), b.Severity.rank())
+		if c := cmp.Compare(a.Severity.rank(), b.Severity.rank()); c != 0 {
+			return c
+		}
+		if a.Severity == SeverityWarning {
+			return cmp.Compare(b.stake(), a.stake())
+		}
+		return 0
 	})
 	return d
+}
+
+// stake is the bytes a warning is about, for ranking warnings: a leak's
+// live bytes, the avoidable segment_allocs' bytes, the reserved gap, an
+// abandoned pool's reserved bytes; 0 for a recording warning (a caveat on
+// the others, ranked after them). Errors keep their order (each OOM, then
+// its blockers), and so do infos.
+func (f *Finding) stake() int64 {
+	name := ""
+	switch f.Kind {
+	case KindLeak:
+		name = "bytes"
+	case KindAvoidableMalloc:
+		name = "avoidable_segment_bytes"
+	case KindReservedGap:
+		name = "gap_bytes"
+	case KindPool:
+		name = "reserved_at_end_bytes"
+	}
+	g, ok := f.Figure(name)
+	if !ok {
+		return 0
+	}
+	return g.Value
 }
 
 // trace returns the device's trace entries.

@@ -16,7 +16,13 @@ import (
 //     when none is: every other stack returns to its level step after step;
 //   - no steps (equal slices of the trace): growth cannot be judged;
 //     the stack that grew most steadily over the slices is named, as
-//     growth within one long step (a forward pass) looks the same.
+//     growth within one long step (a forward pass) looks the same;
+//   - steps from a repeating allocation, fewer than
+//     steps.MinPatternSteps of them ([steps.Steps.JudgesGrowth]): a leak
+//     verdict cannot stand on them either (they may be a loop inside one
+//     pass): growth cannot be judged, the stack that grew is named.
+//     "No leak" still stands on them: stacks that return to their level
+//     at every repetition do not grow, whatever the repetitions are.
 //
 // Figures are leaks --json's: the group's bytes, count and score, the
 // device's live bytes, the number of steps.
@@ -27,6 +33,7 @@ func leakFinding(in Input) (Finding, bool) {
 	}
 	hist := rep.History.History
 	perStep := rep.Steps.Source == steps.StepsAnnotation || rep.Steps.Source == steps.StepsPattern
+	judged := rep.Steps.JudgesGrowth()
 	var top *leaks.LeakGroup
 	for k := range rep.Groups {
 		g := &rep.Groups[k]
@@ -54,10 +61,11 @@ func leakFinding(in Input) (Finding, bool) {
 		}
 	}
 	switch {
-	case top != nil && !perStep:
-		// Growth over equal slices of a trace without steps cannot be
-		// told from one long step (a forward pass that OOMs): the
-		// finding names the stack that grew and says so.
+	case top != nil && !judged:
+		// Growth over equal slices of a trace without steps, or over a
+		// few repetitions of one allocation, cannot be told from one
+		// long step (a forward pass that OOMs): the finding names the
+		// stack that grew and says so.
 		f.Kind, f.Severity = KindGrowthUnjudged, SeverityInfo
 		f.Note = "grew"
 		f.Stacks = []snapshot.StackID{top.Stack}

@@ -160,6 +160,9 @@ func oomBlockers(in Input, i int, st *replay.State) (Finding, bool) {
 		f.add("blocking_bytes", best.liveBytes, Bytes, cur)
 		f.add("stranded_bytes", best.free, Bytes, cur)
 		f.add("segment_bytes", seg.Size, Bytes, cur)
+		// Growing in place would avoid the split too; whatif says
+		// whether it fits under the cap.
+		setExpandable(&f, in.Whatif)
 		return f, len(f.Blockers) > 0
 	}
 	f.Mode = "release"

@@ -111,8 +111,10 @@ func Unsplit(in *Input, d *Device, opts Options, simulate func(whatif.Options) (
 // the cap interval says: at every cap, from a cap on, or at none.
 func setRow(f *Finding, w *whatif.Result, k int) {
 	row := &w.Rows[k]
-	f.Setting, f.SettingPeak, f.SettingFits, f.SettingFrom = row.Conf, row.PeakReserved, row.Fits(), 0
-	for _, fit := range w.Verdict().Settings {
+	f.Setting, f.SettingPeak, f.SettingFits, f.SettingFrom, f.SettingFromLow = row.Conf, row.PeakReserved, row.Fits(), 0, 0
+	f.SettingFromAbove = false
+	v := w.Verdict()
+	for _, fit := range v.Settings {
 		if fit.Row != k {
 			continue
 		}
@@ -121,6 +123,10 @@ func setRow(f *Finding, w *whatif.Result, k int) {
 			f.SettingFits = true
 		case whatif.FitsFrom:
 			f.SettingFits, f.SettingFrom = false, fit.From
+			if !fit.FromExact {
+				f.SettingFromLow = fit.FromLow
+			}
+			f.SettingFromAbove = fit.From > v.Hi
 		default:
 			f.SettingFits = false
 		}

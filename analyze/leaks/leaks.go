@@ -355,6 +355,11 @@ type Verdict struct {
 	// its live bytes were allocated in the first steps and kept, and Early
 	// when all of them were.
 	Mostly, Early bool
+	// FewPatternSteps is true when the steps repeat one allocation fewer
+	// than steps.MinPatternSteps times (steps.Steps.TooFewPatternSteps):
+	// growth over them may be a loop inside one pass, so a leak, sawtooth
+	// or possible-leak verdict says it cannot tell.
+	FewPatternSteps bool
 }
 
 // early says when an at-start group's kept allocations were made:
@@ -406,6 +411,10 @@ func (v Verdict) String() string {
 		grows = "grows every step"
 	case v.Period > 1:
 		grows = fmt.Sprintf("grows every %d steps", v.Period)
+	}
+	if v.FewPatternSteps && (v.Kind == VerdictLeak || v.Kind == VerdictSawtooth || v.Kind == VerdictPossible) {
+		return fmt.Sprintf("%s, %s: a leak or a loop inside one pass (%d steps from one repeating allocation cannot tell)",
+			grows, kept, v.Slices)
 	}
 	switch v.Kind {
 	case VerdictLeak:
@@ -978,7 +987,8 @@ func (b *leakBuilder) finish(g *leakAcc) {
 	g.Stack, g.Stacks = g.stacks[0].id, len(g.stacks)
 	g.LeakGroup.Bytes, g.LeakGroup.Count = g.bytes, g.count
 	g.FirstAllocUS, g.LastAllocUS = b.timeOf(g.FirstAlloc), b.timeOf(g.LastAlloc)
-	g.Verdict = Verdict{PerStep: rep.Steps.Source == steps.StepsAnnotation || rep.Steps.Source == steps.StepsPattern, Slices: rep.Steps.Count}
+	g.Verdict = Verdict{PerStep: rep.Steps.Source == steps.StepsAnnotation || rep.Steps.Source == steps.StepsPattern, Slices: rep.Steps.Count,
+		FewPatternSteps: rep.Steps.TooFewPatternSteps()}
 	if nsl == 0 {
 		g.Growth = []GrowthPoint{}
 		g.Verdict.Kind = VerdictNoHistory

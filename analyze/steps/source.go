@@ -76,3 +76,34 @@ type LeakSlice struct {
 	Start, End     int
 	StartUS, EndUS int64
 }
+
+// MinPatternSteps is the fewest steps found from a repeating allocation
+// (StepsPattern) that growth is judged over. One allocation repeating a
+// few times at a regular interval is as often a loop inside one pass (the
+// blocks of a model's forward pass, a DataParallel worker's loop) as
+// training steps, and growth over such a loop (activations kept for the
+// backward pass) looks like a leak; a record_function range (StepsAnnotation:
+// ProfilerStep#N, Optimizer.step#...) says it is a step, a repeating
+// allocation does not. With fewer repetitions than this, growth cannot be
+// judged (the leak verdict would stand on as few as three points: the
+// prologue and two full steps).
+const MinPatternSteps = 8
+
+// JudgesGrowth reports whether st's steps are ones a leak verdict may
+// stand on: steps from a record_function range, or at least
+// MinPatternSteps from a repeating allocation; never equal slices.
+func (st Steps) JudgesGrowth() bool {
+	switch st.Source {
+	case StepsAnnotation:
+		return true
+	case StepsPattern:
+		return st.Count >= MinPatternSteps
+	}
+	return false
+}
+
+// TooFewPatternSteps reports whether st's steps come from a repeating
+// allocation too few times (under MinPatternSteps) to judge growth by.
+func (st Steps) TooFewPatternSteps() bool {
+	return st.Source == StepsPattern && st.Count < MinPatternSteps
+}

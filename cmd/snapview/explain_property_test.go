@@ -208,6 +208,30 @@ func TestExplainFiguresAgree(t *testing.T) {
 							t.Errorf("device %d blockers: setting %v, whatif --conf says %v", d, s, c)
 						}
 						checked++
+					} else if s != nil && kind == "avoidable-malloc" {
+						// expandable_segments:True as whatif simulated it
+						// under the file's cap: the same row, fitting at
+						// every cap the file allows or not.
+						w := deviceOf(lazy(&whatif, "whatif", "--json"), d)
+						found := false
+						for _, cv := range w["candidates"].([]any) {
+							c := cv.(map[string]any)
+							if c["conf"] != path(s, "conf") {
+								continue
+							}
+							found = true
+							fits := c["oom"] == false
+							if v, ok := c["fits_at_max_cap"]; ok && v != nil {
+								fits = fits && v == true
+							}
+							if c["peak_reserved_bytes"] != path(s, "peak_reserved_bytes") || fits != path(s, "fits") {
+								t.Errorf("device %d %s: setting %v, whatif's row %v", d, kind, s, c)
+							}
+						}
+						if !found {
+							t.Errorf("device %d %s: setting %v, whatif has no such row", d, kind, s)
+						}
+						checked++
 					} else if s != nil {
 						w := deviceOf(lazy(&whatif, "whatif", "--json"), d)
 						found := false

@@ -144,8 +144,12 @@ func TestExplainGolden(t *testing.T) {
 			name: "leak_train", rel: "torch2.11/leak_train/snapshot.pickle",
 			why: "meta.json: two planted leaks, the autograd graph kept by losses.append(loss) (blocks allocated under " +
 				"Net.forward, snapgen.py:161-162) and feature_log (snapgen.py:180); 30 steps. The top leak is the " +
-				"activations under forward; feature_log is among the other suspicious stacks.",
+				"activations under forward; feature_log is among the other suspicious stacks. Warnings rank by the bytes " +
+				"they are about: the 240 MiB leak before the 86 MiB of avoidable segment_allocs.",
 			check: func(t *testing.T, d *explainDoc) {
+				if k := d.kinds(0); k[0] != "leak" || !slices.Contains(k, "avoidable-malloc") {
+					t.Errorf("kinds %v: want the leak first, then the avoidable segment_allocs", k)
+				}
 				k := d.finding(t, 0, "leak")
 				f := d.Devices[k/1000].Findings[k%1000]
 				if st := f.Stacks[0]; len(st) == 0 || st[0].Filename == "" {
@@ -282,10 +286,23 @@ func TestExplainGolden(t *testing.T) {
 		{
 			name: "p32", rel: "public/p32-3dev-expandable-oom.pickle",
 			why: "by hand: only device 1 has an oom entry, a 4.9 GiB request with 91.2 MiB free on the device (full); " +
-				"devices 0 and 2 have none.",
+				"devices 0 and 2 have none. Device 2's only 'steps' are three allocations at models.py:117 " +
+				"update_instructions 0.09-0.15 s apart in a 0.876 s trace from a DataParallel _worker thread (snapview " +
+				"trace --device 2, entries 275, 502, 730): a loop inside one forward pass, which keeps its activations " +
+				"as a leak would; no record_function range marks a step, so growth cannot be judged (no leak verdict), " +
+				"as on device 0 (no steps at all).",
 			check: func(t *testing.T, d *explainDoc) {
 				if k := d.kinds(1); k[0] != "oom-device" {
 					t.Errorf("device 1 kinds %v: want oom-device first", k)
+				}
+				for _, dev := range []int{0, 2} {
+					if k := d.kinds(dev); slices.Contains(k, "leak") || !slices.Contains(k, "growth-unjudged") {
+						t.Errorf("device %d kinds %v: want growth-unjudged, no leak", dev, k)
+					}
+				}
+				k := d.finding(t, 2, "growth-unjudged")
+				if f := d.Devices[k/1000].Findings[k%1000]; !strings.Contains(f.Verdict, "only 3 steps found, from one allocation") {
+					t.Errorf("device 2: %q: want it to say why the 3 steps cannot judge growth", f.Verdict)
 				}
 				for _, dev := range []int{0, 2} {
 					for _, k := range d.kinds(dev) {
@@ -556,5 +573,74 @@ func TestExplainLeakLiveWords(t *testing.T) {
 		if !strings.Contains(flat, want) {
 			t.Errorf("explain text lacks %q:\n%s", want, txt)
 		}
+	}
+}
+
+// TestExplainAvoidableAgreesWithWhatif: the avoidable-malloc finding's
+// expandable_segments:True advice is whatif's row for that setting under
+// the file's cap, never a second judgement. On torch2.11/oom (capped at 3
+// GiB by meta.json; the cap inferred from the OOM as 3,010 to 3,137.9 MiB,
+// or read from torch's message in meta.json's oom_message) whatif finds
+// expandable_segments:True fits only from a cap of 3,170 MiB, above the
+// 3,138 MiB the file's own settings need: explain must not say it lets the
+// pool grow instead of failing; on p21 it fails at every cap. The training
+// runs without an OOM (mlp_train, leak_train) have no cap to fit under and
+// keep the plain advice.
+func TestExplainAvoidableAgreesWithWhatif(t *testing.T) {
+	oom := sharedSnapshot(t, "torch2.11/oom/snapshot.pickle")
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(oom), "meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		GroundTruth struct {
+			OOMMessage string `json:"oom_message"`
+		} `json:"ground_truth"`
+	}
+	if err := json.Unmarshal(b, &meta); err != nil || meta.GroundTruth.OOMMessage == "" {
+		t.Fatalf("meta.json: no oom_message (%v)", err)
+	}
+	msg := filepath.Join(t.TempDir(), "oom.txt")
+	if err := os.WriteFile(msg, []byte(meta.GroundTruth.OOMMessage), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		// fits: whatif's verdict on expandable_segments:True over the
+		// cap interval (nil: no cap, no setting); want: in the action.
+		fits *bool
+		want string
+	}{
+		{"oom", []string{oom}, new(bool), "fits only from a cap of 3,170 MiB = 3,323,985,920 B"},
+		{"oom --oom-message", []string{"--oom-message", "@" + msg, oom}, new(bool), "fits only from a cap of 3,170 MiB = 3,323,985,920 B"},
+		{"p21", []string{sharedSnapshot(t, "public/p21-oom-pickle-named-json.pickle")}, new(bool), "an OOM under it at every cap the file allows"},
+		{"mlp_train", []string{sharedSnapshot(t, "torch2.11/mlp_train/snapshot.pickle")}, nil, "the blockers above"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			js, _, err := runSnapview(t, append([]string{"explain", "--json"}, tt.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d explainDoc
+			if err := json.Unmarshal([]byte(js), &d); err != nil {
+				t.Fatal(err)
+			}
+			k := d.finding(t, 0, "avoidable-malloc")
+			f := d.Devices[k/1000].Findings[k%1000]
+			switch {
+			case tt.fits == nil && f.Setting != nil:
+				t.Errorf("setting %+v without a cap to fit under", *f.Setting)
+			case tt.fits != nil && (f.Setting == nil || f.Setting.Conf != "expandable_segments:True" || f.Setting.Fits != *tt.fits):
+				t.Errorf("setting %+v, want expandable_segments:True fitting %v", f.Setting, *tt.fits)
+			}
+			if !strings.Contains(f.Action, tt.want) {
+				t.Errorf("action %q, want %q", f.Action, tt.want)
+			}
+			if tt.fits != nil && !*tt.fits && strings.Contains(f.Action, "lets the pool grow") {
+				t.Errorf("action %q recommends a setting whatif finds does not fit", f.Action)
+			}
+		})
 	}
 }

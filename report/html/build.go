@@ -466,6 +466,9 @@ func (b *htmlBuilder) leaks(d *DeviceView, rep *leaks.LeakReport) *leaks.LeakRep
 		if red {
 			suspicious++
 		}
+		// Over equal slices or a few repetitions of one allocation,
+		// growth cannot be judged (explain's growth-unjudged): not red.
+		red = red && rep.Steps.JudgesGrowth()
 		detail := g.Verdict.String()
 		if len(g.Annotations) > 0 {
 			// The annotate entries' metadata on the group's live allocations.
@@ -483,6 +486,10 @@ func (b *htmlBuilder) leaks(d *DeviceView, rep *leaks.LeakReport) *leaks.LeakRep
 	}
 	d.LeaksNote = fmt.Sprintf("%s in %d allocations live %s, grouped by allocation stack and ranked by how steadily each group grew over %s: %d of the %d groups shown look like leaks (snapview leaks has the details).",
 		units.Bytes(rep.LiveBytes), rep.LiveCount, at, text, suspicious, len(rep.Groups))
+	if suspicious > 0 && !rep.Steps.JudgesGrowth() {
+		d.LeaksNote = fmt.Sprintf("%s in %d allocations live %s, grouped by allocation stack and ranked by how steadily each group grew over %s: %d of the %d groups shown grew, but over these growth cannot be judged (one long step, a forward pass, grows as well; snapview explain says why).",
+			units.Bytes(rep.LiveBytes), rep.LiveCount, at, text, suspicious, len(rep.Groups))
+	}
 	if rep.TotalGroups > len(rep.Groups) {
 		d.LeaksNote += fmt.Sprintf(" %d more groups not shown.", rep.TotalGroups-len(rep.Groups))
 	}

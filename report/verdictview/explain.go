@@ -10,6 +10,7 @@ import (
 	"github.com/snapview/snapview/analyze/explain"
 	"github.com/snapview/snapview/analyze/stats"
 	"github.com/snapview/snapview/analyze/steps"
+	"github.com/snapview/snapview/analyze/whatif"
 	"github.com/snapview/snapview/internal/units"
 	"github.com/snapview/snapview/report/hostview"
 	"github.com/snapview/snapview/report/kit"
@@ -48,6 +49,9 @@ type ExplainFinding struct {
 	// frame); BlockerWhere each blocker's.
 	Where        []string
 	BlockerWhere []string
+	// MarkerWhere names the repeating allocation the steps were found
+	// from (Steps.Marker), "" when they were not.
+	MarkerWhere string
 }
 
 // NewExplainView words the findings of devs, from s.
@@ -63,6 +67,9 @@ func NewExplainView(s *snapshot.Snapshot, devs []*explain.Device) *ExplainView {
 			}
 			for _, b := range f.Blockers {
 				ef.BlockerWhere = append(ef.BlockerWhere, ft.Where(b.Stack))
+			}
+			if f.Steps.Source == steps.StepsPattern && f.Steps.Marker > 0 {
+				ef.MarkerWhere = ft.Where(f.Steps.Marker)
 			}
 			wordFinding(&ef)
 			if w := d.Whatif; w != nil && (f.Kind == explain.KindOOMCap || f.Kind == explain.KindOOMDevice || f.Kind == explain.KindOOMFragmentation) {
@@ -118,20 +125,32 @@ func explainPool(f *explain.Finding) string {
 	return fmt.Sprintf("%s pool, stream %d", p, f.Stream)
 }
 
-// settingAction is the action naming whatif's best setting.
+// settingAction is the action naming whatif's setting for f: "try" it
+// where whatif finds it fits at every cap the file allows, else what
+// whatif found (see settingOutcome).
 func settingAction(f *explain.Finding) string {
 	if f.Setting == "" {
 		return ""
 	}
-	fits := "no OOM"
-	switch {
-	case f.SettingFrom > 0:
-		fits = "no OOM if the cap is at least " + units.Bytes(f.SettingFrom) + " (" + units.Int(f.SettingFrom) + " B)"
-	case !f.SettingFits:
-		fits = "still an OOM"
+	if !f.SettingFits {
+		return "PYTORCH_CUDA_ALLOC_CONF=" + f.Setting + " " + settingOutcome(f)
 	}
-	return fmt.Sprintf("try PYTORCH_CUDA_ALLOC_CONF=%s: snapview whatif simulates the whole trace under it at a peak reserved of %s, %s",
-		f.Setting, units.Bytes(f.SettingPeak), fits)
+	return fmt.Sprintf("try PYTORCH_CUDA_ALLOC_CONF=%s: snapview whatif simulates the whole trace under it at a peak reserved of %s, no OOM",
+		f.Setting, units.Bytes(f.SettingPeak))
+}
+
+// settingOutcome says what whatif found for a setting that does not fit
+// at every cap the file allows: it fits from a cap above all of them, or
+// within them (at some only), or at none; the cap as whatif words it.
+func settingOutcome(f *explain.Finding) string {
+	if f.SettingFrom > 0 {
+		need := fromText(whatif.SettingFit{From: f.SettingFrom, FromLow: f.SettingFromLow, FromExact: f.SettingFromLow == 0})
+		if f.SettingFromAbove {
+			return "does not fit under the cap: snapview whatif finds it fits only from a cap of " + need + ", above the caps the file allows"
+		}
+		return "fits at only some of the caps the file allows: snapview whatif finds it fits only from a cap of " + need
+	}
+	return "does not fit under the cap: snapview whatif finds an OOM under it at every cap the file allows"
 }
 
 // wordFinding sets ef's verdict, evidence and action from its kind and
@@ -250,7 +269,15 @@ func (w wording) blockers() {
 		w.ev("blocking allocations", "blocking_allocations")
 		w.ev("their bytes", "blocking_bytes")
 		w.ev("free bytes they strand", "stranded_bytes")
-		ef.Action = "allocate these before the temporaries around them or free them sooner; or try expandable_segments:True"
+		ef.Action = "allocate these before the temporaries around them or free them sooner"
+		switch {
+		case f.Setting == "":
+			ef.Action += "; or try expandable_segments:True"
+		case f.SettingFits:
+			ef.Action += "; or " + settingAction(f)
+		default:
+			ef.Action += "; " + f.Setting + " would grow the pool in place, but it " + settingOutcome(f)
+		}
 		return
 	}
 	ef.Verdict = fmt.Sprintf("%s (%s) could not be given back to the device before the retry: live blocks pin them, stranding %s free",
@@ -279,12 +306,20 @@ func (w wording) avoidableMalloc() {
 	w.ev("first at entry", "first_entry")
 	w.ev("largest requests examined", "examined")
 	w.ev("of them with no segment a few blocks could have freed", "examined_without_blockers")
-	ef.Action = "expandable_segments:True lets the pool grow in place instead of adding segments"
-	if len(f.Blockers) > 0 {
-		ef.Action = "the blockers below (found at the largest requests) split the cache; " + ef.Action
+	// The setting, when the finding has one, is whatif's row for
+	// expandable_segments:True under the file's cap: recommended only
+	// where it fits at every cap the file allows, else what whatif found.
+	switch {
+	case f.Setting == "":
+		ef.Action = "expandable_segments:True lets the pool grow in place instead of adding segments"
+	case f.SettingFits:
+		ef.Action = "expandable_segments:True lets the pool grow in place instead of adding segments; " + settingAction(f)
+	default:
+		ef.Action = fmt.Sprintf("%s would let the pool grow in place instead of adding segments, but it %s",
+			f.Setting, settingOutcome(f))
 	}
-	if f.Setting != "" {
-		ef.Action = settingAction(f)
+	if len(f.Blockers) > 0 {
+		ef.Action = "the blockers above (found at the largest requests) split the cache; " + ef.Action
 	}
 }
 
@@ -373,14 +408,25 @@ func (w wording) noLeak() {
 	w.ev("live on the device", "live_bytes")
 }
 
-// growthUnjudged words a trace with no training steps to judge growth by.
+// growthUnjudged words a trace with no training steps to judge growth by:
+// none found, or only a few repetitions of one allocation
+// (steps.Steps.TooFewPatternSteps), which a loop inside one pass makes as
+// well.
 func (w wording) growthUnjudged() {
 	ef, f := w.ef, w.f
-	ef.Verdict = fmt.Sprintf("growth cannot be judged: no training steps found (the trace was cut into %s)",
-		units.Plural(int(figValue(f, "steps")), "equal slice"))
+	over := "the trace"
+	if f.Steps.TooFewPatternSteps() {
+		ef.Verdict = fmt.Sprintf("growth cannot be judged: only %s found, from one allocation repeating %s (no record_function range), "+
+			"and under %d such repetitions are as likely a loop inside one pass as training steps",
+			units.Plural(int(figValue(f, "steps")), "step"), markerText(ef), steps.MinPatternSteps)
+		over = "them"
+	} else {
+		ef.Verdict = fmt.Sprintf("growth cannot be judged: no training steps found (the trace was cut into %s)",
+			units.Plural(int(figValue(f, "steps")), "equal slice"))
+	}
 	if f.Note == "grew" {
-		ef.Verdict += fmt.Sprintf("; %s in %s grew over the trace and were never freed, which one long step (a forward pass) does too",
-			w.fig("bytes"), units.Plural(int(figValue(f, "count")), "allocation"))
+		ef.Verdict += fmt.Sprintf("; %s in %s grew over %s and were never freed, which one long step (a forward pass) does too",
+			w.fig("bytes"), units.Plural(int(figValue(f, "count")), "allocation"), over)
 	}
 	w.ev("live on the device", "live_bytes")
 	ef.Action = "mark steps with torch.profiler.record_function (or profiler.step()), then run snapview leaks"
@@ -443,6 +489,14 @@ func stepUnit(f *explain.Finding) string {
 		return "slice"
 	}
 	return "step"
+}
+
+// markerText names the allocation pattern steps were found from.
+func markerText(f *ExplainFinding) string {
+	if f.MarkerWhere != "" {
+		return "at " + f.MarkerWhere
+	}
+	return "once per step"
 }
 
 func stepSourceText(f *ExplainFinding) string {
