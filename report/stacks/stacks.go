@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"github.com/snapview/snapview/internal/units"
 	"regexp"
 	"slices"
 	"strconv"
@@ -210,9 +211,10 @@ func (t *FrameTable) Lines(id snapshot.StackID, o LineOptions) []string {
 		// innermost frame.
 		out = append(out, t.Where(id))
 	}
-	if o.Limit > 0 && len(out) > o.Limit {
-		keep := max(o.Limit-1, 1)
-		more := fmt.Sprintf("... %d more lines", len(out)-keep)
+	// At least one frame is kept, and a "... 1 more line" would take the
+	// place of the line it hides (--frames 1 on two lines): show it.
+	if keep := max(o.Limit-1, 1); o.Limit > 0 && len(out) > o.Limit && len(out)-keep > 1 {
+		more := "... " + units.Count(len(out)-keep, "more line", "more lines")
 		if o.More != "" {
 			more += " (" + o.More + ")"
 		}
