@@ -412,9 +412,15 @@ func (v Verdict) String() string {
 	case v.Period > 1:
 		grows = fmt.Sprintf("grows every %d steps", v.Period)
 	}
-	if v.FewPatternSteps && (v.Kind == VerdictLeak || v.Kind == VerdictSawtooth || v.Kind == VerdictPossible) {
+	leakish := v.Kind == VerdictLeak || v.Kind == VerdictSawtooth || v.Kind == VerdictPossible
+	if v.FewPatternSteps && leakish {
 		return fmt.Sprintf("%s, %s: a leak or a loop inside one pass (%d steps from one repeating allocation cannot tell)",
 			grows, kept, v.Slices)
+	}
+	if !v.PerStep && leakish {
+		// explain's rule (analyze/explain/leak.go): equal slices cannot
+		// judge growth, as one long step (a forward pass) grows the same.
+		return grows + ", " + kept + ": a leak or one long step that keeps what it allocates (slices of the trace cannot tell)"
 	}
 	switch v.Kind {
 	case VerdictLeak:
