@@ -3,7 +3,6 @@ package replay
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -149,7 +148,7 @@ func Run(s *snapshot.Snapshot, device int, opt Options) (*Result, error) {
 	}
 	var states []*State
 	x := r.newRunner(record)
-	x.peaks = peaks || !allSeries && record // no Reserved series to find them in afterwards
+	x.peaks = peaks || record // the peaks as the replay passes them
 	x.pools = newPoolTrack(x)
 	var ck *passCapture
 	if capture {
@@ -170,27 +169,6 @@ func Run(s *snapshot.Snapshot, device int, opt Options) (*Result, error) {
 	r.States = states
 	if !record {
 		return r, nil
-	}
-	peak := int64(math.MinInt64)
-	for i, v := range r.Allocated {
-		if !allSeries {
-			break // found as the replay passed them (x.peaks)
-		}
-		if v > peak {
-			peak, r.PeakIndex = v, i
-		}
-	}
-	peak = math.MinInt64
-	for i, v := range r.Reserved {
-		if v > peak {
-			peak, r.PeakReservedIndex = v, i
-		}
-	}
-	if n > 0 && allSeries {
-		r.peaks = PeakBytes{
-			Allocated: r.Allocated[r.PeakIndex], ReservedAtAllocated: r.Reserved[r.PeakIndex],
-			Reserved: r.Reserved[r.PeakReservedIndex],
-		}
 	}
 	if capture && opt.PeakState && n > 0 {
 		k, found := slices.BinarySearchFunc(r.States, r.PeakIndex, func(st *State, i int) int { return cmp.Compare(st.Index, i) })
