@@ -40,7 +40,7 @@ func TestDiffJSONSchema(t *testing.T) {
 	}
 	want := map[string][]string{
 		"":        {"base", "figures", "new", "notes", "recording", "settings", "stacks"},
-		"base":    {"at", "device", "entry", "file", "step"},
+		"base":    {"at", "device", "entry", "file", "step", "time_us"},
 		"figures": {"base", "delta", "exactness", "name", "new"},
 		"stacks": {"base_bytes", "base_count", "base_requested_bytes", "delta_bytes", "frames", "key",
 			"new_bytes", "new_count", "new_requested_bytes", "status"},

@@ -70,3 +70,43 @@ func TestRanksOneClock(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffOneClock: diff of two ranks' files says where their moments and
+// their traces' starts fall on the time_us clock, as ranks does (the same
+// 2.842 ms and 501.862 ms on ranks_apart), and its JSON gives each side's
+// time_us, whose difference is that distance; one file at two moments has
+// no clock line.
+func TestDiffOneClock(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "snapshots", "ranks_apart")
+	a, b := filepath.Join(dir, "rank0", "snapshot.pickle.xz"), filepath.Join(dir, "rank1", "snapshot.pickle.xz")
+	out, _, err := runSnapview(t, "diff", a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	if want := "clock: on time_us, the new moment falls 2.842ms after the base moment; the new trace starts 501.862ms after the base trace"; !strings.Contains(flat, want) {
+		t.Errorf("diff lacks %q:\n%s", want, out)
+	}
+	js, _, err := runSnapview(t, "diff", "--json", a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Base, New struct {
+			TimeUS *int64 `json:"time_us"`
+		}
+	}
+	if err := json.Unmarshal([]byte(js), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Base.TimeUS == nil || j.New.TimeUS == nil || *j.New.TimeUS-*j.Base.TimeUS != 2842 {
+		t.Errorf("time_us base %v new %v, want 2,842 µs apart", j.Base.TimeUS, j.New.TimeUS)
+	}
+	one, _, err := runSnapview(t, "diff", a, "--base-at", "end", "--at", "peak")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(one, "clock:") {
+		t.Errorf("one file at two moments has a clock line:\n%s", one)
+	}
+}

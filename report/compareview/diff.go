@@ -84,6 +84,27 @@ func alignedText(d *compare.Diff) string {
 	return fmt.Sprintf("aligned: with the first steps lined up (--align step; %s), the new moment falls %s %s the base moment", moved, units.Span(gap), rel)
 }
 
+// clockText says where the moments of two files fall on the time_us
+// clock they share (ranks' clock: processes of one host, or hosts with
+// synchronised clocks), when neither --align step moved them nor is it one
+// file at two moments: "clock: on time_us, the new moment falls 53.024ms
+// after the base moment; the new trace starts 1.001s after the base
+// trace". "" otherwise.
+func clockText(d *compare.Diff) string {
+	b, n := d.Base, d.New
+	if b.Aligned || n.Aligned || !b.HasTime || !n.HasTime || b.At < 0 || n.At < 0 || b.File == n.File {
+		return ""
+	}
+	rel := func(gap int64) string {
+		if gap < 0 {
+			return units.Span(-gap) + " before"
+		}
+		return units.Span(gap) + " after"
+	}
+	return fmt.Sprintf("clock: on time_us, the new moment falls %s the base moment; the new trace starts %s the base trace",
+		rel(n.AtUS-b.AtUS), rel(n.FirstUS-b.FirstUS))
+}
+
 // signed formats a delta with its sign ("+1.0 MiB", "-3", "0").
 func signed(v int64, bytes bool) string {
 	s := units.Int(v)
@@ -106,6 +127,9 @@ func WriteDiff(w io.Writer, d *compare.Diff, o DiffOptions) error {
 	fmt.Fprintf(w, "new:  %s\n", DescribeSide(d.New, o.NewAt))
 	if line := alignedText(d); line != "" {
 		fmt.Fprintln(w, line)
+	}
+	if line := clockText(d); line != "" {
+		fmt.Fprint(w, kit.WrapAt("", line, kit.Width(w)))
 	}
 
 	fmt.Fprintln(w)

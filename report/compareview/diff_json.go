@@ -46,6 +46,10 @@ type diffSideJSON struct {
 	// outermost first (left out when none).
 	Step           *int     `json:"step,omitempty"`
 	RecordFunction []string `json:"record_function,omitempty"`
+	// TimeUS is Entry's time_us in microseconds, on the one clock of the
+	// recordings (moved by align's shift with --align step); left out when
+	// the trace has no time_us or the moment no entry.
+	TimeUS *int64 `json:"time_us,omitempty"`
 }
 
 type diffSettingJSON struct {
@@ -100,6 +104,10 @@ func diffSide(s *compare.Side, at string) diffSideJSON {
 	if s.Step >= 0 {
 		step := s.Step
 		j.Step = &step
+	}
+	if s.HasTime && s.At >= 0 {
+		t := s.AtUS
+		j.TimeUS = &t
 	}
 	return j
 }
