@@ -174,11 +174,14 @@ func WriteFolded(w io.Writer, s *snapshot.Snapshot, segs []FoldedSegment, o Fold
 	return bw.Flush()
 }
 
-// foldedEscaper escapes the separators of the folded format inside a
-// frame: a line break (which would end the sample and let a frame name
-// forge samples of its own) and ';' (which would split the frame in two)
-// are written as \n, \r and \x3b; _memory_viz writes them as they are.
-var foldedEscaper = strings.NewReplacer("\n", `\n`, "\r", `\r`, ";", `\x3b`)
+// foldedFrame is a frame as a folded line holds it: its memviz text with
+// what a terminal acts on escaped (kit.Escape, which also writes a line
+// break as \n, so that a name cannot end its sample and forge samples of
+// its own) and ';', which would split the frame in two, as \x3b;
+// _memory_viz writes both as they are.
+func foldedFrame(f snapshot.Frame) string {
+	return strings.ReplaceAll(kit.Escape(MemvizFrame(f)), ";", `\x3b`)
+}
 
 // foldedFrames is _write_blocks' frames_fragment: the frames of a stack
 // outermost first, joined by ';'.
@@ -196,7 +199,7 @@ func foldedFrames(s *snapshot.Snapshot, id snapshot.StackID, userOnly bool) stri
 		if userOnly && frames.ClassifyFrame(f) != frames.FrameUser {
 			continue
 		}
-		parts = append(parts, foldedEscaper.Replace(kit.Escape(MemvizFrame(f))))
+		parts = append(parts, foldedFrame(f))
 	}
 	if userOnly && len(parts) == 0 {
 		return "<no-user-frames>"

@@ -76,12 +76,16 @@ func alignedText(d *compare.Diff) string {
 	if d.Base.At < 0 || d.New.At < 0 {
 		return "aligned: the first steps lined up (--align step; " + moved + ")"
 	}
-	gap := d.New.AtUS - d.Base.AtUS
-	rel := "after"
-	if gap < 0 {
-		gap, rel = -gap, "before"
+	return fmt.Sprintf("aligned: with the first steps lined up (--align step; %s), the new moment falls %s the base moment", moved, spanAfter(d.New.AtUS-d.Base.AtUS))
+}
+
+// spanAfter is a signed distance in microseconds as "1.5ms after" or, when
+// negative, "1.5ms before".
+func spanAfter(us int64) string {
+	if us < 0 {
+		return units.Span(-us) + " before"
 	}
-	return fmt.Sprintf("aligned: with the first steps lined up (--align step; %s), the new moment falls %s %s the base moment", moved, units.Span(gap), rel)
+	return units.Span(us) + " after"
 }
 
 // clockText says where the moments of two files fall on the time_us
@@ -95,14 +99,8 @@ func clockText(d *compare.Diff) string {
 	if b.Aligned || n.Aligned || !b.HasTime || !n.HasTime || b.At < 0 || n.At < 0 || b.File == n.File {
 		return ""
 	}
-	rel := func(gap int64) string {
-		if gap < 0 {
-			return units.Span(-gap) + " before"
-		}
-		return units.Span(gap) + " after"
-	}
 	return fmt.Sprintf("clock: on time_us, the new moment falls %s the base moment; the new trace starts %s the base trace",
-		rel(n.AtUS-b.AtUS), rel(n.FirstUS-b.FirstUS))
+		spanAfter(n.AtUS-b.AtUS), spanAfter(n.FirstUS-b.FirstUS))
 }
 
 // signed formats a delta with its sign ("+1.0 MiB", "-3", "0").

@@ -3,10 +3,10 @@ package kit
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/snapview/snapview/analysis"
+	"github.com/snapview/snapview/internal/units"
 )
 
 // notePrefix is how each analysis.NoteKind is introduced.
@@ -38,12 +38,7 @@ func writeNote(w io.Writer, n analysis.Note) error {
 	case 1:
 		fmt.Fprintf(&b, "device %d: ", n.Devices[0])
 	default:
-		shown := n.Devices[:min(len(n.Devices), 8)]
-		parts := make([]string, len(shown))
-		for i, d := range shown {
-			parts[i] = strconv.Itoa(d)
-		}
-		list := strings.Join(parts, ", ")
+		list := units.IntList(n.Devices[:min(len(n.Devices), 8)])
 		if len(n.Devices) > 8 {
 			list += ", …"
 		}
